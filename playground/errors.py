@@ -1,0 +1,37 @@
+"""The one exception bad input raises, carrying where the problem is.
+
+The CLI prints it as a single line and exits 2; the UI shows it next to the input it came from.
+Neither ever shows a traceback for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class InputError(ValueError):
+    """Input we cannot use: ``where`` names the place (a path like ``messages[3].tool_call_id``,
+    or ``line 4, column 7``), ``value`` the offending value when there is one."""
+
+    def __init__(self, message: str, *, where: str | None = None, value: Any = None) -> None:
+        self.message = message
+        self.where = where
+        self.value = value
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        text = f"{self.where}: {self.message}" if self.where else self.message
+        if self.value is not None:
+            text += f": {_short(self.value)}"
+        return text
+
+    def within(self, outer: str) -> InputError:
+        """The same error, located inside ``outer`` (a file name, say)."""
+        where = f"{outer}, {self.where}" if self.where else outer
+        return InputError(self.message, where=where, value=self.value)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """A repr short enough for one line of an error message."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,152 @@
+"""OpenAI Responses: a request body with ``input`` items (or a bare list of them) and
+``instructions``.
+
+``message`` items (typed or the short ``{role, content}`` form) become Messages,
+``function_call`` items ToolCalls, ``function_call_output`` items ToolResults. Any other item
+type (reasoning, hosted tool calls…) is kept whole as a Message holding one opaque block.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import (
+    Conversation,
+    Item,
+    Message,
+    Origin,
+    Part,
+    Tool,
+    ToolCall,
+    ToolResult,
+    frozen,
+    link,
+)
+from ._wire import (
+    check,
+    each_object,
+    maybe,
+    need,
+    put_content,
+    read_content,
+    read_tool,
+    rest,
+)
+
+NAME = "responses"
+TITLE = "OpenAI Responses"
+
+
+def where(origin: Origin) -> str:
+    return f"input[{origin.index}]"
+
+
+def looks_like(data: Any) -> int:
+    items = data if isinstance(data, list) else data.get("input") if isinstance(data, dict) else None
+    if isinstance(items, str) and isinstance(data, dict):
+        return 2
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        return 0
+    if any(item.get("type") in ("function_call", "function_call_output", "reasoning") for item in items):
+        return 4
+    if any(item.get("type") == "message" for item in items) or isinstance(data, dict):
+        return 2
+    return 0
+
+
+def _read_item(item: dict, index: int, place: str) -> Item:
+    kind = item.get("type", "message")
+    origin = Origin(index)
+    if kind == "message":
+        return Message(
+            role=need(item, "role", str, place),
+            content=read_content(item, "content", place),
+            origin=origin,
+            extra=rest(item, "role", "content"),
+        )
+    if kind == "function_call":
+        return ToolCall(
+            call_id=need(item, "call_id", str, place),
+            name=need(item, "name", str, place),
+            arguments=need(item, "arguments", str, place),
+            origin=origin,
+            extra=rest(item, "call_id", "name", "arguments"),
+        )
+    if kind == "function_call_output":
+        return ToolResult(
+            call_id=need(item, "call_id", str, place),
+            content=read_content(item, "output", place),
+            origin=origin,
+            extra=rest(item, "call_id", "output"),
+        )
+    check(kind, str, f"{place}.type")
+    opaque = Part(kind, None, rest(item, "type"))
+    return Message(role=str(item.get("role", "assistant")), content=(opaque,), origin=origin,
+                   extra=frozen({"type": kind}))
+
+
+def read(data: Any) -> Conversation:
+    if isinstance(data, list):
+        body: dict[str, Any] = {}
+        raw_items: Any = data
+    else:
+        body = check(data, dict, "request")
+        raw_items = need(body, "input", str | list, "request")
+    notes: tuple[str, ...] = ()
+    if isinstance(raw_items, str):
+        raw_items = [{"role": "user", "content": raw_items}]
+        notes = ("input was a string: it is shown, and exported, as one user message",)
+    items = each_object(raw_items, "input", _read_item)
+    tools = each_object(maybe(body, "tools", list, "request") or [], "tools",
+                        lambda t, _, at: read_tool(t, t, "parameters", at))
+    return Conversation(
+        items=link(items, where),
+        format=NAME,
+        model=maybe(body, "model", str, "request"),
+        instructions=read_content(body, "instructions", "request") if "instructions" in body else None,
+        tools=tuple(tools),
+        extra=rest(body, "input", "model", "instructions", "tools"),
+        bare=isinstance(data, list),
+        notes=notes,
+    )
+
+
+def _write_item(item: Item) -> dict[str, Any]:
+    if isinstance(item, ToolCall):
+        wire: dict[str, Any] = {"type": "function_call", "call_id": item.call_id, "name": item.name,
+                                "arguments": item.arguments}
+    elif isinstance(item, ToolResult):
+        wire = {"type": "function_call_output", "call_id": item.call_id}
+        put_content(wire, "output", item.content)
+    elif item.extra.get("type", "message") != "message" and isinstance(item.content, tuple):
+        return {"type": item.extra["type"], **item.content[0].extra}
+    else:
+        wire = {"role": item.role}
+        put_content(wire, "content", item.content)
+    wire.update(item.extra)
+    return wire
+
+
+def _write_tool(tool: Tool) -> dict[str, Any]:
+    if tool.extra:
+        return dict(tool.extra)
+    wire: dict[str, Any] = {"type": "function", "name": tool.name, "description": tool.description}
+    if tool.parameters is not None:
+        wire["parameters"] = dict(tool.parameters)
+    return wire
+
+
+def write(conversation: Conversation) -> Any:
+    items = [_write_item(item) for item in conversation.items]
+    if conversation.bare:
+        return items
+    body: dict[str, Any] = {}
+    if conversation.model is not None:
+        body["model"] = conversation.model
+    if conversation.instructions is not None:
+        put_content(body, "instructions", conversation.instructions)
+    body["input"] = items
+    if conversation.tools:
+        body["tools"] = [_write_tool(tool) for tool in conversation.tools]
+    body.update(conversation.extra)
+    return body

@@ -1,0 +1,170 @@
+"""Import and export: every format round-trips, detection picks the right reader, and bad
+input is named precisely."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from playground import formats
+from playground.errors import InputError
+from playground.model import ABSENT, Message, ToolCall, ToolResult
+
+from .conftest import TOKEN_COUNTS, TRACES, load_shared
+from .strategies import REQUESTS
+
+
+def test_real_traces_round_trip_exactly(trace):
+    conversation = formats.read(trace)
+    assert conversation.format == "chat"
+    assert formats.write(conversation) == trace
+
+
+@pytest.mark.parametrize("name", ["openai_cookbook_cases.json", "recorded_api_cases.json"])
+def test_recorded_requests_round_trip_exactly(name):
+    for case in load_shared(TOKEN_COUNTS / name):
+        body = {key: case[key] for key in ("model", "messages", "tools", "tool_choice") if key in case}
+        body.update(case.get("other_request_params") or {})
+        assert formats.write(formats.read(body, "chat")) == body
+
+
+@pytest.mark.parametrize("name", sorted(REQUESTS))
+@given(data=st.data())
+def test_generated_requests_round_trip(name, data):
+    wire = data.draw(REQUESTS[name])
+    conversation = formats.read(wire)
+    assert conversation.format == name, "detection"
+    assert formats.write(conversation) == wire
+    assert formats.read(formats.write(conversation)) == conversation
+
+
+@pytest.mark.parametrize("source", sorted(REQUESTS))
+@pytest.mark.parametrize("target", sorted(REQUESTS))
+@given(data=st.data())
+def test_conversion_keeps_every_call_and_result(source, target, data):
+    original = formats.read(data.draw(REQUESTS[source]))
+    converted = formats.read(formats.write(original, target), target)
+    def tool_items(c):
+        return [(type(i).__name__, i.call_id, i.name) for i in c.items if isinstance(i, ToolCall | ToolResult)]
+    assert tool_items(converted) == tool_items(original)
+
+
+def test_reused_call_ids_pair_with_the_latest_call():
+    trace = load_shared(TRACES / "sweagent_marshmallow-1867_function_calling.openai.json")
+    conversation = formats.read(trace)
+    seen: dict[str, str] = {}
+    for item in conversation.items:
+        if isinstance(item, ToolCall):
+            seen[item.call_id] = item.name
+        elif isinstance(item, ToolResult):
+            assert item.name == seen[item.call_id]
+    ids = [item.call_id for item in conversation.items if isinstance(item, ToolCall)]
+    assert len(ids) > len(set(ids)), "this trace reuses call ids"
+
+
+def test_chat_message_shapes_are_modelled():
+    body = {"messages": [
+        {"role": "assistant", "tool_calls": [
+            {"id": "1", "type": "function", "function": {"name": "a", "arguments": "{}"}},
+            {"id": "2", "type": "function", "function": {"name": "b", "arguments": "{\"x\": 1}"}}]},
+        {"role": "tool", "tool_call_id": "1", "name": "a", "content": [{"type": "text", "text": "ok"}]},
+        {"role": "tool", "tool_call_id": "2", "content": None},
+        {"role": "user", "name": "bob", "content": "hi"},
+    ]}
+    items = formats.read(body).items
+    assert [type(i).__name__ for i in items] == ["Message", "ToolCall", "ToolCall", "ToolResult", "ToolResult",
+                                                 "Message"]
+    assert items[0].content is ABSENT
+    assert (items[2].origin.index, items[2].origin.block) == (0, 1)
+    assert items[3].name == "a" and items[4].name == "b"
+    assert items[5].name == "bob"
+
+
+def test_anthropic_blocks_become_items_with_block_origins():
+    body = {"system": "be brief", "messages": [
+        {"role": "user", "content": "read it"},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"},
+                                          {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "nope", "is_error": True}]},
+    ]}
+    conversation = formats.read(body)
+    assert conversation.format == "anthropic"
+    call, result = conversation.items[2], conversation.items[3]
+    assert isinstance(call, ToolCall) and json.loads(call.arguments) == {"path": "a"}
+    assert (call.origin.index, call.origin.block) == (1, 1)
+    assert isinstance(result, ToolResult) and result.is_error and result.name == "read_file"
+    assert conversation.instructions == "be brief"
+
+
+def test_responses_items_and_instructions():
+    body = {"model": "gpt-5", "instructions": "be brief", "input": [
+        {"role": "user", "content": "search"},
+        {"type": "function_call", "call_id": "c", "name": "search_web", "arguments": "{\"query\": \"q\"}"},
+        {"type": "function_call_output", "call_id": "c", "output": "results"},
+    ]}
+    conversation = formats.read(body)
+    assert conversation.format == "responses"
+    assert [type(i).__name__ for i in conversation.items] == ["Message", "ToolCall", "ToolResult"]
+    assert conversation.items[2].name == "search_web"
+
+
+def test_format_override_beats_detection():
+    messages = [{"role": "user", "content": "hi"}]
+    assert formats.read(messages).format == "chat"
+    assert formats.read(messages, "responses").format == "responses"
+
+
+@pytest.mark.parametrize(("data", "where", "message"), [
+    ({"messages": [{"role": "tool", "tool_call_id": "ghost", "content": "x"}]}, "messages[0]", "ghost"),
+    ({"messages": [{"role": "assistant", "tool_calls": [{"id": "1", "function": {"name": "a"}}]}]},
+     "messages[0].tool_calls[0].function", "missing 'arguments'"),
+    ({"messages": [{"content": "no role"}]}, "messages[0]", "missing 'role'"),
+    ({"messages": "nope"}, "", "unrecognised format"),
+    ({"format": "compaction-playground", "items": [{"type": "tool_result", "call_id": "z", "content": ""}]},
+     "items[0]", "matches no earlier tool call"),
+    ({"format": "compaction-playground", "items": [{"type": "message", "role": "user", "content": 5}]},
+     "items[0].content", "expected a list"),
+    ({"system": "s", "messages": [{"role": "user", "content": [{"type": "tool_use", "id": "1", "name": "a",
+                                                                "input": {}}]}]},
+     "messages[0].content[0]", "cannot appear in a user message"),
+    ({"input": [{"type": "function_call", "call_id": "c", "name": "a", "arguments": {}}]},
+     "input[0].arguments", "expected a string"),
+])
+def test_malformed_input_names_the_place(data, where, message):
+    with pytest.raises(InputError) as caught:
+        formats.read(data)
+    assert message in str(caught.value)
+    assert str(caught.value).startswith(where)
+
+
+def test_invalid_json_gives_line_and_column():
+    with pytest.raises(InputError, match=r"line 3, column 1: invalid JSON"):
+        formats.loads('{"messages": [\n  {"role": "user"}\n')
+
+
+@pytest.mark.parametrize("depth", [65, 5000, 200_000])
+def test_deep_nesting_is_refused_with_a_location(depth):
+    with pytest.raises(InputError, match="nested more than 64 levels") as caught:
+        formats.parse_json("[" * depth + "]" * depth)
+    assert caught.value.where
+
+
+def test_non_utf8_bytes_are_refused():
+    with pytest.raises(InputError, match="not UTF-8"):
+        formats.parse_json(b'{"a": "\xff"}')
+
+
+def test_built_items_get_grouped_into_valid_wire_messages():
+    items = (Message(role="user", content="go"), Message(role="assistant", content="calling"),
+             ToolCall(call_id="1", name="a", arguments="{}"), ToolCall(call_id="2", name="b", arguments="{}"),
+             ToolResult(call_id="1", content="r1", name="a"), ToolResult(call_id="2", content="r2", name="b"))
+    built = formats.Conversation(items=items, format="chat")
+    chat = formats.write(built)["messages"]
+    assert [m["role"] for m in chat] == ["user", "assistant", "tool", "tool"]
+    assert [c["id"] for c in chat[1]["tool_calls"]] == ["1", "2"]
+    anthropic = formats.write(built, "anthropic")["messages"]
+    assert [m["role"] for m in anthropic] == ["user", "assistant", "user"]
+    assert [b["type"] for b in anthropic[1]["content"]] == ["text", "tool_use", "tool_use"]
