@@ -8,6 +8,7 @@ and keeps the wire keys we do not model (``extra``), so exporting gives back the
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -98,14 +99,10 @@ class ToolCall:
     origin: Origin | None = None
     extra: JsonObject = field(default_factory=_empty)
 
-    def parsed_arguments(self) -> dict[str, Any] | None:
-        """The arguments as an object, or None when they are not a JSON object (models do
-        sometimes emit malformed arguments; we keep those untouched)."""
-        try:
-            value = json.loads(self.arguments)
-        except (ValueError, RecursionError):
-            return None
-        return value if isinstance(value, dict) else None
+    def parsed_arguments(self) -> JsonObject | None:
+        """The arguments as a read-only object, or None when they are not a JSON object
+        (models do sometimes emit malformed arguments; we keep those untouched)."""
+        return _parse_arguments(self.arguments)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,6 +115,16 @@ class ToolResult:
     is_error: bool = False
     origin: Origin | None = None
     extra: JsonObject = field(default_factory=_empty)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_arguments(text: str) -> JsonObject | None:
+    # Cached: compaction and the UI ask for the same call's arguments many times per rerun.
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return MappingProxyType(value) if isinstance(value, dict) else None
 
 
 Item = Message | ToolCall | ToolResult

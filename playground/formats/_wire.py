@@ -3,11 +3,12 @@ the unmodelled rest of a wire object, and multi-part content in both directions.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import InputError
-from ..model import ABSENT, Content, JsonObject, Part, Tool, frozen
+from ..model import ABSENT, Content, JsonObject, Part, Tool, ToolCall, frozen
 
 _TYPE_WORDS = {str: "a string", list: "a list", dict: "an object", bool: "true or false"}
 
@@ -92,6 +93,15 @@ def read_tool(wire: dict, fields: dict, schema_key: str, where: str) -> Tool:
     description = maybe(fields, "description", str, where) or ""
     parameters = maybe(fields, schema_key, dict, where)
     return Tool(name=name, description=description, parameters=parameters, kind=str(kind), extra=frozen(wire))
+
+
+def fresh_arguments(call: ToolCall) -> dict[str, Any] | None:
+    """A call's arguments as a new object the caller may keep (the model's parse is shared)."""
+    try:
+        value = json.loads(call.arguments)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def each_object(values: list, where: str, read: Callable[[dict, int, str], Any]) -> list[Any]:

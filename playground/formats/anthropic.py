@@ -25,6 +25,7 @@ from ..model import (
 from ._wire import (
     check,
     each_object,
+    fresh_arguments,
     maybe,
     need,
     put_content,
@@ -129,7 +130,7 @@ def read(data: Any) -> Conversation:
 
 def _write_blocks(item: Item) -> list[dict[str, Any]]:
     if isinstance(item, ToolCall):
-        parsed = item.parsed_arguments()
+        parsed = fresh_arguments(item)
         return [{"type": "tool_use", "id": item.call_id, "name": item.name,
                  "input": parsed if parsed is not None else {}, **item.extra}]
     if isinstance(item, ToolResult):

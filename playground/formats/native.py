@@ -30,6 +30,7 @@ from ..model import (
 from ._wire import (
     check,
     each_object,
+    fresh_arguments,
     maybe,
     need,
     put_content,
@@ -104,7 +105,7 @@ def _write_item(item: Item) -> dict[str, Any]:
         if item.name is not None:
             wire["name"] = item.name
     elif isinstance(item, ToolCall):
-        parsed = item.parsed_arguments()
+        parsed = fresh_arguments(item)
         wire = {"type": "tool_call", "call_id": item.call_id, "name": item.name,
                 "arguments": parsed if parsed is not None else item.arguments}
     else:

@@ -1,0 +1,84 @@
+"""Counts and compaction reports as plain JSON, for the CLI, the UI's downloads and tests.
+
+Indices are positions in the input's own list (``messages`` for Chat and Anthropic, ``input``
+for Responses, ``items`` for native); ``block`` names a block or call inside one message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .compaction import REASONS, STAGES, Edit, Report, Skip
+from .model import Conversation, Item, Origin, item_kind, role_of, tool_name
+from .tokens import TokenCount
+
+
+def _place(origin: Origin | None, position: int) -> dict[str, Any]:
+    if origin is None:
+        return {"index": position}
+    return {"index": origin.index} if origin.block is None else {"index": origin.index, "block": origin.block}
+
+
+def _item(item: Item, position: int, tokens: int) -> dict[str, Any]:
+    row = {**_place(item.origin, position), "kind": item_kind(item), "role": role_of(item), "tokens": tokens}
+    if tool_name(item):
+        row["tool"] = tool_name(item)
+    return row
+
+
+def count_to_json(count: TokenCount, conversation: Conversation) -> dict[str, Any]:
+    return {
+        "total": count.total,
+        "model": count.model,
+        "encoding": count.encoding,
+        "accounting": count.accounting,
+        "exact": count.exact,
+        "estimate_because": list(count.notes),
+        "format": conversation.format,
+        "tools": count.tools,
+        "instructions": count.instructions,
+        "priming": count.priming,
+        "items": [_item(item, p, t) for p, (item, t) in enumerate(zip(conversation.items, count.items, strict=True))],
+    }
+
+
+def _edit(edit: Edit) -> dict[str, Any]:
+    row = {**_place(edit.origin, edit.position), "item": edit.position, "tool": edit.tool, "kind": edit.kind,
+           "call_id": edit.call_id, "tokens_before": edit.tokens_before, "tokens_after": edit.tokens_after,
+           "rule": edit.rule}
+    if edit.argument is not None:
+        row["argument"] = edit.argument
+    if edit.missing_fields:
+        row["missing_fields"] = list(edit.missing_fields)
+        row["note"] = "fields the call does not have were rendered as 'unknown': " + ", ".join(edit.missing_fields)
+    return row
+
+
+def _skip(skip: Skip) -> dict[str, Any]:
+    row = {**_place(skip.origin, skip.position), "item": skip.position, "tool": skip.tool, "kind": skip.kind,
+           "call_id": skip.call_id, "reason": skip.reason, "why": REASONS[skip.reason]}
+    if skip.detail:
+        row["detail"] = skip.detail
+    return row
+
+
+def report_to_json(report: Report) -> dict[str, Any]:
+    position = report.first_changed_position
+    first = _place(report.first_changed, position) if position is not None else {}
+    return {
+        "stage": report.stage,
+        "stage_meaning": STAGES[report.stage],
+        "threshold": report.threshold,
+        "tokens_before": report.tokens_before,
+        "tokens_after": report.tokens_after,
+        "tokens_saved": report.saved,
+        "exact": report.before.exact,
+        "estimate_because": list(report.before.notes),
+        "model": report.before.model,
+        "encoding": report.before.encoding,
+        "edits": [_edit(edit) for edit in report.edits],
+        "skipped": [_skip(skip) for skip in report.skipped],
+        "first_changed_index": first.get("index"),
+        "first_changed_block": first.get("block"),
+        "cached_prefix_tokens": report.cached_prefix_tokens,
+    }
