@@ -1,0 +1,181 @@
+"""The command line: ``python -m playground count|compact|rules|accuracy``.
+
+Bad input of any kind exits with status 2 and one line on stderr naming what is wrong and
+where; nothing is ever written half-way. Set PLAYGROUND_DEBUG=1 to see tracebacks of bugs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import formats
+from .compaction import DEFAULT_THRESHOLD, Settings, compact
+from .errors import InputError
+from .report import count_to_json, report_to_json
+from .rules import book_rules, load_rules, rules_to_json, rules_to_python
+from .tokens import count
+
+PROG = "python -m playground"
+DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "token-counts"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line, like every other error here."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
+
+
+def _read_bytes(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror or exc})") from None
+
+
+def _load_json(path: str) -> Any:
+    try:
+        return formats.parse_json(_read_bytes(path))
+    except InputError as exc:
+        raise exc.within("stdin" if path == "-" else path) from None
+
+
+def _load_conversation(path: str, format: str | None) -> formats.Conversation:
+    data = _load_json(path)
+    try:
+        return formats.read(data, format)
+    except InputError as exc:
+        raise exc.within("stdin" if path == "-" else path) from None
+
+
+def _load_rules(path: str | None):
+    if path is None:
+        return book_rules()
+    try:
+        return load_rules(_load_json(path))
+    except InputError as exc:
+        raise exc if exc.where and exc.where.startswith(path) else exc.within(path) from None
+
+
+def _write(text: str, path: str | None) -> None:
+    if path is None or path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write the file ({exc.strerror or exc})", where=path) from None
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def cmd_count(args: argparse.Namespace) -> int:
+    conversation = _load_conversation(args.file, args.format)
+    result = count(conversation, args.model)
+    _write(_dump(count_to_json(result, conversation)) if args.json else f"{result.total}\n", None)
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    conversation = _load_conversation(args.file, args.format)
+    rules = _load_rules(args.rules)
+    settings = Settings(threshold=args.threshold, keep_recent=args.keep_recent)
+    result = compact(conversation, rules, settings, args.model)
+    output = _dump(formats.write(result.conversation))
+    report = _dump(report_to_json(result.report)) if args.report else None
+    _write(output, args.output)
+    if report is not None:
+        _write(report, args.report)
+    return 0
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    rules = _load_rules(args.file)
+    _write(rules_to_python(rules) if args.python else _dump(rules_to_json(rules)), None)
+    return 0
+
+
+def cmd_accuracy(args: argparse.Namespace) -> int:
+    from . import accuracy
+
+    folder = Path(args.fixtures)
+    if not folder.is_dir():
+        raise InputError("fixture folder not found (pass --fixtures DIR)", where=str(folder))
+    cases = accuracy.measure(folder)
+    if args.json:
+        _write(_dump([case.__dict__ | {"error": case.error} for case in cases]), None)
+    else:
+        _write(accuracy.render(cases) + "\n", None)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = _Parser(prog=PROG, description="Count and compact LLM agent conversations (see README.md).")
+    commands = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    format_help = f"input format (default: detected): {', '.join(formats.FORMATS)}"
+
+    p = commands.add_parser("count", help="print the prompt-token total")
+    p.add_argument("file", help="conversation JSON file, or - for stdin")
+    p.add_argument("--model", help="model whose accounting to use (default: the request's own)")
+    p.add_argument("--format", choices=list(formats.FORMATS), help=format_help)
+    p.add_argument("--json", action="store_true", help="print the total, encoding, exactness and per-item counts")
+    p.set_defaults(run=cmd_count)
+
+    p = commands.add_parser("compact", help="compact a conversation behind a token threshold")
+    p.add_argument("file", help="conversation JSON file, or - for stdin")
+    p.add_argument("--rules", help="rules JSON file (replaces the book's rules as a whole)")
+    p.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
+                   help=f"compact only at or above this many prompt tokens (default {DEFAULT_THRESHOLD})")
+    p.add_argument("--keep-recent", type=_non_negative, default=0, help="leave the newest N tool uses alone")
+    p.add_argument("--model", help="model whose accounting to use (default: the request's own)")
+    p.add_argument("--format", choices=list(formats.FORMATS), help=format_help)
+    p.add_argument("--report", help="write the report (JSON) to this file")
+    p.add_argument("-o", "--output", help="write the compacted conversation here (default: stdout)")
+    p.set_defaults(run=cmd_compact)
+
+    p = commands.add_parser("rules", help="check a rules file; print it as JSON or as the book's Python dicts")
+    p.add_argument("file", nargs="?", help="rules JSON file (default: the book's rules)")
+    p.add_argument("--python", action="store_true", help="print the book's two Python dicts")
+    p.set_defaults(run=cmd_rules)
+
+    p = commands.add_parser("accuracy", help="compare our counts with billed counts in the fixtures")
+    p.add_argument("--fixtures", default=str(DEFAULT_FIXTURES), help="folder of token-count fixture files")
+    p.add_argument("--json", action="store_true", help="print every case as JSON")
+    p.set_defaults(run=cmd_accuracy)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except InputError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug: say so in one line unless asked for the traceback
+        if os.environ.get("PLAYGROUND_DEBUG"):
+            raise
+        print(f"{PROG}: internal error (please report, PLAYGROUND_DEBUG=1 shows details): "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1

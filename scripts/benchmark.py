@@ -1,0 +1,145 @@
+"""Benchmark: count and compact a synthetic ~1M-token agent run, against the floor.
+
+The floor is a process that loads the encoding and makes one tiktoken pass over all the
+conversation's text: no process can count it faster. Everything is measured in this one run
+(this machine is noisy, so each timing is the best of a few repeats) and printed as ratios:
+
+    python scripts/benchmark.py [--tokens 1000000] [--repeat 3]
+
+Targets: ``count`` as a whole process ≤ 1.5× the floor process, ``compact`` ≤ 2.0×, and
+recomputing in-process after one rule changes ≤ 0.1× the in-process floor (counts are cached
+per text, so only what the changed rule touched is encoded again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from playground import formats  # noqa: E402
+from playground.compaction import Settings, compact  # noqa: E402
+from playground.encodings import get_encoding  # noqa: E402
+from playground.model import ToolCall, content_text  # noqa: E402
+from playground.rules import book_rules, load_rules, rules_to_json  # noqa: E402
+from playground.tokens import Meter  # noqa: E402
+
+WORDS = ("the solar grid storage battery capacity report analysis growth market energy price module inverter "
+         "panel efficiency demand policy region install cost data figure result trend source annual").split()
+
+
+def _prose(rng: random.Random, words: int) -> str:
+    sentences = []
+    while words > 0:
+        n = rng.randint(8, 20)
+        sentences.append(" ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + ".")
+        words -= n
+    return " ".join(sentences)
+
+
+def _code(rng: random.Random, lines: int) -> str:
+    return "\n".join(f"    value_{rng.randint(0, 999)} = compute({rng.randint(0, 99)}, '{rng.choice(WORDS)}')"
+                     for _ in range(lines))
+
+
+def synthetic(target_tokens: int, seed: int = 7) -> dict:
+    """A Chat Completions request: file writes, reads, searches and shell runs, about
+    ``target_tokens`` prompt tokens in 2,000+ messages."""
+    rng = random.Random(seed)
+    messages: list[dict] = [{"role": "system", "content": "You are a careful research and coding agent."},
+                            {"role": "user", "content": "Build the solar market report and its analysis code."}]
+    per_step = 1000
+    for step in range(max(1, target_tokens // per_step)):
+        call_id = f"call_{step:05d}"
+        kind = step % 4
+        if kind == 0:
+            name, args, result = "create_file", {"file_path": f"report/part_{step}.md",
+                                                 "content": _prose(rng, 900)}, "Saved."
+        elif kind == 1:
+            name, args, result = "read_file", {"path": f"src/module_{step}.py"}, _code(rng, 90)
+        elif kind == 2:
+            name, args, result = "search_web", {"query": f"solar {rng.choice(WORDS)} {2015 + step % 10}"}, _prose(
+                rng, 900)
+        else:
+            name, args, result = "bash", {"command": f"pytest tests/test_{step}.py -q"}, _code(rng, 80)
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
+        if step % 10 == 9:
+            messages.append({"role": "assistant", "content": _prose(rng, 40)})
+    messages.append({"role": "assistant", "content": "Done."})
+    return {"model": "gpt-4o", "messages": messages}
+
+
+def _best(repeat: int, run) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _process(*args: str) -> None:
+    subprocess.run([sys.executable, *args], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+
+
+def all_text(conversation: formats.Conversation) -> str:
+    return "".join(item.arguments if isinstance(item, ToolCall) else content_text(item.content)
+                   for item in conversation.items)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tokens", type=int, default=1_000_000, help="size of the synthetic conversation")
+    parser.add_argument("--repeat", type=int, default=3, help="repeats per timing (the best is kept)")
+    args = parser.parse_args()
+
+    body = synthetic(args.tokens)
+    conversation = formats.read(body)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        request, text_file = folder / "request.json", folder / "text.txt"
+        request.write_text(json.dumps(body))
+        text_file.write_text(all_text(conversation))
+        total = Meter("gpt-4o").count(conversation).total
+        print(f"synthetic request: {total:,} tokens, {len(body['messages']):,} messages, "
+              f"{len(conversation.items):,} items, {request.stat().st_size / 1e6:.1f} MB")
+
+        floor_script = ("import sys; from playground.encodings import get_encoding; "
+                        "text = open(sys.argv[1], encoding='utf-8').read(); "
+                        "print(len(get_encoding('o200k_base').encode_ordinary(text)))")
+        floor = _best(args.repeat, lambda: _process("-c", floor_script, str(text_file)))
+        count = _best(args.repeat, lambda: _process("-m", "playground", "count", str(request)))
+        compact_process = _best(args.repeat, lambda: _process("-m", "playground", "compact", str(request),
+                                                              "--threshold", "0", "-o", str(folder / "out.json")))
+
+    encoding = get_encoding("o200k_base")
+    text = all_text(conversation)
+    floor_in_process = _best(args.repeat, lambda: encoding.encode_ordinary(text))
+    rules = book_rules()
+    settings = Settings(threshold=0)
+    compact(conversation, rules, settings)  # warm the per-text cache, as a UI session is
+    edited = rules_to_json(rules)
+    edited["tool_results"][0]["template"] = "Read {file_path} ({lines} lines). Re-read if needed."
+    changed = load_rules(edited)
+    recompute = _best(args.repeat, lambda: compact(conversation, changed, settings))
+
+    print(f"floor process (load encoding + one pass):   {floor:6.2f} s")
+    print(f"count process:      {count:6.2f} s   ratio {count / floor:4.2f}×  (target ≤ 1.5×)")
+    print(f"compact process:    {compact_process:6.2f} s   ratio {compact_process / floor:4.2f}×  (target ≤ 2.0×)")
+    print(f"in-process floor (one encoding pass):       {floor_in_process:6.3f} s")
+    print(f"recompute after one rule change: {recompute:6.3f} s   ratio {recompute / floor_in_process:4.2f}×  "
+          "(target ≤ 0.1×)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""The command line as other tools drive it: real processes, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, TRACES, shared
+from .test_compaction import book_scenario
+
+
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "playground", *args], cwd=ROOT, input=stdin, capture_output=True,
+                          text=True, check=False)
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    path = tmp_path / "book.json"
+    path.write_text(json.dumps(book_scenario()))
+    return path
+
+
+def test_count_prints_a_bare_integer(book):
+    done = cli("count", str(book))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().isdigit()
+
+
+def test_count_json_has_the_fields_tools_rely_on(book):
+    done = cli("count", str(book), "--json")
+    data = json.loads(done.stdout)
+    assert {"total", "encoding", "exact", "items"} <= set(data)
+    assert data["encoding"] == "o200k_base" and data["exact"] is False and data["estimate_because"]
+    assert sum(i["tokens"] for i in data["items"]) + data["tools"] + data["instructions"] + data["priming"] == data[
+        "total"]
+    assert str(data["total"]) == cli("count", str(book)).stdout.strip()
+
+
+def test_count_reads_stdin_and_honours_model_and_format():
+    messages = json.dumps([{"role": "user", "content": "hello world"}])
+    cl100k = json.loads(cli("count", "-", "--model", "gpt-4", "--json", stdin=messages).stdout)
+    assert cl100k["encoding"] == "cl100k_base" and cl100k["exact"] is True
+    as_responses = json.loads(cli("count", "-", "--format", "responses", "--json", stdin=messages).stdout)
+    assert as_responses["format"] == "responses"
+
+
+def test_compact_writes_the_conversation_and_the_report(book, tmp_path):
+    out, report_path = tmp_path / "out.json", tmp_path / "report.json"
+    done = cli("compact", str(book), "--threshold", "1000", "--report", str(report_path), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    compacted = json.loads(out.read_text())
+    assert set(compacted) == {"model", "messages"} and len(compacted["messages"]) == 9
+    report = json.loads(report_path.read_text())
+    assert {"stage", "tokens_before", "tokens_after", "edits", "skipped", "first_changed_index",
+            "cached_prefix_tokens"} <= set(report)
+    assert report["stage"] == "compacted" and report["first_changed_index"] == 2
+    assert [(e["index"], e.get("block")) for e in report["edits"]] == [(2, 0), (5, None), (7, None)]
+
+
+def test_compact_defaults_to_the_books_threshold_and_stdout(book):
+    done = cli("compact", str(book))
+    assert json.loads(done.stdout) == json.loads(book.read_text())  # far below 50,000 tokens: unchanged
+
+
+def test_compact_with_rules_and_keep_recent(book, tmp_path):
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"tool_results": [{"tool": "read_file", "template": "Read {path}."}]}))
+    report = tmp_path / "r.json"
+    cli("compact", str(book), "--rules", str(rules), "--threshold", "0", "--keep-recent", "0", "--report", str(report))
+    assert [e["tool"] for e in json.loads(report.read_text())["edits"]] == ["read_file"]
+
+
+def test_compact_a_real_trace_in_its_own_format(tmp_path):
+    trace = shared(TRACES / "invariant_explorer_webarena_trace2.openai.json")
+    done = cli("compact", str(trace), "--threshold", "0")
+    assert isinstance(json.loads(done.stdout), list)  # a bare list stays a bare list
+
+
+def test_rules_command_prints_python():
+    done = cli("rules", "--python")
+    assert "TOOLRESULT_COMPACTION_RULES = {" in done.stdout
+
+
+@pytest.mark.parametrize(("setup", "args", "expected"), [
+    (None, ["count", "missing.json"], "missing.json: cannot read the file (No such file or directory)"),
+    ("{\"messages\": [", ["count", "{file}"], "{file}, line 1, column 15: invalid JSON"),
+    ("{\"hello\": 1}", ["count", "{file}"], "{file}: unrecognised format"),
+    (json.dumps({"messages": [{"role": "tool", "tool_call_id": "call_404", "content": "x"}]}), ["count", "{file}"],
+     "{file}, messages[0]: tool result's call id matches no earlier tool call: 'call_404'"),
+    ("[" * 100000 + "]" * 100000, ["count", "{file}"], "nested more than 64 levels"),
+    ("{}", ["compact", "{book}", "--rules", "{file}"], "{file}: a rules file is an object"),
+    (json.dumps({"tool_results": [{"tool": "read_file", "template": "{path.__class__}"}]}),
+     ["compact", "{book}", "--rules", "{file}"], "{file}, tool_results[0].template: unsafe template field"),
+    (None, ["compact", "{book}", "--threshold", "-5"], "argument --threshold: must be 0 or more, got -5"),
+    (None, ["compact", "{book}", "--keep-recent", "many"], "argument --keep-recent: expected a whole number"),
+    (None, ["count", "{book}", "--format", "xml"], "argument --format: invalid choice: 'xml'"),
+    (json.dumps({"format": "compaction-playground", "items": [{"type": "tool_call", "call_id": "c", "name": "x",
+                                                               "arguments": 5}]}),
+     ["count", "{file}"], "{file}, items[0].arguments: expected an object or a string: 5"),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path, book, setup, args, expected):
+    file = tmp_path / "input.json"
+    if setup is not None:
+        file.write_text(setup)
+    args = [a.format(file=file, book=book) for a in args]
+    done = cli(*args)
+    assert done.returncode == 2, done
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert expected.format(file=file) in lines[0]
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_output_is_not_half_written_on_error(tmp_path, book):
+    out = tmp_path / "out.json"
+    done = cli("compact", str(book), "--rules", str(tmp_path / "none.json"), "-o", str(out))
+    assert done.returncode == 2 and not out.exists()
