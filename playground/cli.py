@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import formats
-from .compaction import DEFAULT_THRESHOLD, Settings, compact
+from .compaction import DEFAULT_THRESHOLD, Settings
 from .errors import InputError
-from .report import count_to_json, report_to_json
+from .pipeline import optimize
+from .report import count_to_json, report_to_json, summary_to_json
 from .rules import book_rules, load_rules, rules_to_json, rules_to_python
+from .summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings
 from .tokens import count
 
 PROG = "python -m playground"
@@ -95,16 +97,38 @@ def cmd_count(args: argparse.Namespace) -> int:
     return 0
 
 
+def _summarizer(args: argparse.Namespace):
+    if args.summarizer == "offline":
+        return OfflineSummarizer()
+    if not args.llm_model:
+        raise InputError("--summarizer openai needs --llm-model (the model the endpoint serves)")
+    from .llm import Endpoint, OpenAISummarizer, key_from_environment
+
+    return OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=key_from_environment(),
+                                     timeout=args.timeout))
+
+
 def cmd_compact(args: argparse.Namespace) -> int:
     conversation = _load_conversation(args.file, args.format)
     rules = _load_rules(args.rules)
     settings = Settings(threshold=args.threshold, keep_recent=args.keep_recent)
-    result = compact(conversation, rules, settings, args.model)
+    summary = None if args.no_summarize else SummarySettings(
+        limit=args.threshold if args.summarize_over is None else args.summarize_over, keep_steps=args.keep_steps)
+    result = optimize(conversation, rules, settings, summary, _summarizer(args) if summary else None, args.model)
     output = _dump(formats.write(result.conversation))
-    report = _dump(report_to_json(result.report)) if args.report else None
+    report = None
+    if args.report:
+        data = report_to_json(result.compaction.report)
+        data["summarization"] = summary_to_json(result.summarization, summary.limit if summary else None)
+        data["tokens_final"] = count(result.conversation, args.model).total
+        report = _dump(data)
     _write(output, args.output)
     if report is not None:
         _write(report, args.report)
+    failed = result.summarization is not None and result.summarization.report.status == "failed"
+    if failed:
+        raise InputError(f"summarization failed, the request is as compaction left it: "
+                         f"{result.summarization.report.error}")
     return 0
 
 
@@ -150,6 +174,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=list(formats.FORMATS), help=format_help)
     p.add_argument("--report", help="write the report (JSON) to this file")
     p.add_argument("-o", "--output", help="write the compacted conversation here (default: stdout)")
+    group = p.add_argument_group("summarization (when the compacted request is still too large)")
+    group.add_argument("--summarize-over", type=_non_negative,
+                       help="summarize older history if the compacted request has at least this many tokens "
+                            "(default: the threshold)")
+    group.add_argument("--keep-steps", type=_non_negative, default=DEFAULT_KEEP_STEPS,
+                       help=f"newest assistant turns (with their tool results) kept verbatim (default "
+                            f"{DEFAULT_KEEP_STEPS})")
+    group.add_argument("--summarizer", choices=("offline", "openai"), default="offline",
+                       help="offline: extractive, no LLM (default); openai: any OpenAI-compatible endpoint, key "
+                            "from OPENAI_API_KEY")
+    group.add_argument("--llm-model", help="model for --summarizer openai")
+    group.add_argument("--base-url", help="endpoint for --summarizer openai (default: api.openai.com), e.g. "
+                                          "http://localhost:11434/v1 for Ollama")
+    group.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the endpoint (default 60)")
+    group.add_argument("--no-summarize", action="store_true", help="compaction only, never summarize")
     p.set_defaults(run=cmd_compact)
 
     p = commands.add_parser("rules", help="check a rules file; print it as JSON or as the book's Python dicts")

@@ -10,6 +10,7 @@ from typing import Any
 
 from .compaction import REASONS, STAGES, Edit, Report, Skip
 from .model import Conversation, Item, Origin, item_kind, role_of, tool_name
+from .summarize import LOSS, STATUS_WORDS, Summarization
 from .tokens import TokenCount
 
 
@@ -82,3 +83,32 @@ def report_to_json(report: Report) -> dict[str, Any]:
         "first_changed_block": first.get("block"),
         "cached_prefix_tokens": report.cached_prefix_tokens,
     }
+
+
+def summary_to_json(summarization: Summarization | None, limit: int | None = None) -> dict[str, Any]:
+    """The summarization stage: whether it ran, the span it replaced, its tokens, and the loss."""
+    if summarization is None:
+        return {"status": "off" if limit is None else "not_needed", "limit": limit}
+    report = summarization.report
+    data: dict[str, Any] = {
+        "status": report.status,
+        "status_meaning": STATUS_WORDS[report.status],
+        "limit": report.limit,
+        "tokens_before": report.tokens_before,
+        "tokens_after": report.tokens_after,
+    }
+    if report.start is not None:
+        data["span"] = {"first_item": report.start, "end_item": report.end, "items": report.end - report.start}
+        if report.span_origin:
+            data["span"]["first_index"], data["span"]["last_index"] = report.span_origin
+        data["summarizer"] = report.summarizer
+    if report.status == "summarized":
+        data["summary_index"] = report.summary_position
+        data["summary_tokens"] = report.summary_tokens
+        data["reversible"] = False
+        data["loss"] = LOSS
+    if report.error:
+        data["error"] = report.error
+    if report.detail:
+        data["detail"] = report.detail
+    return data
