@@ -1,0 +1,124 @@
+"""HTML for the two custom visuals: the token meters and the aligned before/after rows.
+
+Pure functions from view values to escaped HTML, so they are tested without a browser. Long
+texts are cut to a preview and a capped full view, so nothing renders unboundedly.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from .view import Row, Scale
+
+PREVIEW_CHARS = 180
+FULL_CHARS = 6_000
+
+STYLE = """
+<style>
+.cp-meter{position:relative;margin:.25rem 0 .6rem 0;padding-bottom:1.3rem;font-size:.85rem}
+.cp-track{position:relative;height:1.6rem;background:#f0f2f6;border-radius:.3rem;margin:.3rem 0}
+.cp-bar{position:absolute;left:0;top:0;bottom:0;border-radius:.3rem}
+.cp-before{background:#9aa5b8}.cp-after{background:#3b82f6}
+.cp-label{position:absolute;left:.5rem;top:.2rem;white-space:nowrap;color:#111;font-weight:600}
+.cp-mark{position:absolute;top:0;bottom:1.3rem;border-left:2px dashed #d9480f}
+.cp-window{border-left:2px solid #111}
+.cp-marklabel{position:absolute;top:100%;margin-top:.15rem;transform:translateX(-50%);white-space:nowrap;
+font-size:.75rem;color:#d9480f}
+.cp-window .cp-marklabel{color:#111}
+.cp-marklabel.cp-end{transform:translateX(-100%)}
+.cp-offscale{text-align:right;font-size:.75rem;color:#555}
+table.cp-rows{width:100%;border-collapse:collapse;table-layout:fixed;font-size:.82rem}
+.cp-rows th{text-align:left;border-bottom:2px solid #ccc;padding:.3rem}
+.cp-rows td{vertical-align:top;border-bottom:1px solid #e6e6e6;padding:.3rem;overflow-wrap:anywhere}
+.cp-rows tr.cp-changed td{background:#eefaf0}
+.cp-rows tr.cp-skipped td.cp-why{background:#fff8e6}
+.cp-rows tr.cp-boundary td{border-top:3px solid #d9480f}
+.cp-who{font-weight:600}.cp-where{color:#666;font-size:.75rem}
+.cp-tok{display:flex;align-items:center;gap:.4rem;font-variant-numeric:tabular-nums;color:#333}
+.cp-tokbar{height:.45rem;background:#9aa5b8;border-radius:.2rem;min-width:1px}
+.cp-changed .cp-after-col .cp-tokbar{background:#16a34a}
+.cp-rows details summary{cursor:pointer;white-space:pre-wrap}
+.cp-rows pre{white-space:pre-wrap;margin:.3rem 0;font-size:.78rem;max-height:22rem;overflow:auto}
+.cp-rows tr.cp-folded td{background:#f3efff}.cp-sum{color:#5b21b6}
+.cp-rule{color:#166534}.cp-skip{color:#92400e}.cp-cache{color:#d9480f;font-weight:600}
+</style>
+"""
+
+
+def _tokens(value: int) -> str:
+    return f"{value:,}"
+
+
+def meters(view: Scale, before: int, after: int, threshold: int) -> str:
+    """Before and after bars on one scale, with the threshold and context window marked."""
+    def mark(css: str, where: float, text: str) -> str:
+        end = " cp-end" if where > 85 else ""  # labels near the right edge hang to the left of their line
+        return (f'<div class="cp-mark{css}" style="left:{where}%"><span class="cp-marklabel{end}">{text}</span>'
+                "</div>")
+
+    marks = [mark("", view.threshold, f"threshold {_tokens(threshold)}")]
+    if view.window is not None:
+        marks.append(mark(" cp-window", view.window, f"context window {_tokens(view.window_tokens)}"))
+    off = "" if view.window is not None else (
+        f'<div class="cp-offscale">context window {_tokens(view.window_tokens)} → far to the right, off this scale'
+        "</div>")
+    return (
+        '<div class="cp-meter" role="img" aria-label="token meters">'
+        f'<div class="cp-track"><div class="cp-bar cp-before" style="width:{view.before}%"></div>'
+        f'<span class="cp-label">before: {_tokens(before)} tokens</span></div>'
+        f'<div class="cp-track"><div class="cp-bar cp-after" style="width:{view.after}%"></div>'
+        f'<span class="cp-label">after: {_tokens(after)} tokens</span></div>'
+        + "".join(marks) + "</div>" + off
+    )
+
+
+def _text_cell(text: str) -> str:
+    """A preview that opens to the full text (capped), or the whole text when it is short."""
+    if len(text) <= PREVIEW_CHARS:
+        return f"<div>{escape(text) or '<i>(no text)</i>'}</div>"
+    shown = text[:FULL_CHARS]
+    rest = len(text) - len(shown)
+    cut = f"\n… {rest:,} more characters not shown" if rest else ""
+    return (f"<details><summary>{escape(text[:PREVIEW_CHARS])}…</summary>"
+            f"<pre>{escape(shown)}{escape(cut)}</pre></details>")
+
+
+def _bar(tokens: int, largest: int) -> str:
+    width = 0 if largest <= 0 else max(1, round(120 * tokens / largest))
+    return f'<div class="cp-tok"><div class="cp-tokbar" style="width:{width}px"></div>{_tokens(tokens)}</div>'
+
+
+def rows_table(rows: list[Row], largest: int) -> str:
+    """The aligned rows: original on the left, compacted on the right, what happened last."""
+    if not rows:
+        return "<p>No items to show.</p>"
+    body = []
+    for row in rows:
+        flags = (("cp-changed", row.changed and not row.summarized), ("cp-folded", row.summarized),
+                 ("cp-skipped", bool(row.skipped)), ("cp-boundary", row.cache_boundary))
+        classes = " ".join(name for name, on in flags if on)
+        who = escape(row.role + (f" · {row.tool}" if row.tool else ""))
+        notes = [f'<div class="cp-rule">✂ {escape(rule)}</div>' for rule in row.rules]
+        notes += [f'<div class="cp-skip">⏸ kept: {escape(reason)}</div>' for reason in row.skipped]
+        if row.summarized:
+            notes.append('<div class="cp-sum">⤵ folded into the summary: lossy, a tool call cannot bring it back'
+                         "</div>" if row.after else '<div class="cp-sum">⤵ folded into the summary above</div>')
+        if row.cache_boundary:
+            notes.append('<div class="cp-cache">⟂ prompt cache ends here: this is the first changed item</div>')
+        if row.summarized:
+            after = _text_cell(row.after) if row.after else ""
+        elif row.changed:
+            after = _text_cell(row.after)
+        else:
+            after = '<div class="cp-where">unchanged</div>'
+        body.append(
+            f'<tr class="{classes}"><td><div class="cp-who">{who}</div>'
+            f'<div class="cp-where">#{row.position} · {escape(row.location)}</div></td>'
+            f"<td>{_bar(row.tokens_before, largest)}{_text_cell(row.before)}</td>"
+            f'<td class="cp-after-col">{_bar(row.tokens_after, largest)}{after}</td>'
+            f'<td class="cp-why">{"".join(notes)}</td></tr>'
+        )
+    head = ('<table class="cp-rows"><colgroup><col style="width:14%"><col style="width:36%">'
+            '<col style="width:30%"><col style="width:20%"></colgroup>'
+            "<thead><tr><th>item</th><th>before</th><th>after</th><th>what happened</th></tr></thead><tbody>")
+    return head + "".join(body) + "</tbody></table>"

@@ -1,0 +1,190 @@
+"""What the before/after screen shows, as plain values: one aligned row per item, the meter
+scale, the prompt-cache and cost summary. The UI only lays these out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from . import formats, models
+from .compaction import Compaction
+from .model import Conversation, Item, ToolCall, content_text, item_kind, role_of, tool_name
+from .summarize import Summarization
+
+# Reasons as a person reads them next to an item.
+SKIP_WORDS = {
+    "rule_disabled": "rule disabled",
+    "no_argument": "no such argument",
+    "already_compacted": "already compacted",
+    "not_processed": "not processed by the model yet",
+    "result_pending": "its result is not in yet",
+    "error_result": "error result",
+    "keep_recent": "within keep_recent",
+    "below_min_tokens": "below the rule's min_tokens",
+    "not_smaller": "replacement not smaller",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    position: int
+    location: str
+    role: str
+    kind: str
+    tool: str | None
+    before: str
+    after: str
+    tokens_before: int
+    tokens_after: int
+    changed: bool
+    rules: tuple[str, ...]
+    skipped: tuple[str, ...]  # reasons in words, with detail
+    cache_boundary: bool  # the first changed item: the provider's cached prefix ends before it
+    summarized: bool = False  # folded into the summary (the summary's text shows on the span's first row)
+
+
+def item_text(item: Item) -> str:
+    """What the item says, as one text: a call as ``name(arguments)``; blocks without text as
+    a short placeholder so they are not invisible."""
+    if isinstance(item, ToolCall):
+        return f"{item.name}({item.arguments})"
+    content = item.content
+    text = content_text(content)
+    if isinstance(content, tuple):
+        others = [part.type or "block" for part in content if part.text is None]
+        if others:
+            text += "".join(f"[{kind} block]" for kind in others)
+    return text
+
+
+def rows(original: Conversation, result: Compaction, summarization: Summarization | None = None) -> list[Row]:
+    """One row per item of the request; with a summary, the span's rows show it folded in."""
+    report = result.report
+    edits: dict[int, list[str]] = {}
+    for edit in report.edits:
+        edits.setdefault(edit.position, []).append(edit.rule)
+    skips: dict[int, list[str]] = {}
+    for skip in report.skipped:
+        words = SKIP_WORDS[skip.reason] + (f" ({skip.detail})" if skip.detail else "")
+        skips.setdefault(skip.position, []).append(words)
+    out = []
+    for position, (before, after) in enumerate(zip(original.items, result.conversation.items, strict=True)):
+        out.append(Row(
+            position=position,
+            location=formats.where(original, before) if before.origin else f"item {position}",
+            role=role_of(before),
+            kind=item_kind(before),
+            tool=tool_name(before),
+            before=item_text(before),
+            after=item_text(after),
+            tokens_before=report.before.items[position],
+            tokens_after=report.after.items[position],
+            changed=position in edits,
+            rules=tuple(edits.get(position, ())),
+            skipped=tuple(skips.get(position, ())),
+            cache_boundary=position == report.first_changed_position,
+        ))
+    if summarization is not None and summarization.report.status == "summarized":
+        out = _fold(out, summarization)
+    return out
+
+
+def _fold(out: list[Row], summarization: Summarization) -> list[Row]:
+    """The span's rows point into the summary: its first row shows the summary message."""
+    done = summarization.report
+    start, end = int(done.start or 0), int(done.end or 0)
+    summary = item_text(summarization.conversation.items[start])
+    boundary = min([p for p, row in enumerate(out) if row.cache_boundary] + [start])
+    folded = []
+    for position, row in enumerate(out):
+        if start <= position < end:
+            first = position == start
+            folded.append(replace(row, after=summary if first else "",
+                                  tokens_after=done.summary_tokens if first else 0, changed=True, summarized=True,
+                                  rules=(), skipped=(), cache_boundary=position == boundary))
+        else:
+            folded.append(replace(row, cache_boundary=row.cache_boundary and position <= boundary))
+    return folded
+
+
+def page(all_rows: list[Row], changed_only: bool, number: int, size: int) -> tuple[list[Row], int]:
+    """One page of rows (1-based ``number``, clamped) and the page count."""
+    chosen = [row for row in all_rows if row.changed or row.skipped] if changed_only else all_rows
+    pages = max(1, -(-len(chosen) // size))
+    number = min(max(1, number), pages)
+    return chosen[(number - 1) * size: number * size], pages
+
+
+@dataclass(frozen=True)
+class Scale:
+    """One horizontal scale for the token meters, in percent of its width."""
+
+    maximum: int
+    before: float
+    after: float
+    threshold: float
+    window: float | None  # None: the context window is far off this scale
+    window_tokens: int
+
+
+def scale(before: int, after: int, threshold: int, window: int) -> Scale:
+    """A scale that shows before, after and the threshold, and the context window too unless it
+    is so much larger that everything else would shrink to a sliver."""
+    visible = max(before, after, threshold, 1)
+    maximum = max(visible, window) if window <= 4 * visible else visible
+    maximum = int(maximum * 1.05)
+
+    def percent(value: int) -> float:
+        return round(100 * value / maximum, 2)
+
+    return Scale(maximum, percent(before), percent(after), percent(threshold),
+                 percent(window) if window <= maximum else None, window)
+
+
+def threshold_range(before: int, threshold: int) -> tuple[int, int]:
+    """The threshold slider's maximum and step: room above this request and the current value,
+    in steps that make a few hundred positions."""
+    top = max(before * 3 // 2, threshold, 1_000)
+    step = next(s for s in (10, 50, 100, 500, 1_000, 5_000, 10_000, 50_000) if top / s <= 400 or s == 50_000)
+    return -(-top // step) * step, step
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The headline numbers: tokens saved, where the cache prefix ends, what a request costs."""
+
+    saved: int
+    saved_percent: float
+    cached_prefix: int
+    cached_percent: float  # of the compacted request
+    first_change: str | None
+    cost_before: float
+    cost_after: float
+    cost_after_cached: float  # the first compacted request, reading the surviving prefix from cache
+    model: models.ModelInfo
+
+
+def summary(original: Conversation, result: Compaction, model: models.ModelInfo,
+            summarization: Summarization | None = None) -> Summary:
+    """Headline numbers for the request as it will be sent (after summarization, if it ran)."""
+    report = result.report
+    before, after = report.tokens_before, report.tokens_after
+    position = report.first_changed_position
+    cached = report.cached_prefix_tokens
+    if summarization is not None and summarization.report.status == "summarized":
+        after = summarization.report.tokens_after
+        start = int(summarization.report.start or 0)
+        if position is None or start < position:
+            position, cached = start, report.before.prefix(start)
+    first = None if position is None else (
+        formats.where(original, original.items[position]) if original.items[position].origin else f"item {position}")
+    return Summary(
+        saved=before - after,
+        saved_percent=round(100 * (before - after) / before, 1) if before else 0.0,
+        cached_prefix=cached,
+        cached_percent=round(100 * min(cached, after) / after, 1) if after else 0.0,
+        first_change=first,
+        cost_before=models.request_cost(before, 0, model),
+        cost_after=models.request_cost(after, 0, model),
+        cost_after_cached=models.request_cost(after, cached, model),
+        model=model,
+    )
