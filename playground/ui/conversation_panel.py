@@ -1,0 +1,177 @@
+"""Conversation in: paste, upload, or build item by item."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .. import builder, formats
+from ..builder import Fields
+from ..errors import InputError
+from ..model import Conversation
+from . import state
+
+_FORMAT_OPTIONS = [state.AUTO, *formats.FORMATS]
+
+
+def _format_label(key: str) -> str:
+    return "Detect automatically" if key == state.AUTO else formats.TITLES[key]
+
+
+def _load_paste() -> None:
+    if state.load_text(st.session_state.get("paste_text", ""), "paste", "pasted JSON"):
+        st.session_state["paste_text"] = ""  # loaded: keep the big text out of every later rerun
+
+
+def _load_upload() -> None:
+    upload = st.session_state.get("upload")
+    if upload is not None:
+        state.load_text(upload.getvalue(), "upload", upload.name)
+
+
+def paste_and_upload() -> None:
+    st.selectbox("Format", _FORMAT_OPTIONS, key=state.FORMAT_CHOICE, format_func=_format_label,
+                 help="Detected from the JSON's shape unless you choose one. Applies to the next paste or upload.")
+    with st.form("paste_form", border=False):
+        st.text_area("Paste a conversation (JSON)", key="paste_text", height=180,
+                     placeholder='[{"role": "user", "content": "…"}, …]  or a full request body',
+                     help="Chat Completions (a message list or a request body), a Responses request, an Anthropic "
+                          "Messages request, or the playground's own format. Ctrl+Enter, then Load.")
+        st.form_submit_button("Load pasted JSON", type="primary", on_click=_load_paste)
+    if state.message("paste"):
+        st.error(state.message("paste"), icon=":material/error:")
+    st.file_uploader("…or upload a .json file", type=["json"], key="upload", on_change=_load_upload,
+                     help="The same formats as pasting. Large files are fine.")
+    if state.message("upload"):
+        st.error(state.message("upload"), icon=":material/error:")
+
+
+def _apply(operation, *args) -> bool:
+    """Run a builder operation on the current conversation; keep it if the result is invalid."""
+    try:
+        updated = operation(st.session_state[state.CONVERSATION], *args)
+    except InputError as exc:
+        state.set_message("builder", str(exc))
+        return False
+    state.set_conversation(updated, "built here", keep_builder=True)
+    state.set_message("builder", None)
+    return True
+
+
+def _form_fields(prefix: str) -> Fields:
+    get = st.session_state.get
+    return Fields(kind=get(f"{prefix}_kind") or "message", role=get(f"{prefix}_role", "user"),
+                  text=get(f"{prefix}_text", ""), tool=get(f"{prefix}_tool", ""),
+                  call_id=get(f"{prefix}_call_id", ""), arguments=get(f"{prefix}_arguments", "{}"),
+                  is_error=get(f"{prefix}_is_error", False))
+
+
+def _select(position: int | None) -> None:
+    """Select an item and load it into the edit form."""
+    conversation: Conversation = st.session_state[state.CONVERSATION]
+    if not conversation.items:
+        st.session_state[state.BUILDER_ITEM] = None
+        return
+    position = min(max(position or 0, 0), len(conversation.items) - 1)
+    st.session_state[state.BUILDER_ITEM] = position
+    for name, value in builder.fields_of(conversation.items[position]).__dict__.items():
+        st.session_state[f"edit_{name}"] = value
+
+
+def _on_pick() -> None:
+    _select(st.session_state[state.BUILDER_ITEM])
+
+
+def _save_item() -> None:
+    position = st.session_state[state.BUILDER_ITEM]
+    if _apply(builder.replace_item, position, _form_fields("edit")):
+        _select(position)
+
+
+def _insert_item() -> None:
+    position = st.session_state.get(state.BUILDER_ITEM)
+    at = len(st.session_state[state.CONVERSATION].items) if position is None else position + 1
+    if _apply(builder.insert_item, at, _form_fields("new")):
+        _select(at)
+
+
+def _delete_item() -> None:
+    position = st.session_state[state.BUILDER_ITEM]
+    if _apply(builder.delete_item, position):
+        _select(position - 1)
+
+
+def _move(offset: int) -> None:
+    position = st.session_state[state.BUILDER_ITEM]
+    if _apply(builder.move_item, position, offset):
+        _select(position + offset)
+
+
+def _start_empty() -> None:
+    state.set_conversation(builder.empty(st.session_state["new_format"], st.session_state[state.MODEL]),
+                           "built here")
+
+
+def _item_form(prefix: str, conversation: Conversation, position: int | None) -> None:
+    """The fields for one item; which ones show depends on its kind."""
+    kind = st.session_state.get(f"{prefix}_kind") or "message"
+    if kind == "message":
+        st.selectbox("Role", builder.ROLES, key=f"{prefix}_role", help="Who speaks.")
+        st.text_area("Text", key=f"{prefix}_text", height=140, help="The message's text.")
+        return
+    one, two = st.columns(2)
+    if kind == "tool_call":
+        one.text_input("Tool name", key=f"{prefix}_tool", help="The function the assistant calls.")
+        two.text_input("Call id", key=f"{prefix}_call_id", help="Ties the result to this call.")
+        st.text_area("Arguments (JSON object)", key=f"{prefix}_arguments", height=140,
+                     help='For example {"path": "src/app.py"}. Rule templates read fields from here.')
+        return
+    calls = builder.open_calls(conversation, len(conversation.items) if position is None else position + 1)
+    if prefix == "new" and calls:
+        labels = {call.call_id: f"{call.call_id} · {call.name}" for call in calls}
+        choice = one.selectbox("Answers call", list(labels), format_func=labels.get, key="new_answers",
+                               help="The call this result answers (calls before it that have no result yet).")
+        st.session_state[f"{prefix}_call_id"] = choice
+        st.session_state[f"{prefix}_tool"] = next(c.name for c in calls if c.call_id == choice)
+    else:
+        one.text_input("Answers call id", key=f"{prefix}_call_id", help="The id of the call this result answers.")
+    two.checkbox("Error result", key=f"{prefix}_is_error", disabled=conversation.format not in
+                 builder.ERROR_FLAG_FORMATS,
+                 help="Marks a failed tool run. Anthropic (is_error) and the native format (status) can record "
+                      "it; Chat Completions and Responses cannot.")
+    st.text_area("Result text", key=f"{prefix}_text", height=140, help="What the tool returned.")
+
+
+def build() -> None:
+    conversation: Conversation = st.session_state[state.CONVERSATION]
+    st.caption("Edit the conversation one item at a time. Every change is checked: a result must follow the "
+               "call it answers, and arguments must be a JSON object.")
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    left.selectbox("New conversation in", list(formats.FORMATS), key="new_format", format_func=_format_label,
+                   help="The format a conversation built from scratch is exported in.")
+    right.button("Start empty", on_click=_start_empty, width="stretch",
+                 help="Replace the current conversation with an empty one (the preset stays a click away).")
+    if conversation.items:
+        if st.session_state.get(state.BUILDER_ITEM) is None:
+            _select(0)
+        labels = {p: f"#{p} {builder.describe(item)}" for p, item in enumerate(conversation.items)}
+        st.selectbox("Item", list(labels), format_func=labels.get, key=state.BUILDER_ITEM, on_change=_on_pick,
+                     help="Pick an item to edit, move or delete.")
+        position = st.session_state[state.BUILDER_ITEM]
+        with st.container(border=True):
+            _item_form("edit", conversation, position)
+            save, up, down, delete = st.columns(4)
+            save.button("Save item", on_click=_save_item, type="primary", width="stretch",
+                        help="Check the item and put it in the conversation.")
+            up.button("Move up", on_click=_move, args=(-1,), disabled=position == 0, width="stretch")
+            down.button("Move down", on_click=_move, args=(1,), disabled=position >= len(conversation.items) - 1,
+                        width="stretch")
+            delete.button("Delete", on_click=_delete_item, width="stretch",
+                          help="A call with a result must lose its result first.")
+    st.markdown("**Add an item** after the selected one (or at the end)")
+    with st.container(border=True):
+        st.segmented_control("Kind", builder.KINDS, key="new_kind", default="message",
+                             format_func=lambda k: k.replace("_", " "), help="What the new item is.")
+        _item_form("new", conversation, st.session_state.get(state.BUILDER_ITEM) if conversation.items else None)
+        st.button("Add item", on_click=_insert_item, type="primary", help="Check the item and insert it.")
+    if state.message("builder"):
+        st.error(state.message("builder"), icon=":material/error:")

@@ -1,0 +1,94 @@
+"""The result of compaction on screen: stage, meters, cache and cost, the aligned rows, and
+where the tokens go."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .. import breakdown, models, render, view
+from ..compaction import STAGES
+from ..model import Conversation
+from ..pipeline import Optimized
+from ..rules import Rules
+from ..tokens import TokenCount
+from . import state
+
+PAGE_SIZE = 40
+_STAGE_LOOK = {"below_threshold": ("gray", ":material/pause_circle:"),
+               "compacted": ("green", ":material/check_circle:"),
+               "still_over": ("orange", ":material/warning:")}
+
+
+def headline(original: Conversation, optimized: Optimized, model: models.ModelInfo) -> None:
+    report = optimized.compaction.report
+    color, icon = _STAGE_LOOK[report.stage]
+    badges = st.container(horizontal=True)
+    badges.badge(STAGES[report.stage].capitalize(), icon=icon, color=color)
+    done = optimized.summarization
+    if done is not None and done.report.status == "summarized":
+        badges.badge(f"then summarized ({done.report.summarizer})", icon=":material/summarize:", color="violet")
+    numbers = view.summary(original, optimized.compaction, model, done)
+    final = report.tokens_before - numbers.saved
+    before, after, saved, cache = st.columns(4)
+    before.metric("Before", f"{report.tokens_before:,}", help="Prompt tokens of the request as it is.")
+    after.metric("After", f"{final:,}",
+                 delta=f"-{numbers.saved:,}" if numbers.saved else None, delta_color="inverse",
+                 help="Prompt tokens after compaction (and summarization, if it ran).")
+    saved.metric("Saved", f"{numbers.saved_percent}%", help="Share of the request that compaction removed.")
+    cache.metric("Cacheable prefix", f"{numbers.cached_prefix:,}",
+                 help="Tokens before the first changed item: a provider's prompt cache can still reuse them. "
+                      "Every token after the first edit is billed at the full price on the next request.")
+    scale = view.scale(report.tokens_before, final, report.threshold, model.context_window)
+    st.html(render.meters(scale, report.tokens_before, final, report.threshold))
+    estimate = "" if report.before.exact else " Counts are estimates: " + "; ".join(report.before.notes) + "."
+    first = f"The first change is at {numbers.first_change}." if numbers.first_change else "Nothing changed."
+    st.caption(
+        f"{first} Input cost per request at {model.name} list prices (${model.input_per_million:g}/M input, "
+        f"${model.cached_per_million:g}/M cached; {models.PRICES_AS_OF}, check the provider's page): before "
+        f"${numbers.cost_before:.4f}, after ${numbers.cost_after:.4f}, and ${numbers.cost_after_cached:.4f} for "
+        f"the first compacted request if its {numbers.cached_prefix:,}-token prefix is read from the cache."
+        f"{estimate}"
+    )
+
+
+def before_after(original: Conversation, optimized: Optimized) -> None:
+    all_rows = view.rows(original, optimized.compaction, optimized.summarization)
+    left, right = st.columns([1, 1])
+    changed_only = left.toggle("Changed and skipped only", key="changed_only",
+                               help="Hide items no rule touched, to see what compaction did and did not do.")
+    _, pages = view.page(all_rows, changed_only, 1, PAGE_SIZE)
+    number = right.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key="page",
+                                help=f"{PAGE_SIZE} items per page.") if pages > 1 else 1
+    shown, _ = view.page(all_rows, changed_only, int(number), PAGE_SIZE)
+    largest = max((max(r.tokens_before, r.tokens_after) for r in all_rows), default=0)
+    st.html(render.rows_table(shown, largest))
+
+
+def _add_rule(tool: str, kind: str) -> None:
+    calls, results = state.rule_rows()
+    row = breakdown.suggest_rule(st.session_state[state.CONVERSATION], tool, kind)
+    (calls if kind == "call" else results).append(row)
+    state.set_rule_rows(calls, results)
+
+
+def where_tokens_go(conversation: Conversation, count: TokenCount, rules: Rules) -> None:
+    shares = breakdown.tool_shares(conversation, count, rules)
+    st.caption("Each tool's calls and results apart, largest first. A large share with no rule is where a rule "
+               "pays off most.")
+    st.dataframe(
+        [{"tool": row.tool or "(messages)", "calls or results": row.kind, "items": row.items, "tokens": row.tokens,
+          "share": row.share, "largest item": row.largest, "largest at": f"#{row.largest_position}",
+          "rule": "yes" if row.has_rule else ("—" if row.kind == "message" else "no")} for row in shares],
+        column_config={"share": st.column_config.ProgressColumn("share", format="percent", min_value=0,
+                                                                max_value=1)},
+        hide_index=True, width="stretch",
+    )
+    fixed = [row for row in shares if breakdown.worth_a_rule(row)]
+    for row in fixed:
+        noun = "calls" if row.kind == "call" else "results"
+        st.button(f"Add a rule for {row.tool} {noun} ({row.share:.0%} of the request)",
+                  key=f"add_rule_{row.kind}_{row.tool}", on_click=_add_rule, args=(row.tool, row.kind),
+                  help="Adds a row to the rule table, with a template that names this tool's own arguments. "
+                       "Edit it in the Rules tab.")
+    if not fixed:
+        st.caption("No tool without a rule holds 5% or more of the request.")

@@ -1,0 +1,139 @@
+"""Session state: the user's conversation, rules and settings, kept across reruns.
+
+Everything that replaces the conversation or the rule tables happens in widget callbacks, which
+run before the page is drawn, so widgets can be given new values safely. A failed load leaves
+the last good conversation in place and records a message for the input it came from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from .. import formats, models, presets
+from ..errors import InputError
+from ..model import Conversation
+from ..rules import Rules, book_rules
+from ..ruletable import edited_rows, tables_from_rules
+from ..view import threshold_range
+
+CONVERSATION = "conversation"
+SOURCE = "source"
+PRESET = "preset"
+MODEL = "model"
+THRESHOLD = "threshold"
+THRESHOLD_SLIDER = "threshold_slider"
+KEEP_RECENT = "keep_recent"
+COMPACT_ERRORS = "compact_errors"
+CALL_BASE, RESULT_BASE = "call_rules_base", "result_rules_base"
+CALL_EDITOR, RESULT_EDITOR = "call_rules_editor", "result_rules_editor"
+MESSAGES = "messages"  # input name -> error text, shown next to that input
+FORMAT_CHOICE = "format_choice"
+BUILDER_ITEM = "builder_item"
+AUTO = "auto"
+
+
+@st.cache_resource(show_spinner="Loading presets…")
+def all_presets() -> dict[str, presets.Preset]:
+    return {preset.key: preset for preset in presets.list_presets()}
+
+
+def get(key: str) -> Any:
+    return st.session_state[key]
+
+
+def message(name: str) -> str | None:
+    return st.session_state[MESSAGES].get(name)
+
+
+def set_message(name: str, text: str | None) -> None:
+    messages = dict(st.session_state[MESSAGES])
+    if text is None:
+        messages.pop(name, None)
+    else:
+        messages[name] = text
+    st.session_state[MESSAGES] = messages
+
+
+def set_rule_rows(calls: list[dict[str, Any]], results: list[dict[str, Any]]) -> None:
+    """New bases for both rule tables; the editors' pending edits go with the old bases."""
+    st.session_state[CALL_BASE] = calls
+    st.session_state[RESULT_BASE] = results
+    for editor in (CALL_EDITOR, RESULT_EDITOR):
+        st.session_state.pop(editor, None)
+
+
+def set_rules(rules: Rules) -> None:
+    set_rule_rows(*tables_from_rules(rules))
+
+
+def rule_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """What the two tables show now: base plus the edits the editors recorded."""
+    return (edited_rows(get(CALL_BASE), st.session_state.get(CALL_EDITOR)),
+            edited_rows(get(RESULT_BASE), st.session_state.get(RESULT_EDITOR)))
+
+
+def set_threshold(value: int) -> None:
+    st.session_state[THRESHOLD] = value
+    st.session_state[THRESHOLD_SLIDER] = value
+
+
+def set_conversation(conversation: Conversation, source: str, keep_builder: bool = False) -> None:
+    """Show ``conversation``; unless the builder made it, the builder starts over at item 0."""
+    st.session_state[CONVERSATION] = conversation
+    st.session_state[SOURCE] = source
+    if not keep_builder:
+        st.session_state[BUILDER_ITEM] = None
+    if conversation.model and models.is_listed(conversation.model):
+        st.session_state[MODEL] = conversation.model
+
+
+def apply_preset(key: str | None = None) -> None:
+    """Load a preset with everything it suggests: conversation, model, threshold, rules."""
+    preset = all_presets()[key or get(PRESET)]
+    st.session_state[PRESET] = preset.key
+    set_conversation(preset.conversation, f"preset: {preset.title}")
+    st.session_state[MODEL] = preset.model
+    set_threshold(preset.threshold)
+    st.session_state[KEEP_RECENT] = preset.keep_recent
+    st.session_state[COMPACT_ERRORS] = False
+    set_rules(preset.rules)
+    st.session_state[MESSAGES] = {}
+
+
+def init() -> None:
+    """First run of a session: the first preset, loaded and ready."""
+    if CONVERSATION in st.session_state:
+        return
+    st.session_state[MESSAGES] = {}
+    st.session_state[FORMAT_CHOICE] = AUTO
+    if all_presets():
+        apply_preset(next(iter(all_presets())))
+        return
+    # No presets folder (the package used on its own): start empty, with the book's settings.
+    st.session_state[PRESET] = None
+    set_conversation(Conversation(items=(), format="chat"), "nothing yet: paste, upload or build a conversation")
+    st.session_state[MODEL] = models.DEFAULT_MODEL
+    set_threshold(50_000)
+    st.session_state[KEEP_RECENT] = 0
+    st.session_state[COMPACT_ERRORS] = False
+    set_rules(book_rules())
+
+
+def load_text(text: str | bytes, name: str, label: str) -> bool:
+    """Read pasted or uploaded JSON as a conversation; on failure keep the last good one and
+    leave a message for input ``name``."""
+    choice = get(FORMAT_CHOICE)
+    try:
+        conversation = formats.loads(text, None if choice == AUTO else choice)
+    except InputError as exc:
+        set_message(name, f"{label}: {exc}")
+        return False
+    set_conversation(conversation, f"{label} ({formats.TITLES[conversation.format]})")
+    set_message(name, None)
+    return True
+
+
+def threshold_bounds(before: int) -> tuple[int, int]:
+    return threshold_range(before, get(THRESHOLD))
