@@ -17,7 +17,7 @@ from . import formats
 from .compaction import DEFAULT_THRESHOLD, Settings
 from .errors import InputError
 from .pipeline import optimize
-from .report import count_to_json, report_to_json, summary_to_json
+from .report import count_to_json, optimized_to_json
 from .rules import book_rules, load_rules, rules_to_json, rules_to_python
 from .summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings
 from .tokens import count
@@ -116,12 +116,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
         limit=args.threshold if args.summarize_over is None else args.summarize_over, keep_steps=args.keep_steps)
     result = optimize(conversation, rules, settings, summary, _summarizer(args) if summary else None, args.model)
     output = _dump(formats.write(result.conversation))
-    report = None
-    if args.report:
-        data = report_to_json(result.compaction.report)
-        data["summarization"] = summary_to_json(result.summarization, summary.limit if summary else None)
-        data["tokens_final"] = count(result.conversation, args.model).total
-        report = _dump(data)
+    report = _dump(optimized_to_json(result, summary.limit if summary else None)) if args.report else None
     _write(output, args.output)
     if report is not None:
         _write(report, args.report)

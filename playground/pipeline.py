@@ -3,6 +3,7 @@ the request is still too large, summarize the older history."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .compaction import Compaction, Settings, compact
@@ -21,13 +22,14 @@ class Optimized:
 
 def optimize(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None = None,
              summarizer: Summarizer | None = None, model: str | None = None,
-             cached_summary: str | None = None) -> Optimized:
+             cache: Mapping[tuple[str, str], str] | None = None, prefer: str | None = None) -> Optimized:
     """Compaction, then — when ``summary`` is given and the request is still at or over its
-    limit — summarization (offline unless a summarizer is given)."""
+    limit — summarization (offline unless a summarizer is given; see ``summarize.run`` for the
+    cache of summaries already made)."""
     compacted = compact(conversation, rules, settings, model)
     if summary is None or compacted.report.stage == "below_threshold":
         return Optimized(compacted.conversation, compacted, None)
     counter = meter(model or conversation.model)
-    done = run(conversation, compacted.conversation, summary, summarizer or OfflineSummarizer(), counter,
-               cached_summary)
+    done = run(conversation, compacted.conversation, summary, summarizer or OfflineSummarizer(), counter, cache,
+               prefer)
     return Optimized(done.conversation, compacted, done)

@@ -10,6 +10,7 @@ from typing import Any
 
 from .compaction import REASONS, STAGES, Edit, Report, Skip
 from .model import Conversation, Item, Origin, item_kind, role_of, tool_name
+from .pipeline import Optimized
 from .summarize import LOSS, STATUS_WORDS, Summarization
 from .tokens import TokenCount
 
@@ -111,4 +112,13 @@ def summary_to_json(summarization: Summarization | None, limit: int | None = Non
         data["error"] = report.error
     if report.detail:
         data["detail"] = report.detail
+    return data
+
+
+def optimized_to_json(optimized: Optimized, summary_limit: int | None) -> dict[str, Any]:
+    """The whole optimizer's report: compaction, then summarization, then the final size."""
+    data = report_to_json(optimized.compaction.report)
+    data["summarization"] = summary_to_json(optimized.summarization, summary_limit)
+    done = optimized.summarization
+    data["tokens_final"] = done.report.tokens_after if done else optimized.compaction.report.tokens_after
     return data

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -207,9 +208,13 @@ def _origin_span(conversation: Conversation, start: int, end: int) -> tuple[int,
 
 
 def run(original: Conversation, compacted: Conversation, settings: SummarySettings, summarizer: Summarizer,
-        meter: Meter, cached: str | None = None) -> Summarization:
-    """Summarize if the compacted request is at or over the limit. ``cached``: a summary already
-    made for this very input (the UI keeps paid results), used instead of calling again."""
+        meter: Meter, cache: Mapping[tuple[str, str], str] | None = None, prefer: str | None = None) -> Summarization:
+    """Summarize if the compacted request is at or over the limit.
+
+    ``cache`` holds summaries already made, by (summarizer label, plan key): when it has one from
+    ``prefer`` for this very input, it is used and ``summarizer`` is not called. The UI keeps paid
+    LLM results there and calls the endpoint only when asked.
+    """
     before = meter.count(compacted).total
     if before < settings.limit:
         return Summarization(compacted, SummaryReport("not_needed", settings.limit, before, before), None)
@@ -218,7 +223,9 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
         detail = f"fewer than {settings.keep_steps + 1} assistant turns after the first user message"
         return Summarization(compacted, SummaryReport("nothing_to_summarize", settings.limit, before, before,
                                                       detail=detail), None)
-    common = {"limit": settings.limit, "tokens_before": before, "summarizer": summarizer.label,
+    cached = cache.get((prefer, chosen.key)) if cache is not None and prefer else None
+    label = prefer if cached is not None else summarizer.label
+    common = {"limit": settings.limit, "tokens_before": before, "summarizer": label,
               "start": chosen.start, "end": chosen.end,
               "span_origin": _origin_span(compacted, chosen.start, chosen.end)}
     try:
@@ -228,7 +235,7 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
     except SummarizerError as exc:
         return Summarization(compacted, SummaryReport("failed", tokens_after=before, error=str(exc), **common),
                              chosen)
-    result = apply(compacted, chosen, text, summarizer.label)
+    result = apply(compacted, chosen, text, label)
     after = meter.count(result)
     return Summarization(result, SummaryReport("summarized", tokens_after=after.total,
                                                summary_position=chosen.start,

@@ -32,7 +32,7 @@ from playground.summarize import (
 from .conftest import ROOT
 from .openai_stub import SUMMARY, StubServer
 from .strategies import REQUESTS
-from .test_compaction import PAGE, RESULTS, book_scenario, call
+from .test_compaction import PAGE, book_scenario, call
 
 
 def long_run(steps: int = 8) -> dict:
@@ -231,7 +231,7 @@ def test_a_refused_connection_is_explained():
     with StubServer() as server:
         base_url = server.base_url
     summarizer = OpenAISummarizer(Endpoint("m", base_url, timeout=2, max_retries=0))
-    with pytest.raises(SummarizerError, match="could not connect to 127.0.0.1"):
+    with pytest.raises(SummarizerError, match=r"could not connect to 127\.0\.0\.1"):
         summarizer.check()
 
 
