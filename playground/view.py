@@ -152,6 +152,8 @@ def threshold_range(before: int, threshold: int) -> tuple[int, int]:
 class Summary:
     """The headline numbers: tokens saved, where the cache prefix ends, what a request costs."""
 
+    before: int
+    after: int  # the request as it will be sent (after summarization, if it ran)
     saved: int
     saved_percent: float
     cached_prefix: int
@@ -161,6 +163,16 @@ class Summary:
     cost_after: float
     cost_after_cached: float  # the first compacted request, reading the surviving prefix from cache
     model: models.ModelInfo
+
+    @property
+    def window_warning(self) -> str | None:
+        """Said when a request does not fit the model's context window (the API would refuse it)."""
+        window = self.model.context_window
+        if self.before <= window:
+            return None
+        fits = "compaction brings it within" if self.after <= window else "it is still over the window after compaction"
+        return (f"This request ({self.before:,} tokens) is larger than {self.model.name}'s context window "
+                f"({window:,}): the API would refuse it as it is; {fits}.")
 
 
 def summary(original: Conversation, result: Compaction, model: models.ModelInfo,
@@ -178,6 +190,8 @@ def summary(original: Conversation, result: Compaction, model: models.ModelInfo,
     first = None if position is None else (
         formats.where(original, original.items[position]) if original.items[position].origin else f"item {position}")
     return Summary(
+        before=before,
+        after=after,
         saved=before - after,
         saved_percent=round(100 * (before - after) / before, 1) if before else 0.0,
         cached_prefix=cached,

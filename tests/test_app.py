@@ -171,13 +171,22 @@ def test_an_unsafe_template_is_flagged_and_left_out():
 
 def test_add_a_rule_with_one_click():
     at = start()
-    buttons = [b for b in at.button if b.key and b.key.startswith("add_rule_")]
-    if not buttons:
-        pytest.skip("the first preset has no large tool without a rule")
-    before = len(at.session_state["result_rules_base"]) + len(at.session_state["call_rules_base"])
-    buttons[0].click()
+    body = book_scenario()
+    body["messages"][5]["content"] = "\n".join(f"result {n}: solar data row" for n in range(400))  # large, no rule
+    at.selectbox(key="ruleset").set_value("none")
+    next(b for b in at.button if b.label == "Use these rules").click()
     rerun(at)
-    assert len(at.session_state["result_rules_base"]) + len(at.session_state["call_rules_base"]) == before + 1
+    paste(at, json.dumps(body))
+    at.sidebar.number_input(key="threshold").set_value(0)
+    rerun(at)
+    button = next(b for b in at.button if b.key == "add_rule_result_search_web")
+    assert button.label.startswith("Add a rule for search_web results")
+    before = int(metrics(at)["After"].replace(",", ""))
+    button.click()
+    rerun(at)
+    added = at.session_state["result_rules_base"][-1]
+    assert added["tool"] == "search_web" and "{query}" in added["template"]
+    assert int(metrics(at)["After"].replace(",", "")) < before
 
 
 def test_rule_presets_replace_the_tables():

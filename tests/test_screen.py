@@ -170,6 +170,14 @@ def test_threshold_range_has_room_and_sane_steps():
     assert top >= 1_500_000 and top % step == 0 and top / step <= 400
 
 
+def test_a_request_over_the_context_window_is_called_out(book):
+    result = compact(book, book_rules(), Settings(threshold=0))
+    small = models.ModelInfo("tiny", 1_000, 1.0, 0.5)
+    numbers = view.summary(book, result, small)
+    assert numbers.before > 1_000 and "larger than tiny's context window (1,000)" in numbers.window_warning
+    assert view.summary(book, result, models.info("gpt-4o")).window_warning is None
+
+
 def test_costs_follow_the_price_table():
     gpt4o = models.info("gpt-4o-2024-08-06")
     assert gpt4o.name == "gpt-4o"

@@ -28,7 +28,7 @@ def headline(original: Conversation, optimized: Optimized, model: models.ModelIn
     if done is not None and done.report.status == "summarized":
         badges.badge(f"then summarized ({done.report.summarizer})", icon=":material/summarize:", color="violet")
     numbers = view.summary(original, optimized.compaction, model, done)
-    final = report.tokens_before - numbers.saved
+    final = numbers.after
     before, after, saved, cache = st.columns(4)
     before.metric("Before", f"{report.tokens_before:,}", help="Prompt tokens of the request as it is.")
     after.metric("After", f"{final:,}",
@@ -38,6 +38,8 @@ def headline(original: Conversation, optimized: Optimized, model: models.ModelIn
     cache.metric("Cacheable prefix", f"{numbers.cached_prefix:,}",
                  help="Tokens before the first changed item: a provider's prompt cache can still reuse them. "
                       "Every token after the first edit is billed at the full price on the next request.")
+    if numbers.window_warning:
+        st.warning(numbers.window_warning, icon=":material/warning:")
     scale = view.scale(report.tokens_before, final, report.threshold, model.context_window)
     st.html(render.meters(scale, report.tokens_before, final, report.threshold))
     estimate = "" if report.before.exact else " Counts are estimates: " + "; ".join(report.before.notes) + "."
