@@ -32,8 +32,9 @@ from playground.model import ToolCall, content_text  # noqa: E402
 from playground.rules import book_rules, load_rules, rules_to_json  # noqa: E402
 from playground.tokens import Meter  # noqa: E402
 
-WORDS = ("the solar grid storage battery capacity report analysis growth market energy price module inverter "
-         "panel efficiency demand policy region install cost data figure result trend source annual").split()
+WORDS = ("the", "solar", "grid", "storage", "battery", "capacity", "report", "analysis", "growth", "market",
+         "energy", "price", "module", "inverter", "panel", "efficiency", "demand", "policy", "region", "install",
+         "cost", "data", "figure", "result", "trend", "source", "annual")
 
 
 def _prose(rng: random.Random, words: int) -> str:

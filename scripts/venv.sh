@@ -1,5 +1,9 @@
-# Shared by scripts/app and scripts/test: a project virtualenv in .venv, with the packages of a
-# requirements file installed, re-installed only when that file changes.
+# Shared by scripts/app and scripts/test: a project virtualenv in .venv with the packages of a
+# requirements file installed, re-installed only when that file (or requirements.txt) changes.
+_stamp_value() {
+    cat "$1" requirements.txt | sha256sum | cut -c1-16
+}
+
 ensure_venv() {
     requirements="$1"
     if [ ! -x .venv/bin/python ]; then
@@ -7,10 +11,11 @@ ensure_venv() {
         python3 -m venv .venv
     fi
     stamp=".venv/.installed-$(basename "$requirements")"
-    wanted="$(cat "$requirements" requirements.txt | sha256sum | cut -c1-16)"
-    if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; then
+    if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$(_stamp_value "$requirements")" ]; then
         echo "installing $requirements into .venv…"
         .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$requirements"
-        echo "$wanted" > "$stamp"
+        _stamp_value "$requirements" > "$stamp"
+        # requirements-dev.txt includes requirements.txt: the app's packages are in too.
+        _stamp_value requirements.txt > .venv/.installed-requirements.txt
     fi
 }

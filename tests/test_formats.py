@@ -75,8 +75,8 @@ def test_chat_message_shapes_are_modelled():
         {"role": "user", "name": "bob", "content": "hi"},
     ]}
     items = formats.read(body).items
-    assert [type(i).__name__ for i in items] == ["Message", "ToolCall", "ToolCall", "ToolResult", "ToolResult",
-                                                 "Message"]
+    kinds = [type(i).__name__ for i in items]
+    assert kinds == ["Message", "ToolCall", "ToolCall", "ToolResult", "ToolResult", "Message"]
     assert items[0].content is ABSENT
     assert (items[2].origin.index, items[2].origin.block) == (0, 1)
     assert items[3].name == "a" and items[4].name == "b"
@@ -86,9 +86,11 @@ def test_chat_message_shapes_are_modelled():
 def test_anthropic_blocks_become_items_with_block_origins():
     body = {"system": "be brief", "messages": [
         {"role": "user", "content": "read it"},
-        {"role": "assistant", "content": [{"type": "text", "text": "ok"},
-                                          {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "nope", "is_error": True}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "ok"},
+            {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "nope", "is_error": True}]},
     ]}
     conversation = formats.read(body)
     assert conversation.format == "anthropic"

@@ -1,0 +1,166 @@
+"""End to end in a real browser: the app started with the README's command, driven in Debian's
+headless Chromium through Playwright. Screenshots go to artifacts/ (ignored by git)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+from .test_compaction import book_scenario
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+ARTIFACTS = ROOT / "artifacts"
+
+
+def _browser_or_skip() -> None:
+    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
+        message = f"Debian's chromium is not installed at {CHROMIUM} (scripts/test installs it)"
+        if os.environ.get("PLAYGROUND_REQUIRE_BROWSER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url() -> Iterator[str]:
+    """The app, started exactly as the README says (plus a free port on localhost)."""
+    _browser_or_skip()
+    port = _free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = (ARTIFACTS / "browser-server.log").open("w")
+    process = subprocess.Popen([str(ROOT / "scripts" / "app"), "--server.port", str(port), "--server.address",
+                                "127.0.0.1"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(240):
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
+                    if response.read() == b"ok":
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail(f"the app did not start; see {log.name}")
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=20)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _browser_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    context = browser.new_context(viewport={"width": 1500, "height": 1200})
+    page = context.new_page()
+    page.goto(app_url)
+    idle(page)
+    yield page
+    context.close()
+
+
+def idle(page) -> None:
+    """Wait until the script has run and the page is settled (never a sleep)."""
+    page.wait_for_selector(IDLE, timeout=60_000)
+
+
+def metric(page, label: str) -> int:
+    card = page.get_by_test_id("stMetric").filter(has=page.get_by_text(label, exact=True))
+    return int(card.get_by_test_id("stMetricValue").inner_text().replace(",", ""))
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def test_opens_with_a_preset_compacted(page):
+    from playwright.sync_api import expect
+
+    expect(page.get_by_role("heading", name="Compaction Playground")).to_be_visible()
+    expect(page.get_by_text("Compacted: now below the threshold")).to_be_visible()
+    assert metric(page, "After") < metric(page, "Before")
+    expect(page.get_by_text("prompt cache ends here").first).to_be_visible()
+    shot(page, "e2e-first")
+
+
+def _set_threshold(page, value: int) -> None:
+    field = page.get_by_role("spinbutton", name="Exact threshold")
+    field.fill(str(value))
+    field.press("Enter")
+    page.wait_for_timeout(100)
+    idle(page)
+
+
+def test_changing_the_threshold_moves_the_meters(page):
+    from playwright.sync_api import expect
+
+    before = metric(page, "Before")
+    _set_threshold(page, before + 1)
+    expect(page.get_by_text("Below the threshold: nothing changes")).to_be_visible()
+    assert metric(page, "After") == before
+    expect(page.get_by_text(f"after: {before:,} tokens")).to_be_visible()
+    shot(page, "e2e-below-threshold")
+    _set_threshold(page, 0)
+    expect(page.get_by_text("Below the threshold: nothing changes")).to_have_count(0)
+    assert metric(page, "After") < before
+
+
+def test_pasting_bad_json_shows_where_and_keeps_the_conversation(page):
+    from playwright.sync_api import expect
+
+    before = metric(page, "Before")
+    page.get_by_role("tab", name="Conversation").click()
+    area = page.get_by_role("textbox", name="Paste a conversation (JSON)")
+    area.fill('{"messages": [\n  {"role": "user", "content": "hi"}\n')
+    page.get_by_role("button", name="Load pasted JSON").click()
+    idle(page)
+    expect(page.get_by_text("pasted JSON: line 3, column 1: invalid JSON")).to_be_visible()
+    assert metric(page, "Before") == before
+    expect(area).to_have_value('{"messages": [\n  {"role": "user", "content": "hi"}\n')
+    shot(page, "e2e-bad-paste")
+
+
+def test_uploading_a_file_replaces_the_conversation(page, tmp_path):
+    from playwright.sync_api import expect
+
+    upload = tmp_path / "book-scenario.json"
+    upload.write_text(json.dumps(book_scenario()))
+    page.get_by_role("tab", name="Conversation").click()
+    uploader = page.get_by_test_id("stFileUploader").filter(has_text="upload a .json file")
+    uploader.locator("input[type=file]").set_input_files(str(upload))
+    expect(page.get_by_text("Now showing: book-scenario.json")).to_be_visible(timeout=30_000)
+    idle(page)
+    assert metric(page, "Before") > 0
+    shot(page, "e2e-uploaded")
