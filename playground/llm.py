@@ -44,6 +44,19 @@ def key_from_environment() -> str | None:
     return os.environ.get("OPENAI_API_KEY") or None
 
 
+# First match wins: the subclasses (timeout, 401…) come before their parents.
+_EXPLANATIONS: tuple[tuple[type[Exception], str], ...] = (
+    (openai.APITimeoutError, "{where} did not answer within {timeout:g} s (timeout)"),
+    (openai.APIConnectionError, "could not connect to {where} (is the server running, and is the base URL right?)"),
+    (openai.AuthenticationError, "{where} refused the API key (401): check the key"),
+    (openai.PermissionDeniedError, "{where} denied access (403): the key may not be allowed to use {model}"),
+    (openai.NotFoundError, "{where} does not know the model {model!r} or the path (404)"),
+    (openai.RateLimitError, "{where} is rate limiting requests (429): wait and try again"),
+    (openai.APIStatusError, "{where} answered with an error ({status})"),
+    (openai.APIResponseValidationError, "{where} sent a reply that is not a valid chat completion (malformed reply)"),
+)
+
+
 class OpenAISummarizer:
     """Summarizes a plan with one Chat Completions request."""
 
@@ -83,26 +96,13 @@ class OpenAISummarizer:
         return f"connected: {self.endpoint.model} at {self.endpoint.where} answered"
 
     def _explain(self, exc: openai.OpenAIError) -> str:
-        where, model = self.endpoint.where, self.endpoint.model
-        if isinstance(exc, openai.APITimeoutError):
-            message = f"{where} did not answer within {self.endpoint.timeout:g} s (timeout)"
-        elif isinstance(exc, openai.APIConnectionError):
-            message = f"could not connect to {where} (is the server running, and is the base URL right?)"
-        elif isinstance(exc, openai.AuthenticationError):
-            message = f"{where} refused the API key (401): check the key"
-        elif isinstance(exc, openai.PermissionDeniedError):
-            message = f"{where} denied access (403): the key may not be allowed to use {model}"
-        elif isinstance(exc, openai.NotFoundError):
-            message = f"{where} does not know the model {model!r} or the path (404)"
-        elif isinstance(exc, openai.RateLimitError):
-            message = f"{where} is rate limiting requests (429): wait and try again"
-        elif isinstance(exc, openai.APIStatusError):
-            message = f"{where} answered with an error ({exc.status_code})"
-        elif isinstance(exc, openai.APIResponseValidationError):
-            message = f"{where} sent a reply that is not a valid chat completion (malformed reply)"
-        else:
-            message = f"the request to {where} failed ({type(exc).__name__})"
-        return self._scrub(message)
+        """One sentence built from what we know (never from the exception's text, which may
+        echo request details)."""
+        facts = {"where": self.endpoint.where, "model": self.endpoint.model, "timeout": self.endpoint.timeout,
+                 "status": getattr(exc, "status_code", "?"), "kind": type(exc).__name__}
+        template = next((text for kind, text in _EXPLANATIONS if isinstance(exc, kind)),
+                        "the request to {where} failed ({kind})")
+        return self._scrub(template.format(**facts))
 
     def _scrub(self, text: str) -> str:
         key = self.endpoint.api_key

@@ -104,6 +104,20 @@ def fresh_arguments(call: ToolCall) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def function_fields(tool: Tool, schema_key: str = "parameters") -> dict[str, Any]:
+    """A function tool's name, description and schema, for a format's own tool shape."""
+    fields: dict[str, Any] = {"name": tool.name, "description": tool.description}
+    if tool.parameters is not None:
+        fields[schema_key] = dict(tool.parameters)
+    return fields
+
+
+def has_block(message: dict, *kinds: str) -> bool:
+    """Whether a wire message's content list holds a block of one of ``kinds``."""
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in kinds for b in content)
+
+
 def each_object(values: list, where: str, read: Callable[[dict, int, str], Any]) -> list[Any]:
     """Apply ``read`` to every element of a list of objects, naming each element's place."""
     out = []

@@ -26,6 +26,8 @@ from ._wire import (
     check,
     each_object,
     fresh_arguments,
+    function_fields,
+    has_block,
     maybe,
     need,
     put_content,
@@ -53,9 +55,7 @@ def looks_like(data: Any) -> int:
             return 0
         if message.get("role") in ("tool", "system", "developer") or "tool_calls" in message:
             return 0
-        if isinstance(message.get("content"), list) and any(
-            isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in message["content"]
-        ):
+        if has_block(message, "tool_use", "tool_result"):
             score = 4
     if any(isinstance(t, dict) and "input_schema" in t for t in data.get("tools") or []):
         score = max(score, 4)
@@ -177,9 +177,7 @@ def _write_message(group: list[Item]) -> dict[str, Any]:
 
 
 def _write_tool(tool: Tool) -> dict[str, Any]:
-    if tool.extra:
-        return dict(tool.extra)
-    return {"name": tool.name, "description": tool.description, "input_schema": dict(tool.parameters or {})}
+    return dict(tool.extra) if tool.extra else function_fields(tool, "input_schema")
 
 
 def write(conversation: Conversation) -> Any:

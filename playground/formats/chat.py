@@ -23,6 +23,8 @@ from ..model import (
 from ._wire import (
     check,
     each_object,
+    function_fields,
+    has_block,
     maybe,
     need,
     put_content,
@@ -50,9 +52,7 @@ def looks_like(data: Any) -> int:
     for message in messages:
         if message.get("role") in ("tool", "system", "developer") or "tool_calls" in message:
             score = 3
-        elif isinstance(message.get("content"), list) and any(
-            isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in message["content"]
-        ):
+        elif has_block(message, "tool_use", "tool_result"):
             return 0
     return score
 
@@ -130,12 +130,7 @@ def _write_call(call: ToolCall) -> dict[str, Any]:
 
 
 def _write_tool(tool: Tool) -> dict[str, Any]:
-    if tool.extra:
-        return dict(tool.extra)
-    function: dict[str, Any] = {"name": tool.name, "description": tool.description}
-    if tool.parameters is not None:
-        function["parameters"] = dict(tool.parameters)
-    return {"type": "function", "function": function}
+    return dict(tool.extra) if tool.extra else {"type": "function", "function": function_fields(tool)}
 
 
 def write_messages(items: tuple[Item, ...]) -> list[dict[str, Any]]:

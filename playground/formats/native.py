@@ -31,6 +31,7 @@ from ._wire import (
     check,
     each_object,
     fresh_arguments,
+    function_fields,
     maybe,
     need,
     put_content,
@@ -117,12 +118,7 @@ def _write_item(item: Item) -> dict[str, Any]:
 
 
 def _write_tool(tool: Tool) -> dict[str, Any]:
-    if tool.extra:
-        return dict(tool.extra)
-    wire: dict[str, Any] = {"name": tool.name, "description": tool.description}
-    if tool.parameters is not None:
-        wire["parameters"] = dict(tool.parameters)
-    return wire
+    return dict(tool.extra) if tool.extra else function_fields(tool)
 
 
 def write(conversation: Conversation) -> Any:

@@ -25,6 +25,7 @@ from ..model import (
 from ._wire import (
     check,
     each_object,
+    function_fields,
     maybe,
     need,
     put_content,
@@ -128,12 +129,7 @@ def _write_item(item: Item) -> dict[str, Any]:
 
 
 def _write_tool(tool: Tool) -> dict[str, Any]:
-    if tool.extra:
-        return dict(tool.extra)
-    wire: dict[str, Any] = {"type": "function", "name": tool.name, "description": tool.description}
-    if tool.parameters is not None:
-        wire["parameters"] = dict(tool.parameters)
-    return wire
+    return dict(tool.extra) if tool.extra else {"type": "function", **function_fields(tool)}
 
 
 def write(conversation: Conversation) -> Any:
