@@ -16,6 +16,7 @@ from playground.rules import book_rules
 from playground.summarize import SummarySettings
 
 from .conftest import ROOT
+from .openai_stub import StubServer
 from .test_compaction import book_scenario
 
 PRESETS = presets.list_presets()
@@ -251,3 +252,82 @@ def test_model_choice_sets_the_encoding():
     first = PRESETS[0]
     report = expected(first.conversation, first.rules, first.threshold, first.keep_recent, "gpt-4")
     assert metrics(at)["Before"] == f"{report.tokens_before:,}"
+
+
+CONTROLS = ("button", "selectbox", "text_input", "text_area", "number_input", "toggle", "checkbox", "radio",
+            "slider", "segmented_control")
+
+
+def test_every_control_has_help_text():
+    at = start()
+    at.radio(key="summarizer").set_value("openai")
+    rerun(at)
+    missing = [(kind, element.label) for kind in CONTROLS for element in at.get(kind) if not element.proto.help]
+    assert missing == []
+
+
+def _summarizing(at: AppTest) -> AppTest:
+    """The first preset with a threshold its rules cannot reach: summarization takes over."""
+    at.sidebar.number_input(key="threshold").set_value(500)
+    return rerun(at)
+
+
+def test_summarization_shows_its_span_loss_and_summarizer():
+    at = _summarizing(start())
+    text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "summarized: the oldest history became one summary message" in text
+    assert "Summarizer: offline summary — no LLM" in text
+    assert any("cannot bring back what was said" in w.value for w in at.warning)
+
+
+def _use_endpoint(at: AppTest, base_url: str, model: str, key: str = "sk-page-secret") -> AppTest:
+    at.radio(key="summarizer").set_value("openai")
+    rerun(at)
+    at.text_input(key="base_url").set_value(base_url)
+    at.text_input(key="llm_model").set_value(model)
+    at.text_input(key="api_key").set_value(key)
+    return rerun(at)
+
+
+def _page_text(at: AppTest) -> str:
+    parts = [e.value for kind in ("markdown", "caption", "error", "warning", "info", "success")
+             for e in at.get(kind) if isinstance(getattr(e, "value", None), str)]
+    return "\n".join(parts)
+
+
+def test_a_paid_endpoint_is_called_only_on_the_button_and_kept():
+    with StubServer() as server:
+        at = _use_endpoint(_summarizing(start()), server.base_url, "stub-model")
+        assert server.requests == []  # reruns never call the endpoint
+        assert any("The endpoint is called only when you ask" in i.value for i in at.info)
+        next(b for b in at.button if b.label == "Summarize with stub-model").click()
+        rerun(at)
+        assert len(server.requests) == 1
+        assert "Summarizer: LLM summary — stub-model at 127.0.0.1" in _page_text(at)
+        at.toggle(key="changed_only").set_value(True)
+        rerun(at)
+        assert len(server.requests) == 1  # kept for this input: no second call
+    assert "sk-page-secret" not in _page_text(at)
+
+
+def test_a_failing_endpoint_drops_nothing_and_hides_the_key():
+    with StubServer() as server:
+        at = _use_endpoint(_summarizing(start()), server.base_url, "bad-key", key="sk-must-not-show")
+        before = metrics(at)
+        next(b for b in at.button if b.label == "Summarize with bad-key").click()
+        rerun(at)
+    assert any("refused the API key (401)" in e.value for e in at.error)
+    assert metrics(at) == before  # still the offline summary: nothing was dropped
+    assert "sk-must-not-show" not in _page_text(at)
+
+
+def test_test_connection_reports_both_ways():
+    with StubServer() as server:
+        at = _use_endpoint(start(), server.base_url, "stub-model")
+        next(b for b in at.sidebar.button if b.label == "Test connection").click()
+        rerun(at)
+        assert any("connected: stub-model at 127.0.0.1" in s.value for s in at.sidebar.success)
+        at = _use_endpoint(at, server.base_url, "missing-model")
+        next(b for b in at.sidebar.button if b.label == "Test connection").click()
+        rerun(at)
+        assert any("does not know the model 'missing-model'" in e.value for e in at.sidebar.error)

@@ -36,7 +36,9 @@ def paste_and_upload() -> None:
                      placeholder='[{"role": "user", "content": "…"}, …]  or a full request body',
                      help="Chat Completions (a message list or a request body), a Responses request, an Anthropic "
                           "Messages request, or the playground's own format. Ctrl+Enter, then Load.")
-        st.form_submit_button("Load pasted JSON", type="primary", on_click=_load_paste)
+        st.form_submit_button("Load pasted JSON", type="primary", on_click=_load_paste,
+                              help="Read the pasted JSON. If it is not a valid conversation, the message says where, "
+                                   "and the current conversation stays.")
     if state.message("paste"):
         st.error(state.message("paste"), icon=":material/error:")
     st.file_uploader("…or upload a .json file", type=["json"], key="upload", on_change=_load_upload,
@@ -162,9 +164,10 @@ def build() -> None:
             save, up, down, delete = st.columns(4)
             save.button("Save item", on_click=_save_item, type="primary", width="stretch",
                         help="Check the item and put it in the conversation.")
-            up.button("Move up", on_click=_move, args=(-1,), disabled=position == 0, width="stretch")
+            up.button("Move up", on_click=_move, args=(-1,), disabled=position == 0, width="stretch",
+                      help="Swap with the item before. A result cannot move above its call.")
             down.button("Move down", on_click=_move, args=(1,), disabled=position >= len(conversation.items) - 1,
-                        width="stretch")
+                        width="stretch", help="Swap with the item after. A call cannot move below its result.")
             delete.button("Delete", on_click=_delete_item, width="stretch",
                           help="A call with a result must lose its result first.")
     st.markdown("**Add an item** after the selected one (or at the end)")

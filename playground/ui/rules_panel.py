@@ -108,7 +108,8 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
         with st.form("rules_paste_form", border=False):
             st.text_area("…or paste rules JSON", key="rules_paste", height=120,
                          help="Ctrl+Enter, then Import. The book's {tool: text} dicts work too.")
-            st.form_submit_button("Import pasted rules", on_click=_import_paste)
+            st.form_submit_button("Import pasted rules", on_click=_import_paste,
+                                  help="Check the pasted rules and, if they are valid, replace both tables.")
         if state.message("rules_import"):
             st.error(state.message("rules_import"))
         python = exports.rules_python(rules)

@@ -99,7 +99,8 @@ def settings() -> None:
     with st.expander("Summary prompt and budget"):
         st.text_area("Prompt", key=PROMPT, height=260, help="What the LLM is asked for. The offline summarizer "
                                                              "does not use it.")
-        st.button("Restore the default prompt", on_click=lambda: st.session_state.update({PROMPT: DEFAULT_PROMPT}))
+        st.button("Restore the default prompt", on_click=lambda: st.session_state.update({PROMPT: DEFAULT_PROMPT}),
+                  help="Put back the prompt this playground ships with.")
         st.number_input("Tokens read per item", min_value=20, step=100, key=BUDGET,
                         help="Each original item is cut to this many tokens before the summarizer reads it.")
 
