@@ -311,7 +311,3 @@ def compact(conversation: Conversation, rules: Rules | None = None, settings: Se
         after=after,
     )
     return Compaction(compacted, report)
-
-
-__all__ = ["DEFAULT_THRESHOLD", "REASONS", "STAGES", "Compaction", "Edit", "Report", "Settings", "Skip",
-           "Template", "apply_rules", "compact"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -221,9 +221,3 @@ def pairs(items: tuple[Item, ...]) -> dict[int, int]:
         elif isinstance(item, ToolResult) and item.call_id in open_calls:
             answered.setdefault(open_calls[item.call_id], position)
     return answered
-
-
-def iter_calls(items: tuple[Item, ...]) -> Iterator[tuple[int, ToolCall]]:
-    for position, item in enumerate(items):
-        if isinstance(item, ToolCall):
-            yield position, item

@@ -103,6 +103,8 @@ def summary_to_json(summarization: Summarization | None, limit: int | None = Non
         if report.span_origin:
             data["span"]["first_index"], data["span"]["last_index"] = report.span_origin
         data["summarizer"] = report.summarizer
+    if summarization.plan is not None:
+        data["extends_earlier_summary"] = summarization.plan.previous_summary
     if report.status == "summarized":
         data["summary_index"] = report.summary_position
         data["summary_tokens"] = report.summary_tokens

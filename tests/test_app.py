@@ -28,16 +28,19 @@ def _fresh_caches():
     yield
 
 
-def start() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    assert not at.exception
+def healthy(at: AppTest) -> AppTest:
+    """No exception, and no bug caught by the page's own guard."""
+    assert not at.exception, at.exception
+    assert not [e.value for e in at.error if "Something went wrong" in e.value]
     return at
+
+
+def start() -> AppTest:
+    return healthy(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run())
 
 
 def rerun(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return healthy(at.run())
 
 
 def metrics(at: AppTest) -> dict[str, str]:

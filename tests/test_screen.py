@@ -207,3 +207,19 @@ def test_exports_are_what_the_importers_read(book):
     namespace: dict = {}
     exec(exports.rules_python(book_rules()).data, namespace)
     assert "read_file" in namespace["TOOLRESULT_COMPACTION_RULES"]
+
+
+def test_the_engine_never_imports_streamlit():
+    import pkgutil
+    import subprocess
+    import sys
+
+    import playground
+
+    engine = [m.name for m in pkgutil.walk_packages(playground.__path__, prefix="playground.")
+              if not m.name.startswith(("playground.ui", "playground.__main__"))]
+    script = "import sys\n" + "".join(f"import {name}\n" for name in engine) + "print('streamlit' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          cwd=playground.__path__[0] + "/..")
+    assert done.stdout.strip() == "False", engine
+    assert len(engine) >= 20

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 
 from .. import exports, formats, models, render
@@ -59,6 +61,16 @@ def _export_panel(original, result: Optimized, rules, summary_limit: int | None)
 def main() -> None:
     st.set_page_config(page_title="Compaction Playground", page_icon=":material/compress:", layout="wide")
     st.html(render.STYLE)
+    try:
+        _page()
+    except Exception as exc:  # a bug, not bad input: say so plainly, keep the session, log the details
+        logging.getLogger("playground").exception("the page failed")
+        st.error(f"Something went wrong drawing this page ({type(exc).__name__}). Your conversation and rules are "
+                 "kept; *Reset to preset* or another change may get you going. Details are in the server log.",
+                 icon=":material/bug_report:")
+
+
+def _page() -> None:
     state.init()
     conversation = st.session_state[state.CONVERSATION]
 

@@ -43,7 +43,9 @@ def headline(original: Conversation, optimized: Optimized, model: models.ModelIn
     scale = view.scale(report.tokens_before, final, report.threshold, model.context_window)
     st.html(render.meters(scale, report.tokens_before, final, report.threshold))
     estimate = "" if report.before.exact else " Counts are estimates: " + "; ".join(report.before.notes) + "."
-    first = f"The first change is at {numbers.first_change}." if numbers.first_change else "Nothing changed."
+    first = (f"The first change is at {numbers.first_change}: the {numbers.cached_prefix:,} tokens before it "
+             f"({numbers.cached_percent}% of the request as sent) stay cacheable." if numbers.first_change
+             else "Nothing changed: the whole prompt stays cacheable.")
     st.caption(
         f"{first} Input cost per request at {model.name} list prices (${model.input_per_million:g}/M input, "
         f"${model.cached_per_million:g}/M cached; {models.PRICES_AS_OF}, check the provider's page): before "
