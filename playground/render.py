@@ -99,7 +99,7 @@ def rows_table(rows: list[Row], largest: int) -> str:
         classes = " ".join(name for name, on in flags if on)
         who = escape(row.role + (f" · {row.tool}" if row.tool else ""))
         notes = [f'<div class="cp-rule">✂ {escape(rule)}</div>' for rule in row.rules]
-        notes += [f'<div class="cp-skip">⏸ kept: {escape(reason)}</div>' for reason in row.skipped]
+        notes += [f'<div class="cp-skip">⊘ kept: {escape(reason)}</div>' for reason in row.skipped]
         if row.summarized:
             notes.append('<div class="cp-sum">⤵ folded into the summary: lossy, a tool call cannot bring it back'
                          "</div>" if row.after else '<div class="cp-sum">⤵ folded into the summary above</div>')

@@ -166,11 +166,11 @@ class Meter:
 
     def _notes(self, conversation: Conversation) -> list[str]:
         """Every reason the count is an estimate rather than OpenAI's published accounting."""
+        if conversation.format == "anthropic":  # one note says it all: every part is approximate
+            return ["Anthropic models use their own tokenizer: counted with "
+                    f"{self.choice.encoding} and OpenAI's accounting as an approximation"]
         notes = [self.choice.note] if self.choice.note else []
-        if conversation.format == "anthropic":
-            notes.append("Anthropic models use their own tokenizer: counted with "
-                         f"{self.choice.encoding} and OpenAI's accounting as an approximation")
-        elif conversation.format != "chat":
+        if conversation.format != "chat":
             notes.append("accounting for this format is OpenAI Chat Completions' applied to the same items")
         if not self.accounting.published:
             notes.append(f"model family {self.accounting.family}: per-message constants fitted on billed counts")
