@@ -1066,8 +1066,9 @@ def _pytest_header(title: str) -> str:
     return f" {title} ".center(80, "_")
 
 
-def _amount_failure(test_id: str, text: str, expected: str, got: str, test_line: int) -> str:
-    return "\n".join([
+def _amount_test(test_id: str, text: str, expected: str) -> list[str]:
+    """The lines pytest prints first for a failing parametrized amount test."""
+    return [
         _pytest_header(f"test_parse_amount[{test_id}]"),
         "",
         f"text = {text!r}, expected = {expected!r}",
@@ -1075,6 +1076,12 @@ def _amount_failure(test_id: str, text: str, expected: str, got: str, test_line:
         '    @pytest.mark.parametrize(("text", "expected"), AMOUNTS)',
         "    def test_parse_amount(text: str, expected: str) -> None:",
         ">       assert parse_amount(text) == Decimal(expected)",
+    ]
+
+
+def _amount_failure(test_id: str, text: str, expected: str, got: str, test_line: int) -> str:
+    return "\n".join([
+        *_amount_test(test_id, text, expected),
         f"E       AssertionError: assert Decimal({got!r}) == Decimal({expected!r})",
         f"E        +  where Decimal({got!r}) = parse_amount({text!r})",
         f"E        +  and   Decimal({expected!r}) = Decimal({expected!r})",
@@ -1086,13 +1093,7 @@ def _amount_failure(test_id: str, text: str, expected: str, got: str, test_line:
 def _amount_error(test_id: str, text: str, expected: str, source: str, test_line: int) -> str:
     raise_line = _line_of(source, 'raise ParseError(f"not an amount: {text!r}") from None')
     return "\n".join([
-        _pytest_header(f"test_parse_amount[{test_id}]"),
-        "",
-        f"text = {text!r}, expected = {expected!r}",
-        "",
-        '    @pytest.mark.parametrize(("text", "expected"), AMOUNTS)',
-        "    def test_parse_amount(text: str, expected: str) -> None:",
-        ">       assert parse_amount(text) == Decimal(expected)",
+        *_amount_test(test_id, text, expected),
         "",
         f"tests/test_parse.py:{test_line}: ",
         "_ " * 39 + "_",
