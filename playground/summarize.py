@@ -149,10 +149,17 @@ def span(items: tuple[Item, ...], keep_steps: int) -> tuple[int, int] | None:
 
 
 def _trim(text: str, budget: int, meter: Meter) -> str:
-    tokens = meter.encoding.encode_ordinary(text)
-    if len(tokens) <= budget:
+    """``text`` cut to ``budget`` tokens. The full count is cached from counting the request; the
+    cut encodes only a prefix that holds the budget (about 4 characters a token; doubled until it does)."""
+    total = meter.text(text)
+    if total <= budget:
         return text
-    return meter.encoding.decode(tokens[:budget]) + f" […{len(tokens) - budget} more tokens cut]"
+    span = budget * 6
+    tokens = meter.encoding.encode_ordinary(text[:span])
+    while len(tokens) <= budget and span < len(text):
+        span *= 2
+        tokens = meter.encoding.encode_ordinary(text[:span])
+    return meter.encoding.decode(tokens[:budget]) + f" […{total - budget} more tokens cut]"
 
 
 def transcript(items: tuple[Item, ...], budget: int, meter: Meter) -> str:
@@ -271,6 +278,7 @@ class OfflineSummarizer:
     def summarize(self, plan: Plan) -> str:
         items = plan.items
         conversation = Conversation(items=items)
+        telling: dict[str, str | None] = {}  # per tool, found once: the argument that names a call best
         calls: dict[str, ToolCall] = {}
         requests, actions, errors, conclusions, earlier = [], [], [], [], []
         for item in items:
@@ -280,7 +288,9 @@ class OfflineSummarizer:
                 calls[item.call_id] = item
             elif isinstance(item, ToolResult):
                 call = calls.get(item.call_id)
-                key = telling_argument(conversation, item.name)
+                if item.name not in telling:
+                    telling[item.name] = telling_argument(conversation, item.name)
+                key = telling[item.name]
                 arguments = (call.parsed_arguments() or {}) if call else {}
                 shown = f"{key}={json.dumps(arguments[key], ensure_ascii=False)[:120]}" if key in arguments else ""
                 text = content_text(item.content)

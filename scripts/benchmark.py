@@ -6,7 +6,9 @@ conversation's text: no process can count it faster. Everything is measured in t
 
     python scripts/benchmark.py [--tokens 1000000] [--repeat 3]
 
-Targets: ``count`` as a whole process ≤ 1.5× the floor process, ``compact`` ≤ 2.0×, and
+Targets: ``count`` as a whole process ≤ 1.5× the floor process, ``compact`` ≤ 2.0× (with the
+threshold at 0 it compacts, then summarizes the older history offline; ``--no-summarize`` alone is
+printed too), and
 recomputing in-process after one rule changes ≤ 0.1× the in-process floor (counts are cached
 per text, so only what the changed rule touched is encoded again).
 """
@@ -101,7 +103,7 @@ def all_text(conversation: formats.Conversation) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, default=1_000_000, help="size of the synthetic conversation")
-    parser.add_argument("--repeat", type=int, default=3, help="repeats per timing (the best is kept)")
+    parser.add_argument("--repeat", type=int, default=5, help="repeats per timing (the best is kept)")
     args = parser.parse_args()
 
     body = synthetic(args.tokens)
@@ -122,6 +124,9 @@ def main() -> None:
         count = _best(args.repeat, lambda: _process("-m", "playground", "count", str(request)))
         compact_process = _best(args.repeat, lambda: _process("-m", "playground", "compact", str(request),
                                                               "--threshold", "0", "-o", str(folder / "out.json")))
+        compact_only = _best(args.repeat, lambda: _process("-m", "playground", "compact", str(request),
+                                                           "--threshold", "0", "--no-summarize", "-o",
+                                                           str(folder / "out.json")))
 
     encoding = get_encoding("o200k_base")
     text = all_text(conversation)
@@ -136,7 +141,9 @@ def main() -> None:
 
     print(f"floor process (load encoding + one pass):   {floor:6.2f} s")
     print(f"count process:      {count:6.2f} s   ratio {count / floor:4.2f}×  (target ≤ 1.5×)")
-    print(f"compact process:    {compact_process:6.2f} s   ratio {compact_process / floor:4.2f}×  (target ≤ 2.0×)")
+    print(f"compact process:    {compact_process:6.2f} s   ratio {compact_process / floor:4.2f}×  (target ≤ 2.0×; "
+          "threshold 0, so it also summarizes nearly everything offline)")
+    print(f"  compaction only:  {compact_only:6.2f} s   ratio {compact_only / floor:4.2f}×  (--no-summarize)")
     print(f"in-process floor (one encoding pass):       {floor_in_process:6.3f} s")
     print(f"recompute after one rule change: {recompute:6.3f} s   ratio {recompute / floor_in_process:4.2f}×  "
           "(target ≤ 0.1×)")
