@@ -11,11 +11,12 @@ fails, nothing is dropped. Unlike a reference, a summary cannot be undone by cal
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from . import formats
@@ -78,9 +79,16 @@ class Plan:
     start: int
     end: int
     items: tuple[Item, ...]  # the span's original, uncompacted items
-    transcript: str  # the same items as the summarizer reads them, each trimmed to the budget
     prompt: str
     previous_summary: bool
+    budget: int
+    meter: Meter = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def transcript(self) -> str:
+        """The items as an LLM reads them, each trimmed to the budget. Made on first use: the
+        offline summarizer reads the items themselves and never needs it."""
+        return transcript(self.items, self.budget, self.meter)
 
     @property
     def key(self) -> str:
@@ -185,8 +193,8 @@ def plan(original: Conversation, compacted: Conversation, settings: SummarySetti
         return None
     start, end = found
     originals = original.items[start:end]
-    return Plan(start, end, originals, transcript(originals, settings.item_budget, meter), settings.prompt,
-                any(is_summary(item) for item in originals))
+    return Plan(start, end, originals, settings.prompt, any(is_summary(item) for item in originals),
+                settings.item_budget, meter)
 
 
 def summary_message(text: str, count: int, label: str) -> Message:

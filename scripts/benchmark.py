@@ -95,6 +95,18 @@ def _process(*args: str) -> None:
     subprocess.run([sys.executable, *args], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
 
 
+def _interleaved(repeat: int, commands: list[tuple[str, ...]]) -> list[float]:
+    """The best time of each command, run in rounds so that a slow spell of this noisy machine
+    hits every command alike rather than one of them."""
+    best = [float("inf")] * len(commands)
+    for _ in range(repeat):
+        for position, command in enumerate(commands):
+            start = time.perf_counter()
+            _process(*command)
+            best[position] = min(best[position], time.perf_counter() - start)
+    return best
+
+
 def all_text(conversation: formats.Conversation) -> str:
     return "".join(item.arguments if isinstance(item, ToolCall) else content_text(item.content)
                    for item in conversation.items)
@@ -120,13 +132,13 @@ def main() -> None:
         floor_script = ("import sys; from playground.encodings import get_encoding; "
                         "text = open(sys.argv[1], encoding='utf-8').read(); "
                         "print(len(get_encoding('o200k_base').encode_ordinary(text)))")
-        floor = _best(args.repeat, lambda: _process("-c", floor_script, str(text_file)))
-        count = _best(args.repeat, lambda: _process("-m", "playground", "count", str(request)))
-        compact_process = _best(args.repeat, lambda: _process("-m", "playground", "compact", str(request),
-                                                              "--threshold", "0", "-o", str(folder / "out.json")))
-        compact_only = _best(args.repeat, lambda: _process("-m", "playground", "compact", str(request),
-                                                           "--threshold", "0", "--no-summarize", "-o",
-                                                           str(folder / "out.json")))
+        out = str(folder / "out.json")
+        floor, count, compact_process, compact_only = _interleaved(args.repeat, [
+            ("-c", floor_script, str(text_file)),
+            ("-m", "playground", "count", str(request)),
+            ("-m", "playground", "compact", str(request), "--threshold", "0", "-o", out),
+            ("-m", "playground", "compact", str(request), "--threshold", "0", "--no-summarize", "-o", out),
+        ])
 
     encoding = get_encoding("o200k_base")
     text = all_text(conversation)
