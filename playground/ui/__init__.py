@@ -88,7 +88,7 @@ def _page() -> None:
     st.title("Compaction Playground")
     st.caption("Replace tool data an agent has already used with short references — only when the request is "
                "over a token threshold — and see what it saves and what it costs.")
-    with st.expander("What is compaction, and why behind a threshold?", icon=":material/school:"):
+    with st.expander("New here? What compaction is, and why it waits for a threshold", icon=":material/school:"):
         st.markdown(EXPLAINER)
     for note in conversation.notes:
         st.info(note, icon=":material/info:")
