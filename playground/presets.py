@@ -36,7 +36,6 @@ class Preset:
     rules: Rules
     conversation: Conversation
     source: Any  # the conversation exactly as written in the file
-    extra: dict[str, Any]  # other suggested settings (summarization…)
 
 
 def _number(data: dict, key: str, default: int, where: str) -> int:
@@ -57,7 +56,6 @@ def parse_preset(data: Any, key: str) -> Preset:
         rules = load_rules(data["rules"]) if "rules" in data else book_rules()
     except InputError as exc:
         raise exc.within(key) from None
-    known = {"title", "description", "order", "model", "threshold", "keep_recent", "rules", "conversation"}
     return Preset(
         key=key,
         title=title,
@@ -69,7 +67,6 @@ def parse_preset(data: Any, key: str) -> Preset:
         rules=rules,
         conversation=conversation,
         source=data["conversation"],
-        extra={k: v for k, v in data.items() if k not in known},
     )
 
 

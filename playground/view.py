@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from . import formats, models
 from .compaction import Compaction
-from .model import Conversation, Item, ToolCall, content_text, item_kind, role_of, tool_name
+from .model import Conversation, Item, ToolCall, content_text, role_of, tool_name
 from .summarize import Summarization
 
 # Reasons as a person reads them next to an item.
@@ -29,7 +29,6 @@ class Row:
     position: int
     location: str
     role: str
-    kind: str
     tool: str | None
     before: str
     after: str
@@ -72,7 +71,6 @@ def rows(original: Conversation, result: Compaction, summarization: Summarizatio
             position=position,
             location=formats.where(original, before) if before.origin else f"item {position}",
             role=role_of(before),
-            kind=item_kind(before),
             tool=tool_name(before),
             before=item_text(before),
             after=item_text(after),

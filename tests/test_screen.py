@@ -187,7 +187,7 @@ def test_costs_follow_the_price_table():
 
 
 def test_rows_render_escaped_and_capped():
-    rows = [view.Row(0, "messages[0]", "user", "message", None, "<script>x</script>" + "a" * 10_000, "", 10, 10,
+    rows = [view.Row(0, "messages[0]", "user", None, "<script>x</script>" + "a" * 10_000, "", 10, 10,
                      False, (), ("within keep_recent",), False)]
     html = render.rows_table(rows, 10)
     assert "<script>" not in html and "&lt;script&gt;" in html
