@@ -17,7 +17,7 @@ from typing import Any
 from .errors import InputError
 from .model import Conversation, Item, JsonObject, Origin, ToolCall, ToolResult, content_text, pairs, role_of
 from .rules import Rules, Template, book_rules, field_values
-from .tokens import Layout, Meter, TokenCount, meter
+from .tokens import Layout, Meter, TokenCount
 
 DEFAULT_THRESHOLD = 50_000  # the book's
 
@@ -119,16 +119,7 @@ class _Context:
     meter: Meter
 
     @classmethod
-    def of(cls, items: tuple[Item, ...], settings: Settings, meter: Meter) -> _Context:
-        last = _last_context[0]
-        if last is not None and last.items is items and last.settings == settings and last.meter is meter:
-            return last  # a rerun over the same request: its pairing and guards are unchanged
-        context = cls._build(items, settings, meter)
-        _last_context[0] = context
-        return context
-
-    @classmethod
-    def _build(cls, items: tuple[Item, ...], settings: Settings, meter: Meter) -> _Context:
+    def build(cls, items: tuple[Item, ...], settings: Settings, meter: Meter) -> _Context:
         answers = pairs(items)
         calls = [p for p, item in enumerate(items) if isinstance(item, ToolCall)]
         newest = calls[len(calls) - settings.keep_recent:] if settings.keep_recent else []
@@ -137,7 +128,6 @@ class _Context:
         return cls(items, answers, {r: c for c, r in answers.items()}, last_assistant, protected, settings, meter)
 
 
-_last_context: list[_Context | None] = [None]
 
 
 @dataclass(frozen=True)
@@ -232,31 +222,46 @@ def _decide(ctx: _Context, c: _Candidate) -> tuple[Item, tuple[str, ...], int] |
     return compacted, missing, original - smaller
 
 
-# Decisions are pure functions of the item, its call's arguments, the rule and a few flags, so a
-# rerun with one rule changed re-decides only the items that rule touches. Entries hold the item
-# and arguments they were made for and are trusted only for those very objects.
-_MEMO_ENTRIES = 10_000
-_decisions: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
+class DecisionCache:
+    """What a rerun can reuse, owned by whoever reruns (an ``Engine``, one per browser session).
+
+    Decisions are pure functions of the item, its call's arguments, the rule and a few flags, so
+    a rerun with one rule changed re-decides only the items that rule touches. Entries hold the
+    item and arguments they were made for and are trusted only for those very objects.
+    """
+
+    ENTRIES = 10_000
+
+    def __init__(self) -> None:
+        self._decisions: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
+        self._context: _Context | None = None
+
+    def context(self, items: tuple[Item, ...], settings: Settings, meter: Meter) -> _Context:
+        last = self._context
+        if last is not None and last.items is items and last.settings == settings and last.meter is meter:
+            return last  # a rerun over the same request: its pairing and guards are unchanged
+        self._context = _Context.build(items, settings, meter)
+        return self._context
+
+    def decide(self, ctx: _Context, c: _Candidate) -> tuple[Item, tuple[str, ...], int] | tuple[str, str]:
+        protected = c.position in ctx.protected
+        key = (id(c.item), id(c.arguments), c.argument, c.template.text, c.enabled, c.min_tokens, c.waiting,
+               c.failed, protected and ctx.settings.keep_recent, ctx.settings.compact_errors, id(ctx.meter))
+        hit = self._decisions.get(key)
+        if hit is not None and hit[0] is c.item and hit[1] is c.arguments:
+            return hit[2]
+        outcome = _decide(ctx, c)
+        if len(self._decisions) >= self.ENTRIES:
+            self._decisions.clear()
+        self._decisions[key] = (c.item, c.arguments, outcome)
+        return outcome
 
 
-def _decide_memoized(ctx: _Context, c: _Candidate) -> tuple[Item, tuple[str, ...], int] | tuple[str, str]:
-    protected = c.position in ctx.protected
-    key = (id(c.item), id(c.arguments), c.argument, c.template.text, c.enabled, c.min_tokens, c.waiting, c.failed,
-           protected and ctx.settings.keep_recent, ctx.settings.compact_errors, id(ctx.meter))
-    hit = _decisions.get(key)
-    if hit is not None and hit[0] is c.item and hit[1] is c.arguments:
-        return hit[2]
-    outcome = _decide(ctx, c)
-    if len(_decisions) >= _MEMO_ENTRIES:
-        _decisions.clear()
-    _decisions[key] = (c.item, c.arguments, outcome)
-    return outcome
-
-
-def apply_rules(conversation: Conversation, rules: Rules, settings: Settings, meter: Meter) -> tuple[
-        Conversation, tuple[Edit, ...], tuple[Skip, ...]]:
+def apply_rules(conversation: Conversation, rules: Rules, settings: Settings, meter: Meter,
+                cache: DecisionCache | None = None) -> tuple[Conversation, tuple[Edit, ...], tuple[Skip, ...]]:
     """One pass of the rules over every item, regardless of the threshold."""
-    ctx = _Context.of(conversation.items, settings, meter)
+    cache = cache or DecisionCache()
+    ctx = cache.context(conversation.items, settings, meter)
     layout = Layout.of(conversation.items)  # compaction never changes it
     items = list(conversation.items)
     edits: list[Edit] = []
@@ -270,7 +275,7 @@ def apply_rules(conversation: Conversation, rules: Rules, settings: Settings, me
             common = {"position": position, "origin": original.origin, "tool": candidate.item.name,
                       "kind": "result" if isinstance(original, ToolResult) else "call",
                       "call_id": candidate.item.call_id}
-            outcome = _decide_memoized(ctx, candidate)
+            outcome = cache.decide(ctx, candidate)
             if isinstance(outcome[0], str):
                 skipped.append(Skip(**common, reason=outcome[0], detail=str(outcome[1])))
                 continue
@@ -283,17 +288,19 @@ def apply_rules(conversation: Conversation, rules: Rules, settings: Settings, me
 
 
 def compact(conversation: Conversation, rules: Rules | None = None, settings: Settings | None = None,
-            model: str | None = None) -> Compaction:
-    """Count, and compact only when the request is at or over the threshold."""
+            model: str | None = None, *, meter: Meter | None = None, cache: DecisionCache | None = None) -> Compaction:
+    """Count, and compact only when the request is at or over the threshold. ``meter`` and
+    ``cache`` are what an ``Engine`` lends so reruns reuse counts and decisions; without them
+    this call makes its own and forgets them."""
     rules = book_rules() if rules is None else rules
     settings = settings or Settings()
-    counter = meter(model or conversation.model)
+    counter = meter or Meter(model or conversation.model)
     before = counter.count(conversation)
     if before.total < settings.threshold:
         report = Report("below_threshold", settings.threshold, before.total, before.total, (), (), None, None,
                         before.total, before, before)
         return Compaction(conversation, report)
-    compacted, edits, skipped = apply_rules(conversation, rules, settings, counter)
+    compacted, edits, skipped = apply_rules(conversation, rules, settings, counter, cache)
     after = counter.count(compacted) if edits else before
     first = min((edit.position for edit in edits), default=None)
     stage = "compacted" if edits and after.total < settings.threshold else "still_over"

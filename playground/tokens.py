@@ -213,17 +213,7 @@ class Layout:
         return cls(frozenset(parallel), frozenset(continued))
 
 
-_meters: dict[str, Meter] = {}
-
-
-def meter(model: str | None = None) -> Meter:
-    """A shared Meter per model, so its per-text cache lives across calls (and UI reruns)."""
-    key = model or ""
-    if key not in _meters:
-        _meters[key] = Meter(model)
-    return _meters[key]
-
-
 def count(conversation: Conversation, model: str | None = None) -> TokenCount:
-    """The prompt tokens of ``conversation`` for ``model`` (default: the request's own model)."""
-    return meter(model or conversation.model).count(conversation)
+    """The prompt tokens of ``conversation`` for ``model`` (default: the request's own model),
+    with a throwaway meter; hold an ``Engine`` to keep counts across calls."""
+    return Meter(model or conversation.model).count(conversation)

@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from playground import formats  # noqa: E402
-from playground.compaction import Settings, compact  # noqa: E402
+from playground.compaction import Settings  # noqa: E402
 from playground.encodings import get_encoding  # noqa: E402
+from playground.engine import Engine  # noqa: E402
 from playground.model import ToolCall, content_text  # noqa: E402
 from playground.rules import book_rules, load_rules, rules_to_json  # noqa: E402
 from playground.tokens import Meter  # noqa: E402
@@ -145,11 +146,15 @@ def main() -> None:
     floor_in_process = _best(args.repeat, lambda: encoding.encode_ordinary(text))
     rules = book_rules()
     settings = Settings(threshold=0)
-    compact(conversation, rules, settings)  # warm the per-text cache, as a UI session is
+    engine = Engine()  # one engine, as a page session holds one
+    engine.compact(conversation, rules, settings)  # warm the per-text cache, as a UI session is
     edited = rules_to_json(rules)
     edited["tool_results"][0]["template"] = "Read {file_path} ({lines} lines). Re-read if needed."
     changed = load_rules(edited)
-    recompute = _best(args.repeat, lambda: compact(conversation, changed, settings))
+    started = time.perf_counter()
+    engine.compact(conversation, changed, settings)  # the first recompute: the changed rule's items re-decided
+    first_recompute = time.perf_counter() - started
+    recompute = _best(args.repeat, lambda: engine.compact(conversation, changed, settings))
 
     print(f"floor process (load encoding + one pass):   {floor:6.2f} s")
     print(f"count process:      {count:6.2f} s   ratio {count / floor:4.2f}×  (target ≤ 1.5×)")
@@ -157,8 +162,10 @@ def main() -> None:
           "threshold 0, so it also summarizes nearly everything offline)")
     print(f"  compaction only:  {compact_only:6.2f} s   ratio {compact_only / floor:4.2f}×  (--no-summarize)")
     print(f"in-process floor (one encoding pass):       {floor_in_process:6.3f} s")
-    print(f"recompute after one rule change: {recompute:6.3f} s   ratio {recompute / floor_in_process:4.2f}×  "
-          "(target ≤ 0.1×)")
+    print(f"first recompute after one rule change: {first_recompute:6.3f} s   "
+          f"ratio {first_recompute / floor_in_process:4.2f}×  (uncached: the changed rule's items re-decided)")
+    print(f"repeat recompute (best of {args.repeat}):       {recompute:6.3f} s   "
+          f"ratio {recompute / floor_in_process:4.2f}×  (decisions cached, as a rerun with nothing new)")
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ def long_run(steps: int = 8) -> dict:
 
 
 def meter():
-    return tokens.meter("gpt-4o")
+    return tokens.Meter("gpt-4o")
 
 
 class Failing:

@@ -49,7 +49,7 @@ def test_exact_flag_is_only_set_where_the_accounting_is_published(measured):
 
 def test_published_rule_by_hand():
     """Cookbook: 3 per message + tokens of each value, +1 for name, +3 reply priming."""
-    meter = tokens.meter("gpt-4o")
+    meter = tokens.Meter("gpt-4o")
     enc = meter.encoding
     conversation = Conversation(items=(Message(role="system", content="Be terse.", name="rules"),
                                        Message(role="user", content="Hello there")), format="chat")
@@ -61,7 +61,7 @@ def test_published_rule_by_hand():
 
 
 def test_tool_call_and_result_rule_by_hand():
-    meter = tokens.meter("gpt-4o")
+    meter = tokens.Meter("gpt-4o")
     call = ToolCall(call_id="c", name="read_file", arguments='{"path": "a.py"}')
     result = ToolResult(call_id="c", name="read_file", content="print(1)")
     enc = meter.encoding
@@ -97,8 +97,8 @@ def test_anthropic_counts_are_labelled_estimates():
 
 
 def test_cl100k_models_use_cl100k():
-    assert tokens.meter("gpt-4").choice.encoding == "cl100k_base"
-    assert tokens.meter("gpt-4o").choice.encoding == "o200k_base"
+    assert tokens.Meter("gpt-4").choice.encoding == "cl100k_base"
+    assert tokens.Meter("gpt-4o").choice.encoding == "o200k_base"
 
 
 def test_anthropic_blocks_of_one_message_pay_one_overhead():

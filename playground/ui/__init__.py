@@ -9,9 +9,8 @@ import streamlit as st
 from .. import exports, formats, models, render
 from ..compaction import Settings
 from ..errors import InputError
-from ..pipeline import Optimized, optimize
+from ..pipeline import Optimized
 from ..summarize import OfflineSummarizer
-from ..tokens import meter
 from . import conversation_panel, results, rules_panel, sidebar, state, summary_panel
 
 EXPLAINER = """
@@ -79,7 +78,7 @@ def _page() -> None:
         sidebar.conversation_picker()
         st.header("Settings")
         model_name = st.session_state[state.MODEL]
-        before = meter(model_name).count(conversation)
+        before = state.engine().count(conversation, model_name)
         sidebar.settings(before.total)
         st.header("Summarization")
         summary_panel.init()
@@ -102,7 +101,7 @@ def _page() -> None:
         st.error(str(exc))
         return
     summary, prefer = summary_panel.config()
-    optimized = optimize(conversation, rules, settings, summary, OfflineSummarizer(), model_name,
+    optimized = state.engine().optimize(conversation, rules, settings, summary, OfflineSummarizer(), model_name,
                          st.session_state[summary_panel.CACHE], prefer)
     results.headline(conversation, optimized, models.info(model_name))
     summary_panel.panel(optimized, prefer)

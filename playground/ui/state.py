@@ -12,6 +12,7 @@ from typing import Any
 import streamlit as st
 
 from .. import formats, models, presets
+from ..engine import Engine
 from ..errors import InputError
 from ..model import Conversation
 from ..rules import Rules, book_rules
@@ -32,11 +33,19 @@ MESSAGES = "messages"  # input name -> error text, shown next to that input
 FORMAT_CHOICE = "format_choice"
 BUILDER_ITEM = "builder_item"
 AUTO = "auto"
+ENGINE = "engine"
 
 
 @st.cache_resource(show_spinner="Loading presets…")
 def all_presets() -> dict[str, presets.Preset]:
     return {preset.key: preset for preset in presets.list_presets()}
+
+
+def engine() -> Engine:
+    """This browser session's engine: its meters and decision cache belong to this session only."""
+    if ENGINE not in st.session_state:
+        st.session_state[ENGINE] = Engine()
+    return st.session_state[ENGINE]
 
 
 def get(key: str) -> Any:

@@ -1,0 +1,48 @@
+"""The engine: one object that owns what outlives a call — a meter per model (each with its
+per-text count cache) and the compaction decision cache — like an httpx ``Client``.
+
+The page keeps one per browser session, the CLI makes one per run, and the module-level
+functions (``tokens.count``, ``compaction.compact``, ``pipeline.optimize``) are thin
+conveniences over a throwaway one. Nothing here is global, so two sessions never share items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .compaction import Compaction, DecisionCache, Settings, compact
+from .model import Conversation
+from .pipeline import Optimized, optimize
+from .rules import Rules
+from .summarize import Summarizer, SummarySettings
+from .tokens import Meter, TokenCount
+
+
+class Engine:
+    """Count, compact and optimize with caches that live as long as this object."""
+
+    def __init__(self) -> None:
+        self._meters: dict[str, Meter] = {}
+        self.decisions = DecisionCache()
+
+    def meter(self, model: str | None) -> Meter:
+        """This engine's meter for ``model``: its cache makes a rerun re-count only changed text."""
+        key = model or ""
+        if key not in self._meters:
+            self._meters[key] = Meter(model)
+        return self._meters[key]
+
+    def count(self, conversation: Conversation, model: str | None = None) -> TokenCount:
+        return self.meter(model or conversation.model).count(conversation)
+
+    def compact(self, conversation: Conversation, rules: Rules | None = None, settings: Settings | None = None,
+                model: str | None = None) -> Compaction:
+        return compact(conversation, rules, settings, model, meter=self.meter(model or conversation.model),
+                       cache=self.decisions)
+
+    def optimize(self, conversation: Conversation, rules: Rules, settings: Settings,
+                 summary: SummarySettings | None = None, summarizer: Summarizer | None = None,
+                 model: str | None = None, cache: Mapping[tuple[str, str], str] | None = None,
+                 prefer: str | None = None) -> Optimized:
+        return optimize(conversation, rules, settings, summary, summarizer, model, cache, prefer,
+                        meter=self.meter(model or conversation.model), decisions=self.decisions)
