@@ -19,7 +19,7 @@ from .errors import InputError
 from .pipeline import optimize
 from .report import count_to_json, optimized_to_json
 from .rules import book_rules, load_rules, rules_to_json, rules_to_python
-from .summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings
+from .summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings, check_limit
 from .tokens import count
 
 PROG = "python -m playground"
@@ -102,9 +102,16 @@ def _summarizer(args: argparse.Namespace):
         return OfflineSummarizer()
     if not args.llm_model:
         raise InputError("--summarizer openai needs --llm-model (the model the endpoint serves)")
-    from .llm import Endpoint, OpenAISummarizer, key_from_environment
+    from . import keys
+    from .llm import Endpoint, OpenAISummarizer
 
-    return OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=key_from_environment(),
+    choice = keys.resolve_key(args.base_url, None, os.environ, {})
+    if choice.source == keys.WITHHELD:
+        raise InputError(f"{keys.KEY_NAME} is sent only to {keys.DEFAULT_HOST} and the hosts listed in "
+                         f"{keys.HOSTS_NAME}; to send it to {choice.host or 'this URL'}, set "
+                         f"{keys.HOSTS_NAME}={choice.host or '<host>'} (or unset {keys.KEY_NAME} for a server that "
+                         "needs no key)", where="--base-url")
+    return OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=choice.key,
                                      timeout=args.timeout))
 
 
@@ -112,6 +119,8 @@ def cmd_compact(args: argparse.Namespace) -> int:
     conversation = _load_conversation(args.file, args.format)
     rules = _load_rules(args.rules)
     settings = Settings(threshold=args.threshold, keep_recent=args.keep_recent)
+    if args.summarize_over is not None and not args.no_summarize:
+        check_limit(args.summarize_over, args.threshold, where="--summarize-over")
     summary = None if args.no_summarize else SummarySettings(
         limit=args.threshold if args.summarize_over is None else args.summarize_over, keep_steps=args.keep_steps)
     result = optimize(conversation, rules, settings, summary, _summarizer(args) if summary else None, args.model)
@@ -172,17 +181,18 @@ def parser() -> argparse.ArgumentParser:
     group = p.add_argument_group("summarization (when the compacted request is still too large)")
     group.add_argument("--summarize-over", type=_non_negative,
                        help="summarize older history if the compacted request has at least this many tokens "
-                            "(default: the threshold)")
+                            "(default: the threshold; never below it)")
     group.add_argument("--keep-steps", type=_non_negative, default=DEFAULT_KEEP_STEPS,
                        help=f"newest assistant turns (with their tool results) kept verbatim (default "
                             f"{DEFAULT_KEEP_STEPS})")
     group.add_argument("--summarizer", choices=("offline", "openai"), default="offline",
                        help="offline: extractive, no LLM (default); openai: any OpenAI-compatible endpoint, key "
-                            "from OPENAI_API_KEY")
+                            "from OPENAI_API_KEY (sent only to api.openai.com and hosts in PLAYGROUND_KEY_HOSTS)")
     group.add_argument("--llm-model", help="model for --summarizer openai")
     group.add_argument("--base-url", help="endpoint for --summarizer openai (default: api.openai.com), e.g. "
                                           "http://localhost:11434/v1 for Ollama")
-    group.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the endpoint (default 60)")
+    group.add_argument("--timeout", type=float, default=60.0,
+                       help="seconds to wait for the endpoint in all, retries included (default 60)")
     group.add_argument("--no-summarize", action="store_true", help="compaction only, never summarize")
     p.set_defaults(run=cmd_compact)
 
