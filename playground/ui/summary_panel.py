@@ -5,9 +5,11 @@ person presses a button; its summary is kept by input, so reruns reuse it.
 
 Streamlit forgets the value of a widget that is not drawn in a run, and these widgets are hidden
 while summarization is off (or the endpoint fields while the offline summarizer is chosen). So
-their values are also kept in ``KEPT``, a plain session-state dict, and put back before the
-widgets are drawn again: toggling off and on loses no edited prompt or setting. ``KEPT`` holds
-the typed API key too; like the key itself it is never exported.
+their values are also kept in ``KEPT``, a plain session-state dict: a widget drawn in the last
+run gives its value to ``KEPT``, one that was not gets its value back from ``KEPT``. Toggling off
+and on loses no edited prompt or setting. Code outside this panel sets these values with
+``set_values`` (a workspace being opened, say). ``KEPT`` holds the typed API key too; like the
+key itself it is never exported.
 """
 
 from __future__ import annotations
@@ -35,23 +37,40 @@ from . import state
 ON, FOLLOWS, LIMIT, KEEP_STEPS = "summarize_on", "limit_follows_threshold", "summarize_over", "keep_steps"
 MODE, BASE_URL, LLM_MODEL, API_KEY = "summarizer", "base_url", "llm_model", "api_key"
 PROMPT, BUDGET, TRANSCRIPT_BUDGET, CACHE = "summary_prompt", "item_budget", "transcript_budget", "llm_summaries"
-KEPT, RAISED = "summary_settings_kept", "summary_limit_raised"
+KEPT, DRAWN, RAISED = "summary_settings_kept", "summary_widgets_drawn", "summary_limit_raised"
 MODES = {"offline": "Offline (no LLM)", "openai": "OpenAI-compatible endpoint"}
 DEFAULTS = {ON: True, FOLLOWS: True, KEEP_STEPS: DEFAULT_KEEP_STEPS, MODE: "offline", BASE_URL: "",
             LLM_MODEL: "gpt-4o-mini", API_KEY: "", PROMPT: DEFAULT_PROMPT, BUDGET: DEFAULT_ITEM_BUDGET,
             TRANSCRIPT_BUDGET: DEFAULT_TRANSCRIPT_BUDGET}
 WIDGETS = (*DEFAULTS, LIMIT)
+ENDPOINT_WIDGETS = (BASE_URL, LLM_MODEL, API_KEY)
 
 
 def init() -> None:
-    """Every widget's value, from this run's widgets when drawn last run, else from ``KEPT``."""
+    """Each widget's value: a widget drawn last run gives it to ``KEPT``; any other (hidden, so
+    forgotten by Streamlit, or never drawn yet) gets it back from ``KEPT``."""
     kept = st.session_state.setdefault(KEPT, {**DEFAULTS, LIMIT: st.session_state[state.THRESHOLD]})
+    drawn = st.session_state.get(DRAWN, ())
     for key in WIDGETS:
-        if key in st.session_state:
+        if key in drawn:
             kept[key] = st.session_state[key]
         else:
             st.session_state[key] = kept[key]
     st.session_state.setdefault(CACHE, {})
+
+
+def set_values(values: dict[str, object]) -> None:
+    """Set summarization settings from outside the panel (widget keys to values); call it from a
+    callback, before the widgets are drawn."""
+    st.session_state[KEPT].update(values)
+    st.session_state.update(values)
+
+
+def _drawn() -> tuple[str, ...]:
+    """The widgets ``settings`` draws now, so the next run knows which values to trust."""
+    if not st.session_state[ON]:
+        return (ON,)
+    return tuple(key for key in WIDGETS if st.session_state[MODE] == "openai" or key not in ENDPOINT_WIDGETS)
 
 
 def _secrets() -> dict[str, str]:
@@ -88,6 +107,7 @@ def settings() -> None:
     st.toggle("Summarize when still over", key=ON,
               help="The last resort: if the compacted request is still at or over the limit, replace the oldest "
                    "history with one summary message. Lossy, unlike compaction.")
+    st.session_state[DRAWN] = _drawn()
     if not st.session_state[ON]:
         return
     st.checkbox("Limit = threshold", key=FOLLOWS, help="Summarize at the compaction threshold (the book's choice).")
