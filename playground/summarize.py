@@ -251,21 +251,54 @@ def _trim(text: str, budget: int, meter: Meter) -> str:
     return meter.encoding.decode(tokens[:budget]) + f" […{total - budget} more tokens cut]"
 
 
+def _trimmable(item: Item) -> str | None:
+    """The text of ``item`` that a budget cuts: a call's arguments, a message's or result's text.
+    None for an earlier summary (read whole) and for an item with no text."""
+    if is_summary(item):
+        return None
+    if isinstance(item, ToolCall):
+        return item.arguments
+    return content_text(item.content) or None
+
+
 def _block(item: Item, budget: int, meter: Meter) -> str | None:
     """One item as the summarizer reads it: labelled, trimmed to ``budget``; None when empty."""
     if is_summary(item):
         return f"[earlier summary]\n{content_text(item.content)}"
+    text = _trimmable(item)
+    if text is None:
+        return None
     if isinstance(item, ToolCall):
-        return f"[assistant calls {item.name}]\n{_trim(item.arguments, budget, meter)}"
-    if isinstance(item, ToolResult):
-        status = " (error)" if item.is_error else ""
-        return f"[{item.name} result{status}]\n{_trim(content_text(item.content), budget, meter)}"
-    text = content_text(item.content)
-    return f"[{item.role}]\n{_trim(text, budget, meter)}" if text else None
+        label = f"assistant calls {item.name}"
+    elif isinstance(item, ToolResult):
+        label = f"{item.name} result" + (" (error)" if item.is_error else "")
+    else:
+        label = item.role
+    return f"[{label}]\n{_trim(text, budget, meter)}"
 
 
 def _blocks(items: tuple[Item, ...], budget: int, meter: Meter) -> list[str]:
     return [block for item in items if (block := _block(item, budget, meter)) is not None]
+
+
+_BLOCK_OVERHEAD = 12  # tokens of a block's label and separator, and of a cut note, estimated generously
+
+
+def _fitting_budget(items: tuple[Item, ...], budget: int, total: int, meter: Meter) -> int:
+    """The largest per-item budget, at most ``budget`` and not below MIN_ITEM_BUDGET, whose
+    blocks are estimated to fit ``total``: a binary search on each item's cached count, so no
+    text is encoded again while searching."""
+    sizes = [meter.text(text) for item in items if (text := _trimmable(item)) is not None]
+    fixed = sum(meter.text(content_text(item.content)) + _BLOCK_OVERHEAD for item in items if is_summary(item))
+
+    def weight(cap: int) -> int:
+        return fixed + sum(min(size, cap) + _BLOCK_OVERHEAD * (2 if size > cap else 1) for size in sizes)
+
+    low, high = min(MIN_ITEM_BUDGET, budget), budget
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if weight(middle) <= total else (low, middle - 1)
+    return low
 
 
 def _weight(blocks: list[str], meter: Meter) -> int:
@@ -305,13 +338,13 @@ def _drop_middle(blocks: list[str], total: int, meter: Meter) -> str:
 def transcript(items: tuple[Item, ...], budget: int, meter: Meter, total: int = DEFAULT_TRANSCRIPT_BUDGET) -> str:
     """The span as the summarizer reads it: one labelled block per item, long ones trimmed to
     ``budget`` tokens each. When the blocks together exceed ``total`` tokens (0: no total), the
-    per-item budget is halved, down to MIN_ITEM_BUDGET, until they fit; if they still do not, the
-    middle items are left out, keeping the oldest and the newest alternately, with one marker
-    saying how many are missing. So a large span cannot exceed the summarizer's own context."""
+    per-item budget is lowered to the largest that fits, but not below MIN_ITEM_BUDGET; if they
+    still do not fit, the middle items are left out, keeping the oldest and the newest
+    alternately, with one marker saying how many are missing. So a large span cannot exceed the
+    summarizer's own context."""
     blocks = _blocks(items, budget, meter)
-    while total and _weight(blocks, meter) > total and budget > MIN_ITEM_BUDGET:
-        budget = max(MIN_ITEM_BUDGET, budget // 2)
-        blocks = _blocks(items, budget, meter)
+    if total and _weight(blocks, meter) > total:
+        blocks = _blocks(items, _fitting_budget(items, budget, total, meter), meter)
     text = "\n\n".join(blocks)
     if not total or (_weight(blocks, meter) <= total and len(meter.encoding.encode_ordinary(text)) <= total):
         return text

@@ -153,8 +153,8 @@ def settings() -> None:
                         help="Each original item is cut to this many tokens before the summarizer reads it.")
         st.number_input("Transcript budget (tokens)", min_value=0, step=1000, key=TRANSCRIPT_BUDGET,
                         help="The most the summarizer reads in all, so a large span cannot exceed its own context "
-                             "window. Over it, the per-item budget is halved (down to 50 tokens), then items in "
-                             "the middle of the span are left out, with a marker. 0: no total budget.")
+                             "window. Over it, the per-item budget is lowered until it fits (not below 50 tokens), "
+                             "then items in the middle of the span are left out, with a marker. 0: no total budget.")
         st.caption(f"The summarizer reads at most {st.session_state[TRANSCRIPT_BUDGET]:,} tokens of history "
                    "in all (plus the prompt)." if st.session_state[TRANSCRIPT_BUDGET] else
                    "No total budget: a large span may exceed the summarizer's context window.")
