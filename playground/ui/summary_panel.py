@@ -53,7 +53,7 @@ def init() -> None:
     drawn = st.session_state.get(DRAWN, ())
     for key in WIDGETS:
         if key in drawn:
-            kept[key] = st.session_state[key]
+            kept[key] = st.session_state.get(key, kept[key])
         else:
             st.session_state[key] = kept[key]
     st.session_state.setdefault(CACHE, {})
