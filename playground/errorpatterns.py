@@ -60,7 +60,7 @@ class ErrorPatterns:
 
 def load_error_patterns(data: Any, where: str = "error_patterns") -> ErrorPatterns:
     """Patterns from their JSON shape, a list of ``{"name", "pattern"}`` objects (other keys,
-    such as the shipped file's ``example``, are allowed). ``[]`` means: recognise none."""
+    such as the shipped file's ``example`` and ``about``, are allowed). ``[]``: recognise none."""
     if not isinstance(data, list):
         raise InputError("expected a list of {\"name\", \"pattern\"} objects", where=where, value=data)
     patterns = []

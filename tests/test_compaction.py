@@ -148,6 +148,8 @@ def test_a_file_that_mentions_errors_is_compacted():
     page = "def handle():\n    try:\n        run()\n    except OSError as error:\n        log('error: %s', error)\n"
     rules = load_rules({"tool_results": [{"tool": "read_file", "template": "File content from {path}."}]})
     assert [e.tool for e in run(tool_run(page * 20), rules=rules).report.edits] == ["read_file"]
+    log = "".join(f"2024-06-12T15:06:4{i}Z INFO request status=200\n" for i in range(6)) + ERRORS["python traceback"]
+    assert [e.tool for e in run(tool_run(log), rules=rules).report.edits] == ["read_file"]  # a log quoting one
 
 
 def test_a_call_whose_recognised_result_failed_keeps_its_arguments():
