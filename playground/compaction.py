@@ -4,8 +4,13 @@ Count first: below the threshold nothing changes (every edit costs a possible re
 breaks the provider's prompt-cache prefix). At or above it, one pass over the items applies the
 rules, remembering each call's arguments by position so its result's reference can name the
 path or query. Guards the book's listing lacks: results the model has not read yet, calls whose
-result is not in yet, the newest ``keep_recent`` tool uses and error results are left alone; a
-replacement that is not smaller is skipped; a second pass changes nothing.
+result is not in yet, the newest ``keep_recent`` answered tool uses and error results (flagged by
+the format or recognised by the rules' error patterns) are left alone; a replacement that is not
+smaller is skipped; a second pass changes nothing.
+
+The pass is a generator (``walk``) that yields each step — rule lookup, template, every guard,
+verdict — so a teaching view can replay exactly what the engine does; ``apply_rules`` and
+``compact`` run that same generator to the end.
 """
 
 from __future__ import annotations
