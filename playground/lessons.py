@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,8 @@ from .compaction import Settings
 from .errors import InputError
 from .model import Conversation, ToolResult
 from .pipeline import Optimized
-from .rules import Rules, load_rules
+from .rules import Rules, book_rules, load_rules
+from .tokens import Meter
 
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "presets" / "lessons"
 FENCE = "+++"
@@ -214,3 +215,38 @@ def show_me(lesson: Lesson) -> dict[str, Any]:
     """The state changes that do the lesson's task for the learner."""
     return dict(lesson.show_me)
 
+
+
+def resolve_rules(value: str | Mapping[str, Any], conversation: Conversation, preset_rules: Rules,
+                  meter: Meter) -> Rules:
+    """The rules a lesson's ``rules`` change names: a rules table, or one of ``RULE_SETS``."""
+    if isinstance(value, Mapping):
+        return load_rules(value)
+    if value == "book":
+        return book_rules()
+    if value == "preset":
+        return preset_rules
+    if value == "suggested":
+        from . import suggest  # only with the suggest work; a lesson that needs it is hidden without it
+
+        return suggest.suggest_rules(conversation, meter)
+    return Rules()
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The part of the page a lesson may change."""
+
+    rules: Rules
+    settings: Settings
+    summarize: bool
+
+
+def applied(changes: Mapping[str, Any], setup: Setup, conversation: Conversation, preset_rules: Rules,
+            meter: Meter) -> Setup:
+    """``setup`` with a lesson's start or *Show me* changes made."""
+    settings = replace(setup.settings, **{name: changes[name] for name in ("threshold", "keep_recent", "compact_errors")
+                                          if name in changes})
+    rules = (resolve_rules(changes["rules"], conversation, preset_rules, meter) if "rules" in changes
+             else setup.rules)
+    return Setup(rules, settings, changes.get("summarize", setup.summarize))
