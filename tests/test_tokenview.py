@@ -56,3 +56,25 @@ def test_html_escapes_and_alternates():
     assert html.count('class="tok tok0"') + html.count('class="tok tok1"') == len(view.spans)
     assert 'class="tok tok1"' in html and "↵" in html
     assert "tok-more" in tokenview.spans_html(tokenview.token_spans("a b " * 500, METER, limit=10))
+
+
+def test_the_page_shows_an_items_tokens_and_more_on_request():
+    from streamlit.testing.v1 import AppTest
+
+    from playground.presets import list_presets
+    from playground.view import item_text
+
+    from .conftest import ROOT
+
+    preset = next(p for p in list_presets() if p.key == "book-report")  # the first preset: the page opens on it
+    report = preset.conversation.items[3]  # the create_file call holding the ~10,000-character report
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = at.number_input(key="tokens_item").set_value(3).run()
+    assert not at.exception
+    total = Meter(preset.model).text(item_text(report))
+    heading = f"Before: **{total:,} tokens** (o200k_base; the first 400 shown)"
+    assert [c.value for c in at.caption if c.value.startswith(heading)]
+    assert [h.value for h in at.html if h.value.count('class="tok tok') == 400 and "tokens" in h.value]
+    at = at.button(key="tokens_more_item_3_before").click().run()
+    assert not at.exception
+    assert [h.value for h in at.html if h.value.count('class="tok tok') == min(total, 400 + tokenview.MORE)]

@@ -65,9 +65,10 @@ def _by_key(key: str) -> lessons.Lesson:
 
 
 def _label(lesson: lessons.Lesson, number: int) -> str:
-    done = " ✓" if lesson.key in st.session_state.get(DONE, set()) else ""
+    """A lesson's name in the picker; it never changes during a session (a picker whose labels
+    change is a new widget to Streamlit, and would lose its place)."""
     missing = " (not in this build)" if lessons.missing_features(lesson) else ""
-    return f"{number}. {lesson.title}{done}{missing}"
+    return f"{number}. {lesson.title}{missing}"
 
 
 def panel(conversation: Conversation, rules: Rules, settings: Settings, optimized: Optimized) -> None:
@@ -84,7 +85,16 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, optimize
     st.session_state.setdefault(PICK, keys[0])
     done: set[str] = st.session_state.setdefault(DONE, set())
     numbers = {key: index + 1 for index, key in enumerate(keys)}
-    st.progress(len(done & set(keys)) / len(keys), text=f"{len(done & set(keys))} of {len(keys)} lessons done")
+    progress = st.empty()  # filled last, once this run's check has counted
+    _lesson(keys, numbers, done, conversation, rules, settings, optimized)
+    finished = [numbers[k] for k in keys if k in done]
+    progress.progress(len(finished) / len(keys), text=f"{len(finished)} of {len(keys)} lessons done"
+                      + (f": {', '.join(map(str, finished))}" if finished else ""))
+
+
+def _lesson(keys: list[str], numbers: dict[str, int], done: set[str], conversation: Conversation, rules: Rules,
+            settings: Settings, optimized: Optimized) -> None:
+    """The picked lesson: its task and a Start button, or, once started, its text and its check."""
     key = st.selectbox("Lesson", keys, key=PICK, format_func=lambda k: _label(_by_key(k), numbers[k]),
                        help="Each lesson takes about two minutes on its own preset and asks you to do one thing.")
     lesson = _by_key(key)
