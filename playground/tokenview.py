@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from .model import Item, ToolCall, content_text
 from .tokens import Meter
 
 DEFAULT_LIMIT = 400
@@ -34,6 +35,12 @@ def _shown(piece: bytes) -> str:
         return piece.decode("utf-8")
     except UnicodeDecodeError:
         return "".join(f"\\x{byte:02x}" for byte in piece)
+
+
+def measured_text(item: Item) -> str:
+    """The text of an item the meter tokenizes as it is: a call's arguments (its name is counted
+    as ``functions.<name>``), otherwise the content. The rest of an item's count is framing."""
+    return item.arguments if isinstance(item, ToolCall) else content_text(item.content)
 
 
 def token_spans(text: str, meter: Meter, limit: int = DEFAULT_LIMIT) -> TokenSpans:
@@ -58,7 +65,7 @@ def spans_html(view: TokenSpans) -> str:
 
 STYLE = """<style>
 .tokens {font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.85rem; white-space: pre-wrap;
-  word-break: break-all; line-height: 1.7; max-height: 28rem; overflow-y: auto; padding: 0.5rem;
+  overflow-wrap: anywhere; line-height: 1.7; max-height: 28rem; overflow-y: auto; padding: 0.5rem;
   border: 1px solid rgba(128,128,128,0.3); border-radius: 0.4rem;}
 .tokens .tok {border-radius: 2px;}
 .tokens .tok0 {background: rgba(66, 135, 245, 0.22);}

@@ -49,6 +49,15 @@ def test_a_large_text_shows_its_first_tokens_and_the_true_total():
     assert tokenview.token_spans(text, Meter("gpt-4")).encoding == "cl100k_base"
 
 
+def test_the_text_drawn_is_what_the_meter_tokenizes():
+    from playground.model import Message, ToolCall
+
+    call = ToolCall(call_id="c1", name="create_file", arguments='{"file_path":"a.md","content":"# Title"}')
+    assert tokenview.measured_text(call) == call.arguments
+    assert METER.item(call) == METER.text("functions.create_file") + METER.text(call.arguments) + 4
+    assert tokenview.measured_text(Message(role="user", content="hello")) == "hello"
+
+
 def test_html_escapes_and_alternates():
     view = tokenview.token_spans('<script>alert("x")</script>\n&amp;', METER)
     html = tokenview.spans_html(view)
@@ -62,7 +71,6 @@ def test_the_page_shows_an_items_tokens_and_more_on_request():
     from streamlit.testing.v1 import AppTest
 
     from playground.presets import list_presets
-    from playground.view import item_text
 
     from .conftest import ROOT
 
@@ -71,7 +79,7 @@ def test_the_page_shows_an_items_tokens_and_more_on_request():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     at = at.number_input(key="tokens_item").set_value(3).run()
     assert not at.exception
-    total = Meter(preset.model).text(item_text(report))
+    total = Meter(preset.model).text(report.arguments)  # what the meter counts as text
     heading = f"Before: **{total:,} tokens** (o200k_base; the first 400 shown)"
     assert [c.value for c in at.caption if c.value.startswith(heading)]
     assert [h.value for h in at.html if h.value.count('class="tok tok') == 400 and "tokens" in h.value]

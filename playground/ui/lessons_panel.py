@@ -113,13 +113,7 @@ def _lesson(keys: list[str], numbers: dict[str, int], done: set[str], conversati
         st.button("Start this lesson", key="lesson_start", type="primary", on_click=_start, args=(key,),
                   icon=":material/play_arrow:")
         return
-    st.markdown(lesson.body)
-    for part in lesson.parts:
-        if lessons.feature_present(part.requires):
-            st.markdown(part.text)
-        else:
-            st.caption(f"One more step here needs {FEATURE_WORDS.get(part.requires, part.requires)}, which this "
-                       "build does not have yet.")
+    # The task, its check and the buttons first: they stay in view while the learner works the sidebar.
     passed = lessons.check(lesson, lessons.observe(conversation, rules, settings, optimized))
     if passed:
         done.add(key)
@@ -136,3 +130,10 @@ def _lesson(keys: list[str], numbers: dict[str, int], done: set[str], conversati
                          help="Enabled once this lesson's task is done.")
     elif passed:
         following.caption("That was the last lesson.")
+    st.markdown(lesson.body)
+    for part in lesson.parts:
+        if lessons.feature_present(part.requires):
+            st.markdown(part.text)
+        else:
+            st.caption(f"One more step here needs {FEATURE_WORDS.get(part.requires, part.requires)}, which this "
+                       "build does not have yet.")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from .. import tokenview
-from ..model import Conversation, Item
+from ..model import Conversation, Item, ToolCall
 from ..tokens import Meter
-from ..view import item_text
 
 PICK = "tokens_item"
 
@@ -18,8 +17,7 @@ def _tokens(text: str, meter: Meter, key: str, label: str) -> None:
     limit = st.session_state.get(limit_key, tokenview.DEFAULT_LIMIT)
     view = tokenview.token_spans(text, meter, limit)
     shown = f"the first {len(view.spans):,} shown" if view.truncated else "all shown"
-    st.caption(f"{label}: **{view.total:,} tokens** ({view.encoding}; {shown}). Text only: the few tokens each "
-               "message adds for its role and framing are not drawn.")
+    st.caption(f"{label}: **{view.total:,} tokens** ({view.encoding}; {shown}).")
     st.html(tokenview.STYLE + tokenview.spans_html(view))
     if view.truncated and limit < tokenview.CAP:
         st.button(f"Show {tokenview.MORE:,} more tokens", key=f"tokens_more_{key}",
@@ -30,7 +28,10 @@ def _tokens(text: str, meter: Meter, key: str, label: str) -> None:
 
 def item_tokens(before: Item, after: Item, meter: Meter, key: str) -> None:
     """An item's text before and after compaction, side by side (one column when unchanged)."""
-    old, new = item_text(before), item_text(after)
+    old, new = tokenview.measured_text(before), tokenview.measured_text(after)
+    what = "the call's arguments" if isinstance(before, ToolCall) else "the content"
+    st.caption(f"Drawn: {what}, as the model's tokenizer splits it. The few tokens each item adds for its role, "
+               "tool name and framing are counted on the meters but not drawn here.")
     if old == new:
         _tokens(old, meter, f"{key}_same", "Unchanged")
         return
