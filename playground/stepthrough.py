@@ -64,6 +64,7 @@ class Frame:
     guards: tuple[Guard, ...]  # this item's guards checked so far, this step's included
     edit: bool  # a verdict that replaced the item
     outcome: str | None  # a verdict's words: what was replaced, or why not
+    call_id: str | None = None  # the item's call id: a result's template reads that call's row
 
 
 @dataclass(frozen=True)
@@ -128,21 +129,23 @@ def _outcome(step: Any) -> tuple[bool, str]:
 def _frame(index: int, step: Any, items: Sequence[Item], guards: tuple[Guard, ...]) -> Frame:
     position, kind = step.position, step.kind
     where = _item_words(items[position], position)
+    call_id = getattr(items[position], "call_id", None)
     if kind == "lookup":
         rule = getattr(step, "rule", None)
         detail = (f"rule found: {rule}" if rule else NO_RULE) + (
             f" · arguments remembered for this call: {_arguments_text(step.arguments)}"
             if isinstance(items[position], ToolResult) else "")
-        return Frame(index, position, kind, f"{where}: look up the rule by tool name", detail, guards, False, None)
+        return Frame(index, position, kind, f"{where}: look up the rule by tool name", detail, guards, False, None,
+                     call_id)
     if kind == "template":
-        return Frame(index, position, kind, f"{where}: fill the template", step.text, guards, False, None)
+        return Frame(index, position, kind, f"{where}: fill the template", step.text, guards, False, None, call_id)
     if kind == "guard":
         words = "passed" if step.verdict == "passed" else "stopped here"
         return Frame(index, position, kind, f"{where}: guard “{step.name}” {words}", step.detail or "", guards,
-                     False, None)
+                     False, None, call_id)
     edit, words = _outcome(step)
     return Frame(index, position, kind, f"{where}: {'replaced' if edit else 'left as it is'}", words, guards, edit,
-                 words)
+                 words, call_id)
 
 
 def frames(steps: Iterable[Any], conversation: Conversation) -> Walk:
@@ -188,13 +191,18 @@ table.st-rows{width:100%;border-collapse:collapse;table-layout:fixed;font-size:.
 white-space:pre-wrap}
 .st-rows tr.st-current td{background:#fff3bf;border-top:2px solid #f08c00;border-bottom:2px solid #f08c00}
 .st-rows tr.st-changed td.st-after{color:#166534}
-.st-rows td.st-pos{width:3.5rem;color:#666}
+.st-rows .st-pos{width:3.5rem;color:#666}
+.st-rows .st-empty{color:#888;font-style:italic}
 </style>"""
 PREVIEW = 240
 
 
-def _preview(text: str) -> str:
-    return text if len(text) <= PREVIEW else text[:PREVIEW - 1] + "…"
+def _cell(text: str, css: str = "") -> str:
+    """An escaped preview of an item's text; an item with no text says so."""
+    if not text:
+        return '<td class="st-empty">(no text)</td>'
+    shown = text if len(text) <= PREVIEW else text[:PREVIEW - 1] + "…"
+    return f'<td class="{css}">{escape(shown)}</td>'
 
 
 def rows_html(walk: Walk, conversation: Conversation, position: int, around: int = 2) -> str:
@@ -205,6 +213,5 @@ def rows_html(walk: Walk, conversation: Conversation, position: int, around: int
     for at in range(low, high):
         before, after = item_text(conversation.items[at]), item_text(walk.items[at])
         css = " ".join(name for name, on in (("st-current", at == position), ("st-changed", before != after)) if on)
-        lines.append(f'<tr class="{css}"><td class="st-pos">{at}</td><td>{escape(_preview(before))}</td>'
-                     f'<td class="st-after">{escape(_preview(after))}</td></tr>')
+        lines.append(f'<tr class="{css}"><td class="st-pos">{at}</td>{_cell(before)}{_cell(after, "st-after")}</tr>')
     return "".join(lines) + "</table>"

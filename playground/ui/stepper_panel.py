@@ -17,7 +17,7 @@ from . import tokenview_panel
 
 STEP = "step_index"
 JUMP = "step_jump"
-VERDICT_ICON = {True: "✅", False: "⛔"}
+VERDICT = {True: ":green[:material/check_circle: passed]", False: ":red[:material/block: stopped]"}
 
 
 def _move(to: int | None, last: int) -> None:
@@ -49,7 +49,7 @@ def _controls(walk: stepthrough.Walk, index: int) -> None:
 
 def _frame(walk: stepthrough.Walk, frame: stepthrough.Frame) -> None:
     st.progress((frame.index + 1) / len(walk.frames), text=f"Step {frame.index + 1} of {len(walk.frames)}")
-    left, right = st.columns([3, 2], gap="large")
+    left, right = st.columns(2, gap="large")
     with left:
         st.markdown(f"**{frame.title}**")
         if frame.kind == "template":
@@ -60,13 +60,17 @@ def _frame(walk: stepthrough.Walk, frame: stepthrough.Frame) -> None:
             st.caption(frame.detail)
         if frame.guards:
             st.markdown("Guards checked for this item:\n" + "\n".join(
-                f"- {VERDICT_ICON[guard.passed]} **{guard.name}**" + (f" — {guard.detail}" if guard.detail else "")
+                f"- {VERDICT[guard.passed]} **{guard.name}**" + (f" — {guard.detail}" if guard.detail else "")
                 for guard in frame.guards))
     with right:
         remembered = walk.remembered(frame)
         st.markdown(f"**Call arguments remembered, by call id** ({len(remembered)})")
-        st.dataframe([{"call id": row.call_id, "tool": row.tool, "arguments": row.arguments}
-                      for row in remembered[-12:]], hide_index=True, width="stretch")
+        st.dataframe([{"": "→" if row.call_id == frame.call_id else "", "call id": row.call_id, "tool": row.tool,
+                       "arguments": row.arguments} for row in remembered[-12:]], hide_index=True, width="stretch",
+                     column_config={"": st.column_config.TextColumn(width=30),
+                                    "arguments": st.column_config.TextColumn(width="large")})
+        if frame.call_id:
+            st.caption(f"→ the row for call id {frame.call_id}: the current item's call.")
         if len(remembered) > 12:
             st.caption(f"The newest 12 of {len(remembered)}: a result's template reads its own call's row.")
 
