@@ -8,8 +8,9 @@ from dataclasses import replace
 import pytest
 
 from playground import lessons
-from playground.compaction import Settings
+from playground.compaction import Settings, compact
 from playground.errors import InputError
+from playground.model import ToolCall
 from playground.pipeline import optimize
 from playground.presets import list_presets
 from playground.summarize import SummarySettings
@@ -66,6 +67,28 @@ def test_lesson_figures_match_the_engine():
     assert 20 <= observed(cache, lessons.show_me(cache))[1]["cached_prefix_percent"] <= 30
     summary = next(lesson for lesson in LESSONS if lesson.key == "06-summary-last-resort")
     assert observed(summary, {})[1]["summarized"]
+
+
+def _report(key: str, changes: dict | None = None):
+    lesson = next(lesson for lesson in LESSONS if lesson.key == key)
+    setup, _ = observed(lesson, changes or {})
+    preset = PRESETS[lesson.preset]
+    return compact(preset.conversation, setup.rules, setup.settings, preset.model).report, preset.conversation
+
+
+def test_lesson_texts_name_what_the_engine_does():
+    tables, conversation = _report("02-two-tables", {"rules": "book"})
+    calls = [item for item in conversation.items if isinstance(item, ToolCall) and item.name == "create_file"]
+    edited = [edit for edit in tables.edits if edit.tool == "create_file"]
+    assert len(calls) == 7 and len(edited) == 6
+    assert [skip.reason for skip in tables.skipped if skip.tool == "create_file"] == ["keep_recent"]
+    waiting, _ = _report("03-not-read-yet")
+    assert [(skip.tool, skip.reason) for skip in waiting.skipped if skip.reason == "not_processed"] == [
+        ("run_tests", "not_processed")]
+    errors, conversation = _report("04-errors-stay", {"compact_errors": True})
+    assert [edit.tool for edit in errors.edits if conversation.items[edit.position].is_error] == ["search_docs"]
+    assert [(skip.tool, skip.reason) for skip in errors.skipped if conversation.items[skip.position].is_error] == [
+        ("read_file", "not_smaller")]
 
 
 def test_check_reads_every_kind_of_condition():
