@@ -12,7 +12,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from playground import compaction, formats, rulesets, stepthrough
+from playground import compaction, formats, rulesets, stepthrough, summarize
 from playground.compaction import Settings, compact
 from playground.model import Message
 from playground.presets import list_presets
@@ -177,3 +177,16 @@ def test_a_rule_set_with_no_match_says_so(page):
     at.session_state["result_rules_base"] = []
     at = healthy(at.run())
     assert [i.value for i in at.info if "No rule matches" in i.value]
+
+
+@pytest.mark.skipif(not stepthrough.cut_available(), reason="summarize.cut_steps (summ's cut steps, SPEC.md) is not "
+                                                            "in this build yet: this test runs once it is merged")
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda preset: preset.key)
+@pytest.mark.parametrize("keep_steps", [1, 3])
+def test_the_cut_ends_where_summarization_cuts(preset, keep_steps):
+    cuts = stepthrough.cut_frames(preset.conversation, keep_steps)
+    where = summarize.span(preset.conversation.items, keep_steps)
+    if where is None:
+        return
+    assert cuts and cuts[-1].position == where[1]
+    assert [cut.position for cut in cuts] == sorted((cut.position for cut in cuts), reverse=True)
