@@ -85,6 +85,11 @@ def test_lesson_texts_name_what_the_engine_does():
     waiting, _ = _report("03-not-read-yet")
     assert [(skip.tool, skip.reason) for skip in waiting.skipped if skip.reason == "not_processed"] == [
         ("run_tests", "not_processed")]
+    cache, conversation = _report("05-prompt-cache")
+    assert cache.first_changed_position == 2 and conversation.items[2].name == "tavily_search"
+    later, _ = _report("05-prompt-cache", {"rules": lessons.show_me(next(
+        lesson for lesson in LESSONS if lesson.key == "05-prompt-cache"))["rules"]})
+    assert conversation.items[later.first_changed_position].name == "fetch_page"
     errors, conversation = _report("04-errors-stay", {"compact_errors": True})
     assert [edit.tool for edit in errors.edits if conversation.items[edit.position].is_error] == ["search_docs"]
     assert [(skip.tool, skip.reason) for skip in errors.skipped if conversation.items[skip.position].is_error] == [
