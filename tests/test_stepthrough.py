@@ -190,3 +190,14 @@ def test_the_cut_ends_where_summarization_cuts(preset, keep_steps):
         return
     assert cuts and cuts[-1].position == where[1]
     assert [cut.position for cut in cuts] == sorted((cut.position for cut in cuts), reverse=True)
+
+
+def test_switching_preset_mid_walk_keeps_the_step_through_working(page):
+    at = page
+    last = at.selectbox(key="step_jump").options[-1]
+    at = healthy(at.selectbox(key="step_jump").set_value(int(last)).run())
+    assert at.session_state["step_index"] > 0
+    at = healthy(at.selectbox(key="preset").set_value("research-agent").run())
+    assert title(at).startswith("**item ")  # the step index is kept within the new walk
+    at = healthy(at.button(key="step_next_edit").click().run())
+    assert "replaced" in title(at)
