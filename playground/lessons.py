@@ -30,8 +30,8 @@ FENCE = "+++"
 FEATURES = {"suggest": "playground.suggest", "replay": "playground.replay"}
 RULE_SETS = ("book", "none", "preset", "suggested")  # named rule sets a change may ask for
 
-# Conditions: name -> (state key, test). "_at_least" compares numbers; the rest compare equal
-# except "skipped_for", which asks whether any item was left alone for that reason.
+# Conditions, each with the type of its value. "…_at_least" holds when that number on the page is at
+# least the value; "skipped_for" when some item was left alone for that reason; the rest compare equal.
 _EQUAL = ("stage", "summarized", "edited_calls", "edited_errors", "compact_errors", "threshold_below_tokens")
 _AT_LEAST = ("threshold", "keep_recent", "edits", "rule_count", "call_rule_count", "result_rule_count",
              "cached_prefix_percent")
@@ -65,11 +65,14 @@ class Lesson:
     minutes: int = 2
 
 
-def _typed(value: Any, kind: Any, where: str) -> Any:
+def _typed(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+    """``value``, if it is of ``kind``. TOML's true/false are not numbers here, and numbers (token
+    counts, settings) are 0 or more."""
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    wrong_bool = isinstance(value, bool) and bool not in kinds
-    if wrong_bool or not isinstance(value, kinds) or (isinstance(value, int) and not isinstance(value, bool)
-                                                      and value < 0):
+    is_bool = isinstance(value, bool)
+    fits = isinstance(value, kinds) and (bool in kinds or not is_bool)
+    negative = isinstance(value, int) and not is_bool and value < 0
+    if not fits or negative:
         names = " or ".join(k.__name__ for k in kinds)
         raise InputError(f"expected {names}" + (", 0 or more" if int in kinds else ""), where=where, value=value)
     return value
@@ -142,11 +145,14 @@ def parse_lesson(text: str, key: str) -> Lesson:
     body = "\n".join(lines[close + 1:]).strip()
     if not body:
         raise InputError("the lesson has no text after its front matter", where=key)
-    return Lesson(key=key, title=_text(data, "title", key), preset=_text(data, "preset", key),
-                  task=_text(data, "task", key), body=body, done=_condition(data.get("done"), f"{key}.done"),
-                  show_me=_changes(data.get("show_me"), f"{key}.show_me"),
-                  start=_changes(data.get("start", {}), f"{key}.start"), requires=tuple(requires),
-                  parts=tuple(parts), minutes=_typed(data.get("minutes", 2), int, f"{key}.minutes"))
+    lesson = Lesson(key=key, title=_text(data, "title", key), preset=_text(data, "preset", key),
+                    task=_text(data, "task", key), body=body, done=_condition(data.get("done"), f"{key}.done"),
+                    show_me=_changes(data.get("show_me"), f"{key}.show_me"),
+                    start=_changes(data.get("start", {}), f"{key}.start"), requires=tuple(requires),
+                    parts=tuple(parts), minutes=_typed(data.get("minutes", 2), int, f"{key}.minutes"))
+    if "suggested" in (lesson.start.get("rules"), lesson.show_me.get("rules")) and "suggest" not in requires:
+        raise InputError("the 'suggested' rules need requires = [\"suggest\"]", where=f"{key}.requires")
+    return lesson
 
 
 def load_lessons(folder: Path = LESSONS_DIR, presets: set[str] | None = None) -> list[Lesson]:
@@ -214,7 +220,6 @@ def check(lesson: Lesson, state: Mapping[str, Any]) -> bool:
 def show_me(lesson: Lesson) -> dict[str, Any]:
     """The state changes that do the lesson's task for the learner."""
     return dict(lesson.show_me)
-
 
 
 def resolve_rules(value: str | Mapping[str, Any], conversation: Conversation, preset_rules: Rules,

@@ -129,6 +129,7 @@ def test_show_me_is_the_lessons_changes_and_does_not_share_them():
     (GOOD.replace('preset = "book-report"', 'preset = "book-report"\nrequires = ["teleport"]'), "x.requires",
      "features"),
     (GOOD.replace('preset = "book-report"', 'preset = "book-report"\ncolour = 1'), "x.colour", "unknown key"),
+    (GOOD.replace("{ threshold = 5000 }", '{ rules = "suggested" }'), "x.requires", "suggested"),
 ])
 def test_a_broken_lesson_says_where(text: str, where: str, words: str):
     with pytest.raises(InputError) as caught:
