@@ -11,7 +11,17 @@ from ..compaction import Settings
 from ..errors import InputError
 from ..pipeline import Optimized
 from ..summarize import OfflineSummarizer
-from . import conversation_panel, results, rules_panel, sidebar, state, summary_panel
+from . import (
+    conversation_panel,
+    lessons_panel,
+    results,
+    rules_panel,
+    sidebar,
+    state,
+    stepper_panel,
+    summary_panel,
+    tokenview_panel,
+)
 
 EXPLAINER = """
 **What is compaction?** An agent calls tools, and what they return piles up in its context: the full text of
@@ -106,9 +116,12 @@ def _page() -> None:
     results.headline(conversation, optimized, models.info(model_name))
     summary_panel.panel(optimized, prefer)
 
-    tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export"], key="tab")
+    tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons",
+                    "Step-through"], key="tab", on_change="rerun")
     with tabs[0]:
         results.before_after(conversation, optimized)
+        with st.expander("Tokens of one item, as the model sees them", icon=":material/token:"):
+            tokenview_panel.panel(conversation, optimized.compaction.conversation, state.engine().meter(model_name))
     with tabs[1]:
         results.where_tokens_go(conversation, before, rules)
     with tabs[2]:
@@ -125,3 +138,17 @@ def _page() -> None:
             conversation_panel.build()
     with tabs[4]:
         _export_panel(conversation, optimized, rules, summary.limit if summary else None)
+    _teach(tabs[5], tabs[6], conversation, rules, settings, optimized, model_name)
+
+
+def _teach(lessons_tab, steps_tab, conversation, rules, settings: Settings, optimized: Optimized,
+           model_name: str) -> None:
+    """Lessons and Step-through run only while their tab is open (the tabs rerun on change)."""
+    if lessons_tab.open:
+        with lessons_tab:
+            lessons_panel.panel(conversation, rules, settings, optimized)
+    if steps_tab.open:
+        with steps_tab:
+            stepper_panel.panel(conversation, rules, settings, state.engine().meter(model_name),
+                                optimized.compaction.report.stage == "below_threshold",
+                                st.session_state[summary_panel.KEEP_STEPS])
