@@ -6,16 +6,16 @@ into a frame the page lays out (the item, the call-arguments table as it stands,
 checked so far and their verdicts, the outcome) and answers the navigation questions (next edit,
 first step of an item). It is the one place that knows the shape of a ``Step``:
 
-- every step: ``kind`` ("lookup", "template", "guard" or "verdict"), ``position`` (the item);
-- lookup: ``tool`` (the item's tool name), ``rule`` (the matched row, described, or None),
-  ``arguments`` (the call's arguments the pass remembered for this item, or None);
+- every step: ``phase`` ("lookup", "template", "guard", "verdict" or "done"), ``position``;
+- lookup: ``rule`` (the matched row, described, or None), ``arguments`` (the call's arguments
+  the pass remembered for this item, or None);
 - template: ``text`` (the template with its fields filled);
-- guard: ``name``, ``verdict`` ("passed" or "stopped"), ``detail``;
+- guard: ``guard`` (the ``REASONS`` key it would stop with), ``passed``, ``detail``;
 - verdict: ``edit`` (a ``compaction.Edit``) or ``skip`` (a ``compaction.Skip``);
-- the final step: ``items`` (the conversation's items after the pass).
+- done: ``items`` (the conversation's items after the pass).
 
-Summarization's cut is read the same way from ``summarize.cut_steps``: each step has ``position``
-(where the cut stands) and ``detail`` (why it stands there or moved back).
+Summarization's cut is read the same way from ``summarize.cut_steps``: each step's ``end`` is
+where the cut stands and ``detail`` says why it stands there or moved back.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from html import escape
 from typing import Any
 
 from . import compaction, summarize
-from .compaction import REASONS, Settings
+from .compaction import GUARDS, REASONS, Settings
 from .model import Conversation, Item, ToolCall, ToolResult, role_of
 from .rules import Rules
 from .tokens import Meter
@@ -87,18 +87,13 @@ class Walk:
         the first frame after it."""
         return next((frame.index for frame in self.frames if frame.position >= position), None)
 
+    def matched(self) -> bool:
+        """Whether any rule applied to any item: a pass of bare look-ups has nothing to teach."""
+        return any(frame.kind != "lookup" for frame in self.frames)
+
     def positions(self) -> tuple[int, ...]:
         """The items the pass stops at, in order (each once)."""
         return tuple(dict.fromkeys(frame.position for frame in self.frames))
-
-
-def available() -> bool:
-    """Whether this build's engine yields its steps (``compaction.walk``)."""
-    return callable(getattr(compaction, "walk", None))
-
-
-def cut_available() -> bool:
-    return callable(getattr(summarize, "cut_steps", None))
 
 
 def _item_words(item: Item, position: int) -> str:
@@ -127,7 +122,7 @@ def _outcome(step: Any) -> tuple[bool, str]:
 
 
 def _frame(index: int, step: Any, items: Sequence[Item], guards: tuple[Guard, ...]) -> Frame:
-    position, kind = step.position, step.kind
+    position, kind = step.position, step.phase
     where = _item_words(items[position], position)
     call_id = getattr(items[position], "call_id", None)
     if kind == "lookup":
@@ -140,12 +135,17 @@ def _frame(index: int, step: Any, items: Sequence[Item], guards: tuple[Guard, ..
     if kind == "template":
         return Frame(index, position, kind, f"{where}: fill the template", step.text, guards, False, None, call_id)
     if kind == "guard":
-        words = "passed" if step.verdict == "passed" else "stopped here"
-        return Frame(index, position, kind, f"{where}: guard “{step.name}” {words}", step.detail or "", guards,
+        words = "passed" if step.passed else "stopped here"
+        return Frame(index, position, kind, f"{where}: {_guard_name(step.guard)} {words}", step.detail or "", guards,
                      False, None, call_id)
     edit, words = _outcome(step)
     return Frame(index, position, kind, f"{where}: {'replaced' if edit else 'left as it is'}", words, guards, edit,
                  words, call_id)
+
+
+def _guard_name(key: str | None) -> str:
+    """A guard as the question it asks (``GUARDS``), so a learner reads what is checked."""
+    return f"guard “{GUARDS.get(key or '', key or '')}”"
 
 
 def frames(steps: Iterable[Any], conversation: Conversation) -> Walk:
@@ -155,19 +155,21 @@ def frames(steps: Iterable[Any], conversation: Conversation) -> Walk:
     guards: tuple[Guard, ...] = ()
     last_items: tuple[Item, ...] | None = None
     for step in steps:
-        if step.kind == "lookup":
+        if step.phase == "done":
+            last_items = step.items
+            continue
+        if step.phase == "lookup":
             guards = ()  # a new candidate: its guards start afresh
-        if step.kind == "guard":
-            guards = (*guards, Guard(step.name, step.verdict == "passed", step.detail or ""))
+        if step.phase == "guard":
+            guards = (*guards, Guard(_guard_name(step.guard), bool(step.passed), step.detail or ""))
         out.append(_frame(len(out), step, items, guards))
-        last_items = getattr(step, "items", None) or last_items
     calls = tuple(Remembered(item.call_id, item.name, _arguments_text(item.arguments), position)
                   for position, item in enumerate(items) if isinstance(item, ToolCall))
     return Walk(tuple(out), calls, tuple(last_items) if last_items is not None else items)
 
 
 def walk(conversation: Conversation, rules: Rules, settings: Settings, meter: Meter) -> Walk:
-    """The engine's pass over ``conversation``, as frames (see ``available``)."""
+    """The engine's pass over ``conversation``, as frames."""
     return frames(compaction.walk(conversation, rules, settings, meter), conversation)
 
 
@@ -181,7 +183,8 @@ class CutFrame:
 def cut_frames(conversation: Conversation, keep_steps: int) -> tuple[CutFrame, ...]:
     """How summarization's cut point moves back until no call is separated from its result."""
     steps = summarize.cut_steps(conversation.items, keep_steps)
-    return tuple(CutFrame(index, step.position, step.detail) for index, step in enumerate(steps))
+    return tuple(CutFrame(index, step.end if step.end is not None else len(conversation.items), step.detail)
+                 for index, step in enumerate(steps))
 
 
 ROWS_STYLE = """<style>

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from playground import stepthrough
-
 from . import test_browser as e2e
 from .test_browser import idle, metric, shot
 
@@ -55,8 +53,6 @@ def test_lesson_one_with_the_keyboard(page):
     shot(page, "lesson-2-start")
 
 
-@pytest.mark.skipif(not stepthrough.available(), reason="compaction.walk (core's step generator) is not in this "
-                                                        "build yet; the step-through shows a note until it is")
 def test_step_through_in_the_browser(page):
     from playwright.sync_api import expect
 

@@ -1,9 +1,7 @@
 """The step-through: driven by the engine's own pass (its end state is compact()'s result), its
 navigation, and its controls on the page.
 
-The engine-equality test needs core's ``compaction.walk`` and skips until it is merged. The
-adapter and page tests run now on ``walk_stand_in`` (tests only, built from ``apply_rules``'s own
-edits and skips), and on the real generator once it exists.
+Every frame comes from ``compaction.walk``, the pass ``compact()`` runs to the end.
 """
 
 from __future__ import annotations
@@ -18,21 +16,12 @@ from playground.model import Message
 from playground.presets import list_presets
 from playground.tokens import Meter
 
-from . import walk_stand_in
 from .conftest import ROOT, TRACES, load_shared
 
 PRESETS = list_presets()
 BY_KEY = {preset.key: preset for preset in PRESETS}
 TRACE_FILES = ["sweagent_marshmallow-1867_function_calling.openai.json",
                "invariant_explorer_webarena_trace2.openai.json", "miniswe_pr_astropy-12907.openai.json"]
-REAL_WALK = stepthrough.available()
-
-
-@pytest.fixture
-def engine_walk(monkeypatch):
-    """The real ``compaction.walk`` when this build has it, else the test stand-in."""
-    if not REAL_WALK:
-        monkeypatch.setattr(compaction, "walk", walk_stand_in.walk, raising=False)
 
 
 def walked(key: str, **changes) -> tuple[stepthrough.Walk, compaction.Compaction]:
@@ -43,13 +32,8 @@ def walked(key: str, **changes) -> tuple[stepthrough.Walk, compaction.Compaction
             compact(preset.conversation, preset.rules, settings, meter=meter))
 
 
-# --- the engine's pass and compact() agree (needs core's compaction.walk) -------------------
+# --- the engine's pass and compact() agree ---------------------------------------------------
 
-needs_walk = pytest.mark.skipif(not REAL_WALK, reason="compaction.walk (core's step generator, SPEC.md) is not in "
-                                                      "this build yet: this test runs once it is merged")
-
-
-@needs_walk
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda preset: preset.key)
 def test_the_step_through_ends_where_compact_does_on_every_preset(preset):
     meter = Meter(preset.model)
@@ -63,7 +47,6 @@ def test_the_step_through_ends_where_compact_does_on_every_preset(preset):
             done.report.skipped)
 
 
-@needs_walk
 @pytest.mark.parametrize("name", TRACE_FILES)
 @pytest.mark.parametrize("ruleset", ["book", "aggressive", "masking"])
 def test_the_step_through_ends_where_compact_does_on_every_trace(name, ruleset):
@@ -79,7 +62,7 @@ def test_the_step_through_ends_where_compact_does_on_every_trace(name, ruleset):
 
 # --- frames and navigation ----------------------------------------------------------------------
 
-def test_frames_follow_the_pass_and_navigation_finds_edits(engine_walk):
+def test_frames_follow_the_pass_and_navigation_finds_edits():
     walk, done = walked("coding-agent")
     assert walk.items == done.conversation.items
     kinds = [frame.kind for frame in walk.frames]
@@ -95,18 +78,18 @@ def test_frames_follow_the_pass_and_navigation_finds_edits(engine_walk):
     assert walk.first_at(len(done.conversation.items)) is None
 
 
-def test_the_arguments_table_fills_by_call_id_as_the_pass_moves(engine_walk):
+def test_the_arguments_table_fills_by_call_id_as_the_pass_moves():
     walk, _ = walked("book-report")
     items = BY_KEY["book-report"].conversation.items
     sizes = [len(walk.remembered(frame)) for frame in walk.frames]
     assert sizes == sorted(sizes) and sizes[-1] > sizes[0]
-    result = next(frame for frame in walk.frames if frame.kind == "lookup" and "read_file" in frame.title)
+    result = next(frame for frame in walk.frames if frame.kind == "lookup" and "result of read_file" in frame.title)
     call_id = items[result.position].call_id
     assert call_id in {row.call_id for row in walk.remembered(result)}
     assert "file_path" in result.detail  # the arguments its template reads, remembered from the call
 
 
-def test_a_skipped_item_shows_the_guard_that_stopped_it(engine_walk):
+def test_a_skipped_item_shows_the_guard_that_stopped_it():
     walk, done = walked("coding-agent")
     waiting = next(skip for skip in done.report.skipped if skip.reason == "not_processed")
     verdict = next(frame for frame in walk.frames if frame.kind == "verdict" and frame.position == waiting.position)
@@ -114,7 +97,7 @@ def test_a_skipped_item_shows_the_guard_that_stopped_it(engine_walk):
     assert verdict.guards and not verdict.guards[-1].passed
 
 
-def test_rows_html_highlights_the_current_item_and_escapes(engine_walk):
+def test_rows_html_highlights_the_current_item_and_escapes():
     walk, _ = walked("book-report")
     frame = walk.frames[walk.next_edit(-1)]
     html = stepthrough.rows_html(walk, BY_KEY["book-report"].conversation, frame.position)
@@ -128,7 +111,7 @@ def test_rows_html_highlights_the_current_item_and_escapes(engine_walk):
 # --- the page ---------------------------------------------------------------------------------
 
 @pytest.fixture
-def page(engine_walk):
+def page():
     st.cache_data.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     at.session_state["tab"] = "Step-through"
@@ -163,14 +146,6 @@ def test_step_through_controls(page):
     assert at.session_state["step_index"] == 0
 
 
-def test_step_through_says_what_is_missing_without_the_engines_generator(monkeypatch):
-    monkeypatch.delattr(compaction, "walk", raising=False)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    at.session_state["tab"] = "Step-through"
-    at = healthy(at.run())
-    assert [i.value for i in at.info if "compaction.walk" in i.value]
-
-
 def test_a_rule_set_with_no_match_says_so(page):
     at = page
     at.session_state["call_rules_base"] = []
@@ -179,8 +154,6 @@ def test_a_rule_set_with_no_match_says_so(page):
     assert [i.value for i in at.info if "No rule matches" in i.value]
 
 
-@pytest.mark.skipif(not stepthrough.cut_available(), reason="summarize.cut_steps (summ's cut steps, SPEC.md) is not "
-                                                            "in this build yet: this test runs once it is merged")
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda preset: preset.key)
 @pytest.mark.parametrize("keep_steps", [1, 3])
 def test_the_cut_ends_where_summarization_cuts(preset, keep_steps):

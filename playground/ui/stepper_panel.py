@@ -77,10 +77,6 @@ def _frame(walk: stepthrough.Walk, frame: stepthrough.Frame) -> None:
 
 def _cut(conversation: Conversation, keep_steps: int) -> None:
     st.markdown("**Summarization's cut**")
-    if not stepthrough.cut_available():
-        st.caption("Stepping through where summarization cuts needs the engine's cut steps "
-                   "(summarize.cut_steps), which this build does not have yet.")
-        return
     cuts = stepthrough.cut_frames(conversation, keep_steps)
     st.caption(f"Keeping the newest {keep_steps} steps, the cut moves back until no call is separated from its "
                "result: items before the final cut are summarized, items from it on are kept.")
@@ -91,12 +87,8 @@ def _cut(conversation: Conversation, keep_steps: int) -> None:
 def panel(conversation: Conversation, rules: Rules, settings: Settings, meter: Meter, below_threshold: bool,
           keep_steps: int) -> None:
     """The Step-through view for the conversation, rules and settings on the page."""
-    if not stepthrough.available():
-        st.info("The step-through needs the engine's step generator (compaction.walk), which this build does not "
-                "have yet.", icon=":material/hourglass_empty:")
-        return
     walk = stepthrough.walk(conversation, rules, settings, meter)
-    if not walk.frames:
+    if not walk.matched():
         st.info("No rule matches any item of this conversation: the pass has nothing to show. Add a rule in the "
                 "Rules tab.", icon=":material/info:")
         return
