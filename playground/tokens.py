@@ -10,13 +10,16 @@ A count is ``exact`` only when every part of it is OpenAI's own published accoun
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 
 import tiktoken
 
-from .encodings import EncodingChoice, choose_encoding, get_encoding
-from .model import Conversation, Item, Message, ToolCall, content_text, has_non_text
+from . import claude, images
+from .encodings import DEFAULT_ENCODING, EncodingChoice, choose_encoding, get_encoding
+from .model import Content, Conversation, Item, Message, Part, ToolCall, content_text, has_non_text
 from .tooldefs import render_functions
 
 
@@ -52,6 +55,21 @@ CHATML = Accounting("gpt-4.1 / gpt-4.5 / other (fitted)")
 # CALL=10 (recordings 27–36, 87, 93: within 2), and 89 for tools with or without a system
 # message (16 of 17 tools-only recordings within 2).
 HARMONY = Accounting("gpt-5 / o-series (fitted)", priming=2, call=10, tools_alone=89, tools_with_system=89)
+
+# OpenAI Responses: what its items and options add on top of the Chat accounting above, which
+# the Responses API bills alike for messages, calls and outputs (plain messages: 0 off on the
+# recorded cases). Fitted on shared/fixtures/token-counts/responses_recorded_cases.json
+# (``python -m playground accuracy`` refits them leave-one-out).
+RESPONSES: Mapping[str, float] = {
+    "file": 8.0,  # each input_file (PDF): its text is extracted by the API; estimate per file
+    "schema": 1.0,  # per token of text.format's JSON schema
+    "schema_block": 30.0,  # the structured-output instructions around it
+    "harmony_tools": -75.0,  # gpt-5 / o-series: Responses bills tools ~75 below Chat's 89
+}
+# Anthropic models: the ratio of its tokens to o200k_base comes from claude.CONSTANTS.
+
+# Anthropic models: a family label only; the accounting itself lives in claude.py.
+CLAUDE = Accounting("Anthropic Claude (fitted, claude.py)")
 
 CACHE_ENTRIES = 50_000  # per model; a cleared cache only costs a re-count
 _COOKBOOK_MODELS = ("gpt-3.5-turbo", "gpt-4o-mini", "gpt-4o", "gpt-4")
@@ -90,17 +108,22 @@ class TokenCount:
 
 class Meter:
     """Counts tokens for one model, caching counts per text so a rule edit re-counts only the
-    items it changed."""
+    items it changed. Claude models get Anthropic's accounting (``claude.py``), every other model
+    OpenAI's; the request's format adds what only it has (Responses options, Anthropic options)."""
 
     def __init__(self, model: str | None = None) -> None:
-        self.choice: EncodingChoice = choose_encoding(model)
+        self.claude = claude.is_claude(model)
+        self.choice: EncodingChoice = (EncodingChoice(str(model), DEFAULT_ENCODING) if self.claude
+                                       else choose_encoding(model))
         self.encoding: tiktoken.Encoding = get_encoding(self.choice.encoding)
-        self.accounting = accounting_for(model)
+        self.accounting = CLAUDE if self.claude else accounting_for(model)
+        self._ratio = claude.CONSTANTS[claude.text_feature(self.choice.model)] if self.claude else 1.0
         self._cache: dict[str, int] = {}
+        self._images: dict[str, tuple[int, int] | None] = {}
         self._last: tuple[Conversation, TokenCount] | None = None
 
-    def text(self, text: str) -> int:
-        """Tokens in ``text``, read as plain text (special-token strings are just text)."""
+    def raw(self, text: str) -> int:
+        """Tokens in ``text`` by this meter's tiktoken encoding (special-token strings are text)."""
         if not text:
             return 0
         count = self._cache.get(text)
@@ -110,27 +133,84 @@ class Meter:
             count = self._cache[text] = len(self.encoding.encode_ordinary(text))
         return count
 
-    def item(self, item: Item, *, parallel: bool = False, continues: bool = False) -> int:
+    def text(self, text: str) -> int:
+        """Tokens in ``text`` for this model: tiktoken's count, scaled for Claude models."""
+        count = self.raw(text)
+        return count if not self.claude else round(count * self._ratio)
+
+    def item(self, item: Item, *, parallel: bool = False, continues: bool = False, thinking: bool = False) -> int:
         """Tokens one item adds. ``parallel``: a call that shares its message with other calls;
-        ``continues``: a message block after the first of its wire message (no new overhead)."""
+        ``continues``: a message block after the first of its wire message (no new overhead);
+        ``thinking``: its thinking blocks are in the current turn (billed, Anthropic)."""
+        return self._item(item, parallel, continues, thinking, set())
+
+    def _item(self, item: Item, parallel: bool, continues: bool, thinking: bool, notes: set[str]) -> int:
+        if self.claude:
+            return claude.tokens(claude.item_features(item, self.raw, self.choice.model, continues=continues,
+                                                      billed_thinking=thinking, notes=notes,
+                                                      images_cache=self._images))
         rules = self.accounting
         if isinstance(item, ToolCall):
             return (self.text("functions." + item.name) + self.text(item.arguments) + rules.call
                     + (rules.parallel if parallel else 0))
-        body = self.text(content_text(item.content))
+        body = self.text(content_text(item.content)) + self._non_text(item, notes)
         if isinstance(item, Message):
+            if item.extra.get("type", "message") != "message":
+                return body  # a Responses item that is not a message: no message wrapper
             name = self.text(item.name) + rules.per_name if item.name else 0
             return body + name + (0 if continues else rules.per_message + self.text(item.role))
         # A tool message: billed like a message from role "tool", plus the answered function's name.
         return rules.per_message + self.text("tool") + body + self.text(item.name)
 
+    def _non_text(self, item: Item, notes: set[str]) -> int:
+        """OpenAI: images by the tile rule, files and Responses items by fitted estimates."""
+        content = item.content if not isinstance(item, ToolCall) else None
+        if not isinstance(content, tuple):
+            return 0
+        return sum(self._openai_part(part, notes) for part in content if part.text is None)
+
+    def _openai_part(self, part: Part, notes: set[str]) -> int:
+        extra = part.extra
+        if part.type in ("input_image", "image_url"):
+            url = extra.get("image_url")
+            detail = str(extra.get("detail") or "auto")
+            if isinstance(url, Mapping):
+                url, detail = url.get("url"), str(url.get("detail") or detail)
+            size = self._image_size(url) if isinstance(url, str) and url.startswith("data:") else None
+            if size is None:
+                notes.add("image given by URL or file id: estimated as one 512-px tile")
+                size = (512, 512)
+            return images.openai_tokens(self.choice.model, *size, detail=detail)
+        if part.type in ("input_file", "file"):
+            notes.add(f"input files: estimated at {RESPONSES['file']:.0f} tokens each (the API extracts their "
+                      "text; we do not)")
+            return round(RESPONSES["file"])
+        if part.type == "reasoning":
+            if extra.get("encrypted_content"):
+                notes.add("reasoning with encrypted content")
+            return 0  # reasoning sent back is not billed as input on the recorded cases (visible or not)
+        if part.type in ("input_text", "output_text", "text", "summary_text"):
+            return 0
+        notes.add(f"{part.type} items: counted as the tokens of their JSON (OpenAI documents no rule)")
+        return self.text(json.dumps(dict(extra), ensure_ascii=False))
+
+    def _image_size(self, data: str) -> tuple[int, int] | None:
+        if data not in self._images:
+            self._images[data] = images.image_size(data)
+        return self._images[data]
+
     def item_at(self, layout: Layout, position: int, item: Item) -> int:
         """Tokens of ``item`` standing at ``position`` of a request with ``layout``."""
-        return self.item(item, parallel=position in layout.parallel, continues=position in layout.continued)
+        return self.item(item, parallel=position in layout.parallel, continues=position in layout.continued,
+                         thinking=position in layout.thinking)
 
     def items(self, items: tuple[Item, ...]) -> tuple[int, ...]:
+        return self._items(items, set())
+
+    def _items(self, items: tuple[Item, ...], notes: set[str]) -> tuple[int, ...]:
         layout = Layout.of(items)
-        return tuple(self.item_at(layout, i, item) for i, item in enumerate(items))
+        return tuple(self._item(item, i in layout.parallel, i in layout.continued, i in layout.thinking, notes)
+                     for i, item in enumerate(items))
 
     def count(self, conversation: Conversation) -> TokenCount:
         last = self._last
@@ -141,8 +221,11 @@ class Meter:
         return result
 
     def _count(self, conversation: Conversation) -> TokenCount:
+        notes: set[str] = set()
+        per_item = self._items(conversation.items, notes)
+        if self.claude:
+            return self._claude_count(conversation, per_item, notes)
         rules = self.accounting
-        per_item = self.items(conversation.items)
         instruction_text = content_text(conversation.instructions)
         has_system = bool(instruction_text) or any(
             isinstance(item, Message) and item.role in ("system", "developer") for item in conversation.items
@@ -150,27 +233,58 @@ class Meter:
         instructions = rules.per_message + self.text("system") + self.text(instruction_text) if instruction_text else 0
         rendered = render_functions(conversation.tools)
         tools = self.text(rendered) + (rules.tools_with_system if has_system else rules.tools_alone) if rendered else 0
-        notes = self._notes(conversation)
+        priming = rules.priming
+        if conversation.format == "responses":
+            tools += round(RESPONSES["harmony_tools"]) if rendered and rules is HARMONY else 0
+            priming += self._responses_options(conversation)
+        return self._result(conversation, per_item, tools, instructions, priming, notes)
+
+    def _responses_options(self, conversation: Conversation) -> int:
+        """Structured output (``text.format`` with a JSON schema) in a Responses request."""
+        text = conversation.extra.get("text")
+        schema_format = text.get("format") if isinstance(text, Mapping) else None
+        if not isinstance(schema_format, Mapping) or schema_format.get("type") != "json_schema":
+            return 0
+        schema = self.text(json.dumps(schema_format.get("schema")))
+        return round(RESPONSES["schema_block"] + RESPONSES["schema"] * schema)
+
+    def _claude_count(self, conversation: Conversation, per_item: tuple[int, ...], notes: set[str]) -> TokenCount:
+        model = self.choice.model
+        system = claude.content_features(conversation.instructions, self.raw, claude.text_feature(model), notes,
+                                         self._images)
+        tools = claude.tools_features(conversation.tools, model, conversation.extra.get("tool_choice"), self.raw,
+                                      notes)
+        options = claude.request_features(conversation, model, self.raw)
+        return self._result(conversation, per_item, claude.tokens(tools), claude.tokens(system),
+                            claude.tokens(options), notes)
+
+    def _result(self, conversation: Conversation, per_item: tuple[int, ...], tools: int, instructions: int,
+                priming: int, notes: set[str]) -> TokenCount:
+        reasons = self._notes(conversation, notes)
         return TokenCount(
-            total=sum(per_item) + tools + instructions + rules.priming,
+            total=sum(per_item) + tools + instructions + priming,
             items=per_item,
             tools=tools,
             instructions=instructions,
-            priming=rules.priming,
+            priming=priming,
             model=self.choice.model,
             encoding=self.choice.encoding,
-            accounting=rules.family,
-            exact=not notes,
-            notes=tuple(notes),
+            accounting=self.accounting.family,
+            exact=not reasons,
+            notes=tuple(reasons),
         )
 
-    def _notes(self, conversation: Conversation) -> list[str]:
-        """Every reason the count is an estimate rather than OpenAI's published accounting."""
-        if conversation.format == "anthropic":  # one note says it all: every part is approximate
-            return ["Anthropic models use their own tokenizer: counted with "
-                    f"{self.choice.encoding} and OpenAI's accounting as an approximation"]
+    def _notes(self, conversation: Conversation, found: set[str]) -> list[str]:
+        """Every reason the count is an estimate rather than the provider's published accounting."""
+        encrypted = sum(1 for item in conversation.items if isinstance(item, Message) and _encrypted(item.content))
+        tail = [f"estimate: {encrypted} reasoning item{'s' if encrypted != 1 else ''} with encrypted content "
+                "not counted"] if encrypted else []
+        tail += sorted(note for note in found if note != "reasoning with encrypted content")
+        if self.claude:
+            return ["Claude's tokenizer is not published: text counted with o200k_base × "
+                    f"{self._ratio:.3f} and Anthropic's overheads fitted on billed counts", *tail]
         notes = [self.choice.note] if self.choice.note else []
-        if conversation.format != "chat":
+        if conversation.format not in ("chat", "responses", "native"):
             notes.append("accounting for this format is OpenAI Chat Completions' applied to the same items")
         if not self.accounting.published:
             notes.append(f"model family {self.accounting.family}: per-message constants fitted on billed counts")
@@ -182,23 +296,32 @@ class Meter:
             notes.append("hosted tools (not functions) are not counted")
         contents = [item.content for item in conversation.items if not isinstance(item, ToolCall)]
         if any(has_non_text(content) for content in contents):
-            notes.append("blocks without text (images, files, reasoning…) are not counted")
+            notes.append("blocks without text: images by OpenAI's published tile rule, the rest estimated")
         elif any(isinstance(content, tuple) for content in contents):
             notes.append("content given as a list of parts: counted as their joined text (the Cookbook covers strings)")
         ignored = sorted(key for key in ("response_format", "web_search_options", "prediction", "audio")
                          if key in conversation.extra)
         if ignored:
             notes.append(f"request options that add tokens we do not count: {', '.join(ignored)}")
-        return notes
+        if conversation.format == "responses" and "text" in conversation.extra:
+            notes.append("structured output: schema tokens estimated with fitted constants")
+        return notes + tail
+
+
+def _encrypted(content: Content) -> bool:
+    return isinstance(content, tuple) and any(part.type == "reasoning" and part.extra.get("encrypted_content")
+                                              for part in content)
 
 
 @dataclass(frozen=True)
 class Layout:
     """Where items share a wire message, which changes what they cost: calls in a run of two
-    or more (one parallel turn) and message blocks that continue the block before them."""
+    or more (one parallel turn), message blocks that continue the block before them, and
+    thinking in the current assistant turn (the only thinking Anthropic bills)."""
 
     parallel: frozenset[int]
     continued: frozenset[int]
+    thinking: frozenset[int] = frozenset()
 
     @classmethod
     def of(cls, items: tuple[Item, ...]) -> Layout:
@@ -210,7 +333,7 @@ class Layout:
             if (isinstance(before, Message) and isinstance(after, Message) and before.origin and after.origin
                     and after.origin.block and before.origin.index == after.origin.index):
                 continued.add(i + 1)
-        return cls(frozenset(parallel), frozenset(continued))
+        return cls(frozenset(parallel), frozenset(continued), claude.billed_thinking(items))
 
 
 def count(conversation: Conversation, model: str | None = None) -> TokenCount:
