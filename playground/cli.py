@@ -140,10 +140,13 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise InputError("fixture folder not found (pass --fixtures DIR)", where=str(folder))
     cases = accuracy.measure(folder)
+    providers = [m for m in (accuracy.measure_provider(folder, f) for f in accuracy.PROVIDER_FILES) if m]
     if args.json:
-        _write(_dump([case.__dict__ | {"error": case.error} for case in cases]), None)
+        _write(_dump([case.__dict__ | {"error": case.error} for case in cases]
+                     + [case.__dict__ | {"error": case.error, "loo_error": case.loo_error}
+                        for measured in providers for case in measured.cases]), None)
     else:
-        _write(accuracy.render(cases) + "\n", None)
+        _write(accuracy.render(cases, providers) + "\n", None)
     return 0
 
 

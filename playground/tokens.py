@@ -61,12 +61,20 @@ HARMONY = Accounting("gpt-5 / o-series (fitted)", priming=2, call=10, tools_alon
 # recorded cases). Fitted on shared/fixtures/token-counts/responses_recorded_cases.json
 # (``python -m playground accuracy`` refits them leave-one-out).
 RESPONSES: Mapping[str, float] = {
-    "file": 8.0,  # each input_file (PDF): its text is extracted by the API; estimate per file
-    "schema": 1.0,  # per token of text.format's JSON schema
-    "schema_block": 30.0,  # the structured-output instructions around it
-    "harmony_tools": -75.0,  # gpt-5 / o-series: Responses bills tools ~75 below Chat's 89
+    "file": 7.004,  # each input_file (PDF): its text is extracted by the API; estimate per file
+    "schema": 0.388,  # per token of text.format's JSON schema
+    "schema_block": 27.3,  # the structured-output instructions around it
+    "harmony_tools": -80.0,  # gpt-5 / o-series: Responses bills tools ~75 below Chat's 89
 }
 # Anthropic models: the ratio of its tokens to o200k_base comes from claude.CONSTANTS.
+
+# The fitted Chat constants by ``family.field``, as ``Meter.chat_features`` names them.
+CHAT_FITTED: Mapping[str, float] = {
+    **{f"chatml.{field}": float(getattr(CHATML, field)) for field in ("call", "parallel", "tools_alone",
+                                                                      "tools_with_system")},
+    **{f"harmony.{field}": float(getattr(HARMONY, field)) for field in ("call", "parallel", "tools_alone",
+                                                                        "tools_with_system", "priming")},
+}
 
 # Anthropic models: a family label only; the accounting itself lives in claude.py.
 CLAUDE = Accounting("Anthropic Claude (fitted, claude.py)")
@@ -247,6 +255,55 @@ class Meter:
             return 0
         schema = self.text(json.dumps(schema_format.get("schema")))
         return round(RESPONSES["schema_block"] + RESPONSES["schema"] * schema)
+
+    def claude_features(self, conversation: Conversation) -> claude.Features:
+        """Every feature of ``conversation`` summed (for refitting ``claude.CONSTANTS``)."""
+        model, notes, layout = self.choice.model, set(), Layout.of(conversation.items)
+        parts = [claude.item_features(item, self.raw, model, continues=i in layout.continued,
+                                      billed_thinking=i in layout.thinking, notes=notes, images_cache=self._images)
+                 for i, item in enumerate(conversation.items)]
+        parts.append(claude.content_features(conversation.instructions, self.raw, claude.text_feature(model), notes,
+                                             self._images))
+        parts.append(claude.tools_features(conversation.tools, model, conversation.extra.get("tool_choice"),
+                                           self.raw, notes))
+        parts.append(claude.request_features(conversation, model, self.raw))
+        total: claude.Features = {}
+        for features in parts:
+            for name, value in features.items():
+                total[name] = total.get(name, 0.0) + value
+        return total
+
+    def responses_features(self, conversation: Conversation) -> dict[str, float]:
+        """How much of each ``RESPONSES`` constant a Responses request holds (for refitting)."""
+        files = sum(1 for item in conversation.items if not isinstance(item, ToolCall)
+                    and isinstance(item.content, tuple) for part in item.content if part.type in ("input_file", "file"))
+        features = {"file": float(files)}
+        if render_functions(conversation.tools) and self.accounting is HARMONY:
+            features["harmony_tools"] = 1.0
+        text = conversation.extra.get("text")
+        schema_format = text.get("format") if isinstance(text, Mapping) else None
+        if isinstance(schema_format, Mapping) and schema_format.get("type") == "json_schema":
+            features["schema_block"] = 1.0
+            features["schema"] = float(self.text(json.dumps(schema_format.get("schema"))))
+        return features
+
+    def chat_features(self, conversation: Conversation) -> dict[str, float]:
+        """How much of each fitted ``Accounting`` constant a request holds, named
+        ``family.field`` (for the leave-one-out check of the Chat constants)."""
+        rules = self.accounting
+        family = "harmony" if rules is HARMONY else "chatml" if rules in (COOKBOOK, CHATML) else None
+        if family is None:
+            return {}
+        layout = Layout.of(conversation.items)
+        features = {f"{family}.call": float(sum(isinstance(item, ToolCall) for item in conversation.items)),
+                    f"{family}.parallel": float(len(layout.parallel))}
+        if render_functions(conversation.tools):
+            has_system = bool(content_text(conversation.instructions)) or any(
+                isinstance(item, Message) and item.role in ("system", "developer") for item in conversation.items)
+            features[f"{family}.tools_with_system" if has_system else f"{family}.tools_alone"] = 1.0
+        if family == "harmony":
+            features["harmony.priming"] = 1.0
+        return features
 
     def _claude_count(self, conversation: Conversation, per_item: tuple[int, ...], notes: set[str]) -> TokenCount:
         model = self.choice.model
