@@ -134,6 +134,7 @@ class ProviderMeasure:
     cases: tuple[ProviderCase, ...]
     fitted: Mapping[str, float]  # constants fitted on every computable case
     shipped: Mapping[str, float]
+    samples: tuple[Sample, ...]  # the computable cases as the fit sees them
 
 
 def _provider_body(raw: dict[str, Any]) -> dict[str, Any]:
@@ -171,7 +172,7 @@ def measure_provider(folder: Path, format: str) -> ProviderMeasure | None:
                                _computable(raw), _encrypted(raw),
                                result.notes if result else (f"not readable: {conversation}",))
                   for number, raw, conversation, result in rows)
-    return ProviderMeasure(cases, fit(samples, prior), shipped)
+    return ProviderMeasure(cases, fit(samples, prior), shipped, tuple(samples))
 
 
 def _computable(raw: dict[str, Any]) -> bool:

@@ -28,22 +28,22 @@ Features = dict[str, float]
 # Fitted on the recorded cases (relative-error L1 fit; see accuracy.fit). Units: tokens per
 # feature unit; "text" and "text_v2" are Claude tokens per o200k_base token.
 CONSTANTS: Mapping[str, float] = {
-    "base": 4.328,  # every request: the turn markers around the conversation
-    "message": 1.136,  # each wire message
+    "base": 4.452,  # every request: the turn markers around the conversation
+    "message": 1.062,  # each wire message
     "text": 1.158,  # prose, code and JSON alike: the fit found no better split on this data
-    "text_v2": 1.542,  # Opus 4.7 / 4.8 use a newer tokenizer (8 recorded cases)
-    "tool_definition": 0.930,  # per o200k token of a tool's JSON (name, description, input_schema)
-    "tool": 3.628,  # each tool definition
-    "tool_prompt_newer_auto": 171.3,  # 4.5 / 4.6 models bill more than the documented prompt…
-    "tool_prompt_newer_any": 301.4,  # …with tool_choice any / tool
-    "tool_use": 2.723,  # per o200k token of a tool_use block's name and input JSON
-    "tool_block": 16.9,  # each tool_use and each tool_result block
-    "image_block": 6.706,  # each image, on top of Anthropic's documented width × height / 750
-    "pdf_page": 1607.9,  # each PDF page (rendered as an image plus its text): an estimate
-    "schema": 1.589,  # per o200k token of a structured-output JSON schema
-    "schema_block": 86.3,  # the structured-output instructions around it
-    "task_budget": 36.3,  # output_config.task_budget
-    "thinking_enabled": 32.1,  # thinking {"type": "enabled"}
+    "text_v2": 1.577,  # Opus 4.7 / 4.8 use a newer tokenizer (8 recorded cases)
+    "tool_definition": 0.970,  # per o200k token of a tool's JSON (name, description, input_schema)
+    "tool": 3.312,  # each tool definition
+    "tool_prompt_newer_auto": 165.1,  # 4.5 / 4.6 models bill more than the documented prompt…
+    "tool_prompt_newer_any": 298.6,  # …with tool_choice any / tool
+    "tool_use": 2.818,  # per o200k token of a tool_use block's name and input JSON
+    "tool_block": 18.5,  # each tool_use and each tool_result block
+    "image_block": 6.795,  # each image, on top of Anthropic's documented width × height / 750
+    "pdf_page": 1607.5,  # each PDF page (rendered as an image plus its text): an estimate
+    "schema": 1.588,  # per o200k token of a structured-output JSON schema
+    "schema_block": 86.6,  # the structured-output instructions around it
+    "task_budget": 37.0,  # output_config.task_budget
+    "thinking_enabled": 31.0,  # thinking {"type": "enabled"}
 }
 # Parts Anthropic publishes, used as documented (coefficient 1, not fitted).
 PUBLISHED = ("tool_prompt", "image")

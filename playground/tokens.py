@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 import tiktoken
 
@@ -21,6 +22,9 @@ from . import claude, images
 from .encodings import DEFAULT_ENCODING, EncodingChoice, choose_encoding, get_encoding
 from .model import Content, Conversation, Item, Message, Part, ToolCall, content_text, has_non_text
 from .tooldefs import render_functions
+
+if TYPE_CHECKING:
+    from .calibration import Calibration
 
 
 @dataclass(frozen=True)
@@ -61,10 +65,10 @@ HARMONY = Accounting("gpt-5 / o-series (fitted)", priming=2, call=10, tools_alon
 # recorded cases). Fitted on shared/fixtures/token-counts/responses_recorded_cases.json
 # (``python -m playground accuracy`` refits them leave-one-out).
 RESPONSES: Mapping[str, float] = {
-    "file": 7.004,  # each input_file (PDF): its text is extracted by the API; estimate per file
-    "schema": 0.388,  # per token of text.format's JSON schema
-    "schema_block": 27.3,  # the structured-output instructions around it
-    "harmony_tools": -80.0,  # gpt-5 / o-series: Responses bills tools ~75 below Chat's 89
+    "file": 7.016,  # each input_file (PDF): its text is extracted by the API; estimate per file
+    "schema": 0.673,  # per token of text.format's JSON schema
+    "schema_block": 2.229,  # the structured-output instructions around it
+    "harmony_tools": -80.6,  # gpt-5 / o-series: Responses bills tools ~75 below Chat's 89
 }
 # Anthropic models: the ratio of its tokens to o200k_base comes from claude.CONSTANTS.
 
@@ -117,9 +121,12 @@ class TokenCount:
 class Meter:
     """Counts tokens for one model, caching counts per text so a rule edit re-counts only the
     items it changed. Claude models get Anthropic's accounting (``claude.py``), every other model
-    OpenAI's; the request's format adds what only it has (Responses options, Anthropic options)."""
+    OpenAI's; the request's format adds what only it has (Responses options, Anthropic options).
+    With a ``calibration`` every count (text, item, total) is multiplied by its factor."""
 
-    def __init__(self, model: str | None = None) -> None:
+    def __init__(self, model: str | None = None, calibration: Calibration | None = None) -> None:
+        self.calibration = calibration
+        self._factor = calibration.factor if calibration else 1.0
         self.claude = claude.is_claude(model)
         self.choice: EncodingChoice = (EncodingChoice(str(model), DEFAULT_ENCODING) if self.claude
                                        else choose_encoding(model))
@@ -144,7 +151,7 @@ class Meter:
     def text(self, text: str) -> int:
         """Tokens in ``text`` for this model: tiktoken's count, scaled for Claude models."""
         count = self.raw(text)
-        return count if not self.claude else round(count * self._ratio)
+        return count if self._ratio == self._factor == 1.0 else round(count * self._ratio * self._factor)
 
     def item(self, item: Item, *, parallel: bool = False, continues: bool = False, thinking: bool = False) -> int:
         """Tokens one item adds. ``parallel``: a call that shares its message with other calls;
@@ -153,22 +160,26 @@ class Meter:
         return self._item(item, parallel, continues, thinking, set())
 
     def _item(self, item: Item, parallel: bool, continues: bool, thinking: bool, notes: set[str]) -> int:
+        tokens = self._uncalibrated(item, parallel, continues, thinking, notes)
+        return tokens if self._factor == 1.0 else round(tokens * self._factor)
+
+    def _uncalibrated(self, item: Item, parallel: bool, continues: bool, thinking: bool, notes: set[str]) -> int:
         if self.claude:
             return claude.tokens(claude.item_features(item, self.raw, self.choice.model, continues=continues,
                                                       billed_thinking=thinking, notes=notes,
                                                       images_cache=self._images))
-        rules = self.accounting
+        rules, raw = self.accounting, self.raw
         if isinstance(item, ToolCall):
-            return (self.text("functions." + item.name) + self.text(item.arguments) + rules.call
+            return (raw("functions." + item.name) + raw(item.arguments) + rules.call
                     + (rules.parallel if parallel else 0))
-        body = self.text(content_text(item.content)) + self._non_text(item, notes)
+        body = raw(content_text(item.content)) + self._non_text(item, notes)
         if isinstance(item, Message):
             if item.extra.get("type", "message") != "message":
                 return body  # a Responses item that is not a message: no message wrapper
-            name = self.text(item.name) + rules.per_name if item.name else 0
-            return body + name + (0 if continues else rules.per_message + self.text(item.role))
+            name = raw(item.name) + rules.per_name if item.name else 0
+            return body + name + (0 if continues else rules.per_message + raw(item.role))
         # A tool message: billed like a message from role "tool", plus the answered function's name.
-        return rules.per_message + self.text("tool") + body + self.text(item.name)
+        return rules.per_message + raw("tool") + body + raw(item.name)
 
     def _non_text(self, item: Item, notes: set[str]) -> int:
         """OpenAI: images by the tile rule, files and Responses items by fitted estimates."""
@@ -200,7 +211,7 @@ class Meter:
         if part.type in ("input_text", "output_text", "text", "summary_text"):
             return 0
         notes.add(f"{part.type} items: counted as the tokens of their JSON (OpenAI documents no rule)")
-        return self.text(json.dumps(dict(extra), ensure_ascii=False))
+        return self.raw(json.dumps(dict(extra), ensure_ascii=False))
 
     def _image_size(self, data: str) -> tuple[int, int] | None:
         if data not in self._images:
@@ -238,9 +249,9 @@ class Meter:
         has_system = bool(instruction_text) or any(
             isinstance(item, Message) and item.role in ("system", "developer") for item in conversation.items
         )
-        instructions = rules.per_message + self.text("system") + self.text(instruction_text) if instruction_text else 0
+        instructions = rules.per_message + self.raw("system") + self.raw(instruction_text) if instruction_text else 0
         rendered = render_functions(conversation.tools)
-        tools = self.text(rendered) + (rules.tools_with_system if has_system else rules.tools_alone) if rendered else 0
+        tools = self.raw(rendered) + (rules.tools_with_system if has_system else rules.tools_alone) if rendered else 0
         priming = rules.priming
         if conversation.format == "responses":
             tools += round(RESPONSES["harmony_tools"]) if rendered and rules is HARMONY else 0
@@ -253,7 +264,7 @@ class Meter:
         schema_format = text.get("format") if isinstance(text, Mapping) else None
         if not isinstance(schema_format, Mapping) or schema_format.get("type") != "json_schema":
             return 0
-        schema = self.text(json.dumps(schema_format.get("schema")))
+        schema = self.raw(json.dumps(schema_format.get("schema")))
         return round(RESPONSES["schema_block"] + RESPONSES["schema"] * schema)
 
     def claude_features(self, conversation: Conversation) -> claude.Features:
@@ -284,7 +295,7 @@ class Meter:
         schema_format = text.get("format") if isinstance(text, Mapping) else None
         if isinstance(schema_format, Mapping) and schema_format.get("type") == "json_schema":
             features["schema_block"] = 1.0
-            features["schema"] = float(self.text(json.dumps(schema_format.get("schema"))))
+            features["schema"] = float(self.raw(json.dumps(schema_format.get("schema"))))
         return features
 
     def chat_features(self, conversation: Conversation) -> dict[str, float]:
@@ -318,6 +329,9 @@ class Meter:
     def _result(self, conversation: Conversation, per_item: tuple[int, ...], tools: int, instructions: int,
                 priming: int, notes: set[str]) -> TokenCount:
         reasons = self._notes(conversation, notes)
+        if self.calibration is not None:  # items are calibrated already (see _item)
+            tools, instructions, priming = (self.calibration.apply(part) for part in (tools, instructions, priming))
+            reasons.append(self.calibration.note())
         return TokenCount(
             total=sum(per_item) + tools + instructions + priming,
             items=per_item,
