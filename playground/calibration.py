@@ -123,27 +123,44 @@ def load_calibrations(data: Any, where: str = "calibration") -> dict[str, Calibr
                 for model, factor in data.items()}
     if not isinstance(data, list) or not data:
         raise InputError("expected a list of {request, usage} pairs or an object {model: factor}", where=where)
+    return calibrate(_pairs(data, where))
+
+
+def _pairs(data: list, where: str) -> list[Comparison]:
+    """Each ``{request, usage}`` pair: the request counted here, beside its billed count."""
     comparisons = []
     for index, pair in enumerate(data):
         place = f"{where}[{index}]"
         if not isinstance(pair, Mapping) or "request" not in pair or "usage" not in pair:
             raise InputError("expected an object with 'request' and 'usage'", where=place)
         try:
-            conversation = formats.read(pair["request"])
+            request = formats.read(pair["request"])
         except InputError as error:
             raise error.within(f"{place}.request") from None
-        comparisons.append(compare(conversation, pair["usage"], pair.get("model"), f"{place}.usage"))
-    return calibrate(comparisons)
+        comparisons.append(compare(request, pair["usage"], pair.get("model"), f"{place}.usage"))
+    return comparisons
 
 
-def parse(text: str, where: str = "calibration") -> dict[str, Calibration]:
-    """``load_calibrations`` of JSON text (a file's or a pasted one)."""
+@dataclass(frozen=True)
+class Pasted:
+    """What a person pasted: each request beside its bill, and the factors they give."""
+
+    comparisons: tuple[Comparison, ...]
+    calibrations: Mapping[str, Calibration]
+
+
+def read_pasted(text: str, conversation: Conversation, model: str | None = None) -> Pasted:
+    """A pasted ``usage`` object (or a whole response) for ``conversation`` as it is now, or a JSON
+    list of ``{request, usage}`` pairs; either way our counts beside the billed ones."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        place = f"{where}, line {error.lineno}, column {error.colno}"
-        raise InputError(f"not JSON: {error.msg}", where=place) from None
-    return load_calibrations(data, where)
+        raise InputError(f"not JSON: {error.msg}", where=f"pasted usage, line {error.lineno}") from None
+    if isinstance(data, list):
+        comparisons = _pairs(data, "pasted usage")
+    else:
+        comparisons = [compare(conversation, data, model, "pasted usage")]
+    return Pasted(tuple(comparisons), calibrate(comparisons))
 
 
 def to_json(calibrations: Mapping[str, Calibration]) -> dict[str, float]:

@@ -116,3 +116,57 @@ def test_cli_refuses_a_calibration_for_another_model(tmp_path):
     assert result.returncode == 2
     assert "no calibration for model 'claude-sonnet-4-5'" in result.stderr
     assert result.stderr.count("\n") == 1 and result.stderr.endswith("\n")
+
+
+def _panel_page() -> None:
+    from playground import formats as page_formats
+    from playground.ui import calibration_panel
+
+    request = {"model": "claude-sonnet-4-5", "max_tokens": 10,
+               "messages": [{"role": "user", "content": "Summarise the plot of Hamlet in two sentences."}]}
+    calibration_panel.draw(page_formats.read(request), "claude-sonnet-4-5")
+
+
+def test_panel_shows_both_counts_and_applies_the_factor_until_switched_off():
+    from streamlit.testing.v1 import AppTest
+
+    from playground.ui import calibration_panel
+
+    counted = tokens.count(formats.read(REQUEST)).total
+    at = AppTest.from_function(_panel_page, default_timeout=30).run()
+    assert not at.exception
+    at.text_area(key=calibration_panel.PASTE).input(json.dumps({"input_tokens": counted * 2})).run()
+    assert not at.exception
+    shown = " ".join(m.value for m in at.markdown)
+    assert f"our count **{counted:,}**" in shown and f"billed **{counted * 2:,}**" in shown
+    at.toggle(key=calibration_panel.APPLY).set_value(True).run()
+    engine = at.session_state["engine"]
+    assert engine.calibrations["claude-sonnet-4-5"].factor == pytest.approx(2.0)
+    assert any("calibrated ×2.00 from 1 usage sample" in info.value for info in at.info)
+    assert engine.count(formats.read(REQUEST)).total == pytest.approx(2 * counted, abs=2)
+    at.button[0].click().run()
+    assert not at.exception
+    assert at.session_state["engine"].calibrations == {}
+
+
+def test_panel_says_what_is_wrong_with_bad_usage():
+    from streamlit.testing.v1 import AppTest
+
+    from playground.ui import calibration_panel
+
+    at = AppTest.from_function(_panel_page, default_timeout=30).run()
+    at.text_area(key=calibration_panel.PASTE).input('{"output_tokens": 3}').run()
+    assert not at.exception
+    assert "pasted usage" in at.error[0].value and "input_tokens" in at.error[0].value
+
+
+def test_pasted_pairs_calibrate_each_model_apart():
+    chat = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hello there, how are you today?"}]}
+    counted = tokens.count(formats.read(chat)).total
+    pasted = calibration.read_pasted(json.dumps([
+        {"request": chat, "usage": {"prompt_tokens": counted + 3}},
+        {"request": REQUEST, "usage": {"input_tokens": 20, "cache_read_input_tokens": 0}}]),
+        formats.read(REQUEST))
+    assert [c.model for c in pasted.comparisons] == ["gpt-4o", "claude-sonnet-4-5"]
+    assert pasted.comparisons[0].difference == -3
+    assert pasted.calibrations["gpt-4o"].factor == pytest.approx((counted + 3) / counted)
