@@ -76,8 +76,8 @@ RESPONSES: Mapping[str, float] = {
 CHAT_FITTED: Mapping[str, float] = {
     **{f"chatml.{field}": float(getattr(CHATML, field)) for field in ("call", "parallel", "tools_alone",
                                                                       "tools_with_system")},
-    **{f"harmony.{field}": float(getattr(HARMONY, field)) for field in ("call", "parallel", "tools_alone",
-                                                                        "tools_with_system", "priming")},
+    **{f"harmony.{field}": float(getattr(HARMONY, field)) for field in ("call", "parallel", "priming")},
+    "harmony.tools": float(HARMONY.tools_alone),  # one constant: harmony bills tools alike with or without system
 }
 
 # Anthropic models: a family label only; the accounting itself lives in claude.py.
@@ -311,7 +311,10 @@ class Meter:
         if render_functions(conversation.tools):
             has_system = bool(content_text(conversation.instructions)) or any(
                 isinstance(item, Message) and item.role in ("system", "developer") for item in conversation.items)
-            features[f"{family}.tools_with_system" if has_system else f"{family}.tools_alone"] = 1.0
+            if family == "harmony":
+                features["harmony.tools"] = 1.0
+            else:
+                features["chatml.tools_with_system" if has_system else "chatml.tools_alone"] = 1.0
         if family == "harmony":
             features["harmony.priming"] = 1.0
         return features
