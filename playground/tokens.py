@@ -358,7 +358,10 @@ class Meter:
             return ["Claude's tokenizer is not published: text counted with o200k_base × "
                     f"{self._ratio:.3f} and Anthropic's overheads fitted on billed counts", *tail]
         notes = [self.choice.note] if self.choice.note else []
-        if conversation.format not in ("chat", "responses", "native"):
+        if conversation.format == "responses":
+            notes.append("Responses: Chat Completions' accounting, verified on recorded Responses requests "
+                         "(OpenAI publishes none for Responses)")
+        elif conversation.format not in ("chat", "native"):
             notes.append("accounting for this format is OpenAI Chat Completions' applied to the same items")
         if not self.accounting.published:
             notes.append(f"model family {self.accounting.family}: per-message constants fitted on billed counts")
