@@ -196,6 +196,7 @@ class Meter:
             if isinstance(url, Mapping):
                 url, detail = url.get("url"), str(url.get("detail") or detail)
             size = self._image_size(url) if isinstance(url, str) and url.startswith("data:") else None
+            notes.add("images: OpenAI's published size rule per model (detail auto billed as high)")
             if size is None:
                 notes.add("image given by URL or file id: estimated as one 512-px tile")
                 size = (512, 512)
@@ -372,9 +373,7 @@ class Meter:
         if any(tool.kind != "function" for tool in conversation.tools):
             notes.append("hosted tools (not functions) are not counted")
         contents = [item.content for item in conversation.items if not isinstance(item, ToolCall)]
-        if any(has_non_text(content) for content in contents):
-            notes.append("blocks without text: images by OpenAI's published tile rule, the rest estimated")
-        elif any(isinstance(content, tuple) for content in contents):
+        if not any(has_non_text(content) for content in contents) and any(isinstance(c, tuple) for c in contents):
             notes.append("content given as a list of parts: counted as their joined text (the Cookbook covers strings)")
         ignored = sorted(key for key in ("response_format", "web_search_options", "prediction", "audio")
                          if key in conversation.extra)
