@@ -221,9 +221,11 @@ def render_provider(measured: ProviderMeasure) -> list[str]:
     lines = ["", f"{PROVIDER_FILES[cases[0].format]} ({title}): relative error |counted - billed| / billed",
              f"{'':32} {'cases':>5} {'median':>8} {'worst':>8} {'LOO med':>8} {'LOO worst':>9}"]
     computable = [c for c in cases if c.computable]
+    encrypted = [c for c in computable if c.encrypted]
     groups: list[tuple[str, list[ProviderCase]]] = [
-        ("computable, no encrypted reasoning", [c for c in computable if not c.encrypted]),
-        ("computable, encrypted reasoning", [c for c in computable if c.encrypted]),
+        ("computable, no encrypted reasoning" if encrypted else "computable",
+         [c for c in computable if not c.encrypted]),
+        ("computable, encrypted reasoning", encrypted),
     ]
     models: dict[str, list[ProviderCase]] = defaultdict(list)
     for case in computable:
@@ -234,7 +236,6 @@ def render_provider(measured: ProviderMeasure) -> list[str]:
         if group:
             loo = [c.loo_error for c in group if c.loo_error is not None]
             lines.append(f"  {label:30} {len(group):5} {_percent([c.error for c in group])} {_percent(loo)}")
-    encrypted = [c for c in computable if c.encrypted]
     if encrypted:
         said = sum(any("encrypted content not counted" in note for note in c.estimate_because) for c in encrypted)
         lines.append(f"  encrypted reasoning cases whose estimate_because says so: {said}/{len(encrypted)}")

@@ -208,7 +208,9 @@ class Meter:
         if part.type == "reasoning":
             if extra.get("encrypted_content"):
                 notes.add("reasoning with encrypted content")
-            return 0  # reasoning sent back is not billed as input on the recorded cases (visible or not)
+            # Visible summaries sent back are not billed (responses recordings 9 and 26: ~300 summary
+            # tokens, billed 2 over the rest); encrypted content often is, and cannot be counted here.
+            return 0
         if part.type in ("input_text", "output_text", "text", "summary_text"):
             return 0
         notes.add(f"{part.type} items: counted as the tokens of their JSON (OpenAI documents no rule)")
