@@ -93,11 +93,10 @@ def part_features(part: Part, raw: Callable[[str], int], text: str, notes: set[s
     if part.text is not None:
         _add(features, text, raw(part.text))
         return features
-    source = part.extra.get("source") if isinstance(part.extra.get("source"), Mapping) else {}
-    if part.type == "image":
+    image = images.image_reference(part.type, part.extra)
+    if image is not None:
         _add(features, "image_block", 1)
-        data = source.get("data") if source.get("type") == "base64" else None
-        size = _size(data, images_cache) if isinstance(data, str) else None
+        size = _size(image[0], images_cache) if image[0] else None
         if size:
             _add(features, "image", images.anthropic_tokens(*size))
         else:
@@ -105,21 +104,22 @@ def part_features(part: Part, raw: Callable[[str], int], text: str, notes: set[s
             notes.add("image given by URL or file id (or unreadable): estimated at the largest size "
                       "Anthropic bills without resizing (~1,590 tokens)")
         return features
-    if part.type == "document":
-        kind, data = source.get("type"), source.get("data")
-        if kind == "text" and isinstance(data, str):
-            _add(features, text, raw(data))
-        elif kind == "base64" and isinstance(data, str) and (pages := images.pdf_pages(data)):
+    if part.type in images.FILE_KINDS:
+        source = part.extra.get("source") if isinstance(part.extra.get("source"), Mapping) else {}
+        data = images.file_data(part.type, part.extra)
+        if source.get("type") == "text" and isinstance(source.get("data"), str):
+            _add(features, text, raw(source["data"]))
+        elif data and (pages := images.pdf_pages(data)):
             _add(features, "pdf_page", pages)
             notes.add(f"PDF: estimated per page ({CONSTANTS['pdf_page']:.0f} tokens a page, fitted); "
                       "its text and page images are not read")
         else:
-            notes.add("document given by URL or file id: its content is not counted")
+            notes.add("document given by URL or file id (or not a PDF): its content is not counted")
         return features
     if part.type in _THINKING:
         return features  # counted (or not) by its position: see item_features
     notes.add(f"{part.type} blocks: counted as the tokens of their JSON (Anthropic documents no rule)")
-    _add(features, text, raw(json.dumps(dict(part.extra), ensure_ascii=False)))
+    _add(features, text, raw(json.dumps(images.without_payloads(part.extra), ensure_ascii=False)))
     return features
 
 

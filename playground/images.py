@@ -19,7 +19,9 @@ import binascii
 import io
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
@@ -131,3 +133,56 @@ def pdf_pages(data: str) -> int | None:
     if raw is None or not raw.startswith(b"%PDF"):
         return None
     return len(_PAGE.findall(raw)) or None
+
+
+def image_reference(kind: str, extra: Mapping[str, Any]) -> tuple[str | None, str] | None:
+    """An image block of any format as ``(data, detail)``: ``data`` is its base64 (or ``data:`` URL),
+    None when it is given by URL or file id; None for a block that is not an image.
+    Anthropic ``image`` (``source``), Chat ``image_url`` (``{url, detail}``), Responses ``input_image``."""
+    if kind == "image":
+        source = extra.get("source") if isinstance(extra.get("source"), Mapping) else {}
+        data = source.get("data") if source.get("type") == "base64" else None
+        return (data if isinstance(data, str) else None, "auto")
+    if kind in ("image_url", "input_image"):
+        url, detail = extra.get("image_url"), extra.get("detail") or "auto"
+        if isinstance(url, Mapping):
+            url, detail = url.get("url"), url.get("detail") or detail
+        return (url if isinstance(url, str) and url.startswith("data:") else None, str(detail))
+    return None
+
+
+FILE_KINDS = ("document", "input_file", "file")
+
+
+def file_data(kind: str, extra: Mapping[str, Any]) -> str | None:
+    """The base64 data of a file block of any format (Anthropic ``document`` with a base64 source,
+    Responses ``input_file`` / Chat ``file`` with ``file_data``); None when given by URL or id."""
+    if kind == "document":
+        source = extra.get("source") if isinstance(extra.get("source"), Mapping) else {}
+        data = source.get("data") if source.get("type") == "base64" else None
+    else:
+        holder = extra.get("file") if isinstance(extra.get("file"), Mapping) else extra
+        data = holder.get("file_data")
+    return data if isinstance(data, str) else None
+
+
+_PAYLOAD_KEYS = ("data", "file_data", "image_url", "url")
+
+
+def without_payloads(value: Any) -> Any:
+    """``value`` with embedded image and file data (``data``, ``file_data``, ``data:`` URLs)
+    emptied: counting base64 as text would read a 1 MB screenshot as hundreds of thousands of
+    tokens. Other long strings stay (encrypted search results are billed roughly by their size)."""
+    if isinstance(value, str):
+        return "" if value.startswith("data:") else value
+    if isinstance(value, Mapping):
+        return {key: "" if key in _PAYLOAD_KEYS and _is_base64(item) else without_payloads(item)
+                for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_payloads(item) for item in value]
+    return value
+
+
+def _is_base64(value: Any) -> bool:
+    """Long and without a space: base64 data (a text document's ``data`` is prose, and kept)."""
+    return isinstance(value, str) and len(value) > 1_000 and " " not in value[:1_000]

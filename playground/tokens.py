@@ -190,18 +190,15 @@ class Meter:
 
     def _openai_part(self, part: Part, notes: set[str]) -> int:
         extra = part.extra
-        if part.type in ("input_image", "image_url"):
-            url = extra.get("image_url")
-            detail = str(extra.get("detail") or "auto")
-            if isinstance(url, Mapping):
-                url, detail = url.get("url"), str(url.get("detail") or detail)
-            size = self._image_size(url) if isinstance(url, str) and url.startswith("data:") else None
+        image = images.image_reference(part.type, extra)
+        if image is not None:
             notes.add("images: OpenAI's published size rule per model (detail auto billed as high)")
+            size = self._image_size(image[0]) if image[0] else None
             if size is None:
                 notes.add("image given by URL or file id: estimated as one 512-px tile")
                 size = (512, 512)
-            return images.openai_tokens(self.choice.model, *size, detail=detail)
-        if part.type in ("input_file", "file"):
+            return images.openai_tokens(self.choice.model, *size, detail=image[1])
+        if part.type in images.FILE_KINDS:
             notes.add(f"input files: estimated at {RESPONSES['file']:.0f} tokens each (the API extracts their "
                       "text; we do not)")
             return round(RESPONSES["file"])
@@ -214,7 +211,7 @@ class Meter:
         if part.type in ("input_text", "output_text", "text", "summary_text"):
             return 0
         notes.add(f"{part.type} items: counted as the tokens of their JSON (OpenAI documents no rule)")
-        return self.raw(json.dumps(dict(extra), ensure_ascii=False))
+        return self.raw(json.dumps(images.without_payloads(extra), ensure_ascii=False))
 
     def _image_size(self, data: str) -> tuple[int, int] | None:
         if data not in self._images:
@@ -290,7 +287,7 @@ class Meter:
     def responses_features(self, conversation: Conversation) -> dict[str, float]:
         """How much of each ``RESPONSES`` constant a Responses request holds (for refitting)."""
         files = sum(1 for item in conversation.items if not isinstance(item, ToolCall)
-                    and isinstance(item.content, tuple) for part in item.content if part.type in ("input_file", "file"))
+                    and isinstance(item.content, tuple) for part in item.content if part.type in images.FILE_KINDS)
         features = {"file": float(files)}
         if render_functions(conversation.tools) and self.accounting is HARMONY:
             features["harmony_tools"] = 1.0

@@ -145,3 +145,23 @@ def test_tool_blocks_carry_their_overhead_on_their_own_items():
     assert result.items == meter.items(conversation.items)
     assert result.items[2] >= round(claude.CONSTANTS["tool_block"]) + meter.text("sunny")
     assert result.total == sum(result.items) + result.tools + result.instructions + result.priming
+
+
+def test_an_image_in_any_format_is_billed_by_its_size_never_as_base64_text():
+    big = png(2000, 1500)
+    chat = {"model": MODEL, "messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + big}}]}]}
+    anthropic = request({"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": big}}]})
+    for_claude = tokens.count(formats.read(chat, "chat"))
+    assert for_claude.total < images.anthropic_tokens(2000, 1500) + 50
+    for_gpt = tokens.count(formats.read(anthropic, "anthropic"), "gpt-4o")
+    assert for_gpt.total < images.openai_tokens("gpt-4o", 2000, 1500) + 50
+    assert images.openai_tokens("gpt-4o", 2000, 1500) <= for_gpt.total
+
+
+def test_unknown_blocks_are_counted_as_json_without_their_base64():
+    block = {"type": "container_upload", "file_id": "file_1", "data": png(400, 400)}
+    result = tokens.count(formats.read(request({"role": "user", "content": [block]}), "anthropic"))
+    assert result.total < 100
+    assert any("container_upload blocks" in note for note in result.notes)
