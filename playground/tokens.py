@@ -1,11 +1,13 @@
-"""Prompt-token meters that follow what the OpenAI API bills, offline.
+"""Prompt-token meters that follow what the provider bills, offline.
 
 Where OpenAI publishes the accounting (the Cookbook's "How to count tokens with tiktoken":
 3 tokens per message, +1 for ``name``, 3 to prime the reply) we use it as published. Where it
 does not — tool calls, tool messages, tool definitions, parallel calls, the gpt-5 / o-series
-family — the constants below were fitted on real billed counts in
-``shared/fixtures/token-counts/`` and are re-verified by ``python -m playground accuracy``.
-A count is ``exact`` only when every part of it is OpenAI's own published accounting.
+family, what only Responses requests hold — the constants below were fitted on real billed counts
+in ``shared/fixtures/token-counts/`` and are re-verified, leave-one-out, by ``python -m playground
+accuracy``. Claude models are counted by Anthropic's accounting in ``claude.py``; images by the
+providers' published size rules in ``images.py``. A count is ``exact`` only when every part of it
+is OpenAI's own published accounting; every other count says why in its notes.
 """
 
 from __future__ import annotations
@@ -66,11 +68,10 @@ HARMONY = Accounting("gpt-5 / o-series (fitted)", priming=2, call=10, tools_alon
 # (``python -m playground accuracy`` refits them leave-one-out).
 RESPONSES: Mapping[str, float] = {
     "file": 7.016,  # each input_file (PDF): its text is extracted by the API; estimate per file
-    "schema": 0.673,  # per token of text.format's JSON schema
+    "schema": 0.673,  # per token of text.format's JSON schema (5 recorded cases: a rough estimate)
     "schema_block": 2.229,  # the structured-output instructions around it
-    "harmony_tools": -80.6,  # gpt-5 / o-series: Responses bills tools ~75 below Chat's 89
+    "harmony_tools": -80.6,  # gpt-5 / o-series: Responses bills tools ~9 over their text, not Chat's 89
 }
-# Anthropic models: the ratio of its tokens to o200k_base comes from claude.CONSTANTS.
 
 # The fitted Chat constants by ``family.field``, as ``Meter.chat_features`` names them.
 CHAT_FITTED: Mapping[str, float] = {
