@@ -31,23 +31,23 @@ Features = dict[str, float]
 # Fitted on the recorded cases (relative-error L1 fit; see accuracy.fit). Units: tokens per
 # feature unit; "text" and "text_v2" are Claude tokens per o200k_base token.
 CONSTANTS: Mapping[str, float] = {
-    "base": 4.452,  # every request: the turn markers around the conversation
-    "message": 1.062,  # each wire message
+    "base": 4.467,  # every request: the turn markers around the conversation
+    "message": 1.053,  # each wire message
     "text": 1.158,  # prose, code and JSON alike: a split (code/JSON 1.21, prose 1.16) did not improve
     # leave-one-out (2.0% vs 1.9% median); no recorded request is mostly non-English, so none is fitted
-    "text_v2": 1.577,  # Opus 4.7 / 4.8 use a newer tokenizer (8 recorded cases)
-    "tool_definition": 0.970,  # per o200k token of a tool's JSON (name, description, input_schema)
-    "tool": 3.312,  # each tool definition
-    "tool_prompt_newer_auto": 165.1,  # 4.5 / 4.6 models bill more than the documented prompt…
+    "text_v2": 1.578,  # Opus 4.7 / 4.8 use a newer tokenizer (8 recorded cases)
+    "tool_definition": 0.972,  # per o200k token of a tool's JSON (name, description, input_schema)
+    "tool": 3.400,  # each tool definition
+    "tool_prompt_newer_auto": 164.5,  # 4.5 / 4.6 models bill more than the documented prompt…
     "tool_prompt_newer_any": 298.6,  # …with tool_choice any / tool
-    "tool_use": 2.818,  # per o200k token of a tool_use block's name and input JSON
-    "tool_block": 18.5,  # each tool_use and each tool_result block
-    "image_block": 6.795,  # each image, on top of Anthropic's documented width × height / 750
-    "pdf_page": 1607.5,  # each PDF page (rendered as an image plus its text): an estimate
-    "schema": 1.588,  # per o200k token of a structured-output JSON schema
-    "schema_block": 86.6,  # the structured-output instructions around it
-    "task_budget": 37.0,  # output_config.task_budget
-    "thinking_enabled": 31.0,  # thinking {"type": "enabled"}
+    "tool_use_key": 17.1,  # each key of a tool_use input (its name and value are text)
+    "tool_block": 17.8,  # each tool_use and each tool_result block
+    "image_block": 6.805,  # each image, on top of Anthropic's documented width × height / 750
+    "pdf_page": 1607.4,  # each PDF page (rendered as an image plus its text): an estimate
+    "schema": 1.566,  # per o200k token of a structured-output JSON schema
+    "schema_block": 87.9,  # the structured-output instructions around it
+    "task_budget": 37.1,  # output_config.task_budget
+    "thinking_enabled": 32.0,  # thinking {"type": "enabled"}
 }
 # Parts Anthropic publishes, used as documented (coefficient 1, not fitted).
 PUBLISHED = ("tool_prompt", "image")
@@ -152,7 +152,8 @@ def item_features(item: Item, raw: Callable[[str], int], model: str, *, continue
     features: Features = {} if continues else {"message": 1.0}
     if isinstance(item, ToolCall):
         _add(features, "tool_block", 1)
-        _add(features, "tool_use", raw(item.name) + raw(item.arguments))
+        _add(features, text, raw(item.name) + raw(item.arguments))
+        _add(features, "tool_use_key", _keys(item.parsed_arguments()))
         return features
     content = item.content
     if isinstance(item, ToolResult):
@@ -164,6 +165,15 @@ def item_features(item: Item, raw: Callable[[str], int], model: str, *, continue
     for name, value in content_features(content, raw, text, notes, images_cache).items():
         _add(features, name, value)
     return features
+
+
+def _keys(value: Any) -> int:
+    """Keys of a tool_use input, nested ones too: each costs its own markup around the value."""
+    if isinstance(value, Mapping):
+        return len(value) + sum(_keys(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return sum(_keys(item) for item in value)
+    return 0
 
 
 def tool_prompt(model: str, tool_choice: Any) -> int:

@@ -67,10 +67,10 @@ HARMONY = Accounting("gpt-5 / o-series (fitted)", priming=2, call=10, tools_alon
 # recorded cases). Fitted on shared/fixtures/token-counts/responses_recorded_cases.json
 # (``python -m playground accuracy`` refits them leave-one-out).
 RESPONSES: Mapping[str, float] = {
-    "file": 7.016,  # each input_file (PDF): its text is extracted by the API; estimate per file
-    "schema": 0.673,  # per token of text.format's JSON schema (5 recorded cases: a rough estimate)
-    "schema_block": 2.229,  # the structured-output instructions around it
-    "harmony_tools": -80.6,  # gpt-5 / o-series: Responses bills tools ~9 over their text, not Chat's 89
+    "file": 7.019,  # each input_file (PDF): its text is extracted by the API; estimate per file
+    "schema": 0.684,  # per token of text.format's JSON schema (5 recorded cases: a rough estimate)
+    "schema_block": 1.176,  # the structured-output instructions around it
+    "harmony_tools": -79.7,  # gpt-5 / o-series: Responses bills tools ~9 over their text, not Chat's 89
 }
 
 # The fitted Chat constants by ``family.field``, as ``Meter.chat_features`` names them.
