@@ -203,9 +203,7 @@ class Meter:
             notes.add(f"input files: estimated at {RESPONSES['file']:.0f} tokens each (the API extracts their "
                       "text; we do not)")
             return round(RESPONSES["file"])
-        if part.type == "reasoning":
-            if extra.get("encrypted_content"):
-                notes.add("reasoning with encrypted content")
+        if part.type == "reasoning":  # encrypted content is said once per request, in _notes
             # Visible summaries sent back are not billed (responses recordings 9 and 26: ~300 summary
             # tokens, billed 2 over the rest); encrypted content often is, and cannot be counted here.
             return 0
@@ -261,12 +259,8 @@ class Meter:
 
     def _responses_options(self, conversation: Conversation) -> int:
         """Structured output (``text.format`` with a JSON schema) in a Responses request."""
-        text = conversation.extra.get("text")
-        schema_format = text.get("format") if isinstance(text, Mapping) else None
-        if not isinstance(schema_format, Mapping) or schema_format.get("type") != "json_schema":
-            return 0
-        schema = self.raw(json.dumps(schema_format.get("schema")))
-        return round(RESPONSES["schema_block"] + RESPONSES["schema"] * schema)
+        schema = _json_schema(conversation)
+        return 0 if schema is None else round(RESPONSES["schema_block"] + RESPONSES["schema"] * self.raw(schema))
 
     def claude_features(self, conversation: Conversation) -> claude.Features:
         """Every feature of ``conversation`` summed (for refitting ``claude.CONSTANTS``)."""
@@ -274,11 +268,7 @@ class Meter:
         parts = [claude.item_features(item, self.raw, model, continues=i in layout.continued,
                                       billed_thinking=i in layout.thinking, notes=notes, images_cache=self._images)
                  for i, item in enumerate(conversation.items)]
-        parts.append(claude.content_features(conversation.instructions, self.raw, claude.text_feature(model), notes,
-                                             self._images))
-        parts.append(claude.tools_features(conversation.tools, model, conversation.extra.get("tool_choice"),
-                                           self.raw, notes))
-        parts.append(claude.request_features(conversation, model, self.raw))
+        parts.extend(self._claude_request(conversation, notes))
         total: claude.Features = {}
         for features in parts:
             for name, value in features.items():
@@ -292,11 +282,10 @@ class Meter:
         features = {"file": float(files)}
         if render_functions(conversation.tools) and self.accounting is HARMONY:
             features["harmony_tools"] = 1.0
-        text = conversation.extra.get("text")
-        schema_format = text.get("format") if isinstance(text, Mapping) else None
-        if isinstance(schema_format, Mapping) and schema_format.get("type") == "json_schema":
+        schema = _json_schema(conversation)
+        if schema is not None:
             features["schema_block"] = 1.0
-            features["schema"] = float(self.raw(json.dumps(schema_format.get("schema"))))
+            features["schema"] = float(self.raw(schema))
         return features
 
     def chat_features(self, conversation: Conversation) -> dict[str, float]:
@@ -320,13 +309,17 @@ class Meter:
             features["harmony.priming"] = 1.0
         return features
 
-    def _claude_count(self, conversation: Conversation, per_item: tuple[int, ...], notes: set[str]) -> TokenCount:
+    def _claude_request(self, conversation: Conversation, notes: set[str]) -> tuple[claude.Features, ...]:
+        """The features outside the items: system, tools, request options."""
         model = self.choice.model
-        system = claude.content_features(conversation.instructions, self.raw, claude.text_feature(model), notes,
-                                         self._images)
-        tools = claude.tools_features(conversation.tools, model, conversation.extra.get("tool_choice"), self.raw,
-                                      notes)
-        options = claude.request_features(conversation, model, self.raw)
+        return (claude.content_features(conversation.instructions, self.raw, claude.text_feature(model), notes,
+                                        self._images),
+                claude.tools_features(conversation.tools, model, conversation.extra.get("tool_choice"), self.raw,
+                                      notes),
+                claude.request_features(conversation, model, self.raw))
+
+    def _claude_count(self, conversation: Conversation, per_item: tuple[int, ...], notes: set[str]) -> TokenCount:
+        system, tools, options = self._claude_request(conversation, notes)
         return self._result(conversation, per_item, claude.tokens(tools), claude.tokens(system),
                             claude.tokens(options), notes)
 
@@ -354,7 +347,7 @@ class Meter:
         encrypted = sum(1 for item in conversation.items if isinstance(item, Message) and _encrypted(item.content))
         tail = [f"estimate: {encrypted} reasoning item{'s' if encrypted != 1 else ''} with encrypted content "
                 "not counted"] if encrypted else []
-        tail += sorted(note for note in found if note != "reasoning with encrypted content")
+        tail += sorted(found)
         if self.claude:
             return ["Claude's tokenizer is not published: text counted with o200k_base × "
                     f"{self._ratio:.3f} and Anthropic's overheads fitted on billed counts", *tail]
@@ -379,9 +372,20 @@ class Meter:
                          if key in conversation.extra)
         if ignored:
             notes.append(f"request options that add tokens we do not count: {', '.join(ignored)}")
-        if conversation.format == "responses" and "text" in conversation.extra:
+        if conversation.format == "responses" and _json_schema(conversation) is not None:
             notes.append("structured output: schema tokens estimated with fitted constants")
         return notes + tail
+
+
+def _json_schema(conversation: Conversation) -> str | None:
+    """The JSON schema text of a Responses request's structured output (``text.format``), if any."""
+    if conversation.format != "responses":
+        return None
+    text = conversation.extra.get("text")
+    schema_format = text.get("format") if isinstance(text, Mapping) else None
+    if not isinstance(schema_format, Mapping) or schema_format.get("type") != "json_schema":
+        return None
+    return json.dumps(schema_format.get("schema"))
 
 
 def _encrypted(content: Content) -> bool:
