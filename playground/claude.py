@@ -2,9 +2,9 @@
 
 Claude's tokenizer is not published, so text is counted with ``o200k_base`` and scaled by a ratio
 fitted on real billed counts. Measured alternatives, same features, leave-one-out on the recorded
-cases: o200k_base median 1.9% / worst 23.5% / mean 3.4%; cl100k_base 2.4% / 17.6% / 3.7%; the
+cases (median / worst / mean): o200k_base 1.9% / 23.5% / 3.3%; cl100k_base 2.3% / 17.6% / 3.6%; the
 legacy Claude 2 tokenizer (``tokenizer.json`` shipped in ``anthropic`` SDK ≤ 0.37 on PyPI, run with
-the ``tokenizers`` package) 2.5% / 25.0% / 4.5% — Anthropic documents it as inaccurate for Claude 3
+the ``tokenizers`` package) 2.0% / 25.0% / 4.3% — Anthropic documents it as inaccurate for Claude 3
 and later. o200k_base fits best and is the vocabulary the page has already loaded.
 Every other part is a named *feature* of the request (a count of tokens, blocks, pages…) with one
 fitted *constant* each, so a count is ``Σ constant × feature`` and ``python -m playground
