@@ -5,14 +5,14 @@ fitted on real billed counts. Measured alternatives, same features, leave-one-ou
 cases (median / worst / mean): o200k_base 1.9% / 23.5% / 3.3%; cl100k_base 2.3% / 17.6% / 3.6%; the
 legacy Claude 2 tokenizer (``tokenizer.json`` shipped in ``anthropic`` SDK ≤ 0.37 on PyPI, run with
 the ``tokenizers`` package) 2.0% / 25.0% / 4.3% — Anthropic documents it as inaccurate for Claude 3
-and later. o200k_base fits best and is the vocabulary the page has already loaded.
+and later. o200k_base has the best median and mean, and is the vocabulary already loaded.
 Every other part is a named *feature* of the request (a count of tokens, blocks, pages…) with one
 fitted *constant* each, so a count is ``Σ constant × feature`` and ``python -m playground
 accuracy`` can refit the constants without any one recorded case (leave-one-out).
 
 Evidence: ``shared/fixtures/token-counts/anthropic_recorded_cases.json`` (125 real requests,
 110 computable from the body); the constants below are the fit printed by ``python -m playground
-accuracy`` ("fitted on all" line), rounded. Anthropic documents two of the parts, used as
+accuracy`` (its "fitted now on all computable cases" column), rounded. Anthropic documents two of the parts, used as
 published: the tool-use system prompt per model and ``tool_choice``, and image tokens.
 """
 
@@ -28,7 +28,7 @@ from .model import Content, Conversation, Item, Message, Part, Tool, ToolCall, T
 
 Features = dict[str, float]
 
-# Fitted on the recorded cases (relative-error L1 fit; see accuracy.fit). Units: tokens per
+# Fitted on the recorded cases (relative-error L1 fit: fitting.fit). Units: tokens per
 # feature unit; "text" and "text_v2" are Claude tokens per o200k_base token.
 CONSTANTS: Mapping[str, float] = {
     "base": 4.467,  # every request: the turn markers around the conversation
