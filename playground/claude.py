@@ -11,9 +11,10 @@ fitted *constant* each, so a count is ``Σ constant × feature`` and ``python -m
 accuracy`` can refit the constants without any one recorded case (leave-one-out).
 
 Evidence: ``shared/fixtures/token-counts/anthropic_recorded_cases.json`` (125 real requests,
-110 computable from the body); the constants below are the fit printed by ``python -m playground
-accuracy`` (its "fitted now on all computable cases" column), rounded. Anthropic documents two of the parts, used as
-published: the tool-use system prompt per model and ``tool_choice``, and image tokens.
+110 computable from the body); the constants below are the fit that ``python -m playground
+accuracy`` prints in its "fitted now on all computable cases" column, rounded. Anthropic documents
+two of the parts, used as published: the tool-use system prompt per model and ``tool_choice``, and
+image tokens.
 """
 
 from __future__ import annotations
