@@ -163,6 +163,8 @@ def item_features(item: Item, raw: Callable[[str], int], model: str, *, continue
         for part in content:
             if part.type == "thinking" and isinstance(part.extra.get("thinking"), str):
                 _add(features, text, raw(part.extra["thinking"]))
+            elif part.type == "redacted_thinking":
+                notes.add("redacted thinking in the current turn: billed, but encrypted, so not counted")
     for name, value in content_features(content, raw, text, notes, images_cache).items():
         _add(features, name, value)
     return features

@@ -170,3 +170,9 @@ def test_pasted_pairs_calibrate_each_model_apart():
     assert [c.model for c in pasted.comparisons] == ["gpt-4o", "claude-sonnet-4-5"]
     assert pasted.comparisons[0].difference == -3
     assert pasted.calibrations["gpt-4o"].factor == pytest.approx((counted + 3) / counted)
+
+
+def test_factors_round_trip_through_their_json_form():
+    found = {"gpt-4o": calibration.Calibration("gpt-4o", 1.07, 3)}
+    again = calibration.load_calibrations(calibration.to_json(found))
+    assert again["gpt-4o"].factor == 1.07

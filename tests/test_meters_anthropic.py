@@ -165,3 +165,12 @@ def test_unknown_blocks_are_counted_as_json_without_their_base64():
     result = tokens.count(formats.read(request({"role": "user", "content": [block]}), "anthropic"))
     assert result.total < 100
     assert any("container_upload blocks" in note for note in result.notes)
+
+
+def test_redacted_thinking_in_the_current_turn_says_it_is_not_counted():
+    body = request({"role": "user", "content": "Q"},
+                   {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "EvgFCkYI" * 50},
+                                                     {"type": "tool_use", "id": "t1", "name": "read", "input": {}}]},
+                   {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]})
+    result = tokens.count(formats.read(body, "anthropic"))
+    assert any("redacted thinking" in note for note in result.notes)
