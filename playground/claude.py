@@ -231,4 +231,4 @@ def billed_thinking(items: tuple[Item, ...]) -> frozenset[int]:
     last_user = max((i for i, item in enumerate(items)
                      if isinstance(item, Message) and item.role == "user"), default=-1)
     return frozenset(i for i, item in enumerate(items) if i > last_user and isinstance(item, Message)
-                     and isinstance(item.content, tuple) and any(p.type == "thinking" for p in item.content))
+                     and isinstance(item.content, tuple) and any(p.type in _THINKING for p in item.content))
