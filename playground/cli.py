@@ -15,12 +15,11 @@ from typing import Any, NoReturn
 
 from . import formats
 from .compaction import DEFAULT_THRESHOLD, Settings
+from .engine import Engine
 from .errors import InputError
-from .pipeline import optimize
 from .report import count_to_json, optimized_to_json
 from .rules import book_rules, load_rules, rules_to_json, rules_to_python
 from .summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings, check_limit
-from .tokens import count
 
 PROG = "python -m playground"
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "token-counts"
@@ -90,9 +89,26 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _engine(args: argparse.Namespace, conversation: formats.Conversation) -> Engine:
+    """An engine for this run, holding the ``--calibration`` file's factors when one is given."""
+    engine = Engine()
+    if args.calibration:
+        from .calibration import load_calibrations
+
+        try:
+            engine.calibrations = load_calibrations(_load_json(args.calibration))
+        except InputError as error:
+            raise error.within(args.calibration) from None
+        model = args.model or conversation.model or ""
+        if model not in engine.calibrations:
+            raise InputError(f"no calibration for model {model!r} (the file has: "
+                             f"{', '.join(sorted(engine.calibrations))})", where=args.calibration)
+    return engine
+
+
 def cmd_count(args: argparse.Namespace) -> int:
     conversation = _load_conversation(args.file, args.format)
-    result = count(conversation, args.model)
+    result = _engine(args, conversation).count(conversation, args.model)
     _write(_dump(count_to_json(result, conversation)) if args.json else f"{result.total}\n", None)
     return 0
 
@@ -123,7 +139,8 @@ def cmd_compact(args: argparse.Namespace) -> int:
         check_limit(args.summarize_over, args.threshold, where="--summarize-over")
     summary = None if args.no_summarize else SummarySettings(
         limit=args.threshold if args.summarize_over is None else args.summarize_over, keep_steps=args.keep_steps)
-    result = optimize(conversation, rules, settings, summary, _summarizer(args) if summary else None, args.model)
+    result = _engine(args, conversation).optimize(conversation, rules, settings, summary,
+                                                  _summarizer(args) if summary else None, args.model)
     output = _dump(formats.write(result.conversation))
     report = _dump(optimized_to_json(result, summary.limit if summary else None)) if args.report else None
     _write(output, args.output)
@@ -149,10 +166,13 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise InputError("fixture folder not found (pass --fixtures DIR)", where=str(folder))
     cases = accuracy.measure(folder)
+    providers = [m for m in (accuracy.measure_provider(folder, f) for f in accuracy.PROVIDER_FILES) if m]
     if args.json:
-        _write(_dump([case.__dict__ | {"error": case.error} for case in cases]), None)
+        _write(_dump([case.__dict__ | {"error": case.error} for case in cases]
+                     + [case.__dict__ | {"error": case.error, "loo_error": case.loo_error}
+                        for measured in providers for case in measured.cases]), None)
     else:
-        _write(accuracy.render(cases) + "\n", None)
+        _write(accuracy.render(cases, providers) + "\n", None)
     return 0
 
 
@@ -166,6 +186,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="model whose accounting to use (default: the request's own)")
     p.add_argument("--format", choices=list(formats.FORMATS), help=format_help)
     p.add_argument("--json", action="store_true", help="print the total, encoding, exactness and per-item counts")
+    p.add_argument("--calibration", help="JSON file: a list of {request, usage} pairs (usage as the provider "
+                                         "returned it) or {model: factor}; corrects counts for that model")
     p.set_defaults(run=cmd_count)
 
     p = commands.add_parser("compact", help="compact a conversation behind a token threshold")
@@ -180,6 +202,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=list(formats.FORMATS), help=format_help)
     p.add_argument("--report", help="write the report (JSON) to this file")
     p.add_argument("-o", "--output", help="write the compacted conversation here (default: stdout)")
+    p.add_argument("--calibration", help="JSON file: a list of {request, usage} pairs (usage as the provider "
+                                         "returned it) or {model: factor}; corrects counts for that model")
     group = p.add_argument_group("summarization (when the compacted request is still too large)")
     group.add_argument("--summarize-over", type=_non_negative,
                        help="summarize older history if the compacted request has at least this many tokens "

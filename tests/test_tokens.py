@@ -99,7 +99,7 @@ def test_anthropic_counts_are_labelled_estimates():
     conversation = formats.read({"system": "s", "messages": [{"role": "user", "content": "hi"}]})
     result = tokens.count(conversation, "claude-sonnet-4-5")
     assert not result.exact
-    assert any("Anthropic models use their own tokenizer" in note for note in result.notes)
+    assert any("Claude's tokenizer is not published" in note for note in result.notes)
 
 
 def test_cl100k_models_use_cl100k():

@@ -12,6 +12,7 @@ from ..errors import InputError
 from ..pipeline import Optimized
 from ..summarize import OfflineSummarizer
 from . import (
+    calibration_panel,
     conversation_panel,
     lessons_panel,
     results,
@@ -90,6 +91,7 @@ def _page() -> None:
         model_name = st.session_state[state.MODEL]
         before = state.engine().count(conversation, model_name)
         sidebar.settings(before.total)
+        calibration_panel.draw(conversation, model_name)
         st.header("Summarization")
         summary_panel.init()
         summary_panel.settings()
