@@ -1,0 +1,176 @@
+"""Conversion between the API formats, saying what it loses.
+
+A conversation is written in another format through ``convert``: it keeps every message, tool
+call and result the target can hold, rewrites what the target spells differently (text part
+types, system text, arguments that are not JSON), and drops what it cannot hold. Every such loss
+becomes one line in the converted conversation's ``notes``, which the page and the reports show.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+from ..model import ABSENT, EMPTY, Content, Conversation, Item, Message, Part, ToolCall, ToolResult, content_text
+
+_TITLES = {"chat": "Chat Completions", "responses": "Responses", "anthropic": "Anthropic Messages",
+           "native": "the native format"}
+# Non-text parts each target holds as they are (same type, same keys); any other non-text part is dropped.
+_OWN_PARTS = {
+    "chat": {"image_url", "input_audio", "file"},
+    "responses": {"input_image", "input_file"},
+    "anthropic": {"image", "document", "search_result"},
+}
+_MAX_TOKENS_KEYS = {"chat": ("max_completion_tokens", "max_tokens"), "responses": ("max_output_tokens",),
+                    "anthropic": ("max_tokens",)}
+_STANDARD_TOOL_KEYS = {"type", "function", "name", "description", "parameters", "input_schema"}
+RAW_ARGUMENTS = "_raw"  # Anthropic's `input` must be an object: other argument text is kept under this key
+
+
+class _Losses:
+    """Counts of what a conversion drops or moves, written out as notes at the end."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.counts: Counter[str] = Counter()
+        self.lines: list[str] = []
+
+    def add(self, what: str, count: int = 1) -> None:
+        self.counts[what] += count
+
+    def notes(self) -> tuple[str, ...]:
+        title = _TITLES[self.target]
+        counted = [f"{what} ({count})" for what, count in self.counts.items()]
+        return tuple(f"Converting to {title}: {line}" for line in [*self.lines, *counted])
+
+
+def convert(conversation: Conversation, target: str) -> Conversation:
+    """The conversation as ``target`` can hold it; each loss is added to ``notes``. Converting to
+    the conversation's own format changes nothing."""
+    if target == conversation.format:
+        return conversation
+    losses = _Losses(target)
+    items = [converted for item in conversation.items if (converted := _item(item, target, losses)) is not None]
+    instructions = _content(conversation.instructions, "system", target, losses, "instructions")
+    if target == "anthropic":
+        instructions, items = _system_to_top(instructions, items, losses)
+    elif target == "chat" and instructions not in (None, ABSENT):
+        items.insert(0, Message(role="system", content=instructions))
+        instructions = None
+    return replace(conversation, format=target, items=tuple(items), tools=_tools(conversation, losses),
+                   extra=_request_keys(conversation, target, losses), bare=False,
+                   instructions=None if instructions is ABSENT else instructions,
+                   notes=conversation.notes + losses.notes())
+
+
+def _text_type(role: str, target: str) -> str:
+    if target != "responses":
+        return "text"
+    return "output_text" if role == "assistant" else "input_text"
+
+
+def _content(content: Content, role: str, target: str, losses: _Losses, what: str) -> Content:
+    """Content with text parts spelled the target's way and parts it cannot hold dropped."""
+    if not isinstance(content, tuple):
+        return content
+    parts: list[Part] = []
+    for part in content:
+        if part.text is not None:
+            if part.extra:
+                losses.add(f"keys of text parts dropped: {', '.join(sorted(part.extra))}")
+            parts.append(Part(_text_type(role, target), part.text))
+        elif target == "native" or part.type in _OWN_PARTS.get(target, ()):
+            parts.append(part)
+        else:
+            losses.add(f"'{part.type}' parts in {what} dropped: {_TITLES[target]} cannot hold them")
+    if target == "responses" and role == "assistant" and parts and all(p.text is not None for p in parts):
+        return "".join(p.text or "" for p in parts)  # an assistant turn sent back is plain text there
+    return tuple(parts)
+
+
+def _item(item: Item, target: str, losses: _Losses) -> Item | None:
+    kind = item.extra.get("type")
+    dropped = sorted(key for key in item.extra if key != "type")
+    if dropped:
+        losses.add(f"item keys dropped: {', '.join(dropped)}")
+    if isinstance(item, ToolCall):
+        return _call(item, target, losses, kind)
+    if isinstance(item, ToolResult):
+        if kind not in (None, "function_call_output"):
+            losses.add(f"{kind} items written as plain tool results")
+        if item.is_error and target in ("chat", "responses"):
+            losses.add(f"error flags on tool results dropped ({_TITLES[target]} has no is_error; the text stays)")
+        content = _content(item.content, "tool", target, losses, "tool results")
+        return replace(item, origin=None, extra=EMPTY, content=content)
+    if kind not in (None, "message"):
+        losses.add(f"'{kind}' items dropped: only the Responses API holds them")
+        return None
+    if item.content in (None, ABSENT):
+        return None  # an empty envelope (a Chat assistant message that only carried tool calls)
+    if item.name is not None and target != "chat":
+        losses.add(f"message names dropped ({_TITLES[target]} has no name field)")
+    content = _content(item.content, item.role, target, losses, f"{item.role} messages")
+    if content == () and item.content != ():
+        losses.add("messages left with no content dropped")
+        return None
+    return Message(role=item.role, content=content, name=item.name if target == "chat" else None)
+
+
+def _call(call: ToolCall, target: str, losses: _Losses, kind: str | None) -> ToolCall:
+    if kind not in (None, "function_call"):
+        losses.add(f"{kind} items written as function calls (their input is kept as the arguments text)")
+    arguments = call.arguments
+    if target == "anthropic" and call.parsed_arguments() is None:
+        arguments = json.dumps({RAW_ARGUMENTS: call.arguments}, ensure_ascii=False)
+        losses.add(f"tool call arguments that are not a JSON object kept as {{\"{RAW_ARGUMENTS}\": <text>}} "
+                   "(Anthropic's input must be an object)")
+    return replace(call, origin=None, extra=EMPTY, arguments=arguments)
+
+
+def _is_system(item: Item) -> bool:
+    return isinstance(item, Message) and item.role in ("system", "developer")
+
+
+def _system_to_top(instructions: Content, items: list[Item], losses: _Losses) -> tuple[Content, list[Item]]:
+    """Anthropic has no system role among its messages: all system text goes to ``system``;
+    a system message that stood after the conversation began is moved, and the note says where from."""
+    texts = [content_text(instructions)] if instructions not in (None, ABSENT) else []
+    kept: list[Item] = []
+    for position, item in enumerate(items):
+        if not _is_system(item):
+            kept.append(item)
+            continue
+        texts.append(content_text(item.content))
+        if kept:
+            losses.lines.append(f"a {item.role} message from the middle of the conversation (item {position}) "
+                                "moved to the top-level system text")
+    return "\n\n".join(text for text in texts if text) or None, kept
+
+
+def _tools(conversation: Conversation, losses: _Losses) -> tuple:
+    tools = []
+    for tool in conversation.tools:
+        if tool.kind != "function":
+            losses.add(f"'{tool.kind}' tool definitions dropped: only functions carry over")
+            continue
+        fields = set(tool.extra) | set(tool.extra.get("function") or {})
+        if fields - _STANDARD_TOOL_KEYS:
+            losses.add(f"tool definition keys dropped: {', '.join(sorted(fields - _STANDARD_TOOL_KEYS))}")
+        tools.append(replace(tool, extra=EMPTY))
+    return tuple(tools)
+
+
+def _request_keys(conversation: Conversation, target: str, losses: _Losses) -> Any:
+    """Only the output-token limit carries over (under the target's name); other request keys are
+    format-specific and dropped, by name."""
+    extra: dict[str, Any] = {}
+    source_keys = _MAX_TOKENS_KEYS.get(conversation.format, ())
+    limit = next((conversation.extra[key] for key in source_keys if key in conversation.extra), None)
+    if limit is not None and target in _MAX_TOKENS_KEYS:
+        extra[_MAX_TOKENS_KEYS[target][0]] = limit
+    dropped = sorted(key for key in conversation.extra if key not in source_keys)
+    if dropped:
+        losses.lines.append(f"request keys dropped: {', '.join(dropped)}")
+    return extra or EMPTY
