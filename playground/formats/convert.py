@@ -92,7 +92,8 @@ def _content(content: Content, role: str, target: str, losses: _Losses, what: st
 
 def _item(item: Item, target: str, losses: _Losses) -> Item | None:
     kind = item.extra.get("type")
-    dropped = sorted(key for key in item.extra if key != "type")
+    # `type` is rewritten, not lost; an `is_error: false` says nothing the target needs
+    dropped = sorted(key for key, value in item.extra.items() if key != "type" and (key, value) != ("is_error", False))
     if dropped:
         losses.add(f"item keys dropped: {', '.join(dropped)}")
     if isinstance(item, ToolCall):
@@ -113,13 +114,12 @@ def _item(item: Item, target: str, losses: _Losses) -> Item | None:
         losses.add(f"message names dropped ({_TITLES[target]} has no name field)")
     content = _content(item.content, item.role, target, losses, f"{item.role} messages")
     if content == () and item.content != ():
-        losses.add("messages left with no content dropped")
-        return None
+        return None  # every part was one the target cannot hold: noted above, part by part
     return Message(role=item.role, content=content, name=item.name if target == "chat" else None)
 
 
 def _call(call: ToolCall, target: str, losses: _Losses, kind: str | None) -> ToolCall:
-    if kind not in (None, "function_call"):
+    if kind not in (None, "function", "function_call"):
         losses.add(f"{kind} items written as function calls (their input is kept as the arguments text)")
     arguments = call.arguments
     if target == "anthropic" and call.parsed_arguments() is None:
