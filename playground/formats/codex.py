@@ -79,20 +79,21 @@ def read(data: Any) -> Conversation:
         if kind == "response_item":
             items.append(_output(payload, failed) if "output" in payload else payload)
             continue
+        if kind == "compacted":
+            notes.append(_compacted(payload, number, items))
+            continue
         skipped[kind] += 1
         if kind == "turn_context" and isinstance(payload.get("model"), str):
             model = payload["model"]
         elif kind == "session_meta":
             instructions = _instructions(payload) or instructions
-        elif kind == "compacted":
-            notes.append(_compacted(payload, number, items))
     body: dict[str, Any] = {"model": model} if model else {}
     if instructions:
         body["instructions"] = instructions
     body["input"] = items
     conversation = responses.read(body)
-    head = [f"Read from a Codex rollout: {len(items)} response items of {len(lines or [])} lines; skipped "
-            f"(not sent to the model as they are): {counted(skipped) or 'nothing'}."]
+    head = [f"Read from a Codex rollout: {len(items)} input items from {len(lines or [])} lines; skipped (Codex's "
+            f"own records, not sent to the model): {counted(skipped) or 'none'}."]
     if failed:
         head.append(f"{len(failed)} tool outputs Codex marked as failed (success: false) are sent as their text.")
     return replace(conversation, source=NAME, notes=tuple(head + notes))

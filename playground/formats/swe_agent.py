@@ -31,8 +31,8 @@ from ._reader import Reader, counted
 from ._wire import check, need
 
 _CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
-_NO_CALLS = ("this run used no function calls: each action is the assistant's text and its observation the next "
-             "user message, so they stay messages and rules keyed on tool names cannot match them")
+_NO_CALLS = ("No tool calls: this run used no function calling. Each action is the assistant's text and its "
+             "observation the next user message; they stay messages, so rules keyed on tool names cannot match them.")
 
 
 class _Build:
@@ -56,7 +56,9 @@ class _Build:
             message["tool_calls"] = [_call(call) for call in check(calls, list, f"{place}.tool_calls")]
         if role == "tool":
             message["tool_call_id"] = call_id or need(entry, "tool_call_id", str, place)
-        self.dropped.update(f"'{key}' keys" for key in entry if key not in message and entry[key] is not None)
+        used = ("tool_call_ids",) if call_id else ()
+        self.dropped.update(f"'{key}' keys" for key in entry
+                            if key not in message and key not in used and entry[key] is not None)
         self.messages.append(message)
 
     def conversation(self, source: str, title: str, model: str | None) -> Conversation:
@@ -66,7 +68,7 @@ class _Build:
         if self.dropped:
             notes.append(f"Left out (the agent's bookkeeping, not part of a Chat request): {counted(self.dropped)}.")
         if not any(isinstance(item, ToolCall) for item in conversation.items):
-            notes.append(f"No tool calls: {_NO_CALLS}.")
+            notes.append(_NO_CALLS)
         return replace(conversation, source=source, notes=tuple(notes))
 
 
