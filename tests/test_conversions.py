@@ -156,6 +156,10 @@ def test_exports_are_valid_requests_for_the_official_sdk_types(target):
             pytest.fail(f"{name} as {target}: {exc}")
         key = "input" if target == "responses" else "messages"
         assert body[key], f"{name}: an empty request"
+        if target == "anthropic":  # the API refuses blank text blocks, which the SDK types let through
+            blank = [block for message in body["messages"] if isinstance(message["content"], list)
+                     for block in message["content"] if block.get("type") == "text" and not block["text"].strip()]
+            assert not blank, name
 
 
 def test_an_anthropic_export_names_a_claude_model_and_max_tokens():
@@ -206,3 +210,12 @@ def test_items_and_results_survive_every_conversion_of_the_real_logs():
 def test_the_same_format_round_trip_is_untouched(trace):
     assert formats.write(formats.read(trace)) == trace
     assert convert(formats.read(trace), "chat").notes == ()
+
+
+def test_a_result_without_content_gets_empty_text_where_content_is_required():
+    body = {"model": "claude-sonnet-4-5", "messages": [
+        {"role": "user", "content": "touch it"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "touch", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}]}
+    assert formats.write(formats.read(body), "responses")["input"][2]["output"] == ""
+    assert formats.write(formats.read(body), "chat")["messages"][2]["content"] == ""

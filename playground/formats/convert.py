@@ -13,7 +13,19 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..model import ABSENT, EMPTY, Content, Conversation, Item, Message, Part, ToolCall, ToolResult, content_text
+from ..model import (
+    ABSENT,
+    EMPTY,
+    Content,
+    Conversation,
+    Item,
+    Message,
+    Part,
+    ToolCall,
+    ToolResult,
+    content_text,
+    has_non_text,
+)
 
 _TITLES = {"chat": "Chat Completions", "responses": "Responses", "anthropic": "Anthropic Messages",
            "native": "the native format"}
@@ -104,7 +116,8 @@ def _item(item: Item, target: str, losses: _Losses) -> Item | None:
         if item.is_error and target in ("chat", "responses"):
             losses.add(f"error flags on tool results dropped ({_TITLES[target]} has no is_error; the text stays)")
         content = _content(item.content, "tool", target, losses, "tool results")
-        return replace(item, origin=None, extra=EMPTY, content=content)
+        empty = content in (None, ABSENT) and target in ("chat", "responses")  # there a result must have content
+        return replace(item, origin=None, extra=EMPTY, content="" if empty else content)
     if kind not in (None, "message"):
         losses.add(f"'{kind}' items dropped: only the Responses API holds them")
         return None
@@ -115,6 +128,8 @@ def _item(item: Item, target: str, losses: _Losses) -> Item | None:
     content = _content(item.content, item.role, target, losses, f"{item.role} messages")
     if content == () and item.content != ():
         return None  # every part was one the target cannot hold: noted above, part by part
+    if target == "anthropic" and not content_text(content).strip() and not has_non_text(content):
+        return None  # Anthropic refuses blank text blocks; a blank message says nothing
     return Message(role=item.role, content=content, name=item.name if target == "chat" else None)
 
 
