@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from playground import exports, formats
@@ -13,6 +15,7 @@ from playground.model import Message, ToolCall, ToolResult
 from playground.presets import list_presets
 
 from .conftest import ROOT, SHARED, TRACES, shared
+from .strategies import REQUESTS
 
 DATA = ROOT / "tests" / "data"
 
@@ -126,7 +129,9 @@ def test_every_loss_reaches_the_cli_report(tmp_path):
 
 # Requests the SDKs accept ------------------------------------------------------------------------
 
-def _adapters() -> dict[str, TypeAdapter]:
+@pytest.fixture(scope="module")
+def adapters() -> dict[str, TypeAdapter]:
+    """The SDKs' request types (TypedDicts), validated with pydantic; built once, they are slow to build."""
     openai_chat = pytest.importorskip("openai.types.chat.completion_create_params")
     openai_responses = pytest.importorskip("openai.types.responses.response_create_params")
     anthropic = pytest.importorskip("anthropic.types.message_create_params")
@@ -144,8 +149,8 @@ def _conversations() -> dict[str, formats.Conversation]:
 
 
 @pytest.mark.parametrize("target", ["chat", "responses", "anthropic"])
-def test_exports_are_valid_requests_for_the_official_sdk_types(target):
-    adapter = _adapters()[target]
+def test_exports_are_valid_requests_for_the_official_sdk_types(target, adapters):
+    adapter = adapters[target]
     conversations = _conversations()
     assert len(conversations) >= 15
     for name, conversation in conversations.items():
@@ -219,3 +224,21 @@ def test_a_result_without_content_gets_empty_text_where_content_is_required():
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}]}
     assert formats.write(formats.read(body), "responses")["input"][2]["output"] == ""
     assert formats.write(formats.read(body), "chat")["messages"][2]["content"] == ""
+
+
+API_FORMATS = ("chat", "responses", "anthropic")
+
+
+# In its own format a request keeps the person's own keys as they are, so only conversions are drawn here.
+@pytest.mark.parametrize(("source", "target"), [(s, t) for s in sorted(REQUESTS) for t in API_FORMATS if s != t])
+@settings(max_examples=60)
+@given(data=st.data())
+def test_any_converted_request_is_one_the_sdk_accepts(source, target, adapters, data):
+    conversation = formats.read(data.draw(REQUESTS[source]))
+    body, notes = exports.request_body(conversation, target)
+    adapters[target].validate_python(body)
+    calls = [item for item in conversation.items if isinstance(item, ToolCall)]
+    sent = [item for item in formats.read(body, target).items if isinstance(item, ToolCall)]
+    assert [c.call_id for c in sent] == [c.call_id for c in calls]
+    if any(not c.parsed_arguments() for c in calls) and target == "anthropic":
+        assert any("_raw" in note for note in notes)

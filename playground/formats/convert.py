@@ -71,6 +71,8 @@ def convert(conversation: Conversation, target: str) -> Conversation:
     elif target == "chat" and instructions not in (None, ABSENT):
         items.insert(0, Message(role="system", content=instructions))
         instructions = None
+    elif target == "responses" and isinstance(instructions, tuple):  # `instructions` is one string there
+        instructions = content_text(instructions)
     return replace(conversation, format=target, items=tuple(items), tools=_tools(conversation, losses),
                    extra=_request_keys(conversation, target, losses), bare=False,
                    instructions=None if instructions is ABSENT else instructions,
