@@ -105,9 +105,12 @@ def _plain_assistant(item: Message) -> Message:
     return item
 
 
-def report(result: Optimized, stem: str, summary_limit: int | None) -> Download:
-    """Compaction and summarization, as ``compact --report`` writes them."""
-    return Download(f"{stem}.report.json", _json(optimized_to_json(result, summary_limit)), "application/json")
+def report(result: Optimized, stem: str, summary_limit: int | None, notes: tuple[str, ...] | None = None) -> Download:
+    """Compaction and summarization, as ``compact --report`` writes them, with the notes on how the
+    conversation was read or converted (``notes``; by default the result conversation's own)."""
+    data = optimized_to_json(result, summary_limit)
+    data["notes"] = list(result.conversation.notes if notes is None else notes)
+    return Download(f"{stem}.report.json", _json(data), "application/json")
 
 
 def rules_json(rules: Rules) -> Download:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -240,5 +241,10 @@ def test_any_converted_request_is_one_the_sdk_accepts(source, target, adapters, 
     calls = [item for item in conversation.items if isinstance(item, ToolCall)]
     sent = [item for item in formats.read(body, target).items if isinstance(item, ToolCall)]
     assert [c.call_id for c in sent] == [c.call_id for c in calls]
-    if any(not c.parsed_arguments() for c in calls) and target == "anthropic":
-        assert any("_raw" in note for note in notes)
+    if target == "anthropic":
+        roles = [message["role"] for message in body["messages"]]
+        assert all(a != b for a, b in pairwise(roles)), "consecutive messages of one role are merged"
+        blocks = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]]
+        assert not [b for b in blocks if b["type"] == "text" and not b["text"].strip()], "no blank text blocks"
+        if any(c.parsed_arguments() is None for c in calls):
+            assert any("_raw" in note for note in notes)

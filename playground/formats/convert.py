@@ -92,6 +92,8 @@ def _content(content: Content, role: str, target: str, losses: _Losses, what: st
     parts: list[Part] = []
     for part in content:
         if part.text is not None:
+            if target == "anthropic" and not part.text.strip():
+                continue  # Anthropic refuses blank text blocks; a blank part says nothing
             if part.extra:
                 losses.add(f"keys of text parts dropped: {', '.join(sorted(part.extra))}")
             parts.append(Part(_text_type(role, target), part.text))
@@ -118,8 +120,8 @@ def _item(item: Item, target: str, losses: _Losses) -> Item | None:
         if item.is_error and target in ("chat", "responses"):
             losses.add(f"error flags on tool results dropped ({_TITLES[target]} has no is_error; the text stays)")
         content = _content(item.content, "tool", target, losses, "tool results")
-        empty = content in (None, ABSENT) and target in ("chat", "responses")  # there a result must have content
-        return replace(item, origin=None, extra=EMPTY, content="" if empty else content)
+        required = content in (None, ABSENT) and target in ("chat", "responses")  # there a result needs content
+        return replace(item, origin=None, extra=EMPTY, content="" if required or content == () else content)
     if kind not in (None, "message"):
         losses.add(f"'{kind}' items dropped: only the Responses API holds them")
         return None
