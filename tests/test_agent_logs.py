@@ -184,6 +184,14 @@ def test_codex_compaction_is_shown_as_a_user_message_and_a_note(rollout):
     assert any("success: false" in note for note in rollout.notes)
 
 
+def test_a_rollout_line_type_codex_added_later_is_skipped_and_counted():
+    lines = formats.parse_text((DATA / "codex-rollout.jsonl").read_bytes())
+    lines.insert(3, {"timestamp": "2025-10-29T09:10:03.000Z", "type": "token_usage_v2", "payload": {"input": 5}})
+    conversation = formats.read(lines)
+    assert conversation.source == "codex" and len(calls(conversation)) == 5
+    assert any("token_usage_v2 1" in note for note in conversation.notes)
+
+
 # SWE-agent and mini-SWE-agent -----------------------------------------------------------------------
 
 def test_swe_agent_function_calling_trajectory():

@@ -38,8 +38,10 @@ def looks_like(data: Any) -> int:
     lines = _lines(data)
     if not lines:
         return 0
-    shaped = all(isinstance(line, dict) and line.get("type") in _LINE_TYPES and "payload" in line for line in lines)
-    return 6 if shaped else 0
+    # Every line is {type, payload}; at least one is a type we know (later Codex versions add line types,
+    # which are skipped and counted like the ones we do not read).
+    shaped = all(isinstance(line, dict) and isinstance(line.get("type"), str) and "payload" in line for line in lines)
+    return 6 if shaped and any(line["type"] in _LINE_TYPES for line in lines) else 0
 
 
 def _output(payload: dict, failed: list[str]) -> dict:
