@@ -279,3 +279,10 @@ def test_every_reader_is_registered_and_detects_only_its_own_shape():
         assert formats.detect(data) == name
         others = [other for other, reader in formats.READERS.items() if other != name and reader.looks_like(data)]
         assert others == [] or max(formats.READERS[o].looks_like(data) for o in others) < 6, others
+
+
+def test_a_log_written_in_its_api_format_reads_back_to_the_same_items(session):
+    # the summarizer and the builder rebuild a conversation this way; a log must survive it like a request
+    for path in (session[1], *sorted(p for p in DATA.iterdir() if p.suffix != ".md")):
+        conversation = formats.loads(path.read_bytes())
+        assert formats.read(formats.write(conversation), conversation.format).items == conversation.items, path.name

@@ -63,6 +63,17 @@ def test_reasoning_and_hosted_items_dropped_are_noted():
     assert "'web_search' tool definitions dropped" in notes
 
 
+def test_item_keys_the_target_does_not_know_are_named():
+    body = {"model": "gpt-5", "input": [
+        {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+         "content": [{"type": "output_text", "text": "Done.", "annotations": []}]}]}
+    converted = convert(formats.read(body), "anthropic")
+    assert formats.write(converted)["messages"] == [{"role": "assistant", "content": [{"type": "text",
+                                                                                         "text": "Done."}]}]
+    notes = " ".join(converted.notes)
+    assert "item keys dropped: id, status (1)" in notes and "keys of text parts dropped: annotations" in notes
+
+
 def test_parts_the_target_cannot_hold_are_dropped_and_noted():
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
     body = {"model": "claude-sonnet-4-5", "messages": [
