@@ -74,15 +74,38 @@ def test_item_keys_the_target_does_not_know_are_named():
     assert "item keys dropped: id, status (1)" in notes and "keys of text parts dropped: annotations" in notes
 
 
-def test_parts_the_target_cannot_hold_are_dropped_and_noted():
+def test_images_carry_over_between_formats_and_only_unholdable_ones_are_dropped():
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
     body = {"model": "claude-sonnet-4-5", "messages": [
-        {"role": "user", "content": [{"type": "text", "text": "what is this?"}, image]}]}
+        {"role": "user", "content": [{"type": "text", "text": "what is this?"}, image]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "shot", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [image]}]}]}
     chat = formats.write(formats.read(body), "chat")
-    assert chat["messages"][0]["content"] == [{"type": "text", "text": "what is this?"}]
-    assert "'image' parts in user messages dropped" in notes_after(body, "chat")
+    assert chat["messages"][0]["content"][1] == {"type": "image_url",
+                                                 "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    assert chat["messages"][2]["content"] == ""  # a Chat tool message holds text only
+    assert "'image' parts in tool results dropped" in notes_after(body, "chat")
     responses = formats.write(formats.read(body), "responses")
-    assert responses["input"][0]["content"] == [{"type": "input_text", "text": "what is this?"}]
+    assert responses["input"][0]["content"][1] == {"type": "input_image", "detail": "auto",
+                                                   "image_url": "data:image/png;base64,iVBORw0KGgo="}
+    assert notes_after(body, "responses") == ""
+    back = formats.write(formats.read(chat, "chat"), "anthropic")
+    assert back["messages"][0]["content"][1] == image
+    by_url = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x.test/a.png"}}]}]
+    assert formats.write(formats.read(by_url), "anthropic")["messages"][0]["content"] == [
+        {"type": "image", "source": {"type": "url", "url": "https://x.test/a.png"}}]
+    audio = [{"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}}]}]
+    assert "'input_audio' parts in user messages dropped" in notes_after(audio, "anthropic")
+
+
+def test_blocks_of_one_anthropic_message_stay_one_message():
+    body = {"model": "claude-sonnet-4-5", "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "text", "text": "First, "}, {"type": "text", "text": "then."}]}]}
+    assert formats.write(formats.read(body), "responses")["input"][1] == {"role": "assistant",
+                                                                         "content": "First, then."}
+    assert formats.write(formats.read(body), "chat")["messages"][1] == {
+        "role": "assistant", "content": [{"type": "text", "text": "First, "}, {"type": "text", "text": "then."}]}
 
 
 def test_thinking_kept_in_anthropic_is_dropped_with_a_note_elsewhere():

@@ -24,6 +24,7 @@ from ..model import (
     ToolCall,
     ToolResult,
     content_text,
+    frozen,
     has_non_text,
 )
 
@@ -64,7 +65,7 @@ def convert(conversation: Conversation, target: str) -> Conversation:
     if target == conversation.format:
         return conversation
     losses = _Losses(target)
-    items = [converted for item in conversation.items if (converted := _item(item, target, losses)) is not None]
+    items = _rejoined(conversation.items, target, losses)
     instructions = _content(conversation.instructions, "system", target, losses, "instructions")
     if target == "anthropic":
         instructions, items = _system_to_top(instructions, items, losses)
@@ -77,6 +78,34 @@ def convert(conversation: Conversation, target: str) -> Conversation:
                    extra=_request_keys(conversation, target, losses), bare=False,
                    instructions=None if instructions is ABSENT else instructions,
                    notes=conversation.notes + losses.notes())
+
+
+def _rejoined(items: tuple[Item, ...], target: str, losses: _Losses) -> list[Item]:
+    """Converted items; messages that were blocks of one source message (Anthropic keeps one item per
+    block) become one message again, so a user's text and image stay together."""
+    out: list[Item] = []
+    last_index: int | None = None
+    for item in items:
+        converted = _item(item, target, losses)
+        if converted is None:
+            continue
+        index = item.origin.index if item.origin is not None and item.origin.block is not None else None
+        previous = out[-1] if out else None
+        if (index is not None and index == last_index and isinstance(converted, Message)
+                and isinstance(previous, Message) and previous.role == converted.role):
+            merged = _parts(previous, target) + _parts(converted, target)
+            out[-1] = replace(previous, content=_finished(merged, converted.role, target))
+        else:
+            out.append(converted)
+        last_index = index
+    return out
+
+
+def _parts(message: Message, target: str) -> tuple[Part, ...]:
+    if isinstance(message.content, tuple):
+        return message.content
+    text = message.content if isinstance(message.content, str) else ""
+    return (Part(_text_type(message.role, target), text),) if text else ()
 
 
 def _text_type(role: str, target: str) -> str:
@@ -99,11 +128,46 @@ def _content(content: Content, role: str, target: str, losses: _Losses, what: st
             parts.append(Part(_text_type(role, target), part.text))
         elif target == "native" or part.type in _OWN_PARTS.get(target, ()):
             parts.append(part)
+        elif (image := _image(part, role, target)) is not None:
+            parts.append(image)
         else:
             losses.add(f"'{part.type}' parts in {what} dropped: {_TITLES[target]} cannot hold them")
+    return _finished(tuple(parts), role, target)
+
+
+def _finished(parts: tuple[Part, ...], role: str, target: str) -> Content:
     if target == "responses" and role == "assistant" and parts and all(p.text is not None for p in parts):
         return "".join(p.text or "" for p in parts)  # an assistant turn sent back is plain text there
-    return tuple(parts)
+    return parts
+
+
+def _image_url(part: Part) -> str | None:
+    """An image part's address in any of the three formats: a URL, or a ``data:`` URL for inline bytes."""
+    value = part.extra.get("image_url") if part.type in ("image_url", "input_image") else None
+    if isinstance(value, dict):
+        value = value.get("url")
+    source = part.extra.get("source") if part.type == "image" else None
+    if isinstance(source, dict) and source.get("type") == "url":
+        value = source.get("url")
+    elif isinstance(source, dict) and source.get("type") == "base64":
+        value = f"data:{source.get('media_type')};base64,{source.get('data')}"
+    return value if isinstance(value, str) else None
+
+
+def _image(part: Part, role: str, target: str) -> Part | None:
+    """The same image in the target's own part, where the target holds images for this role (a user
+    message; a tool result in Responses and Anthropic). None when it cannot be carried over."""
+    url = _image_url(part)
+    if url is None or role not in ("user", "tool") or (role == "tool" and target == "chat"):
+        return None
+    if target == "chat":
+        return Part("image_url", None, frozen({"image_url": {"url": url}}))
+    if target == "responses":
+        return Part("input_image", None, frozen({"image_url": url, "detail": "auto"}))
+    head, _, data = url.partition(";base64,")
+    if url.startswith("data:") and data:
+        return Part("image", None, frozen({"source": {"type": "base64", "media_type": head[5:], "data": data}}))
+    return Part("image", None, frozen({"source": {"type": "url", "url": url}}))
 
 
 def _item(item: Item, target: str, losses: _Losses) -> Item | None:
