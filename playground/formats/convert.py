@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from ..errors import InputError
 from ..model import (
     ABSENT,
     EMPTY,
@@ -64,6 +65,8 @@ def convert(conversation: Conversation, target: str) -> Conversation:
     the conversation's own format changes nothing."""
     if target == conversation.format:
         return conversation
+    if target not in _TITLES:
+        raise InputError(f"cannot convert to this format (choose one of {', '.join(_TITLES)})", value=target)
     losses = _Losses(target)
     items = _rejoined(conversation.items, target, losses)
     instructions = _content(conversation.instructions, "system", target, losses, "instructions")
