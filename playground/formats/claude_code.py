@@ -92,7 +92,9 @@ class _Log:
 
     def notes(self, total: int) -> tuple[str, ...]:
         notes = [f"Read from a Claude Code session log: {self.lines} of {total} lines are the conversation, joined "
-                 f"into {len(self.messages)} Anthropic messages (consecutive lines of one role are one message)."]
+                 f"into {len(self.messages)} Anthropic messages (consecutive lines of one role are one message). "
+                 "The log holds no system prompt or tool definitions, so the request and its count leave out "
+                 "the ones Claude Code sends."]
         if self.skipped:
             notes.append(f"Skipped lines that are not part of the conversation: {counted(self.skipped)}.")
         notes.extend(self.boundaries)

@@ -96,6 +96,9 @@ def read(data: Any) -> Conversation:
     conversation = responses.read(body)
     head = [f"Read from a Codex rollout: {len(items)} input items from {len(lines or [])} lines; skipped (Codex's "
             f"own records, not sent to the model): {counted(skipped) or 'none'}."]
+    if not instructions:
+        head.append("The rollout holds no base instructions or tool definitions, so the request and its count "
+                    "leave out the ones Codex sends.")
     if failed:
         head.append(f"{len(failed)} tool outputs Codex marked as failed (success: false) are sent as their text.")
     return replace(conversation, source=NAME, notes=tuple(head + notes))
