@@ -9,7 +9,6 @@ from typing import Any
 
 from . import formats, models
 from .errors import InputError
-from .formats.responses import LOCAL_SHELL
 from .model import EMPTY, Conversation, Item, Message, ToolCall, content_text
 from .pipeline import Optimized
 from .report import optimized_to_json
@@ -19,7 +18,7 @@ from .rules import Rules, rules_to_json, rules_to_python
 # (one converted from OpenAI's formats) gets these; both are printed in the notes so a person can change them.
 DEFAULT_CLAUDE_MODEL = "claude-sonnet-4-5"
 DEFAULT_MAX_TOKENS = 8192
-_BODY_KEY = {"chat": "messages", "responses": "input", "anthropic": "messages"}
+_API_FORMATS = ("chat", "responses", "anthropic")  # the formats a provider takes a request in
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ def conversation(conv: Conversation, stem: str, format: str | None = None) -> Do
     """The conversation in its own format (or converted to ``format``): for an API format, a request
     the provider accepts as it is (see ``request_body``)."""
     name = format or conv.format
-    if name not in _BODY_KEY:
+    if name not in _API_FORMATS:
         return Download(f"{stem}.{name}.json", formats.dumps(conv, name) + "\n", "application/json")
     body, notes = request_body(conv, name)
     return Download(f"{stem}.{name}.json", _json(body), "application/json", notes)
@@ -49,8 +48,8 @@ def request_body(conv: Conversation, format: str | None = None) -> tuple[dict[st
     accepts as it is, and notes on everything that had to change: the conversion's losses, a model
     or ``max_tokens`` filled in, Responses items that cannot be sent back (no id)."""
     name = format or conv.format
-    if name not in _BODY_KEY:
-        raise InputError(f"a provider request is one of {', '.join(_BODY_KEY)}", value=name)
+    if name not in _API_FORMATS:
+        raise InputError(f"a provider request is one of {', '.join(_API_FORMATS)}", value=name)
     converted = formats.convert(conv, name)
     notes = list(converted.notes[len(conv.notes):])
     if name == "responses":
@@ -91,7 +90,7 @@ def _sendable_responses_items(items: tuple[Item, ...], notes: list[str]) -> list
         elif isinstance(item, Message) and not (isinstance(item.content, tuple) and "id" in item.content[0].extra):
             dropped[f"'{kind}' items dropped: the API takes them back only with the id it gave them"] += 1
         elif isinstance(item, ToolCall) and kind == "local_shell_call" and "id" not in item.extra:
-            kept.append(replace(item, name=LOCAL_SHELL, extra=EMPTY))
+            kept.append(replace(item, extra=EMPTY))  # already named local_shell by the reader
             dropped["local_shell_call items sent as function calls (no id)"] += 1
         else:
             kept.append(item)
