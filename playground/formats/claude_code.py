@@ -90,13 +90,13 @@ class _Log:
             return
         target.append(block)
 
-    def notes(self, total: int) -> tuple[str, ...]:
+    def notes(self, total: int, messages: int) -> tuple[str, ...]:
         notes = [f"Read from a Claude Code session log: {self.lines} of {total} lines are the conversation, joined "
-                 f"into {len(self.messages)} Anthropic messages (consecutive lines of one role are one message). "
+                 f"into {messages} Anthropic messages (consecutive lines of one role are one message). "
                  "The log holds no system prompt or tool definitions, so the request and its count leave out "
                  "the ones Claude Code sends."]
         if self.skipped:
-            notes.append(f"Skipped lines that are not part of the conversation: {counted(self.skipped)}.")
+            notes.append(f"Skipped (not part of the conversation, or read once already): {counted(self.skipped)}.")
         notes.extend(self.boundaries)
         if self.orphans:
             notes.append(f"{len(self.orphans)} tool results whose tool_use is not in this log were dropped: "
@@ -143,11 +143,12 @@ def read(data: Any) -> Conversation:
             log.skipped["sidechain (a sub-agent's own conversation)"] += 1
         else:
             log.add(line, place)
-    body: dict[str, Any] = {"messages": _alternating(log.messages)}
+    messages = _alternating(log.messages)
+    body: dict[str, Any] = {"messages": messages}
     if log.models:
         body = {"model": Counter(log.models).most_common(1)[0][0], **body}
     conversation = anthropic.read(body)
-    return replace(conversation, source=NAME, notes=log.notes(len(lines or [])))
+    return replace(conversation, source=NAME, notes=log.notes(len(lines or []), len(messages)))
 
 
 READER = Reader(NAME, TITLE, looks_like, read)
