@@ -1,0 +1,163 @@
+"""Suggested rules: classification by arguments and sizes (tools never seen before), min_tokens
+from the size distribution, the preview, the "no rule matched" sentence, and the measurements
+the issue asks for on the real traces."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from playground import formats
+from playground.compaction import Settings, apply_rules, compact
+from playground.model import Conversation, Message, ToolCall, ToolResult, content_text, link, pairs
+from playground.rules import Rules, load_rules, rules_to_json
+from playground.rulesets import RULESETS
+from playground.suggest import LARGE_ARGUMENT, add_rows, min_tokens, no_match_message, preview, suggest_rules
+from playground.tokens import Meter
+
+from .conftest import TRACES, shared
+
+TRACE_FILES = ["sweagent_marshmallow-1867_function_calling.openai.json",
+               "invariant_explorer_webarena_trace2.openai.json",
+               "miniswe_pr_astropy-12907.openai.json"]
+BIG = "\n".join(f"line {n}: some output the agent already used, long enough to matter" for n in range(120))
+
+
+def _run(*uses: tuple[str, dict, str]) -> Conversation:
+    """A conversation: a user message, then for each (tool, arguments, output) a call, its
+    result and an assistant turn that read it."""
+    items: list = [Message(role="user", content="Do the work.")]
+    for n, (tool, arguments, output) in enumerate(uses):
+        items += [ToolCall(call_id=f"c{n}", name=tool, arguments=json.dumps(arguments)),
+                  ToolResult(call_id=f"c{n}", content=output),
+                  Message(role="assistant", content="Noted.")]
+    return Conversation(items=link(items), format="chat", model="gpt-4o")
+
+
+def _rows(conversation: Conversation) -> dict[tuple[str, str], dict]:
+    suggestion = suggest_rules(conversation, Meter("gpt-4o"))
+    return {(row.table, row.tool): dict(row.rule) for row in suggestion.rows}
+
+
+def test_unseen_tools_are_classified_by_their_arguments():
+    rows = _rows(_run(("fetch_doc", {"uri": "https://example.com/a"}, BIG),
+                      ("lookup", {"q": "solar output 2024", "path": "docs/"}, BIG),
+                      ("run_it", {"cmd": "make test"}, BIG),
+                      ("store", {"target": "a.txt", "patch": BIG}, "ok"),
+                      ("frobnicate", {"level": 3}, BIG)))
+    assert rows[("tool_results", "fetch_doc")]["template"] == "Page content from {uri}. Fetch it again if needed."
+    assert "{q}" in rows[("tool_results", "lookup")]["template"]  # a query beats a path: it is a search
+    assert "{cmd}" in rows[("tool_results", "run_it")]["template"]
+    assert rows[("tool_calls", "store")]["argument"] == "patch"
+    assert ("tool_results", "store") not in rows  # "ok" is too small for a reference
+    assert rows[("tool_results", "frobnicate")]["template"].startswith("Output of {tool}")
+
+
+def test_small_tools_and_small_arguments_get_no_rule():
+    conversation = _run(("Bash", {"command": "ls -la /tmp && echo done, sixty characters or so"}, "a\nb"),
+                        ("Read", {"file_path": "a.py"}, BIG))
+    suggestion = suggest_rules(conversation, Meter("gpt-4o"))
+    assert [(row.table, row.tool) for row in suggestion.rows] == [("tool_results", "Read")]
+    assert any(note.startswith("Bash:") for note in suggestion.notes)
+
+
+def test_min_tokens_follows_the_size_distribution():
+    assert min_tokens([1000, 500, 10, 5], reference=10) == 500  # 1000 + 500 hold 99% of the tokens
+    assert min_tokens([50, 40], reference=20) == 60  # never below three references
+    assert min_tokens([300], reference=10) == 300
+
+
+def test_suggested_rules_load_and_round_trip():
+    conversation = _run(("Read", {"file_path": "a.py"}, BIG), ("Write", {"file_path": "b.py", "content": BIG}, "ok"))
+    suggestion = suggest_rules(conversation, Meter("gpt-4o"))
+    rules = load_rules(json.loads(json.dumps(suggestion.rules_json())))
+    assert rules == suggestion.rules()
+    assert load_rules(rules_to_json(rules)) == rules
+    assert RULESETS["suggested"][1](conversation) == rules
+    assert "{file_path}" in rules.tool_calls[0].replacement.text  # the write names where it went
+
+
+def test_preview_shows_the_largest_edit_and_what_the_row_saves():
+    conversation = _run(("Read", {"file_path": "a.py"}, BIG), ("Read", {"file_path": "b.py"}, BIG[: len(BIG) // 2]))
+    meter = Meter("gpt-4o")
+    suggestion = suggest_rules(conversation, meter)
+    (shown,) = preview(conversation, suggestion, Settings(threshold=0), meter)
+    _, edits, _ = apply_rules(conversation, suggestion.rules(), Settings(threshold=0), meter)
+    assert shown.edits == len(edits) == 2
+    assert shown.saved == sum(e.tokens_before - e.tokens_after for e in edits)
+    assert shown.before == BIG and shown.after == "File content from a.py. Re-read if needed."
+    guarded = preview(conversation, suggestion, Settings(threshold=0, keep_recent=2), meter)
+    assert guarded[0].edits == 0 and guarded[0].saved == 0
+
+
+def test_add_rows_replaces_rows_for_the_same_tool_and_keeps_the_others():
+    rules = load_rules({"tool_results": [{"tool": "Read", "template": "old"}, {"tool": "Other", "template": "x"}]})
+    conversation = _run(("Read", {"file_path": "a.py"}, BIG))
+    added = add_rows(rules, suggest_rules(conversation, Meter("gpt-4o")))
+    assert [(r.tool, r.template.text) for r in added.tool_results] == [
+        ("Other", "x"), ("Read", "File content from {file_path}. Re-read if needed.")]
+
+
+def test_no_match_message_names_the_largest_tools():
+    conversation = _run(("Bash", {"command": "cat big.log"}, BIG), ("Read", {"file_path": "a"}, BIG[:300]))
+    meter = Meter("gpt-4o")
+    count = meter.count(conversation)
+    message = no_match_message(conversation, count, Rules(), edits=0, threshold=0)
+    assert message is not None and message.startswith("No rule matched any tool; the largest are Bash (")
+    assert message.index("Bash") < message.index("Read")
+    assert no_match_message(conversation, count, Rules(), edits=0, threshold=count.total + 1) is None
+    assert no_match_message(conversation, count, Rules(), edits=1, threshold=0) is None
+    book = load_rules({"tool_results": [{"tool": "Bash", "template": "x", "min_tokens": 10**6}]})
+    assert no_match_message(conversation, count, book, edits=0, threshold=0).startswith("No rule made an edit")
+
+
+# ---------------------------------------------------------------------------------------------
+# "Done when", on the real traces: threshold 0, keep_recent 3, no summarization
+
+
+def _errors(conversation: Conversation) -> set[int]:
+    """Positions of error results as the engine sees them: the format's flag, and the error
+    patterns once the rules carry them."""
+    patterns = getattr(Rules(), "error_patterns", None)
+    return {p for p, item in enumerate(conversation.items) if isinstance(item, ToolResult)
+            and (item.is_error or (patterns is not None and patterns.match(content_text(item.content))))}
+
+
+def _blank_every_result(conversation: Conversation) -> Rules:
+    """The most any result rule could save: every tool's results become one character."""
+    tools = dict.fromkeys(item.name for item in conversation.items if isinstance(item, ToolCall))
+    return load_rules({"tool_results": [{"tool": tool, "template": "x"} for tool in tools]})
+
+
+@pytest.mark.parametrize("name", TRACE_FILES)
+def test_suggested_rules_halve_a_trace_or_reach_what_guards_allow(name):
+    conversation = formats.loads(shared(TRACES / name).read_text())
+    meter = Meter(conversation.model)
+    settings = Settings(threshold=0, keep_recent=3)
+    result = compact(conversation, suggest_rules(conversation, meter).rules(), settings, meter=meter)
+    report = result.report
+    # Every pair intact: same ids in the same places, every call still answered by its result.
+    assert [(type(a), getattr(a, "call_id", None)) for a in conversation.items] == [
+        (type(b), getattr(b, "call_id", None)) for b in result.conversation.items]
+    assert pairs(result.conversation.items) == pairs(conversation.items)
+    formats.read(formats.write(result.conversation))  # still a valid request in its format
+    # Every error result kept, and the call that failed.
+    answered_by = {r: c for c, r in pairs(conversation.items).items()}
+    for position in _errors(conversation):
+        assert result.conversation.items[position] == conversation.items[position]
+        assert result.conversation.items[answered_by[position]] == conversation.items[answered_by[position]]
+    # Half the tokens, or — where the guards leave less than half to take (keep_recent 3 on a
+    # short run, errors kept) — at least 90% of what blanking every eligible result would save.
+    ceiling = compact(conversation, _blank_every_result(conversation), settings, meter=meter).report.saved
+    assert report.saved >= 0.5 * report.tokens_before or report.saved >= 0.9 * ceiling, (report.saved, ceiling)
+
+
+@pytest.mark.parametrize("name", TRACE_FILES)
+def test_no_suggested_edit_touches_a_small_argument(name):
+    conversation = formats.loads(shared(TRACES / name).read_text())
+    meter = Meter(conversation.model)
+    _, edits, _ = apply_rules(conversation, RULESETS["suggested"][1](conversation), Settings(threshold=0), meter)
+    calls = [conversation.items[edit.position] for edit in edits if edit.kind == "call"]
+    # min_tokens is measured on a call's whole arguments, as the engine measures it.
+    assert all(meter.text(call.arguments) >= LARGE_ARGUMENT for call in calls)
