@@ -1,0 +1,84 @@
+"""The Python export: the current rules and settings with a standard-library compactor, as one
+module a person can drop into their agent and call on every request.
+
+The compactor is ``compactor.py``'s own source (linted and tested as part of the playground);
+the export adds the rules, tool patterns, error patterns, value cap, threshold, keep_recent and
+min_tokens as one ``CONFIG`` literal, and a ``compact`` that uses it.
+"""
+
+from __future__ import annotations
+
+import pprint
+from pathlib import Path
+from typing import Any
+
+from . import compactor
+from .compaction import Settings
+from .rules import Rules, Template
+
+HEADER = '''"""Compaction rules and compactor exported from Compaction Playground (standard library only).
+
+    from compaction_rules import compact
+    request = compact(request, format="chat")   # or "responses", "anthropic"
+
+``compact`` takes a Chat Completions message list or request, a Responses ``input`` list or
+request, or an Anthropic Messages list or request, and returns a compacted copy (the argument is
+never changed). Tool results the model has read become short references chosen by the rules
+below; a call's large argument is replaced once its result is in; errors, the newest
+``keep_recent`` tool uses, results the model has not read yet, items under a rule's
+``min_tokens`` and replacements that would not be smaller are left alone, exactly as the
+playground does.
+
+Token counts: pass ``count_tokens(text) -> int`` — e.g. with tiktoken,
+``enc = tiktoken.get_encoding("o200k_base"); compact(req, count_tokens=lambda t: len(enc.encode_ordinary(t)))``.
+Without it, a rough estimate of one token per four characters decides ``min_tokens``, whether a
+reference is smaller, and ``{tokens}``. The threshold is compared with the count of the whole
+request's JSON text, an estimate that runs a little high (the JSON syntax is counted too).
+"""
+
+'''
+
+FOOTER = '''
+
+def compact(messages_or_request: Any, format: str = "chat", count_tokens: Callable[[str], int] | None = None) -> Any:
+    """The request compacted with CONFIG; see the module's docstring."""
+    return compact_with(CONFIG, messages_or_request, format, count_tokens)
+'''
+
+
+def _pieces(template: Template) -> list[list[Any]]:
+    return [[literal, field] for literal, field in template.pieces]
+
+
+def config(rules: Rules, settings: Settings) -> dict[str, Any]:
+    """Everything the exported compactor decides with, as plain data.
+
+    Error patterns, the value cap and ``detect_errors`` are read from the rules and settings when
+    they carry them, so the export always mirrors the engine it was made with.
+    """
+    patterns = getattr(rules, "error_patterns", None)
+    return {
+        "threshold": settings.threshold,
+        "keep_recent": settings.keep_recent,
+        "compact_errors": settings.compact_errors,
+        "detect_errors": getattr(settings, "detect_errors", True),
+        "value_limit": getattr(rules, "value_limit", 0),
+        "error_patterns": [getattr(p.pattern, "pattern", p.pattern) for p in patterns.patterns] if patterns else [],
+        "tool_calls": [{"tool": r.tool, "argument": r.argument, "replacement": r.replacement.text,
+                        "pieces": _pieces(r.replacement), "enabled": r.enabled, "min_tokens": r.min_tokens}
+                       for r in rules.tool_calls],
+        "tool_results": [{"tool": r.tool, "template": r.template.text, "pieces": _pieces(r.template),
+                          "enabled": r.enabled, "min_tokens": r.min_tokens} for r in rules.tool_results],
+    }
+
+
+def _runtime() -> str:
+    """compactor.py without its own docstring (the export has its own)."""
+    source = Path(compactor.__file__).read_text(encoding="utf-8")
+    return source[source.index("from __future__"):]
+
+
+def export_python(rules: Rules, settings: Settings) -> str:
+    """A self-contained module: the compactor, CONFIG and ``compact``."""
+    literal = pprint.pformat(config(rules, settings), width=110, sort_dicts=False)
+    return HEADER + _runtime() + "\n\nCONFIG = " + literal + "\n" + FOOTER
