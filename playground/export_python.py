@@ -18,7 +18,7 @@ from .rules import Rules, Template
 
 HEADER = '''"""Compaction rules and compactor exported from Compaction Playground (standard library only).
 
-    from compaction_rules import compact
+    from compactor import compact
     request = compact(request, format="chat")   # or "responses", "anthropic"
 
 ``compact`` takes a Chat Completions message list or request, a Responses ``input`` list or
