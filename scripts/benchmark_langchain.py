@@ -1,0 +1,172 @@
+"""Suggested rules against LangChain's ClearToolUsesEdit(keep=3) on the real traces.
+
+    .venv/bin/python scripts/benchmark_langchain.py [--keep 3] [--markdown]
+
+LangChain is a benchmark-only dependency (requirements-dev.txt). Each conversation becomes
+LangChain messages (an AIMessage with tool_calls per assistant turn, a ToolMessage per result);
+the edit is applied as ContextEditingMiddleware applies it (``apply(messages, count_tokens=…)``,
+trigger 0 like our threshold 0), and the cleared results are written back into the
+conversation so both sides are counted by the same meter. The table gives what each saves, their
+ratio, and how many error results and unprocessed results (no assistant turn after them) each
+hides. Session logs in ../shared/fixtures/sessions are included once ``formats`` can read them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from langchain.agents.middleware import ClearToolUsesEdit
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from playground import formats  # noqa: E402
+from playground.compaction import Settings, compact  # noqa: E402
+from playground.errors import InputError  # noqa: E402
+from playground.model import Conversation, ToolCall, ToolResult, content_text, role_of  # noqa: E402
+from playground.rules import Rules  # noqa: E402
+from playground.suggest import suggest_rules  # noqa: E402
+from playground.tokens import Meter  # noqa: E402
+
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+
+
+def to_langchain(conversation: Conversation) -> tuple[list[BaseMessage], dict[int, int]]:
+    """LangChain messages, and for each ToolMessage's index the position of our result."""
+    messages: list[BaseMessage] = []
+    results: dict[int, int] = {}
+    turn: AIMessage | None = None
+    for position, item in enumerate(conversation.items):
+        if isinstance(item, ToolCall):
+            if turn is None:
+                turn = AIMessage("")
+                messages.append(turn)
+            turn.tool_calls.append({"id": item.call_id, "name": item.name, "args": item.parsed_arguments() or {},
+                                    "type": "tool_call"})
+            continue
+        if isinstance(item, ToolResult):
+            results[len(messages)] = position
+            messages.append(ToolMessage(content_text(item.content), tool_call_id=item.call_id, name=item.name))
+            turn = None
+            continue
+        text = content_text(item.content)
+        if item.role == "assistant":
+            turn = AIMessage(text)
+            messages.append(turn)
+        else:
+            messages.append(SystemMessage(text) if item.role in ("system", "developer") else HumanMessage(text))
+            turn = None
+    return messages, results
+
+
+def clear_tool_uses(conversation: Conversation, keep: int) -> Conversation:
+    """The conversation after ClearToolUsesEdit(trigger=0, keep=keep) cleared its results."""
+    messages, results = to_langchain(conversation)
+    edit = ClearToolUsesEdit(trigger=0, keep=keep)
+    edit.apply(messages, count_tokens=count_tokens_approximately)
+    items = list(conversation.items)
+    for index, position in results.items():
+        if messages[index].response_metadata.get("context_editing", {}).get("cleared"):
+            items[position] = replace(items[position], content=edit.placeholder)
+    return conversation.with_items(items)
+
+
+def error_positions(conversation: Conversation) -> set[int]:
+    """Error results as the engine recognises them: the format's flag and, once the rules carry
+    them, the error patterns."""
+    patterns = getattr(Rules(), "error_patterns", None)
+    return {p for p, item in enumerate(conversation.items) if isinstance(item, ToolResult)
+            and (item.is_error or (patterns is not None and patterns.match(content_text(item.content)) is not None))}
+
+
+def unprocessed_positions(conversation: Conversation) -> set[int]:
+    last = max((p for p, item in enumerate(conversation.items) if role_of(item) == "assistant"), default=-1)
+    return {p for p, item in enumerate(conversation.items) if isinstance(item, ToolResult) and p >= last}
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    before: int
+    langchain_saved: int
+    langchain_saved_on_non_errors: int  # what it saves when its error results are put back
+    suggested_saved: int
+    errors: int
+    langchain_errors_hidden: int
+    suggested_errors_hidden: int
+    langchain_unprocessed_hidden: int
+    suggested_unprocessed_hidden: int
+
+    @property
+    def ratio(self) -> float:
+        return self.suggested_saved / self.langchain_saved if self.langchain_saved else float("inf")
+
+    @property
+    def ratio_without_errors(self) -> float:
+        saved = self.langchain_saved_on_non_errors
+        return self.suggested_saved / saved if saved else float("inf")
+
+
+def measure(name: str, conversation: Conversation, keep: int) -> Row:
+    meter = Meter(conversation.model)
+    before = meter.count(conversation).total
+    theirs = clear_tool_uses(conversation, keep)
+    ours = compact(conversation, suggest_rules(conversation, meter).rules(), Settings(threshold=0, keep_recent=keep),
+                   meter=meter).conversation
+    errors, unprocessed = error_positions(conversation), unprocessed_positions(conversation)
+
+    def hidden(after: Conversation, positions: set[int]) -> int:
+        return sum(after.items[p] != conversation.items[p] for p in positions)
+
+    errors_back = theirs.with_items(conversation.items[p] if p in errors else item
+                                    for p, item in enumerate(theirs.items))
+    return Row(name, before, before - meter.count(theirs).total, before - meter.count(errors_back).total,
+               before - meter.count(ours).total, len(errors), hidden(theirs, errors), hidden(ours, errors),
+               hidden(theirs, unprocessed), hidden(ours, unprocessed))
+
+
+def conversations() -> tuple[list[tuple[str, Conversation]], list[str]]:
+    """The traces, and the session logs ``formats`` can read (a note for each it cannot)."""
+    found = [(path.name, formats.loads(path.read_bytes())) for path in sorted((FIXTURES / "traces").glob("*.json"))]
+    notes = []
+    for path in sorted((FIXTURES / "sessions").glob("*.jsonl")):
+        try:
+            found.append((path.name, formats.loads(path.read_bytes())))
+        except InputError as exc:
+            notes.append(f"{path.name}: not readable by formats on this branch ({exc})")
+    return found, notes
+
+
+def table(rows: list[Row]) -> str:
+    head = ("| conversation | tokens before | ClearToolUsesEdit saved | suggested saved | ratio | "
+            "ratio, its errors put back | error results | errors hidden (CTU / suggested) | "
+            "unprocessed hidden (CTU / suggested) |\n" + "|---" * 9 + "|")
+    lines = [f"| {r.name} | {r.before:,} | {r.langchain_saved:,} ({r.langchain_saved / r.before:.1%}) | "
+             f"{r.suggested_saved:,} ({r.suggested_saved / r.before:.1%}) | {r.ratio:.0%} | "
+             f"{r.ratio_without_errors:.0%} | {r.errors} | "
+             f"{r.langchain_errors_hidden} / {r.suggested_errors_hidden} | "
+             f"{r.langchain_unprocessed_hidden} / {r.suggested_unprocessed_hidden} |" for r in rows]
+    return "\n".join([head, *lines])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=int, default=3, help="ClearToolUsesEdit keep and our keep_recent (default 3)")
+    args = parser.parse_args()
+    found, notes = conversations()
+    if not found:
+        print(f"no traces in {FIXTURES / 'traces'}", file=sys.stderr)
+        return 2
+    print(table([measure(name, conversation, args.keep) for name, conversation in found]))
+    for note in notes:
+        print(f"\n{note}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
