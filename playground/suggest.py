@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from .compaction import Settings, apply_rules
 from .model import Conversation, ToolCall, ToolResult, content_text
 from .rules import Rules, load_rules
+from .ruletable import tables_from_rules
 from .tokens import Meter, TokenCount
 
 # Argument names that say what kind of work a call did (checked in this order: a Grep has both a
@@ -272,16 +273,15 @@ def _edited_text(item: Any, argument: str | None) -> str:
     return _value_text((item.parsed_arguments() or {}).get(argument, ""))
 
 
-def add_rows(rules: Rules, suggestion: Suggestion) -> Rules:
-    """``rules`` with the suggested rows added: a suggested row replaces the row for the same
-    tool (and argument), every other row stays."""
-    suggested = suggestion.rules()
-    calls = {(r.tool, r.argument) for r in suggested.tool_calls}
-    results = {r.tool for r in suggested.tool_results}
-    return replace(rules,
-                   tool_calls=tuple(r for r in rules.tool_calls if (r.tool, r.argument) not in calls)
-                   + suggested.tool_calls,
-                   tool_results=tuple(r for r in rules.tool_results if r.tool not in results) + suggested.tool_results)
+def add_rows(call_rows: list[dict[str, Any]], result_rows: list[dict[str, Any]], suggestion: Suggestion) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]]]:
+    """The rule tables' rows with the suggested rows added: a suggested row replaces a row for the
+    same tool (and argument); every other row stays as the person left it, even one not valid yet."""
+    calls, results = tables_from_rules(suggestion.rules())
+    taken_calls = {(row["tool"], row["argument"]) for row in calls}
+    taken_results = {row["tool"] for row in results}
+    return ([row for row in call_rows if (row.get("tool"), row.get("argument") or "content") not in taken_calls]
+            + calls, [row for row in result_rows if row.get("tool") not in taken_results] + results)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -92,11 +92,14 @@ def test_preview_shows_the_largest_edit_and_what_the_row_saves():
 
 
 def test_add_rows_replaces_rows_for_the_same_tool_and_keeps_the_others():
-    rules = load_rules({"tool_results": [{"tool": "Read", "template": "old"}, {"tool": "Other", "template": "x"}]})
-    conversation = _run(("Read", {"file_path": "a.py"}, BIG))
-    added = add_rows(rules, suggest_rules(conversation, Meter("gpt-4o")))
-    assert [(r.tool, r.template.text) for r in added.tool_results] == [
-        ("Other", "x"), ("Read", "File content from {file_path}. Re-read if needed.")]
+    results = [{"enabled": True, "tool": "Read", "template": "old", "min_tokens": 0},
+               {"enabled": True, "tool": "Other", "template": "{bad.attr}", "min_tokens": 0}]  # kept, to be fixed
+    calls = [{"enabled": True, "tool": "Write", "argument": None, "replacement": "old", "min_tokens": 0}]
+    conversation = _run(("Read", {"file_path": "a.py"}, BIG), ("Write", {"file_path": "b", "content": BIG}, "ok"))
+    new_calls, new_results = add_rows(calls, results, suggest_rules(conversation, Meter("gpt-4o")))
+    assert [(r["tool"], r["template"]) for r in new_results] == [
+        ("Other", "{bad.attr}"), ("Read", "File content from {file_path}. Re-read if needed.")]
+    assert [(r["tool"], r["argument"]) for r in new_calls] == [("Write", "content")]  # blank argument = content
 
 
 def test_no_match_message_names_the_largest_tools():
