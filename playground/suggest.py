@@ -202,12 +202,15 @@ def _call_rows(tool: _Tool, meter: Meter) -> list[Row]:
         if not sizes or max(sizes) < LARGE_ARGUMENT or argument == where:
             continue
         target = f" to {{{where}}}" if where else ""
-        replacement = (f"[{argument} omitted after it ran: {{chars}} characters]" if argument in SHELL_ARGUMENTS
+        # A script keeps its head: {command} is cut at the value limit, so the reference to its
+        # output, which names the command too, reads the same on a second pass (nothing changes).
+        replacement = (f"{{{argument}}} [cut after it ran: {{chars}} characters]" if argument in SHELL_ARGUMENTS
                        else f"[{argument} applied{target}: {{lines}} lines, {{chars}} characters. Read the file "
                             f"to see it.]")
         floor = max(min_tokens(sizes, meter.text(replacement)), LARGE_ARGUMENT)
         kind = "shell" if argument in SHELL_ARGUMENTS else "write"
-        what = ("a long script in its command" if kind == "shell" else f"large {argument!r} text written or applied")
+        what = ("a long script in its command (its first characters stay, cut with …)" if kind == "shell"
+                else f"large {argument!r} text written or applied")
         why = (f"{KINDS[kind]}, {what}: replaced once its result is in and succeeded. Values: {_sizes(sizes)}; "
                f"{_left_alone(sizes, floor, 'value')} (and what the agent ran stays readable).")
         rows.append(Row("tool_calls", {"tool": tool.name, "argument": argument, "replacement": replacement,

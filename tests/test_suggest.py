@@ -164,3 +164,13 @@ def test_no_suggested_edit_touches_a_small_argument(name):
     calls = [conversation.items[edit.position] for edit in edits if edit.kind == "call"]
     # min_tokens is measured on a call's whole arguments, as the engine measures it.
     assert all(meter.text(call.arguments) >= LARGE_ARGUMENT for call in calls)
+
+
+@pytest.mark.parametrize("name", TRACE_FILES)
+def test_compacting_twice_with_suggested_rules_changes_nothing(name):
+    conversation = formats.loads(shared(TRACES / name).read_text())
+    meter = Meter(conversation.model)
+    rules, settings = RULESETS["suggested"][1](conversation), Settings(threshold=0, keep_recent=3)
+    once = compact(conversation, rules, settings, meter=meter)
+    again = compact(once.conversation, rules, settings, meter=meter)
+    assert again.report.edits == () and again.conversation == once.conversation
