@@ -175,7 +175,9 @@ def parser() -> argparse.ArgumentParser:
                         help="a rule preset instead of a rules file; suggested = built for this conversation's tools")
     p.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
                    help=f"compact only at or above this many prompt tokens (default {DEFAULT_THRESHOLD})")
-    p.add_argument("--keep-recent", type=_non_negative, default=0, help="leave the newest N tool uses alone")
+    p.add_argument("--keep-recent", type=_non_negative, default=0,
+                   help="leave the newest N tool uses that have a result (call and result) as they are; a call "
+                        "still waiting for its result takes no slot")
     p.add_argument("--model", help="model whose accounting to use (default: the request's own)")
     p.add_argument("--format", choices=list(formats.FORMATS), help=format_help)
     p.add_argument("--report", help="write the report (JSON) to this file")

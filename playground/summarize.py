@@ -14,13 +14,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from . import formats
 from .breakdown import telling_argument
+from .errorpatterns import error_detail
 from .errors import InputError
 from .model import Conversation, Item, Message, ToolCall, ToolResult, content_text, pairs, role_of
 from .tokens import Meter
@@ -266,15 +266,9 @@ def _first_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-_FAILED_EXIT = re.compile(r"<returncode>\s*[1-9]\d*\s*</returncode>|exit (?:code|status):? *[1-9]", re.IGNORECASE)
-
-
 def _looks_failed(result: ToolResult) -> bool:
-    """An error result: flagged by its format, or plainly one (a traceback, a non-zero exit)."""
-    text = content_text(result.content)
-    head = text.lstrip()[:200].lower()
-    return (result.is_error or head.startswith(("error", "traceback", "exception", "fatal", "failed"))
-            or _FAILED_EXIT.search(text[:2000]) is not None)
+    """An error result: flagged by its format, or plainly one by the shipped error patterns."""
+    return error_detail(result) is not None
 
 
 class OfflineSummarizer:
