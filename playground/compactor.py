@@ -37,7 +37,8 @@ def estimate_tokens(text: str) -> int:
 
 def tool_matches(pattern: str, name: str) -> bool:
     """An exact name, a glob (``mcp__github__*``, ``*``) or alternatives (``Read|read_file``)."""
-    return any(fnmatch.fnmatchcase(name, alternative.strip()) for alternative in pattern.split("|"))
+    return any(alternative == name or (set("*?[") & set(alternative) and fnmatch.fnmatchcase(name, alternative))
+               for alternative in (part.strip() for part in pattern.split("|")))
 
 
 def _text(content: Any) -> str:
@@ -157,14 +158,16 @@ class _Template:
     def render(self, values: dict[str, str]) -> str:
         return "".join(literal + (values[field] if field is not None else "") for literal, field in self.pieces)
 
-    def matches(self, text: str, values: dict[str, str]) -> bool:
+    def matches(self, text: str, values: dict[str, str], loose: set[str]) -> bool:
         """Whether ``text`` is already this template rendered for the same call (any numbers in
-        the counting fields), so compacting twice changes nothing."""
+        the counting fields, anything in the ``loose`` ones: the argument a call rule replaces),
+        so compacting twice changes nothing."""
         if not self.pieces:
             return text == ""
         pattern = "".join(re.escape(literal) + ("" if field is None else r"\d+" if field in NUMERIC
-                                                else re.escape(values[field])) for literal, field in self.pieces)
-        return re.fullmatch(pattern, text) is not None
+                                                else ".*" if field in loose else re.escape(values[field]))
+                          for literal, field in self.pieces)
+        return re.fullmatch(pattern, text, re.DOTALL) is not None
 
 
 def _values(template: _Template, arguments: dict | None, builtins: dict[str, Callable[[], Any]],
@@ -223,7 +226,9 @@ def compact_with(config: dict, request: Any, format: str = "chat",
     originals = {p: _parse(item.arguments()) for p, item in enumerate(items) if item.kind == "call"}
     errors = {p for p, item in enumerate(items) if item.kind == "result" and _failed(item, config)}
     last_assistant = max((p for p, item in enumerate(items) if item.role == "assistant"), default=-1)
-    newest = sorted(answers)[len(answers) - config["keep_recent"]:] if config["keep_recent"] else []
+    parallel = {p for p in range(len(items) - 1) if items[p].kind == items[p + 1].kind == "call"}
+    parallel |= {p + 1 for p in parallel}
+    newest = sorted(answers)[-config["keep_recent"]:] if config["keep_recent"] else []  # answered tool uses
     protected = set(newest) | {answers[p] for p in newest}
     for position, item in enumerate(items):
         if item.kind == "result":
@@ -232,7 +237,7 @@ def compact_with(config: dict, request: Any, format: str = "chat",
                 call = answered_by.get(position)
                 waiting = position >= last_assistant
                 _apply(config, count, item, rule, item.content(), originals.get(call) if call is not None else None,
-                       waiting, position in errors, position in protected, None)
+                       waiting, position in errors, position in protected, None, False)
         elif item.kind == "call":
             result = answers.get(position)
             for rule in _call_rules(config["tool_calls"], item.name):
@@ -241,7 +246,7 @@ def compact_with(config: dict, request: Any, format: str = "chat",
                 text = None if value is None else value if isinstance(value, str) else json.dumps(
                     value, ensure_ascii=False)
                 _apply(config, count, item, rule, text, _parse(item.arguments()), result is None, result in errors,
-                       position in protected, rule["argument"])
+                       position in protected, rule["argument"], position in parallel)
     return request
 
 
@@ -255,8 +260,26 @@ def _name_results(items: list[_Item]) -> None:
             item.name = latest.get(item.call_id, "")
 
 
+def _item_tokens(config: dict, count: Callable[[str], int], item: _Item, body: str, parallel: bool) -> int:
+    """Tokens the item adds to the request, as the playground's meter counts them (its
+    per-message and per-call constants for the model the export was made for)."""
+    accounting = config["accounting"]
+    if item.kind == "result":
+        return accounting["per_message"] + count("tool") + count(body) + count(item.name)
+    return (count("functions." + item.name) + count(body) + accounting["call"]
+            + (accounting["parallel"] if parallel else 0))
+
+
+def _loose(template: _Template, argument: str | None) -> set[str]:
+    """Fields read from the very argument a call rule replaces (gone after the edit)."""
+    if argument is None:
+        return set()
+    return {field for field in template.fields if argument in FALLBACKS.get(field, (field,))}
+
+
 def _apply(config: dict, count: Callable[[str], int], item: _Item, rule: dict, text: str | None,
-           arguments: dict | None, waiting: bool, failed: bool, protected: bool, argument: str | None) -> None:
+           arguments: dict | None, waiting: bool, failed: bool, protected: bool, argument: str | None,
+           parallel: bool) -> None:
     """One rule on one item, with the engine's guards in the engine's order."""
     if not rule["enabled"] or text is None:
         return
@@ -264,17 +287,17 @@ def _apply(config: dict, count: Callable[[str], int], item: _Item, rule: dict, t
     builtins = {"tool": lambda: item.name, "call_id": lambda: item.call_id, "chars": lambda: len(text),
                 "lines": lambda: len(text.splitlines()), "tokens": lambda: count(text)}
     values = _values(template, arguments, builtins, config["value_limit"])
-    if template.matches(text, values) or waiting or (failed and not config["compact_errors"]) or protected:
+    if (template.matches(text, values, _loose(template, argument)) or waiting
+            or (failed and not config["compact_errors"]) or protected):
         return
-    before = item.content() if argument is None else item.arguments()
-    original = count(before)
-    if original < rule["min_tokens"]:
+    before = _item_tokens(config, count, item, item.content() if argument is None else item.arguments(), parallel)
+    if before < rule["min_tokens"]:
         return
     replacement = template.render(values)
     if argument is None:
-        if count(replacement) < original:
+        if _item_tokens(config, count, item, replacement, parallel) < before:
             item.wire[item.key] = replacement
         return
     edited = {**(arguments or {}), argument: replacement}
-    if count(json.dumps(edited, ensure_ascii=False)) < original:
+    if _item_tokens(config, count, item, json.dumps(edited, ensure_ascii=False), parallel) < before:
         item.set_arguments(edited)

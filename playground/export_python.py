@@ -15,6 +15,7 @@ from typing import Any
 from . import compactor
 from .compaction import Settings
 from .rules import Rules, Template
+from .tokens import accounting_for
 
 HEADER = '''"""Compaction rules and compactor exported from Compaction Playground (standard library only).
 
@@ -50,20 +51,20 @@ def _pieces(template: Template) -> list[list[Any]]:
     return [[literal, field] for literal, field in template.pieces]
 
 
-def config(rules: Rules, settings: Settings) -> dict[str, Any]:
-    """Everything the exported compactor decides with, as plain data.
-
-    Error patterns, the value cap and ``detect_errors`` are read from the rules and settings when
-    they carry them, so the export always mirrors the engine it was made with.
-    """
-    patterns = getattr(rules, "error_patterns", None)
+def config(rules: Rules, settings: Settings, model: str | None = None) -> dict[str, Any]:
+    """Everything the exported compactor decides with, as plain data: the rules with their
+    templates already parsed, the settings, and the meter's per-item constants for ``model``
+    (``min_tokens`` and "not smaller" compare an item's tokens, as the page shows them)."""
+    accounting = accounting_for(model)
     return {
         "threshold": settings.threshold,
         "keep_recent": settings.keep_recent,
         "compact_errors": settings.compact_errors,
-        "detect_errors": getattr(settings, "detect_errors", True),
-        "value_limit": getattr(rules, "value_limit", 0),
-        "error_patterns": [getattr(p.pattern, "pattern", p.pattern) for p in patterns.patterns] if patterns else [],
+        "detect_errors": settings.detect_errors,
+        "value_limit": rules.value_limit,
+        "error_patterns": [pattern.pattern for pattern in rules.error_patterns.patterns],
+        "accounting": {"per_message": accounting.per_message, "call": accounting.call,
+                       "parallel": accounting.parallel},
         "tool_calls": [{"tool": r.tool, "argument": r.argument, "replacement": r.replacement.text,
                         "pieces": _pieces(r.replacement), "enabled": r.enabled, "min_tokens": r.min_tokens}
                        for r in rules.tool_calls],
@@ -78,7 +79,7 @@ def _runtime() -> str:
     return source[source.index("from __future__"):]
 
 
-def export_python(rules: Rules, settings: Settings) -> str:
-    """A self-contained module: the compactor, CONFIG and ``compact``."""
-    literal = pprint.pformat(config(rules, settings), width=110, sort_dicts=False)
+def export_python(rules: Rules, settings: Settings, model: str | None = None) -> str:
+    """A self-contained module: the compactor, CONFIG (for ``model``'s accounting) and ``compact``."""
+    literal = pprint.pformat(config(rules, settings, model), width=110, sort_dicts=False)
     return HEADER + _runtime() + "\n\nCONFIG = " + literal + "\n" + FOOTER

@@ -45,9 +45,10 @@ def rules_python(rules: Rules) -> Download:
     return Download("compaction_rules.py", rules_to_python(rules), "text/x-python")
 
 
-def rules_compactor(rules: Rules, settings: Settings) -> Download:
-    """Rules + compactor (Python): one standard-library module with ``compact(request, format)``."""
-    return Download("compactor.py", export_python(rules, settings), "text/x-python")
+def rules_compactor(rules: Rules, settings: Settings, model: str | None = None) -> Download:
+    """Rules + compactor (Python): one standard-library module with ``compact(request, format)``,
+    its token decisions made with ``model``'s per-item accounting."""
+    return Download("compactor.py", export_python(rules, settings, model), "text/x-python")
 
 
 def framework_settings(conversation: Conversation, rules: Rules, settings: Settings) -> Download | None:

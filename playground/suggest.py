@@ -89,7 +89,8 @@ class _Tool:
     name: str
     calls: int
     arguments: Mapping[str, tuple[int, ...]]  # argument -> token sizes of its string values
-    results: tuple[int, ...]  # token sizes of its results
+    carriers: Mapping[str, tuple[int, ...]]  # argument -> item tokens of the calls that carry it
+    results: tuple[int, ...]  # item tokens of its results (what min_tokens is compared with)
     share: float  # of the request's tokens, calls and results together
 
     def present(self, names: Iterable[str]) -> str | None:
@@ -103,25 +104,31 @@ def _value_text(value: Any) -> str:
 
 
 def _profiles(conversation: Conversation, meter: Meter, count: TokenCount) -> list[_Tool]:
-    """Each tool the conversation calls, in order of first use."""
+    """Each tool the conversation calls, in order of first use. Sizes of whole items are the
+    meter's, as compaction compares them with ``min_tokens``."""
     arguments: dict[str, dict[str, list[int]]] = {}
+    carriers: dict[str, dict[str, list[int]]] = {}
     results: dict[str, list[int]] = {}
     calls: dict[str, int] = {}
     tokens: dict[str, int] = {}
     for item, item_tokens in zip(conversation.items, count.items, strict=True):
         if isinstance(item, ToolCall):
             calls[item.name] = calls.get(item.name, 0) + 1
-            sizes = arguments.setdefault(item.name, {})
             for name, value in (item.parsed_arguments() or {}).items():
                 if isinstance(value, str):
-                    sizes.setdefault(name, []).append(meter.text(value))
+                    arguments.setdefault(item.name, {}).setdefault(name, []).append(meter.text(value))
+                    carriers.setdefault(item.name, {}).setdefault(name, []).append(item_tokens)
         elif isinstance(item, ToolResult):
-            results.setdefault(item.name, []).append(meter.text(content_text(item.content)))
+            results.setdefault(item.name, []).append(item_tokens)
         else:
             continue
         tokens[item.name] = tokens.get(item.name, 0) + item_tokens
     total = count.total or 1
-    return [_Tool(name, calls[name], {k: tuple(v) for k, v in arguments[name].items()}, tuple(results.get(name, ())),
+
+    def frozen(table: dict[str, dict[str, list[int]]], name: str) -> dict[str, tuple[int, ...]]:
+        return {key: tuple(sizes) for key, sizes in table.get(name, {}).items()}
+
+    return [_Tool(name, calls[name], frozen(arguments, name), frozen(carriers, name), tuple(results.get(name, ())),
                   tokens[name] / total) for name in calls]
 
 
@@ -207,12 +214,12 @@ def _call_rows(tool: _Tool, meter: Meter) -> list[Row]:
         replacement = (f"{{{argument}}} [cut after it ran: {{chars}} characters]" if argument in SHELL_ARGUMENTS
                        else f"[{argument} applied{target}: {{lines}} lines, {{chars}} characters. Read the file "
                             f"to see it.]")
-        floor = max(min_tokens(sizes, meter.text(replacement)), LARGE_ARGUMENT)
+        floor = max(min_tokens(tool.carriers[argument], meter.text(replacement)), LARGE_ARGUMENT)
         kind = "shell" if argument in SHELL_ARGUMENTS else "write"
         what = ("a long script in its command (its first characters stay, cut with …)" if kind == "shell"
                 else f"large {argument!r} text written or applied")
         why = (f"{KINDS[kind]}, {what}: replaced once its result is in and succeeded. Values: {_sizes(sizes)}; "
-               f"{_left_alone(sizes, floor, 'value')} (and what the agent ran stays readable).")
+               f"{_left_alone(tool.carriers[argument], floor, 'call')} (and what the agent ran stays readable).")
         rows.append(Row("tool_calls", {"tool": tool.name, "argument": argument, "replacement": replacement,
                                        "enabled": True, "min_tokens": floor}, kind, why))
     return rows

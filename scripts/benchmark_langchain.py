@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from playground import formats  # noqa: E402
 from playground.compaction import Settings, compact  # noqa: E402
+from playground.errorpatterns import error_detail  # noqa: E402
 from playground.errors import InputError  # noqa: E402
 from playground.model import Conversation, ToolCall, ToolResult, content_text, role_of  # noqa: E402
-from playground.rules import Rules  # noqa: E402
 from playground.suggest import suggest_rules  # noqa: E402
 from playground.tokens import Meter  # noqa: E402
 
@@ -77,11 +77,8 @@ def clear_tool_uses(conversation: Conversation, keep: int) -> Conversation:
 
 
 def error_positions(conversation: Conversation) -> set[int]:
-    """Error results as the engine recognises them: the format's flag and, once the rules carry
-    them, the error patterns."""
-    patterns = getattr(Rules(), "error_patterns", None)
-    return {p for p, item in enumerate(conversation.items) if isinstance(item, ToolResult)
-            and (item.is_error or (patterns is not None and patterns.match(content_text(item.content)) is not None))}
+    """Error results as the engine recognises them: the format's flag or an error pattern."""
+    return {p for p, item in enumerate(conversation.items) if isinstance(item, ToolResult) and error_detail(item)}
 
 
 def unprocessed_positions(conversation: Conversation) -> set[int]:

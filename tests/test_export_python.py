@@ -17,7 +17,7 @@ from playground import formats, presets
 from playground.compaction import Settings, compact
 from playground.errors import InputError
 from playground.export_python import export_python
-from playground.model import Conversation, ToolCall, pairs
+from playground.model import Conversation
 from playground.rules import Rules, load_rules
 from playground.rulesets import RULESETS
 from playground.tokens import Meter
@@ -25,9 +25,6 @@ from playground.tokens import Meter
 from . import strategies
 from .conftest import SHARED, TRACES, shared
 
-# The spec'd keep_recent counts tool uses that have a result; the engine does so once the core
-# branch (error patterns, value cap, tool patterns) is merged — Rules then carry value_limit.
-ANSWERED_KEEP_RECENT = hasattr(Rules(), "value_limit")
 API_FORMATS = ("chat", "responses", "anthropic")
 
 
@@ -54,7 +51,7 @@ def _same(conversation: Conversation, rules: Rules, settings: Settings, folder: 
     conversation = _api(conversation)
     meter = Meter(conversation.model)
     engine = compact(conversation, rules, settings, meter=meter)
-    exported = _module(export_python(rules, settings), folder)
+    exported = _module(export_python(rules, settings, conversation.model), folder)
     out = exported.compact(formats.write(conversation), format=conversation.format,
                            count_tokens=lambda text: len(meter.encoding.encode_ordinary(text)))
     assert out == formats.write(engine.conversation)
@@ -68,15 +65,7 @@ def _conversations() -> list[tuple[str, Conversation]]:
     return found
 
 
-def _keep_recent_values(conversation: Conversation) -> list[int]:
-    """keep_recent 3 too where both meanings agree (every call answered) or the engine has the
-    spec'd one."""
-    calls = sum(isinstance(item, ToolCall) for item in conversation.items)
-    return [0, 3] if ANSWERED_KEEP_RECENT or calls == len(pairs(conversation.items)) else [0]
-
-
-CASES = [(name, conversation, keep) for name, conversation in _conversations()
-         for keep in _keep_recent_values(conversation)]
+CASES = [(name, conversation, keep) for name, conversation in _conversations() for keep in (0, 3)]
 
 
 @pytest.mark.parametrize(("name", "conversation", "keep_recent"), CASES, ids=[f"{c[0]}-k{c[2]}" for c in CASES])
@@ -110,19 +99,26 @@ RULES = [
                                  for t in ("read_file", "search_web", "bash", "tavily_search")]}),
     load_rules({"tool_results": [{"tool": "bash", "template": "{command}", "min_tokens": 3},
                                  {"tool": "read_file", "template": "gone", "enabled": False}]}),
+    # Tool patterns, a call rule naming the argument it replaces, a tiny value cap, own error patterns.
+    load_rules({"tool_calls": [{"tool": "*", "argument": "command", "replacement": "{command} [cut: {chars}]"},
+                               {"tool": "create_*|bash", "argument": "content", "replacement": "[{lines} lines]"}],
+                "tool_results": [{"tool": "read_*|bash", "template": "{tool} {file_path}: {lines} lines"},
+                                 {"tool": "*", "template": "[{tool} output omitted]"}],
+                "value_limit": 5, "error_patterns": [{"name": "starts with a", "pattern": "^a"}]}),
 ]
 REQUESTS = {"chat": strategies.chat_requests(), "responses": strategies.responses_requests(),
             "anthropic": strategies.anthropic_requests()}
 
 
 @pytest.mark.parametrize("name", sorted(REQUESTS))
-@given(data=st.data(), rules=st.sampled_from(RULES), keep_recent=st.integers(0, 3), compact_errors=st.booleans())
-def test_exported_code_on_generated_requests(name, data, rules, keep_recent, compact_errors, tmp_path_factory):
+@given(data=st.data(), rules=st.sampled_from(RULES), keep_recent=st.integers(0, 3), compact_errors=st.booleans(),
+       detect_errors=st.booleans())
+def test_exported_code_on_generated_requests(name, data, rules, keep_recent, compact_errors, detect_errors,
+                                             tmp_path_factory):
     conversation = formats.read(data.draw(REQUESTS[name]))
-    if not ANSWERED_KEEP_RECENT:
-        keep_recent = 0
-    _same(conversation, rules, Settings(threshold=0, keep_recent=keep_recent, compact_errors=compact_errors),
-          tmp_path_factory.mktemp("export"))
+    settings = Settings(threshold=0, keep_recent=keep_recent, compact_errors=compact_errors,
+                        detect_errors=detect_errors)
+    _same(conversation, rules, settings, tmp_path_factory.mktemp("export"))
 
 
 def test_exported_module_uses_only_the_standard_library_and_documents_its_counter(tmp_path):

@@ -10,7 +10,8 @@ import pytest
 
 from playground import formats
 from playground.compaction import Settings, apply_rules, compact
-from playground.model import Conversation, Message, ToolCall, ToolResult, content_text, link, pairs
+from playground.errorpatterns import error_detail
+from playground.model import Conversation, Message, ToolCall, ToolResult, link, pairs
 from playground.rules import Rules, load_rules, rules_to_json
 from playground.rulesets import RULESETS
 from playground.suggest import LARGE_ARGUMENT, add_rows, min_tokens, no_match_message, preview, suggest_rules
@@ -120,11 +121,8 @@ def test_no_match_message_names_the_largest_tools():
 
 
 def _errors(conversation: Conversation) -> set[int]:
-    """Positions of error results as the engine sees them: the format's flag, and the error
-    patterns once the rules carry them."""
-    patterns = getattr(Rules(), "error_patterns", None)
-    return {p for p, item in enumerate(conversation.items) if isinstance(item, ToolResult)
-            and (item.is_error or (patterns is not None and patterns.match(content_text(item.content))))}
+    """Positions of error results as the engine sees them: the format's flag or an error pattern."""
+    return {p for p, item in enumerate(conversation.items) if isinstance(item, ToolResult) and error_detail(item)}
 
 
 def _blank_every_result(conversation: Conversation) -> Rules:
@@ -161,9 +159,11 @@ def test_no_suggested_edit_touches_a_small_argument(name):
     conversation = formats.loads(shared(TRACES / name).read_text())
     meter = Meter(conversation.model)
     _, edits, _ = apply_rules(conversation, RULESETS["suggested"][1](conversation), Settings(threshold=0), meter)
-    calls = [conversation.items[edit.position] for edit in edits if edit.kind == "call"]
-    # min_tokens is measured on a call's whole arguments, as the engine measures it.
-    assert all(meter.text(call.arguments) >= LARGE_ARGUMENT for call in calls)
+    sizes = meter.count(conversation).items
+    for edit in edits:
+        if edit.kind == "call":  # min_tokens is compared with the whole call's tokens, as the engine counts them
+            value = conversation.items[edit.position].parsed_arguments()[edit.argument]
+            assert sizes[edit.position] >= LARGE_ARGUMENT and len(value) > 250  # never a short command
 
 
 @pytest.mark.parametrize("name", TRACE_FILES)
