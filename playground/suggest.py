@@ -87,16 +87,17 @@ class _Tool:
     """What a conversation shows about one tool: its calls' arguments and its sizes in tokens."""
 
     name: str
-    calls: int
-    arguments: Mapping[str, tuple[int, ...]]  # argument -> token sizes of its string values
-    carriers: Mapping[str, tuple[int, ...]]  # argument -> item tokens of the calls that carry it
+    calls: tuple[tuple[int, Mapping[str, int]], ...]  # per call: its position, its string arguments' tokens
     results: tuple[int, ...]  # item tokens of its results (what min_tokens is compared with)
     share: float  # of the request's tokens, calls and results together
 
+    def values(self, argument: str) -> tuple[int, ...]:
+        """Token sizes of ``argument``'s values, in the calls that carry it."""
+        return tuple(sizes[argument] for _, sizes in self.calls if argument in sizes)
+
     def present(self, names: Iterable[str]) -> str | None:
         """The first of ``names`` that most of this tool's calls carry (so a reference names it)."""
-        return next((name for name in names
-                     if len(self.arguments.get(name, ())) >= max(1, PRESENT * self.calls)), None)
+        return next((name for name in names if len(self.values(name)) >= max(1, PRESENT * len(self.calls))), None)
 
 
 def _value_text(value: Any) -> str:
@@ -106,30 +107,22 @@ def _value_text(value: Any) -> str:
 def _profiles(conversation: Conversation, meter: Meter, count: TokenCount) -> list[_Tool]:
     """Each tool the conversation calls, in order of first use. Sizes of whole items are the
     meter's, as compaction compares them with ``min_tokens``."""
-    arguments: dict[str, dict[str, list[int]]] = {}
-    carriers: dict[str, dict[str, list[int]]] = {}
+    calls: dict[str, list[tuple[int, dict[str, int]]]] = {}
     results: dict[str, list[int]] = {}
-    calls: dict[str, int] = {}
     tokens: dict[str, int] = {}
-    for item, item_tokens in zip(conversation.items, count.items, strict=True):
+    for position, (item, item_tokens) in enumerate(zip(conversation.items, count.items, strict=True)):
         if isinstance(item, ToolCall):
-            calls[item.name] = calls.get(item.name, 0) + 1
-            for name, value in (item.parsed_arguments() or {}).items():
-                if isinstance(value, str):
-                    arguments.setdefault(item.name, {}).setdefault(name, []).append(meter.text(value))
-                    carriers.setdefault(item.name, {}).setdefault(name, []).append(item_tokens)
+            values = {name: meter.text(value) for name, value in (item.parsed_arguments() or {}).items()
+                      if isinstance(value, str)}
+            calls.setdefault(item.name, []).append((position, values))
         elif isinstance(item, ToolResult):
             results.setdefault(item.name, []).append(item_tokens)
         else:
             continue
         tokens[item.name] = tokens.get(item.name, 0) + item_tokens
     total = count.total or 1
-
-    def frozen(table: dict[str, dict[str, list[int]]], name: str) -> dict[str, tuple[int, ...]]:
-        return {key: tuple(sizes) for key, sizes in table.get(name, {}).items()}
-
-    return [_Tool(name, calls[name], frozen(arguments, name), frozen(carriers, name), tuple(results.get(name, ())),
-                  tokens[name] / total) for name in calls]
+    return [_Tool(name, tuple(found), tuple(results.get(name, ())), tokens[name] / total)
+            for name, found in calls.items()]
 
 
 def min_tokens(sizes: Iterable[int], reference: int) -> int:
@@ -200,12 +193,17 @@ def _left_alone(sizes: tuple[int, ...], floor: int, noun: str) -> str:
             f"a reference would save little on them")
 
 
-def _call_rows(tool: _Tool, meter: Meter) -> list[Row]:
-    """A row for each large text argument: work done (file content, an edit, a long script)."""
-    rows = []
+def _call_rows(tool: _Tool, conversation: Conversation, count: TokenCount, meter: Meter) -> list[Row]:
+    """A row for each large text argument: work done (file content, an edit, a long script).
+
+    ``min_tokens`` compares a call's tokens as they stand when the row is reached, so a second
+    row for the same tool (Edit's ``old_string`` after its ``new_string``) is sized on the calls
+    as the rows before it left them (measured by running them)."""
+    rows: list[Row] = []
     where = tool.present(READ_ARGUMENTS)
+    standing = count.items
     for argument in (*WRITE_ARGUMENTS, *SHELL_ARGUMENTS):
-        sizes = tool.arguments.get(argument, ())
+        sizes = tool.values(argument)
         if not sizes or max(sizes) < LARGE_ARGUMENT or argument == where:
             continue
         target = f" to {{{where}}}" if where else ""
@@ -214,14 +212,19 @@ def _call_rows(tool: _Tool, meter: Meter) -> list[Row]:
         replacement = (f"{{{argument}}} [cut after it ran: {{chars}} characters]" if argument in SHELL_ARGUMENTS
                        else f"[{argument} applied{target}: {{lines}} lines, {{chars}} characters. Read the file "
                             f"to see it.]")
-        floor = max(min_tokens(tool.carriers[argument], meter.text(replacement)), LARGE_ARGUMENT)
+        reference = meter.text(replacement)
+        carriers = [n for n, (_, values) in enumerate(tool.calls) if argument in values]
+        reached = tuple(standing[tool.calls[n][0]] for n in carriers)
+        floor = max(min_tokens(reached, reference), LARGE_ARGUMENT)
         kind = "shell" if argument in SHELL_ARGUMENTS else "write"
         what = ("a long script in its command (its first characters stay, cut with …)" if kind == "shell"
                 else f"large {argument!r} text written or applied")
         why = (f"{KINDS[kind]}, {what}: replaced once its result is in and succeeded. Values: {_sizes(sizes)}; "
-               f"{_left_alone(tool.carriers[argument], floor, 'call')} (and what the agent ran stays readable).")
+               f"{_left_alone(reached, floor, 'call')} (and what the agent ran stays readable).")
         rows.append(Row("tool_calls", {"tool": tool.name, "argument": argument, "replacement": replacement,
                                        "enabled": True, "min_tokens": floor}, kind, why))
+        shaped = load_rules({"tool_calls": [dict(row.rule) for row in rows]})
+        standing = meter.items(apply_rules(conversation, shaped, Settings(threshold=0), meter)[0].items)
     return rows
 
 
@@ -232,12 +235,13 @@ def suggest_rules(conversation: Conversation, meter: Meter) -> Suggestion:
     rows: list[Row] = []
     notes: list[str] = []
     for tool in _profiles(conversation, meter, count):
-        found = _call_rows(tool, meter)
+        found = _call_rows(tool, conversation, count, meter)
         result = _result_row(tool, meter)
         if result is not None:
             found.append(result)
         if not found:
-            largest = max((*tool.results, *(s for sizes in tool.arguments.values() for s in sizes)), default=0)
+            largest = max((*tool.results, *(size for _, values in tool.calls for size in values.values())),
+                          default=0)
             notes.append(f"{tool.name}: its results and arguments are at most {largest:,} tokens; a reference "
                          f"would save little")
         rows += found

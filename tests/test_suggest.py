@@ -63,6 +63,19 @@ def test_small_tools_and_small_arguments_get_no_rule():
     assert any(note.startswith("Bash:") for note in suggestion.notes)
 
 
+def test_two_large_arguments_of_one_call_are_both_replaced():
+    edits = [("Edit", {"file_path": f"f{n}.py", "old_string": BIG[: 2000 + 300 * n], "new_string": BIG[:3000]}, "ok")
+             for n in range(4)]
+    conversation = _run(*edits)
+    rules = suggest_rules(conversation, Meter("gpt-4o")).rules()
+    assert [rule.argument for rule in rules.tool_calls] == ["new_string", "old_string"]
+    out = compact(conversation, rules, Settings(threshold=0), meter=Meter("gpt-4o")).conversation
+    for call in (item for item in out.items if isinstance(item, ToolCall)):
+        arguments = call.parsed_arguments()
+        assert arguments["old_string"].startswith("[old_string applied to f")  # sized after new_string went
+        assert arguments["new_string"].startswith("[new_string applied to f")
+
+
 def test_min_tokens_follows_the_size_distribution():
     assert min_tokens([1000, 500, 10, 5], reference=10) == 500  # 1000 + 500 hold 99% of the tokens
     assert min_tokens([50, 40], reference=20) == 60  # never below three references
