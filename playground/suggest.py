@@ -215,7 +215,9 @@ def _call_rows(tool: _Tool, conversation: Conversation, count: TokenCount, meter
         reference = meter.text(replacement)
         carriers = [n for n, (_, values) in enumerate(tool.calls) if argument in values]
         reached = tuple(standing[tool.calls[n][0]] for n in carriers)
-        floor = max(min_tokens(reached, reference), LARGE_ARGUMENT)
+        # The rest of a call (its name, other arguments) must not carry a short value over the bar.
+        rest = max(size - tool.calls[n][1][argument] for size, n in zip(reached, carriers, strict=True))
+        floor = max(min_tokens(reached, reference), LARGE_ARGUMENT + max(rest, 0))
         kind = "shell" if argument in SHELL_ARGUMENTS else "write"
         what = ("a long script in its command (its first characters stay, cut with …)" if kind == "shell"
                 else f"large {argument!r} text written or applied")
