@@ -31,6 +31,7 @@ READ_ARGUMENTS = ("file_path", "path", "filename", "file_name", "file", "url", "
 SHELL_ARGUMENTS = ("command", "cmd", "script")
 WRITE_ARGUMENTS = ("content", "new_string", "new_str", "old_string", "old_str", "text", "patch", "file_text",
                    "new_source", "code", "input", "diff", "body")
+TEXT_ARGUMENTS = (*WRITE_ARGUMENTS, *SHELL_ARGUMENTS)  # what a call rule may replace, in row order
 _URL_ARGUMENTS = ("url", "uri")
 
 LARGE_RESULT = 100  # tokens: a tool whose largest result is smaller gets no result rule
@@ -202,7 +203,7 @@ def _call_rows(tool: _Tool, conversation: Conversation, count: TokenCount, meter
     rows: list[Row] = []
     where = tool.present(READ_ARGUMENTS)
     standing = count.items
-    for argument in (*WRITE_ARGUMENTS, *SHELL_ARGUMENTS):
+    for argument in TEXT_ARGUMENTS:
         sizes = tool.values(argument)
         if not sizes or max(sizes) < LARGE_ARGUMENT or argument == where:
             continue
@@ -215,8 +216,10 @@ def _call_rows(tool: _Tool, conversation: Conversation, count: TokenCount, meter
         reference = meter.text(replacement)
         carriers = [n for n, (_, values) in enumerate(tool.calls) if argument in values]
         reached = tuple(standing[tool.calls[n][0]] for n in carriers)
-        # The rest of a call (its name, other arguments) must not carry a short value over the bar.
-        rest = max(size - tool.calls[n][1][argument] for size, n in zip(reached, carriers, strict=True))
+        # What a call holds besides its text arguments (its name, a path, a description) must not
+        # lift a short value over the bar.
+        rest = max(count.items[tool.calls[n][0]] - sum(tokens for name, tokens in tool.calls[n][1].items()
+                                                       if name in TEXT_ARGUMENTS) for n in carriers)
         floor = max(min_tokens(reached, reference), LARGE_ARGUMENT + max(rest, 0))
         kind = "shell" if argument in SHELL_ARGUMENTS else "write"
         what = ("a long script in its command (its first characters stay, cut with …)" if kind == "shell"
