@@ -113,8 +113,9 @@ def _profiles(conversation: Conversation, meter: Meter, count: TokenCount) -> li
     tokens: dict[str, int] = {}
     for position, (item, item_tokens) in enumerate(zip(conversation.items, count.items, strict=True)):
         if isinstance(item, ToolCall):
-            values = {name: meter.text(value) for name, value in (item.parsed_arguments() or {}).items()
-                      if isinstance(value, str)}
+            # As the call carries them: JSON-escaped (quotes and newlines in code cost tokens there).
+            values = {name: meter.text(json.dumps(value, ensure_ascii=False))
+                      for name, value in (item.parsed_arguments() or {}).items() if isinstance(value, str)}
             calls.setdefault(item.name, []).append((position, values))
         elif isinstance(item, ToolResult):
             results.setdefault(item.name, []).append(item_tokens)
@@ -207,12 +208,12 @@ def _call_rows(tool: _Tool, conversation: Conversation, count: TokenCount, meter
         sizes = tool.values(argument)
         if not sizes or max(sizes) < LARGE_ARGUMENT or argument == where:
             continue
-        target = f" to {{{where}}}" if where else ""
+        target = f" Read {{{where}}} to see the file." if where else ""
         # A script keeps its head: {command} is cut at the value limit, so the reference to its
         # output, which names the command too, reads the same on a second pass (nothing changes).
         replacement = (f"{{{argument}}} [cut after it ran: {{chars}} characters]" if argument in SHELL_ARGUMENTS
-                       else f"[{argument} applied{target}: {{lines}} lines, {{chars}} characters. Read the file "
-                            f"to see it.]")
+                       else f"[{argument} ({{lines}} lines, {{chars}} characters) omitted: the call succeeded."
+                            f"{target}]")
         reference = meter.text(replacement)
         carriers = [n for n, (_, values) in enumerate(tool.calls) if argument in values]
         reached = tuple(standing[tool.calls[n][0]] for n in carriers)

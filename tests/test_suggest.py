@@ -73,8 +73,8 @@ def test_two_large_arguments_of_one_call_are_both_replaced():
     out = compact(conversation, rules, Settings(threshold=0), meter=Meter("gpt-4o")).conversation
     for call in (item for item in out.items if isinstance(item, ToolCall)):
         arguments = call.parsed_arguments()
-        assert arguments["old_string"].startswith("[old_string applied to f")  # sized after new_string went
-        assert arguments["new_string"].startswith("[new_string applied to f")
+        assert arguments["old_string"].startswith("[old_string (")  # sized after new_string went
+        assert arguments["new_string"].endswith(f"the call succeeded. Read {arguments['file_path']} to see the file.]")
 
 
 def test_min_tokens_follows_the_size_distribution():
@@ -90,7 +90,7 @@ def test_suggested_rules_load_and_round_trip():
     assert rules == suggestion.rules()
     assert load_rules(rules_to_json(rules)) == rules
     assert RULESETS["suggested"][1](conversation) == rules
-    assert "{file_path}" in rules.tool_calls[0].replacement.text  # the write names where it went
+    assert "Read {file_path}" in rules.tool_calls[0].replacement.text  # the write says where to look
 
 
 def test_preview_shows_the_largest_edit_and_what_the_row_saves():
