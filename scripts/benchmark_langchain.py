@@ -1,6 +1,11 @@
-"""Suggested rules against LangChain's ClearToolUsesEdit(keep=3) on the real traces.
+"""Suggested rules on the real traces, alone and against LangChain's ClearToolUsesEdit(keep=3).
 
-    .venv/bin/python scripts/benchmark_langchain.py [--keep 3] [--markdown]
+    .venv/bin/python scripts/benchmark_langchain.py [--keep 3]
+
+The first table is the issue's "done when": the suggested rules with no summarization,
+threshold 0 and keep_recent 3 — tokens before and after, every call still paired with its result,
+every error result kept — next to what blanking every result the guards allow would save (the
+most any result rule could). The second compares with ClearToolUsesEdit.
 
 LangChain is a benchmark-only dependency (requirements-dev.txt). Each conversation becomes
 LangChain messages (an AIMessage with tool_calls per assistant turn, a ToolMessage per result);
@@ -29,7 +34,8 @@ from playground import formats  # noqa: E402
 from playground.compaction import Settings, compact  # noqa: E402
 from playground.errorpatterns import error_detail  # noqa: E402
 from playground.errors import InputError  # noqa: E402
-from playground.model import Conversation, ToolCall, ToolResult, content_text, role_of  # noqa: E402
+from playground.model import Conversation, ToolCall, ToolResult, content_text, pairs, role_of  # noqa: E402
+from playground.rules import load_rules  # noqa: E402
 from playground.suggest import suggest_rules  # noqa: E402
 from playground.tokens import Meter  # noqa: E402
 
@@ -90,6 +96,10 @@ def unprocessed_positions(conversation: Conversation) -> set[int]:
 class Row:
     name: str
     before: int
+    edits: int
+    pairs_intact: bool
+    errors_kept: int
+    blank_saved: int  # every result the guards allow blanked to one character
     langchain_saved: int
     langchain_saved_on_non_errors: int  # what it saves when its error results are put back
     suggested_saved: int
@@ -113,8 +123,9 @@ def measure(name: str, conversation: Conversation, keep: int) -> Row:
     meter = Meter(conversation.model)
     before = meter.count(conversation).total
     theirs = clear_tool_uses(conversation, keep)
-    ours = compact(conversation, suggest_rules(conversation, meter).rules(), Settings(threshold=0, keep_recent=keep),
-                   meter=meter).conversation
+    settings = Settings(threshold=0, keep_recent=keep)
+    result = compact(conversation, suggest_rules(conversation, meter).rules(), settings, meter=meter)
+    ours = result.conversation
     errors, unprocessed = error_positions(conversation), unprocessed_positions(conversation)
 
     def hidden(after: Conversation, positions: set[int]) -> int:
@@ -122,7 +133,11 @@ def measure(name: str, conversation: Conversation, keep: int) -> Row:
 
     errors_back = theirs.with_items(conversation.items[p] if p in errors else item
                                     for p, item in enumerate(theirs.items))
-    return Row(name, before, before - meter.count(theirs).total, before - meter.count(errors_back).total,
+    tools = dict.fromkeys(item.name for item in conversation.items if isinstance(item, ToolCall))
+    blank = load_rules({"tool_results": [{"tool": tool, "template": "x"} for tool in tools]})
+    return Row(name, before, len(result.report.edits), pairs(ours.items) == pairs(conversation.items),
+               len(errors) - hidden(ours, errors), compact(conversation, blank, settings, meter=meter).report.saved,
+               before - meter.count(theirs).total, before - meter.count(errors_back).total,
                before - meter.count(ours).total, len(errors), hidden(theirs, errors), hidden(ours, errors),
                hidden(theirs, unprocessed), hidden(ours, unprocessed))
 
@@ -137,6 +152,15 @@ def conversations() -> tuple[list[tuple[str, Conversation]], list[str]]:
         except InputError as exc:
             notes.append(f"{path.name}: not readable by formats on this branch ({exc})")
     return found, notes
+
+
+def done_when(rows: list[Row]) -> str:
+    head = ("| conversation | tokens before | after | saved | edits | pairs intact | error results kept | "
+            "every allowed result blanked would save |\n" + "|---" * 8 + "|")
+    lines = [f"| {r.name} | {r.before:,} | {r.before - r.suggested_saved:,} | {r.suggested_saved / r.before:.1%} | "
+             f"{r.edits} | {'yes' if r.pairs_intact else 'NO'} | {r.errors_kept} of {r.errors} | "
+             f"{r.blank_saved / r.before:.1%} |" for r in rows]
+    return "\n".join([head, *lines])
 
 
 def table(rows: list[Row]) -> str:
@@ -159,7 +183,9 @@ def main() -> int:
     if not found:
         print(f"no traces in {FIXTURES / 'traces'}", file=sys.stderr)
         return 2
-    print(table([measure(name, conversation, args.keep) for name, conversation in found]))
+    rows = [measure(name, conversation, args.keep) for name, conversation in found]
+    print(done_when(rows), end="\n\n")
+    print(table(rows))
     for note in notes:
         print(f"\n{note}")
     return 0
