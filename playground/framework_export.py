@@ -104,8 +104,10 @@ def framework_settings(conversation: Conversation, rules: Rules, settings: Setti
 
 
 def to_json(found: FrameworkSettings) -> dict[str, Any]:
-    """The export file: both frameworks' settings, the tools they clear and what is lost."""
-    return {"anthropic": {"betas": [ANTHROPIC_BETA], "context_management": found.anthropic},
-            "langchain": {"ClearToolUsesEdit": found.langchain},
+    """The export file: both frameworks' settings with a Python snippet each, the tools they
+    clear and what is lost."""
+    return {"anthropic": {"betas": [ANTHROPIC_BETA], "context_management": found.anthropic,
+                          "python": found.anthropic_snippet()},
+            "langchain": {"ClearToolUsesEdit": found.langchain, "python": found.langchain_snippet()},
             "cleared_tools": list(found.cleared_tools),
             "does_not_carry_over": list(found.lost)}

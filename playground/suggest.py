@@ -90,7 +90,6 @@ class _Tool:
     name: str
     calls: tuple[tuple[int, Mapping[str, int]], ...]  # per call: its position, its string arguments' tokens
     results: tuple[int, ...]  # item tokens of its results (what min_tokens is compared with)
-    share: float  # of the request's tokens, calls and results together
 
     def values(self, argument: str) -> tuple[int, ...]:
         """Token sizes of ``argument``'s values, in the calls that carry it."""
@@ -101,16 +100,11 @@ class _Tool:
         return next((name for name in names if len(self.values(name)) >= max(1, PRESENT * len(self.calls))), None)
 
 
-def _value_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
 def _profiles(conversation: Conversation, meter: Meter, count: TokenCount) -> list[_Tool]:
     """Each tool the conversation calls, in order of first use. Sizes of whole items are the
     meter's, as compaction compares them with ``min_tokens``."""
     calls: dict[str, list[tuple[int, dict[str, int]]]] = {}
     results: dict[str, list[int]] = {}
-    tokens: dict[str, int] = {}
     for position, (item, item_tokens) in enumerate(zip(conversation.items, count.items, strict=True)):
         if isinstance(item, ToolCall):
             # As the call carries them: JSON-escaped (quotes and newlines in code cost tokens there).
@@ -119,12 +113,7 @@ def _profiles(conversation: Conversation, meter: Meter, count: TokenCount) -> li
             calls.setdefault(item.name, []).append((position, values))
         elif isinstance(item, ToolResult):
             results.setdefault(item.name, []).append(item_tokens)
-        else:
-            continue
-        tokens[item.name] = tokens.get(item.name, 0) + item_tokens
-    total = count.total or 1
-    return [_Tool(name, tuple(found), tuple(results.get(name, ())), tokens[name] / total)
-            for name, found in calls.items()]
+    return [_Tool(name, tuple(found), tuple(results.get(name, ()))) for name, found in calls.items()]
 
 
 def min_tokens(sizes: Iterable[int], reference: int) -> int:
@@ -290,7 +279,8 @@ def preview(conversation: Conversation, suggestion: Suggestion, settings: Settin
 def _edited_text(item: Any, argument: str | None) -> str:
     if isinstance(item, ToolResult):
         return content_text(item.content)
-    return _value_text((item.parsed_arguments() or {}).get(argument, ""))
+    value = (item.parsed_arguments() or {}).get(argument, "")
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def add_rows(call_rows: list[dict[str, Any]], result_rows: list[dict[str, Any]], suggestion: Suggestion) -> tuple[

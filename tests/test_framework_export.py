@@ -83,7 +83,7 @@ def test_downloads_and_snippets():
     download = exports.framework_settings(conversation, observation_masking(conversation), Settings(keep_recent=3))
     data = json.loads(download.data)
     assert data["anthropic"]["betas"] == ["context-management-2025-06-27"]
-    assert data["langchain"]["ClearToolUsesEdit"]["keep"] == 3
+    assert data["langchain"]["ClearToolUsesEdit"]["keep"] == 3 and "ClearToolUsesEdit(" in data["langchain"]["python"]
     found = framework_settings(conversation, observation_masking(conversation), Settings(keep_recent=3))
     namespace: dict = {}
     exec(found.langchain_snippet().replace("agent = create_agent(model, tools, middleware=[middleware])\n", ""),

@@ -95,7 +95,8 @@ def _suggestion_preview(conversation: Conversation, place: str) -> None:
         st.dataframe([{"table": p.row.table.replace("tool_", ""), "tool": p.row.tool, "kind": p.row.kind,
                        "rule": p.row.rule.get("template") or f"{p.row.rule['argument']} → {p.row.rule['replacement']}",
                        "min tokens": p.row.rule["min_tokens"], "edits": p.edits, "tokens saved": p.saved,
-                       "largest before": _cut(p.before), "largest after": p.after, "why": p.row.explanation}
+                       "largest item (tokens)": p.largest_tokens, "largest before": _cut(p.before),
+                       "largest after": p.after, "why": p.row.explanation}
                       for p in shown], hide_index=True, width="stretch", key=f"suggestion_table_{place}")
         st.caption(f"Each row on its own, with the current keep_recent ({settings.keep_recent}) and error setting; "
                    f"together they would save {sum(p.saved for p in shown):,} tokens. Rows for the same tool replace "
