@@ -202,3 +202,24 @@ def test_compacting_twice_with_suggested_rules_changes_nothing(name):
     once = compact(conversation, rules, settings, meter=meter)
     again = compact(once.conversation, rules, settings, meter=meter)
     assert again.report.edits == () and again.conversation == once.conversation
+
+
+def test_cli_prints_loadable_rules_and_explains_each_row_on_stderr(tmp_path, capsys):
+    from playground import cli
+
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(formats.write(_run(("Read", {"file_path": "a.py"}, BIG),
+                                                  ("Bash", {"command": "ls"}, "a")))))
+    assert cli.main(["rules", "--suggest", str(path)]) == 0
+    out, err = capsys.readouterr()
+    rules = load_rules(json.loads(out))
+    assert [r.tool for r in rules.tool_results] == ["Read"]
+    assert "tool_results · Read: read-like (a 'file_path' argument)" in err
+    assert "no rule · Bash:" in err
+    assert cli.main(["compact", str(path), "--preset", "suggested", "--threshold", "0", "--no-summarize"]) == 0
+    compacted = formats.read(json.loads(capsys.readouterr().out))
+    (read,) = [item for item in compacted.items if isinstance(item, ToolResult) and item.name == "Read"]
+    assert read.content == "File content from a.py. Re-read if needed."
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["compact", str(path), "--preset", "book", "--rules", str(path)])
+    assert exit_.value.code == 2 and "not allowed with" in capsys.readouterr().err
