@@ -4,8 +4,13 @@ Count first: below the threshold nothing changes (every edit costs a possible re
 breaks the provider's prompt-cache prefix). At or above it, one pass over the items applies the
 rules, remembering each call's arguments by position so its result's reference can name the
 path or query. Guards the book's listing lacks: results the model has not read yet, calls whose
-result is not in yet, the newest ``keep_recent`` tool uses and error results are left alone; a
-replacement that is not smaller is skipped; a second pass changes nothing.
+result is not in yet, the newest ``keep_recent`` answered tool uses and error results (flagged by
+the format or recognised by the rules' error patterns) are left alone; a replacement that is not
+smaller is skipped; a second pass changes nothing.
+
+The pass is a generator (``walk``) that yields each step — rule lookup, template, every guard,
+verdict — so a teaching view can replay exactly what the engine does; ``apply_rules`` and
+``compact`` run that same generator to the end.
 """
 
 from __future__ import annotations
@@ -120,9 +125,10 @@ class Step:
     ``phase`` is ``lookup`` (the rule row found for the item's tool, or none, and the call
     arguments remembered for its call id), ``template`` (the fields filled and the text they
     make), ``guard`` (one check: ``guard`` names it by the ``REASONS`` key it stops with,
-    ``passed`` says whether the item got past it, ``detail`` why), ``verdict`` (the ``edit`` made,
-    with its tokens, or the ``skip`` and its reason) and, last of all, ``done`` (``items``: the
-    request as the pass leaves it). Token figures are the item's tokens, as its row shows them.
+    ``passed`` says whether the item got past it, ``detail`` why, with the figures compared),
+    ``verdict`` (the ``edit`` made, with its tokens, or the ``skip`` and its reason) and, last of
+    all, ``done`` (``items``: the request as the pass leaves it). Token figures are the item's
+    tokens, as its row shows them.
     """
 
     phase: str
@@ -297,8 +303,8 @@ def _decide(ctx: _Context, c: _Candidate) -> _Decision:
     trail: list[tuple[Any, ...]] = []
     before = ctx.meter.item(c.item, parallel=c.parallel)
 
-    def check(guard: str, stops: bool, detail: str = "") -> bool:
-        trail.append(("guard", guard, not stops, detail if stops else ""))
+    def check(guard: str, stops: bool, detail: str = "", passed: str = "") -> bool:
+        trail.append(("guard", guard, not stops, detail if stops else passed))
         return stops
 
     def skip(reason: str, detail: str = "", **found: Any) -> _Decision:
@@ -318,18 +324,18 @@ def _decide(ctx: _Context, c: _Candidate) -> _Decision:
     if check(c.waiting or ("not_processed" if c.argument is None else "result_pending"), c.waiting is not None):
         return skip(str(c.waiting), **filled)
     failed = c.failed is not None and not ctx.settings.compact_errors
-    if check("error_result", failed, str(c.failed)):
+    if check("error_result", failed, str(c.failed), f"{c.failed}, but compact_errors is on" if c.failed else ""):
         return skip("error_result", str(c.failed), **filled)
     detail = f"keep_recent = {ctx.settings.keep_recent}"
     if check("keep_recent", c.position in ctx.protected, detail):
         return skip("keep_recent", detail, **filled)
     detail = f"{before} < {c.rule.min_tokens} tokens"
-    if check("below_min_tokens", before < c.rule.min_tokens, detail):
+    if check("below_min_tokens", before < c.rule.min_tokens, detail, f"{before} ≥ {c.rule.min_tokens} tokens"):
         return skip("below_min_tokens", detail, **filled)
     compacted = c.rebuild(text)
     after = ctx.meter.item(compacted, parallel=c.parallel)
     detail = f"{after} ≥ {before} tokens"
-    if check("not_smaller", after >= before, detail):
+    if check("not_smaller", after >= before, detail, f"{after} < {before} tokens"):
         return skip("not_smaller", detail, **filled)
     return _Decision(tuple(trail), None, "", before, after, values, missing, text, compacted)
 

@@ -8,9 +8,9 @@ conveniences over a throwaway one. Nothing here is global, so two sessions never
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
-from .compaction import Compaction, DecisionCache, Settings, compact
+from .compaction import Compaction, DecisionCache, Settings, Step, compact, walk
 from .model import Conversation
 from .pipeline import Optimized, optimize
 from .rules import Rules
@@ -39,6 +39,12 @@ class Engine:
                 model: str | None = None) -> Compaction:
         return compact(conversation, rules, settings, model, meter=self.meter(model or conversation.model),
                        cache=self.decisions)
+
+    def walk(self, conversation: Conversation, rules: Rules, settings: Settings, model: str | None = None, *,
+             detail: bool = True) -> Iterator[Step]:
+        """The compaction pass as steps (``compaction.walk``), with this engine's meter and decisions."""
+        return walk(conversation, rules, settings, self.meter(model or conversation.model), self.decisions,
+                    detail=detail)
 
     def optimize(self, conversation: Conversation, rules: Rules, settings: Settings,
                  summary: SummarySettings | None = None, summarizer: Summarizer | None = None,

@@ -6,7 +6,10 @@ x. Re-read if needed.") would disguise the failure. So errors are also recognise
 of regular expressions, shipped as data (``data/error_patterns.json``), editable in a rules file
 and in the page. Each pattern is searched in the head of the result (the first ``HEAD`` characters,
 ``re.MULTILINE``), where tools put their error; precise patterns keep a file that merely mentions
-"error" from counting as one.
+"error" from counting as one. Every result a rule could replace is searched, so the shipped
+patterns begin with a literal (``re`` then skips ahead to it) and check "at the start of a
+line" with a look-behind after that literal (``fatal: (?<=^fatal: )``) rather than a leading ``^``,
+which would be tried at every position.
 """
 
 from __future__ import annotations

@@ -316,4 +316,6 @@ def rules_to_python(rules: Rules) -> str:
             note = f"  # only results of {rule.min_tokens}+ tokens" if rule.min_tokens else ""
             lines.append(f"    {_literal(rule.tool)}: {_literal(rule.template.text)},{note}")
     lines.append("}")
+    if any(_GLOB & set(rule.tool) or "|" in rule.tool for rule in (*rules.tool_calls, *rules.tool_results)):
+        lines.append("# Keys with * ? [ ] or | are tool patterns; the book's code looks keys up by exact name.")
     return "\n".join(lines) + "\n"

@@ -112,6 +112,8 @@ def _check(row: dict[str, Any], table: str, template: Template, conversation: Co
         lacking = sum(row["argument"] not in args for args in calls)
         if lacking:
             problems.append(f"{lacking} of {len(calls)} calls have no {row['argument']!r} argument")
+    if not any(literal.strip() for literal, _ in template.pieces):
+        problems.append("the text is only {fields}: it is empty when their values are")
     for field in template.fields:
         if field in BUILTINS:
             continue

@@ -416,6 +416,7 @@ def check_walk(conversation, rules, settings):
                 verdict.skip.reason, False, verdict.skip.detail)
         else:
             assert guards[-1].guard == "not_smaller" and guards[-1].passed
+            assert guards[-1].detail == f"{verdict.tokens_after} < {verdict.tokens_before} tokens"
             assert verdict.tokens_after < verdict.tokens_before == verdict.edit.tokens_before
         story = []
     return steps

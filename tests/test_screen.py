@@ -105,6 +105,11 @@ def test_a_row_that_cannot_produce_text_is_an_error_on_its_row(book, row, messag
     assert rules.tool_results == ()
 
 
+def test_a_template_of_fields_only_is_never_a_green_row(book):
+    _, [check] = ruletable.rules_from_tables([], [{"tool": "read_file", "template": "{path}"}], book)
+    assert check.level == "warning" and "empty when their values are" in check.message
+
+
 def test_tables_keep_the_error_patterns_and_value_cap_they_do_not_show(book):
     base = load_rules({"tool_results": [], "error_patterns": [], "value_limit": 20})
     rules, _ = ruletable.rules_from_tables([], [{"tool": "read_file", "template": "Read."}], book, base)
