@@ -196,7 +196,7 @@ def _failed(item: _Item, config: dict) -> bool:
     if not config.get("detect_errors", True):
         return False
     head = item.content()[:ERROR_HEAD]
-    return any(re.search(pattern, head, re.MULTILINE) for pattern in config["error_patterns"])
+    return any(re.search(pattern["pattern"], head, re.MULTILINE) for pattern in config["error_patterns"])
 
 
 def _first_result_rule(rows: list, name: str) -> dict | None:

@@ -62,7 +62,7 @@ def config(rules: Rules, settings: Settings, model: str | None = None) -> dict[s
         "compact_errors": settings.compact_errors,
         "detect_errors": settings.detect_errors,
         "value_limit": rules.value_limit,
-        "error_patterns": [pattern.pattern for pattern in rules.error_patterns.patterns],
+        "error_patterns": rules.error_patterns.to_json(),
         "accounting": {"per_message": accounting.per_message, "call": accounting.call,
                        "parallel": accounting.parallel},
         "tool_calls": [{"tool": r.tool, "argument": r.argument, "replacement": r.replacement.text,
