@@ -19,7 +19,10 @@ from .engine import Engine
 from .errors import InputError
 from .report import count_to_json, optimized_to_json
 from .rules import book_rules, load_rules, rules_to_json, rules_to_python
+from .rulesets import RULESETS
+from .suggest import suggest_rules
 from .summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings, check_limit
+from .tokens import Meter
 
 PROG = "python -m playground"
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "token-counts"
@@ -136,7 +139,7 @@ def _summarizer(args: argparse.Namespace):
 
 def cmd_compact(args: argparse.Namespace) -> int:
     conversation = _load_conversation(args.file, args.format, args.to)
-    rules = _load_rules(args.rules)
+    rules = RULESETS[args.preset][1](conversation) if args.preset else _load_rules(args.rules)
     settings = Settings(threshold=args.threshold, keep_recent=args.keep_recent)
     if args.summarize_over is not None and not args.no_summarize:
         check_limit(args.summarize_over, args.threshold, where="--summarize-over")
@@ -162,6 +165,12 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
+    if args.suggest:  # the rules JSON on stdout, one explanation per row on stderr
+        conversation = _load_conversation(args.suggest, None)
+        suggestion = suggest_rules(conversation, Meter(args.model or conversation.model))
+        print(suggestion.explain(), file=sys.stderr)
+        _write(_dump(suggestion.rules_json()), None)
+        return 0
     rules = _load_rules(args.file)
     _write(rules_to_python(rules) if args.python else _dump(rules_to_json(rules)), None)
     return 0
@@ -202,7 +211,10 @@ def parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("compact", help="compact a conversation behind a token threshold")
     p.add_argument("file", help="conversation JSON file or agent log (JSONL, .traj), or - for stdin")
-    p.add_argument("--rules", help="rules JSON file (replaces the book's rules as a whole)")
+    chosen = p.add_mutually_exclusive_group()
+    chosen.add_argument("--rules", help="rules JSON file (replaces the book's rules as a whole)")
+    chosen.add_argument("--preset", choices=[key for key in RULESETS if key != "none"],
+                        help="a rule preset instead of a rules file; suggested = built for this conversation's tools")
     p.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
                    help=f"compact only at or above this many prompt tokens (default {DEFAULT_THRESHOLD})")
     p.add_argument("--keep-recent", type=_non_negative, default=0,
@@ -239,6 +251,9 @@ def parser() -> argparse.ArgumentParser:
     p = commands.add_parser("rules", help="check a rules file; print it as JSON or as the book's Python dicts")
     p.add_argument("file", nargs="?", help="rules JSON file (default: the book's rules)")
     p.add_argument("--python", action="store_true", help="print the book's two Python dicts")
+    p.add_argument("--suggest", metavar="CONVERSATION",
+                   help="print rules suggested for this conversation's tools (JSON; why each row, on stderr)")
+    p.add_argument("--model", help="with --suggest: model whose tokenizer sizes the tools (default: the request's)")
     p.set_defaults(run=cmd_rules)
 
     p = commands.add_parser("accuracy", help="compare our counts with billed counts in the fixtures")
