@@ -6,6 +6,7 @@ texts are cut to a preview and a capped full view, so nothing renders unboundedl
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from .view import Row, Scale
@@ -43,6 +44,24 @@ table.cp-rows{width:100%;border-collapse:collapse;table-layout:fixed;font-size:.
 .cp-rule{color:#166534}.cp-skip{color:#92400e}.cp-cache{color:#d9480f;font-weight:600}
 </style>
 """
+
+
+_INLINE_MARKUP = re.compile(r"[\\`*_\[\]<>$~|&]|:(?=[\w/])")  # `:name:` emoji, `:red[..]` colour
+_LINE_MARKUP = re.compile(r"^(\s*(?:\d+)?)([#>+\-=.)])", re.MULTILINE)  # headings, quotes, lists: "- ", "1. "
+
+
+def literal(text: str) -> str:
+    """``text`` escaped for Streamlit's Markdown, so it shows exactly as typed.
+
+    Messages quote what a person supplied (a template such as ``{query.__class__}``, a file name,
+    a tool name); unescaped, ``__class__`` turns bold, ``:red[x]`` turns red and ``$x$`` becomes
+    maths. CommonMark lets any ASCII punctuation be backslash-escaped, so escaping every character
+    Markdown or Streamlit's extensions give meaning to (and line starts that make lists or
+    headings) is safe and leaves plain prose readable. Newlines become hard line breaks.
+    """
+    escaped = _INLINE_MARKUP.sub(lambda match: "\\" + match.group(0), text)
+    escaped = _LINE_MARKUP.sub(lambda match: match.group(1) + "\\" + match.group(2), escaped)
+    return escaped.replace("\n", "  \n")
 
 
 def _tokens(value: int) -> str:

@@ -9,6 +9,7 @@ from . import formats, models
 from .compaction import Compaction
 from .model import Conversation, Item, ToolCall, content_text, role_of, tool_name
 from .summarize import Summarization
+from .tokens import TokenCount
 
 # Reasons as a person reads them next to an item.
 SKIP_WORDS = {
@@ -146,6 +147,50 @@ def threshold_range(before: int, threshold: int) -> tuple[int, int]:
     return -(-top // step) * step, step
 
 
+def previous_call_prefix(conversation: Conversation, count: TokenCount) -> int:
+    """Tokens the agent's previous call sent, which a provider's prompt cache holds now.
+
+    The previous call's request is this conversation up to its last assistant turn (the
+    assistant's text and tool calls that call answered with); a conversation without an
+    assistant turn is a first call, with nothing cached.
+    """
+    items = conversation.items
+    end = next((p for p in range(len(items) - 1, -1, -1) if role_of(items[p]) == "assistant"), None)
+    if end is None:
+        return 0
+    start = end
+    while start > 0 and role_of(items[start - 1]) == "assistant":
+        start -= 1
+    return count.prefix(start)
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Input cost of the next request, as a running agent pays it: with the prompt cache.
+
+    Before compaction the unchanged request reads the previous call's prefix from the cache; the
+    compacted request can reuse only what it still shares with that prefix (up to the first edit).
+    """
+
+    previous_prefix: int  # tokens the previous call sent: in the cache now
+    reused_after: int | None  # tokens of the compacted request read from the cache; None: nothing compacted
+    before_uncached: float
+    before: float  # the request as it is, its previous-call prefix read from the cache
+    after: float | None  # the compacted request with ``reused_after`` cached; None: nothing compacted
+
+
+def costs(before: int, after: int, unchanged_prefix: int | None, previous_prefix: int,
+          model: models.ModelInfo) -> Costs:
+    """``unchanged_prefix``: tokens before the first edit (None when nothing changed)."""
+    previous_prefix = min(previous_prefix, before)
+    if unchanged_prefix is None:
+        return Costs(previous_prefix, None, models.request_cost(before, 0, model),
+                     models.request_cost(before, previous_prefix, model), None)
+    reused = min(unchanged_prefix, previous_prefix, after)
+    return Costs(previous_prefix, reused, models.request_cost(before, 0, model),
+                 models.request_cost(before, previous_prefix, model), models.request_cost(after, reused, model))
+
+
 @dataclass(frozen=True)
 class Summary:
     """The headline numbers: tokens saved, where the cache prefix ends, what a request costs."""
@@ -157,9 +202,7 @@ class Summary:
     cached_prefix: int
     cached_percent: float  # of the compacted request
     first_change: str | None
-    cost_before: float
-    cost_after: float
-    cost_after_cached: float  # the first compacted request, reading the surviving prefix from cache
+    costs: Costs
     model: models.ModelInfo
 
     @property
@@ -195,8 +238,7 @@ def summary(original: Conversation, result: Compaction, model: models.ModelInfo,
         cached_prefix=cached,
         cached_percent=round(100 * min(cached, after) / after, 1) if after else 0.0,
         first_change=first,
-        cost_before=models.request_cost(before, 0, model),
-        cost_after=models.request_cost(after, 0, model),
-        cost_after_cached=models.request_cost(after, cached, model),
+        costs=costs(before, after, None if position is None else cached,
+                    previous_call_prefix(original, report.before), model),
         model=model,
     )

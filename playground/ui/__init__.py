@@ -58,7 +58,7 @@ def _export_panel(original, result: Optimized, rules, summary_limit: int | None)
 
 
 def main() -> None:
-    st.set_page_config(page_title="Compaction Playground", page_icon=":material/compress:", layout="wide")
+    st.set_page_config(page_title="Compaction Playground", page_icon="🗜️", layout="wide")
     st.html(render.STYLE)
     try:
         _page()
@@ -90,7 +90,7 @@ def _page() -> None:
     with st.expander("New here? What compaction is, and why it waits for a threshold", icon=":material/school:"):
         st.markdown(EXPLAINER)
     for note in conversation.notes:
-        st.info(note, icon=":material/info:")
+        st.info(render.literal(note), icon=":material/info:")
 
     rules, checks = rules_panel.current_rules(conversation)
     try:
@@ -114,8 +114,9 @@ def _page() -> None:
     with tabs[2]:
         rules_panel.panel(checks, rules)
     with tabs[3]:
-        st.caption(f"Now showing: {st.session_state[state.SOURCE]} — {formats.TITLES[conversation.format]}, "
-                   f"{len(conversation.items)} items, {before.total:,} tokens.")
+        source = render.literal(st.session_state[state.SOURCE])
+        st.caption(f"Now showing: {source} — {formats.TITLES[conversation.format]}, {len(conversation.items):,} items, "
+                   f"{before.total:,} tokens.")
         paste, build = st.columns([1, 1], gap="large")
         with paste:
             st.subheader("Paste or upload")

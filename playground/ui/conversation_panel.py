@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import builder, formats
+from .. import builder, formats, render
 from ..builder import Fields
 from ..errors import InputError
 from ..model import Conversation
@@ -18,14 +18,15 @@ def _format_label(key: str) -> str:
 
 
 def _load_paste() -> None:
-    if state.load_text(st.session_state.get("paste_text", ""), "paste", "pasted JSON"):
+    if state.load_text(st.session_state.get("paste_text", ""), "paste", "pasted JSON",
+                       f"Your conversation (pasted {state.now()})"):
         st.session_state["paste_text"] = ""  # loaded: keep the big text out of every later rerun
 
 
 def _load_upload() -> None:
     upload = st.session_state.get("upload")
     if upload is not None:
-        state.load_text(upload.getvalue(), "upload", upload.name)
+        state.load_text(upload.getvalue(), "upload", upload.name, f"{upload.name} (uploaded {state.now()})")
 
 
 def paste_and_upload() -> None:
@@ -40,11 +41,11 @@ def paste_and_upload() -> None:
                               help="Read the pasted JSON. If it is not a valid conversation, the message says where, "
                                    "and the current conversation stays.")
     if state.message("paste"):
-        st.error(state.message("paste"), icon=":material/error:")
+        st.error(render.literal(state.message("paste")), icon=":material/error:")
     st.file_uploader("…or upload a .json file", type=["json"], key="upload", on_change=_load_upload,
                      help="The same formats as pasting. Large files are fine.")
     if state.message("upload"):
-        st.error(state.message("upload"), icon=":material/error:")
+        st.error(render.literal(state.message("upload")), icon=":material/error:")
 
 
 def _apply(operation, *args) -> bool:
@@ -54,7 +55,7 @@ def _apply(operation, *args) -> bool:
     except InputError as exc:
         state.set_message("builder", str(exc))
         return False
-    state.set_conversation(updated, "built here", keep_builder=True)
+    state.update_own(updated)
     state.set_message("builder", None)
     return True
 
@@ -109,8 +110,8 @@ def _move(offset: int) -> None:
 
 
 def _start_empty() -> None:
-    state.set_conversation(builder.empty(st.session_state["new_format"], st.session_state[state.MODEL]),
-                           "built here")
+    state.keep_own(builder.empty(st.session_state["new_format"], st.session_state[state.MODEL]),
+                   f"Built here (started {state.now()})")
 
 
 def _item_form(prefix: str, conversation: Conversation, position: int | None) -> None:
@@ -151,7 +152,7 @@ def build() -> None:
     left.selectbox("New conversation in", list(formats.FORMATS), key="new_format", format_func=_format_label,
                    help="The format a conversation built from scratch is exported in.")
     right.button("Start empty", on_click=_start_empty, width="stretch",
-                 help="Replace the current conversation with an empty one (the preset stays a click away).")
+                 help="Show a new, empty conversation. The one showing now stays in the picker on the left.")
     if conversation.items:
         if st.session_state.get(state.BUILDER_ITEM) is None:
             _select(0)
@@ -177,4 +178,4 @@ def build() -> None:
         _item_form("new", conversation, st.session_state.get(state.BUILDER_ITEM) if conversation.items else None)
         st.button("Add item", on_click=_insert_item, type="primary", help="Check the item and insert it.")
     if state.message("builder"):
-        st.error(state.message("builder"), icon=":material/error:")
+        st.error(render.literal(state.message("builder")), icon=":material/error:")

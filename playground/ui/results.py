@@ -39,20 +39,26 @@ def headline(original: Conversation, optimized: Optimized, model: models.ModelIn
                  help="Tokens before the first changed item: a provider's prompt cache can still reuse them. "
                       "Every token after the first edit is billed at the full price on the next request.")
     if numbers.window_warning:
-        st.warning(numbers.window_warning, icon=":material/warning:")
+        st.warning(render.literal(numbers.window_warning), icon=":material/warning:")
     scale = view.scale(report.tokens_before, final, report.threshold, model.context_window)
     st.html(render.meters(scale, report.tokens_before, final, report.threshold))
     estimate = "" if report.before.exact else " Counts are estimates: " + "; ".join(report.before.notes) + "."
     first = (f"The first change is at {numbers.first_change}: the {numbers.cached_prefix:,} tokens before it "
              f"({numbers.cached_percent}% of the request as sent) stay cacheable." if numbers.first_change
              else "Nothing changed: the whole prompt stays cacheable.")
-    st.caption(
-        f"{first} Input cost per request at {model.name} list prices (${model.input_per_million:g}/M input, "
-        f"${model.cached_per_million:g}/M cached; {models.PRICES_AS_OF}, check the provider's page): before "
-        f"${numbers.cost_before:.4f}, after ${numbers.cost_after:.4f}, and ${numbers.cost_after_cached:.4f} for "
-        f"the first compacted request if its {numbers.cached_prefix:,}-token prefix is read from the cache."
-        f"{estimate}"
-    )
+    st.caption(f"{first} {_cost_line(numbers.costs, model)}{estimate}")
+
+
+def _cost_line(costs: view.Costs, model: models.ModelInfo) -> str:
+    """The next request's input cost as a running agent pays it: with the previous call's prefix cached."""
+    prices = (f"at {render.literal(model.name)} list prices (${model.input_per_million:g}/M input, "
+              f"${model.cached_per_million:g}/M cached; {models.PRICES_AS_OF}, check the provider's page)")
+    before = (f"${costs.before:.4f} as it is, with the {costs.previous_prefix:,} tokens the previous call sent read "
+              f"from the prompt cache (${costs.before_uncached:.4f} with nothing cached)")
+    if costs.after is None:
+        return f"Input cost of this request {prices}: {before}. Nothing was compacted, so that is what it costs."
+    return (f"Input cost of this request {prices}: {before}; ${costs.after:.4f} compacted, reading the "
+            f"{costs.reused_after:,} unchanged tokens it shares with the previous call from the cache.")
 
 
 def before_after(original: Conversation, optimized: Optimized) -> None:
@@ -90,7 +96,7 @@ def where_tokens_go(conversation: Conversation, count: TokenCount, rules: Rules)
     fixed = [row for row in shares if breakdown.worth_a_rule(row)]
     for row in fixed:
         noun = "calls" if row.kind == "call" else "results"
-        st.button(f"Add a rule for {row.tool} {noun} ({row.share:.0%} of the request)",
+        st.button(f"Add a rule for {render.literal(row.tool)} {noun} ({row.share:.0%} of the request)",
                   key=f"add_rule_{row.kind}_{row.tool}", on_click=_add_rule, args=(row.tool, row.kind),
                   help="Adds a row to the rule table, with a template that names this tool's own arguments. "
                        "Edit it in the Rules tab.")

@@ -1,0 +1,75 @@
+"""What the headline says about cost: the request before compaction priced as a running agent
+pays for it (the previous call's prefix read from the prompt cache), against the compacted one.
+Figures are worked out by hand from small made-up counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from playground import formats, models, view
+from playground.compaction import Settings, compact
+from playground.model import role_of
+from playground.rules import book_rules
+from playground.tokens import TokenCount
+
+from .test_compaction import book_scenario
+
+PRICES = models.ModelInfo("m", 1_000_000, input_per_million=2.0, cached_per_million=0.5)
+
+
+def counts(*items: int, tools: int = 0, instructions: int = 0) -> TokenCount:
+    return TokenCount(total=sum(items) + tools + instructions + 3, items=items, tools=tools,
+                      instructions=instructions, priming=3, model="m", encoding="o200k_base", accounting="test",
+                      exact=True, notes=())
+
+
+def test_the_previous_call_sent_everything_before_the_last_assistant_turn():
+    # 12 items: system, user, then three turns of (assistant wrapper, call, result), and the final assistant text
+    book = formats.read(book_scenario())
+    assert [role_of(item) for item in book.items[8:]] == ["assistant", "assistant", "tool", "assistant"]
+    count = counts(*range(10, 130, 10), tools=5, instructions=7)
+    # the last assistant turn is the final text (item 11): the previous call sent items 0-10 and the fixed parts
+    assert view.previous_call_prefix(book, count) == 5 + 7 + sum(range(10, 120, 10))
+    waiting = book.with_items(book.items[:11])  # ends on a result: its turn (wrapper + call) starts at item 8
+    assert view.previous_call_prefix(waiting, count) == 5 + 7 + 10 + 20 + 30 + 40 + 50 + 60 + 70 + 80
+
+
+def test_a_first_call_has_nothing_cached():
+    only_user = formats.read([{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}])
+    assert view.previous_call_prefix(only_user, counts(10, 20, tools=5)) == 0
+
+
+def test_costs_price_before_with_the_cache_and_after_with_what_it_still_shares():
+    # 10,000 tokens before, 4,000 after; the previous call sent 8,000; the first edit is at token 3,000.
+    done = view.costs(10_000, 4_000, unchanged_prefix=3_000, previous_prefix=8_000, model=PRICES)
+    assert done.before_uncached == pytest.approx(0.020)  # 10,000 × $2/M
+    assert done.before == pytest.approx(0.008)  # 2,000 × $2/M + 8,000 × $0.5/M = 0.004 + 0.004
+    assert done.reused_after == 3_000
+    assert done.after == pytest.approx(0.0035)  # 1,000 × $2/M + 3,000 × $0.5/M = 0.002 + 0.0015
+
+
+def test_an_edit_past_the_previous_prefix_reuses_only_that_prefix():
+    done = view.costs(10_000, 9_000, unchanged_prefix=9_500, previous_prefix=8_000, model=PRICES)
+    assert done.reused_after == 8_000
+    assert done.after == pytest.approx(0.006)  # 1,000 × $2/M + 8,000 × $0.5/M
+
+
+def test_nothing_compacted_has_no_after_cost():
+    done = view.costs(10_000, 10_000, unchanged_prefix=None, previous_prefix=8_000, model=PRICES)
+    assert done.after is None and done.reused_after is None
+    assert done.before == pytest.approx(0.008)
+
+
+def test_summary_carries_the_costs_of_the_request_as_shown():
+    book = formats.read(book_scenario())
+    gpt4o = models.info("gpt-4o")
+    result = compact(book, book_rules(), Settings(threshold=0))
+    numbers = view.summary(book, result, gpt4o)
+    report = result.report
+    previous = view.previous_call_prefix(book, report.before)
+    assert numbers.costs.previous_prefix == previous > 0
+    assert numbers.costs.reused_after == min(report.cached_prefix_tokens, previous)
+    assert numbers.costs.after == pytest.approx(models.request_cost(report.tokens_after, numbers.costs.reused_after,
+                                                                    gpt4o))
+    untouched = view.summary(book, compact(book, book_rules(), Settings(threshold=10**9)), gpt4o)
+    assert untouched.costs.after is None
