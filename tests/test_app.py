@@ -448,3 +448,62 @@ def test_editing_a_preset_in_the_builder_makes_it_your_own_and_leaves_the_preset
     at.sidebar.selectbox(key="preset").set_value(PRESETS[0].key)
     rerun(at)
     assert len(at.session_state["conversation"].items) == count
+
+
+# Save workspace / Open workspace (item 13).
+
+def _tuned() -> AppTest:
+    """A session with its own conversation, rules, thresholds, model and summarization settings."""
+    at = start()
+    body = book_scenario()
+    body["model"] = "gpt-4.1"
+    paste(at, json.dumps(body))
+    at.selectbox(key="ruleset").set_value("masking")
+    next(b for b in at.button if b.label == "Use these rules").click()
+    rerun(at)
+    at.sidebar.number_input(key="threshold").set_value(700)
+    at.sidebar.number_input(key="keep_recent").set_value(2)
+    at.sidebar.checkbox(key="compact_errors").set_value(True)
+    at.sidebar.checkbox(key="limit_follows_threshold").set_value(False)
+    rerun(at)
+    at.sidebar.number_input(key="summarize_over").set_value(900)
+    at.sidebar.number_input(key="keep_steps").set_value(1)
+    at.radio(key="summarizer").set_value("openai")
+    rerun(at)
+    at.text_input(key="api_key").set_value("sk-never-saved")
+    at.text_input(key="llm_model").set_value("llama3")
+    return rerun(at)
+
+
+def _open_workspace(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.sidebar.file_uploader(key="workspace_upload").set_value((name, data, "application/json"))
+    return rerun(at)
+
+
+def test_a_saved_workspace_opens_in_a_fresh_session_as_it_was():
+    from playground import workspace
+    from playground.ui.workspace_panel import snapshot
+
+    tuned = _tuned()
+    saved = snapshot(tuned.session_state)
+    assert saved.threshold == 700 and saved.summarization.limit == 900 and saved.model == "gpt-4.1"
+    data = json.dumps(workspace.to_json(saved)).encode()
+    assert b"sk-never-saved" not in data
+    fresh = _open_workspace(start(), "tuning.json", data)
+    opened = snapshot(fresh.session_state)
+    assert opened == saved.__class__(**{**saved.__dict__, "label": opened.label})
+    assert opened.label.startswith(saved.label + " (opened from tuning.json")
+    assert metrics(fresh) == metrics(tuned)
+    assert threshold_widgets(fresh) == (700, 700, 700)
+    assert fresh.session_state["api_key"] == ""  # the key stayed where it was typed
+
+
+def test_a_bad_workspace_says_where_and_keeps_the_session():
+    at = start()
+    before, conversation = metrics(at), at.session_state["conversation"]
+    bad = {"kind": "compaction-playground-workspace", "version": 1, "threshold": "lots",
+           "conversation": {"format": "chat", "request": {"messages": []}}}
+    _open_workspace(at, "bad.json", json.dumps(bad).encode())
+    assert [e.value for e in at.sidebar.error] == [render.literal("bad.json, threshold: expected int: 'lots' — "
+                                                                  "nothing was changed.")]
+    assert metrics(at) == before and at.session_state["conversation"] == conversation

@@ -11,7 +11,7 @@ from ..compaction import Settings
 from ..errors import InputError
 from ..pipeline import Optimized
 from ..summarize import OfflineSummarizer
-from . import conversation_panel, results, rules_panel, sidebar, state, summary_panel
+from . import conversation_panel, results, rules_panel, sidebar, state, summary_panel, workspace_panel
 
 EXPLAINER = """
 **What is compaction?** An agent calls tools, and what they return piles up in its context: the full text of
@@ -76,6 +76,8 @@ def _page() -> None:
     with st.sidebar:
         st.header("Conversation")
         sidebar.conversation_picker()
+        with st.expander("Save or open a workspace", icon=":material/folder_open:"):
+            workspace_panel.panel()
         st.header("Settings")
         model_name = st.session_state[state.MODEL]
         before = state.engine().count(conversation, model_name)

@@ -29,6 +29,7 @@ THRESHOLD = "threshold"
 THRESHOLD_SLIDER = "threshold_slider"
 KEEP_RECENT = "keep_recent"
 COMPACT_ERRORS = "compact_errors"
+DETECT_ERRORS = "detect_errors"  # recognise error results by pattern (core's switch); saved in workspaces
 CALL_BASE, RESULT_BASE = "call_rules_base", "result_rules_base"
 CALL_EDITOR, RESULT_EDITOR = "call_rules_editor", "result_rules_editor"
 MESSAGES = "messages"  # input name -> error text, shown next to that input
