@@ -507,3 +507,29 @@ def test_a_bad_workspace_says_where_and_keeps_the_session():
     assert [e.value for e in at.sidebar.error] == [render.literal("bad.json, threshold: expected int: 'lots' — "
                                                                   "nothing was changed.")]
     assert metrics(at) == before and at.session_state["conversation"] == conversation
+
+
+# The builder (item 14): a new call gets an id, its result is one action and lands after it, the form clears.
+
+def test_a_new_call_and_its_result_in_two_actions_with_the_form_cleared():
+    at = start()
+    at.segmented_control(key="new_kind").set_value("tool_call")
+    rerun(at)
+    at.text_input(key="new_tool").set_value("read_file")
+    at.text_area(key="new_arguments").set_value('{"path": "notes.md"}')
+    next(b for b in at.button if b.label == "Add item").click()
+    rerun(at)
+    conversation = at.session_state["conversation"]
+    call = next(item for item in conversation.items if getattr(item, "name", "") == "read_file" and
+                getattr(item, "arguments", "") == '{"path": "notes.md"}')
+    assert call.call_id.startswith("call_") and len(call.call_id) == 29  # made in OpenAI's style
+    assert at.text_input(key="new_tool").value == "" and at.text_area(key="new_arguments").value == "{}"
+    at.text_area(key="answer_text").set_value("# Notes\nBuy milk.")
+    next(b for b in at.button if b.label == "Add this call's result").click()
+    rerun(at)
+    items = at.session_state["conversation"].items
+    call_position = items.index(next(i for i in items if getattr(i, "call_id", None) == call.call_id))
+    result = items[call_position + 1]
+    assert result.call_id == call.call_id and result.content == "# Notes\nBuy milk."
+    assert at.session_state["answer_text"] == ""
+    assert not [b for b in at.button if b.label == "Add this call's result"]  # answered: the action is gone

@@ -90,11 +90,36 @@ def _save_item() -> None:
         _select(position)
 
 
+_NEW_FORM = {"new_text": "", "new_tool": "", "new_call_id": "", "new_arguments": "{}", "new_is_error": False}
+
+
 def _insert_item() -> None:
-    position = st.session_state.get(state.BUILDER_ITEM)
-    at = len(st.session_state[state.CONVERSATION].items) if position is None else position + 1
-    if _apply(builder.insert_item, at, _form_fields("new")):
+    """Add the form's item after the selection (a result: after its call) and clear the form."""
+    conversation = st.session_state[state.CONVERSATION]
+    position = st.session_state.get(state.BUILDER_ITEM) if conversation.items else None
+    fields = _form_fields("new")
+    if fields.kind == "tool_result":
+        at = builder.result_insert_position(conversation, position, fields.call_id)
+    else:
+        at = len(conversation.items) if position is None else position + 1
+    if _apply(builder.insert_item, at, fields):
         _select(at)
+        st.session_state.update(_NEW_FORM)
+
+
+def _add_result(call: int) -> None:
+    """One action: the selected call's result, after its turn, paired by id."""
+    conversation = st.session_state[state.CONVERSATION]
+    try:
+        updated, position = builder.add_result(conversation, call, st.session_state.get("answer_text", ""),
+                                               st.session_state.get("answer_is_error", False))
+    except InputError as exc:
+        state.set_message("builder", str(exc))
+        return
+    state.update_own(updated)
+    state.set_message("builder", None)
+    _select(position)
+    st.session_state.update({"answer_text": "", "answer_is_error": False})
 
 
 def _delete_item() -> None:
@@ -124,11 +149,13 @@ def _item_form(prefix: str, conversation: Conversation, position: int | None) ->
     one, two = st.columns(2)
     if kind == "tool_call":
         one.text_input("Tool name", key=f"{prefix}_tool", help="The function the assistant calls.")
-        two.text_input("Call id", key=f"{prefix}_call_id", help="Ties the result to this call.")
+        two.text_input("Call id", key=f"{prefix}_call_id", placeholder="made for you" if prefix == "new" else "",
+                       help="Ties the result to this call. Leave it empty on a new call: one is made in this "
+                            "format's style (call_… for OpenAI, toolu_… for Anthropic).")
         st.text_area("Arguments (JSON object)", key=f"{prefix}_arguments", height=140,
                      help='For example {"path": "src/app.py"}. Rule templates read fields from here.')
         return
-    calls = builder.open_calls(conversation, len(conversation.items) if position is None else position + 1)
+    calls = builder.answerable_calls(conversation, position)
     if prefix == "new" and calls:
         labels = {call.call_id: f"{call.call_id} · {call.name}" for call in calls}
         choice = one.selectbox("Answers call", list(labels), format_func=labels.get, key="new_answers",
@@ -142,6 +169,20 @@ def _item_form(prefix: str, conversation: Conversation, position: int | None) ->
                  help="Marks a failed tool run. Anthropic (is_error) and the native format (status) can record "
                       "it; Chat Completions and Responses cannot.")
     st.text_area("Result text", key=f"{prefix}_text", height=140, help="What the tool returned.")
+
+
+def _answer_form(conversation: Conversation, call: int) -> None:
+    """The selected call has no result yet: add it in one step."""
+    item = conversation.items[call]
+    with st.container(border=True):
+        st.markdown(f"**Add the result of** {render.literal(item.name)} (call {render.literal(item.call_id)})")
+        st.text_area("Result text", key="answer_text", height=100, help="What the tool returned for this call.")
+        left, right = st.columns([1, 2], vertical_alignment="center")
+        left.checkbox("Error result", key="answer_is_error",
+                      disabled=conversation.format not in builder.ERROR_FLAG_FORMATS,
+                      help="Marks a failed tool run (Anthropic and native can record it).")
+        right.button("Add this call's result", on_click=_add_result, args=(call,), type="primary", width="stretch",
+                     help="Inserts the result after this call's turn, answering it by its id.")
 
 
 def build() -> None:
@@ -161,6 +202,10 @@ def build() -> None:
                      help="Pick an item to edit, move or delete.")
         position = st.session_state[state.BUILDER_ITEM]
         with st.container(border=True):
+            others = builder.non_text_parts(conversation.items[position])
+            if others:
+                st.caption(f"This item also holds {', '.join(others)} content: it is kept as it is; only the text "
+                           "below is edited.")
             _item_form("edit", conversation, position)
             save, up, down, delete = st.columns(4)
             save.button("Save item", on_click=_save_item, type="primary", width="stretch",
@@ -171,6 +216,9 @@ def build() -> None:
                         width="stretch", help="Swap with the item after. A call cannot move below its result.")
             delete.button("Delete", on_click=_delete_item, width="stretch",
                           help="A call with a result must lose its result first.")
+        call = builder.call_at(conversation, position)
+        if call is not None:
+            _answer_form(conversation, call)
     st.markdown("**Add an item** after the selected one (or at the end)")
     with st.container(border=True):
         st.segmented_control("Kind", builder.KINDS, key="new_kind", default="message",
