@@ -492,7 +492,7 @@ def test_a_saved_workspace_opens_in_a_fresh_session_as_it_was():
     fresh = _open_workspace(start(), "tuning.json", data)
     opened = snapshot(fresh.session_state)
     assert opened == saved.__class__(**{**saved.__dict__, "label": opened.label})
-    assert opened.label.startswith(saved.label + " (opened from tuning.json")
+    assert opened.label.startswith(saved.label + " (opened ")
     assert metrics(fresh) == metrics(tuned)
     assert threshold_widgets(fresh) == (700, 700, 700)
     assert fresh.session_state["api_key"] == ""  # the key stayed where it was typed

@@ -28,9 +28,8 @@ def conversation_picker() -> None:
     key = state.get(state.PRESET)
     if state.is_own(key):
         conversation = state.get(state.CONVERSATION)
-        st.caption(f"Your own conversation: {render.literal(own[key].label)} — "
-                   f"{formats.TITLES[conversation.format]}, {len(conversation.items):,} items. Presets below it in "
-                   "the list never replace it.")
+        st.caption(f"Your own conversation — {formats.TITLES[conversation.format]}, {len(conversation.items):,} "
+                   "items. Choosing a preset keeps it in this list.")
     else:
         st.caption(render.literal(state.all_presets()[key].description))
         st.button("Reset to preset", on_click=state.apply_preset, width="stretch",

@@ -45,7 +45,7 @@ def snapshot(values: Mapping[str, Any]) -> Workspace:
 
 def _apply(ws: Workspace, name: str) -> None:
     """Everything the file holds, in place of the session's; the conversation joins the picker."""
-    state.keep_own(ws.conversation, f"{ws.label or 'Workspace'} (opened from {name} at {state.now()})")
+    state.keep_own(ws.conversation, f"{ws.label or name} (opened {state.now()})")
     st.session_state[state.MODEL] = ws.model
     state.set_message("model", None)
     state.set_threshold(ws.threshold)
