@@ -24,15 +24,24 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
 
 
+def conversation_name(stem: str, format: str) -> str:
+    """The file name of a conversation export, known before its (possibly large) data is made."""
+    return f"{stem}.{format}.json"
+
+
+def report_name(stem: str) -> str:
+    return f"{stem}.report.json"
+
+
 def conversation(conv: Conversation, stem: str, format: str | None = None) -> Download:
     """The conversation in its own format (or converted to ``format``)."""
     name = format or conv.format
-    return Download(f"{stem}.{name}.json", formats.dumps(conv, name) + "\n", "application/json")
+    return Download(conversation_name(stem, name), formats.dumps(conv, name) + "\n", "application/json")
 
 
 def report(result: Optimized, stem: str, summary_limit: int | None) -> Download:
     """Compaction and summarization, as ``compact --report`` writes them."""
-    return Download(f"{stem}.report.json", _json(optimized_to_json(result, summary_limit)), "application/json")
+    return Download(report_name(stem), _json(optimized_to_json(result, summary_limit)), "application/json")
 
 
 def rules_json(rules: Rules) -> Download:

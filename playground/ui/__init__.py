@@ -38,17 +38,20 @@ def _export_panel(original, result: Optimized, rules, summary_limit: int | None)
                           index=list(formats.FORMATS).index(original.format), format_func=formats.TITLES.get,
                           help="The conversation's own format by default; another one converts it (keys only the "
                                "source format understands are dropped).")
-    compacted = exports.conversation(result.conversation, f"{stem}.compacted", choice)
-    as_is = exports.conversation(original, stem, choice)
-    report = exports.report(result, stem, summary_limit)
+    # The large files are made only when their button is pressed (a callable), not on every rerun: for a
+    # 1M-token conversation writing them took most of each rerun.
     rules_json, rules_python = exports.rules_json(rules), exports.rules_python(rules)
     one, two = st.columns(2)
-    one.download_button("Compacted conversation", compacted.data, compacted.name, compacted.mime, width="stretch",
-                        type="primary", help="The request after compaction (and summarization, if it ran), ready "
-                                             "to send or to load again.")
-    two.download_button("Original conversation", as_is.data, as_is.name, as_is.mime, width="stretch",
-                        help="The request as it is now (after your edits), before compaction.")
-    one.download_button("Report (JSON)", report.data, report.name, report.mime, width="stretch",
+    one.download_button("Compacted conversation",
+                        lambda: exports.conversation(result.conversation, f"{stem}.compacted", choice).data,
+                        exports.conversation_name(f"{stem}.compacted", choice), "application/json", width="stretch",
+                        type="primary", on_click="ignore", help="The request after compaction (and summarization, if "
+                                                                "it ran), ready to send or to load again.")
+    two.download_button("Original conversation", lambda: exports.conversation(original, stem, choice).data,
+                        exports.conversation_name(stem, choice), "application/json", width="stretch",
+                        on_click="ignore", help="The request as it is now (after your edits), before compaction.")
+    one.download_button("Report (JSON)", lambda: exports.report(result, stem, summary_limit).data,
+                        exports.report_name(stem), "application/json", width="stretch", on_click="ignore",
                         help="Stage, totals, every edit and skip with its reason, the prompt-cache prefix and what "
                              "summarization did.")
     two.download_button("Rules (JSON)", rules_json.data, rules_json.name, rules_json.mime, width="stretch",

@@ -11,6 +11,7 @@ from ..model import Conversation
 from . import state
 
 _FORMAT_OPTIONS = [state.AUTO, *formats.FORMATS]
+ITEM_LABELS = "builder_item_labels"  # (conversation, labels): this session's picker labels
 
 
 def _format_label(key: str) -> str:
@@ -185,6 +186,15 @@ def _answer_form(conversation: Conversation, call: int) -> None:
                      help="Inserts the result after this call's turn, answering it by its id.")
 
 
+def _item_labels(conversation: Conversation) -> list[str]:
+    """The picker's labels, made once per conversation (thousands of items made every rerun slow)."""
+    kept = st.session_state.get(ITEM_LABELS)
+    if kept is None or kept[0] is not conversation:
+        kept = (conversation, [f"#{p} {builder.describe(item)}" for p, item in enumerate(conversation.items)])
+        st.session_state[ITEM_LABELS] = kept
+    return kept[1]
+
+
 def build() -> None:
     conversation: Conversation = st.session_state[state.CONVERSATION]
     st.caption("Edit the conversation one item at a time. Every change is checked: a result must follow the "
@@ -197,8 +207,9 @@ def build() -> None:
     if conversation.items:
         if st.session_state.get(state.BUILDER_ITEM) is None:
             _select(0)
-        labels = {p: f"#{p} {builder.describe(item)}" for p, item in enumerate(conversation.items)}
-        st.selectbox("Item", list(labels), format_func=labels.get, key=state.BUILDER_ITEM, on_change=_on_pick,
+        labels = _item_labels(conversation)
+        st.selectbox("Item", range(len(labels)), format_func=labels.__getitem__, key=state.BUILDER_ITEM,
+                     on_change=_on_pick,
                      help="Pick an item to edit, move or delete.")
         position = st.session_state[state.BUILDER_ITEM]
         with st.container(border=True):
