@@ -46,7 +46,11 @@ table.cp-rows{width:100%;border-collapse:collapse;table-layout:fixed;font-size:.
 """
 
 
-_INLINE_MARKUP = re.compile(r"[\\`*_\[\]<>$~|&]|:(?=[\w/])")  # `:name:` emoji, `:red[..]` colour
+_INLINE_MARKUP = re.compile(r"[\\`*_\[\]<>$~|&]")
+# Streamlit replaces `:smile:` and `:material/bug:` in the text after Markdown has read it, so a
+# backslash cannot stop them: an invisible WORD JOINER after the colon does.
+_SHORTCODE = re.compile(r":(?=[\w/])")
+WORD_JOINER = "\u2060"
 _LINE_MARKUP = re.compile(r"^(\s*(?:\d+)?)([#>+\-=.)])", re.MULTILINE)  # headings, quotes, lists: "- ", "1. "
 
 
@@ -56,10 +60,12 @@ def literal(text: str) -> str:
     Messages quote what a person supplied (a template such as ``{query.__class__}``, a file name,
     a tool name); unescaped, ``__class__`` turns bold, ``:red[x]`` turns red and ``$x$`` becomes
     maths. CommonMark lets any ASCII punctuation be backslash-escaped, so escaping every character
-    Markdown or Streamlit's extensions give meaning to (and line starts that make lists or
-    headings) is safe and leaves plain prose readable. Newlines become hard line breaks.
+    Markdown gives meaning to (and line starts that make lists or headings) is safe and leaves plain
+    prose readable; emoji and icon shortcodes get an invisible word joiner after their colon.
+    Newlines become hard line breaks.
     """
     escaped = _INLINE_MARKUP.sub(lambda match: "\\" + match.group(0), text)
+    escaped = _SHORTCODE.sub(":" + WORD_JOINER, escaped)
     escaped = _LINE_MARKUP.sub(lambda match: match.group(1) + "\\" + match.group(2), escaped)
     return escaped.replace("\n", "  \n")
 

@@ -377,7 +377,7 @@ def test_user_text_in_messages_shows_literally():
     at = start()
     paste(at, json.dumps({"messages": [{"role": "tool", "tool_call_id": "__init__ *x* :red[y]", "content": "x"}]}))
     shown = at.error[0].value
-    assert r"'\_\_init\_\_ \*x\* \:red\[y\]'" in shown  # every mark escaped: shown as typed
+    assert render.literal("'__init__ *x* :red[y]'") in shown and r"\_\_init\_\_ \*x\*" in shown
 
 
 # The cost line (item 7): before at its cached price, and no "compacted" cost when nothing was compacted.

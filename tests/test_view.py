@@ -4,9 +4,13 @@ Figures are worked out by hand from small made-up counts."""
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from playground import formats, models, view
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from playground import formats, models, render, view
 from playground.compaction import Settings, compact
 from playground.model import role_of
 from playground.rules import book_rules
@@ -73,3 +77,30 @@ def test_summary_carries_the_costs_of_the_request_as_shown():
                                                                     gpt4o))
     untouched = view.summary(book, compact(book, book_rules(), Settings(threshold=10**9)), gpt4o)
     assert untouched.costs.after is None
+
+
+# User text in messages is shown literally (item 6): render.literal escapes Markdown and Streamlit's marks.
+
+_UNESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: a backslash before ASCII punctuation shows it
+
+
+def shown(markdown: str) -> str:
+    """What a CommonMark renderer shows for escaped text: escapes dropped, hard breaks as newlines."""
+    return _UNESCAPE.sub(r"\1", markdown.replace("  \n", "\n")).replace(":" + render.WORD_JOINER, ":")
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r" + render.WORD_JOINER))
+       .filter(lambda t: " \n" not in t))
+def test_literal_text_reads_back_as_typed_with_no_mark_left_active(text):
+    escaped = render.literal(text)
+    assert shown(escaped) == text
+    unescaped_marks = re.findall(r"(?<!\\)(?:\\\\)*[*_`\[\]<>$~|&]", _UNESCAPE.sub("", escaped))
+    assert unescaped_marks == [] and not re.search(r":[\w/]", escaped)  # no emoji or icon shortcode either
+
+
+def test_literal_escapes_what_the_issue_saw():
+    assert render.literal("{query.__class__}") == r"{query.\_\_class\_\_}"
+    joiner = render.WORD_JOINER
+    assert render.literal(":red[x] :material/bug: $x$") == f":{joiner}red\\[x\\] :{joiner}material/bug: \\$x\\$"
+    assert render.literal("- a\n1. b\n# c") == "\\- a  \n1\\. b  \n\\# c"
+    assert render.literal("pasted JSON: line 2, column 19") == "pasted JSON: line 2, column 19"  # prose stays plain

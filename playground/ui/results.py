@@ -42,9 +42,10 @@ def headline(original: Conversation, optimized: Optimized, model: models.ModelIn
         st.warning(render.literal(numbers.window_warning), icon=":material/warning:")
     scale = view.scale(report.tokens_before, final, report.threshold, model.context_window)
     st.html(render.meters(scale, report.tokens_before, final, report.threshold))
-    estimate = "" if report.before.exact else " Counts are estimates: " + "; ".join(report.before.notes) + "."
-    first = (f"The first change is at {numbers.first_change}: the {numbers.cached_prefix:,} tokens before it "
-             f"({numbers.cached_percent}% of the request as sent) stay cacheable." if numbers.first_change
+    estimate = "" if report.before.exact else " Counts are estimates: " + render.literal(
+        "; ".join(report.before.notes)) + "."
+    first = (f"The first change is at {render.literal(numbers.first_change)}: the {numbers.cached_prefix:,} tokens "
+             f"before it ({numbers.cached_percent}% of the request as sent) stay cacheable." if numbers.first_change
              else "Nothing changed: the whole prompt stays cacheable.")
     st.caption(f"{first} {_cost_line(numbers.costs, model)}{estimate}")
 
