@@ -533,3 +533,18 @@ def test_a_new_call_and_its_result_in_two_actions_with_the_form_cleared():
     assert result.call_id == call.call_id and result.content == "# Notes\nBuy milk."
     assert at.session_state["answer_text"] == ""
     assert not [b for b in at.button if b.label == "Add this call's result"]  # answered: the action is gone
+
+
+def test_a_long_conversation_picks_its_builder_item_by_number():
+    at = start()
+    large = next(p for p in PRESETS if len(p.conversation.items) > 200)
+    at.sidebar.selectbox(key="preset").set_value(large.key)
+    rerun(at)
+    assert not [s for s in at.selectbox if s.key == "builder_item"]  # no list of hundreds of labels
+    from playground import builder
+
+    texts = [builder.fields_of(item).text for item in large.conversation.items]
+    position = next(p for p, text in enumerate(texts) if p > 0 and text and text != texts[0])
+    at.number_input(key="builder_item").set_value(position)
+    rerun(at)
+    assert at.session_state["edit_text"] == texts[position]

@@ -11,7 +11,7 @@ from ..model import Conversation
 from . import state
 
 _FORMAT_OPTIONS = [state.AUTO, *formats.FORMATS]
-ITEM_LABELS = "builder_item_labels"  # (conversation, labels): this session's picker labels
+PICKER_LIST_LIMIT = 200  # items; a longer conversation picks its item by number
 
 
 def _format_label(key: str) -> str:
@@ -186,13 +186,22 @@ def _answer_form(conversation: Conversation, call: int) -> None:
                      help="Inserts the result after this call's turn, answering it by its id.")
 
 
-def _item_labels(conversation: Conversation) -> list[str]:
-    """The picker's labels, made once per conversation (thousands of items made every rerun slow)."""
-    kept = st.session_state.get(ITEM_LABELS)
-    if kept is None or kept[0] is not conversation:
-        kept = (conversation, [f"#{p} {builder.describe(item)}" for p, item in enumerate(conversation.items)])
-        st.session_state[ITEM_LABELS] = kept
-    return kept[1]
+def _label(conversation: Conversation, position: int) -> str:
+    return f"#{position} {builder.describe(conversation.items[position])}"
+
+
+def _item_picker(conversation: Conversation) -> None:
+    """A list of every item for a short conversation; a number for a long one (a list of thousands of
+    labels, made and sent to the browser on every rerun, slowed every change on the page)."""
+    count = len(conversation.items)
+    if count <= PICKER_LIST_LIMIT:
+        st.selectbox("Item", range(count), format_func=lambda p: _label(conversation, p), key=state.BUILDER_ITEM,
+                     on_change=_on_pick, help="Pick an item to edit, move or delete.")
+        return
+    st.number_input(f"Item (0–{count - 1:,})", min_value=0, max_value=count - 1, step=1, key=state.BUILDER_ITEM,
+                    on_change=_on_pick, help="The position of the item to edit, move or delete; the Before / after "
+                                             "tab shows every item's position.")
+    st.caption(render.literal(_label(conversation, st.session_state[state.BUILDER_ITEM])))
 
 
 def build() -> None:
@@ -207,10 +216,7 @@ def build() -> None:
     if conversation.items:
         if st.session_state.get(state.BUILDER_ITEM) is None:
             _select(0)
-        labels = _item_labels(conversation)
-        st.selectbox("Item", range(len(labels)), format_func=labels.__getitem__, key=state.BUILDER_ITEM,
-                     on_change=_on_pick,
-                     help="Pick an item to edit, move or delete.")
+        _item_picker(conversation)
         position = st.session_state[state.BUILDER_ITEM]
         with st.container(border=True):
             others = builder.non_text_parts(conversation.items[position])
