@@ -472,6 +472,9 @@ def _tuned() -> AppTest:
     rerun(at)
     at.text_input(key="api_key").set_value("sk-never-saved")
     at.text_input(key="llm_model").set_value("llama3")
+    at.text_input(key="base_url").set_value("http://localhost:11434/v1")
+    at.text_area(key="summary_prompt").set_value("Summarize in one line.")
+    at.number_input(key="item_budget").set_value(300)
     return rerun(at)
 
 
@@ -487,6 +490,7 @@ def test_a_saved_workspace_opens_in_a_fresh_session_as_it_was():
     tuned = _tuned()
     saved = snapshot(tuned.session_state)
     assert saved.threshold == 700 and saved.summarization.limit == 900 and saved.model == "gpt-4.1"
+    assert (saved.summarization.prompt, saved.summarization.item_budget) == ("Summarize in one line.", 300)
     data = json.dumps(workspace.to_json(saved)).encode()
     assert b"sk-never-saved" not in data
     fresh = _open_workspace(start(), "tuning.json", data)
@@ -548,3 +552,11 @@ def test_a_long_conversation_picks_its_builder_item_by_number():
     at.number_input(key="builder_item").set_value(position)
     rerun(at)
     assert at.session_state["edit_text"] == texts[position]
+
+
+def test_the_workspace_download_reads_every_key_the_snapshot_needs():
+    from playground.ui import workspace_panel
+
+    tuned = _tuned()
+    copied = {key: tuned.session_state[key] for key in workspace_panel.KEYS if key in tuned.session_state}
+    assert workspace_panel.snapshot(copied) == workspace_panel.snapshot(tuned.session_state)

@@ -13,10 +13,12 @@ from hypothesis import strategies as st
 from playground import formats, models, render, view
 from playground.compaction import Settings, compact
 from playground.model import role_of
+from playground.pipeline import optimize
 from playground.rules import book_rules
+from playground.summarize import SummarySettings
 from playground.tokens import TokenCount
 
-from .test_compaction import book_scenario
+from .test_compaction import book_scenario, call
 
 PRICES = models.ModelInfo("m", 1_000_000, input_per_million=2.0, cached_per_million=0.5)
 
@@ -104,3 +106,32 @@ def test_literal_escapes_what_the_issue_saw():
     assert render.literal(":red[x] :material/bug: $x$") == f":{joiner}red\\[x\\] :{joiner}material/bug: \\$x\\$"
     assert render.literal("- a\n1. b\n# c") == "\\- a  \n1\\. b  \n\\# c"
     assert render.literal("pasted JSON: line 2, column 19") == "pasted JSON: line 2, column 19"  # prose stays plain
+
+
+# A page builds only its own rows (item 20): each must be the row the whole table has at that place.
+
+def _summarized_book():
+    body = book_scenario()
+    body["messages"] += [{"role": "assistant", "content": "More.", "tool_calls": [call("c9", "read_file", path="x")]},
+                         {"role": "tool", "tool_call_id": "c9", "content": "x"},
+                         {"role": "assistant", "content": "Done."}]
+    conversation = formats.read(body)
+    return conversation, optimize(conversation, book_rules(), Settings(threshold=0),
+                                  SummarySettings(limit=0, keep_steps=1), model="gpt-4o")
+
+
+def test_rows_of_a_page_are_the_tables_rows_with_and_without_a_summary():
+    book = formats.read(book_scenario())
+    cases = [(book, compact(book, book_rules(), Settings(threshold=0)), None)]
+    conversation, done = _summarized_book()
+    assert done.summarization.report.status == "summarized"
+    cases.append((conversation, done.compaction, done.summarization))
+    for original, result, summarization in cases:
+        table = view.rows(original, result, summarization)
+        assert sum(row.cache_boundary for row in table) == 1
+        for position in range(len(table)):
+            assert view.rows(original, result, summarization, [position]) == [table[position]]
+        assert view.largest_tokens(result, summarization) == max(max(r.tokens_before, r.tokens_after) for r in table)
+        marked = view.row_positions(result, summarization, changed_only=True)
+        assert marked == [row.position for row in table if row.changed or row.skipped or row.summarized]
+        assert view.row_positions(result, summarization, changed_only=False) == list(range(len(table)))

@@ -63,16 +63,17 @@ def _cost_line(costs: view.Costs, model: models.ModelInfo) -> str:
 
 
 def before_after(original: Conversation, optimized: Optimized) -> None:
-    all_rows = view.rows(original, optimized.compaction, optimized.summarization)
+    done = optimized.summarization
     left, right = st.columns([1, 1])
     changed_only = left.toggle("Changed and skipped only", key="changed_only",
                                help="Hide items no rule touched, to see what compaction did and did not do.")
-    _, pages = view.page(all_rows, changed_only, 1, PAGE_SIZE)
+    positions = view.row_positions(optimized.compaction, done, changed_only)
+    _, pages = view.page(positions, 1, PAGE_SIZE)
     number = right.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key="page",
                                 help=f"{PAGE_SIZE} items per page.") if pages > 1 else 1
-    shown, _ = view.page(all_rows, changed_only, int(number), PAGE_SIZE)
-    largest = max((max(r.tokens_before, r.tokens_after) for r in all_rows), default=0)
-    st.html(render.rows_table(shown, largest))
+    shown, _ = view.page(positions, int(number), PAGE_SIZE)  # only this page's rows are built
+    rows = view.rows(original, optimized.compaction, done, shown)
+    st.html(render.rows_table(rows, view.largest_tokens(optimized.compaction, done)))
 
 
 def _add_rule(tool: str, kind: str) -> None:

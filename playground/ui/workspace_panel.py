@@ -15,6 +15,11 @@ from ..workspace import Summarization, Workspace
 from . import state, summary_panel
 
 UPLOAD = "workspace_upload"
+# What snapshot() reads: copied on every rerun (cheap), turned into a workspace only on download.
+KEYS = (state.CONVERSATION, state.SOURCE, state.CALL_BASE, state.RESULT_BASE, state.CALL_EDITOR, state.RESULT_EDITOR,
+        state.THRESHOLD, state.KEEP_RECENT, state.COMPACT_ERRORS, state.DETECT_ERRORS, state.MODEL, summary_panel.ON,
+        summary_panel.FOLLOWS, summary_panel.LIMIT, summary_panel.KEEP_STEPS, summary_panel.BUDGET,
+        summary_panel.PROMPT, summary_panel.MODE, summary_panel.BASE_URL, summary_panel.LLM_MODEL)
 
 
 def snapshot(values: Mapping[str, Any]) -> Workspace:
@@ -79,8 +84,9 @@ def _open() -> None:
 
 def panel() -> None:
     """A download button (the file is built only when pressed) and an uploader."""
-    ws = snapshot(st.session_state)
-    st.download_button("Save workspace", lambda: json.dumps(workspace.to_json(ws), ensure_ascii=False, indent=1),
+    values = {key: st.session_state[key] for key in KEYS if key in st.session_state}
+    st.download_button("Save workspace",
+                       lambda: json.dumps(workspace.to_json(snapshot(values)), ensure_ascii=False, indent=1),
                        "playground.workspace.json", "application/json", width="stretch", on_click="ignore",
                        help="One JSON file with the conversation showing, both rule tables, the thresholds, the model "
                             "and the summarization settings, to open later or share. Never the API key.")
