@@ -101,3 +101,17 @@ def test_save_workspace_downloads_a_file_that_opens_again(page, tmp_path):
     expect(page.get_by_role("spinbutton", name="Exact threshold")).to_have_value("1234", timeout=30_000)
     idle(page)
     shot(page, "e2e-workspace-opened")
+
+
+def test_export_files_are_made_when_their_button_is_pressed(page, tmp_path):
+    """The exports are callables now (made on download, not on every rerun): each still downloads."""
+    from playground import formats
+
+    page.get_by_role("tab", name="Export").click()
+    for label, check in [("Compacted conversation", lambda data: formats.loads(data).items),
+                         ("Report (JSON)", lambda data: json.loads(data)["stage"] == "compacted")]:
+        with page.expect_download() as download:
+            page.get_by_role("button", name=label).click()
+        saved = tmp_path / download.value.suggested_filename
+        download.value.save_as(saved)
+        assert check(saved.read_bytes()), label
