@@ -5,15 +5,22 @@ item and field — so the UI never holds an invalid request."""
 from __future__ import annotations
 
 import json
+import secrets
+import string
 from dataclasses import dataclass, replace
 
 from . import formats
 from .errors import InputError
-from .model import Conversation, Item, Message, ToolCall, ToolResult, content_text, link, pairs
+from .model import Content, Conversation, Item, Message, ToolCall, ToolResult, content_text, link, pairs
 
 KINDS = ("message", "tool_call", "tool_result")
 ROLES = ("user", "assistant", "system", "developer")
 ERROR_FLAG_FORMATS = ("anthropic", "native")  # Chat and Responses have no way to mark a failed tool
+# Call ids as each API writes them: OpenAI's "call_" + 24 letters and digits, Anthropic's "toolu_" + 24.
+# (A Responses function_call item's own "fc_" id is optional in a request, so only its call_id is made.)
+ID_PREFIX = {"anthropic": "toolu_"}
+ID_ALPHABET = string.ascii_letters + string.digits
+ID_LENGTH = 24
 
 
 @dataclass(frozen=True)
@@ -53,13 +60,55 @@ def _arguments(text: str, where: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def non_text_parts(item: Item) -> list[str]:
+    """The kinds of the blocks the form cannot show (images, files…): editing keeps them."""
+    content = item.content if isinstance(item, Message | ToolResult) else None
+    return [part.type or "block" for part in content if part.text is None] if isinstance(content, tuple) else []
+
+
+def edited_content(content: Content, text: str, where: str) -> Content:
+    """``content`` with its text set to ``text``, never dropping a block that is not text.
+
+    Unchanged text keeps the content exactly (an empty assistant message stays ``null``, an
+    image stays an image). With one text block, only that block's text changes. Content with
+    non-text blocks and no text block, or several text blocks, is refused with the reason: there
+    is no single place the new text could go without guessing.
+    """
+    if text == content_text(content):
+        return content
+    if not isinstance(content, tuple):
+        return text
+    texts = [index for index, part in enumerate(content) if part.text is not None]
+    if len(texts) == 1:
+        parts = list(content)
+        parts[texts[0]] = replace(parts[texts[0]], text=text)
+        return tuple(parts)
+    others = [part.type or "block" for part in content if part.text is None]
+    if not others:
+        return text  # text blocks only: one text holds the same
+    why = "no text block to put it in" if not texts else f"{len(texts)} text blocks, so it is unclear which to change"
+    raise InputError(f"this item also holds {', '.join(others)} content and has {why}; edit its text in the JSON "
+                     "(Paste or upload) so nothing is lost", where=f"{where}.text")
+
+
+def new_call_id(conversation: Conversation) -> str:
+    """A fresh call id in the conversation's own style, unused in it."""
+    taken = {item.call_id for item in conversation.items if isinstance(item, ToolCall | ToolResult)}
+    prefix = ID_PREFIX.get(conversation.format, "call_")
+    while True:
+        candidate = prefix + "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+        if candidate not in taken:
+            return candidate
+
+
 def make_item(fields: Fields, where: str, original: Item | None = None) -> Item:
-    """The item the form describes. Editing keeps what the form does not show (extra keys)."""
+    """The item the form describes. Editing keeps what the form does not show (extra keys and
+    blocks that are not text)."""
     if fields.kind == "message":
         if fields.role not in ROLES:
             raise InputError(f"role must be one of {', '.join(ROLES)}", where=f"{where}.role", value=fields.role)
         if isinstance(original, Message):
-            return replace(original, role=fields.role, content=fields.text)
+            return replace(original, role=fields.role, content=edited_content(original.content, fields.text, where))
         return Message(role=fields.role, content=fields.text)
     if not fields.tool.strip():
         raise InputError("a tool name is required", where=f"{where}.tool")
@@ -72,7 +121,8 @@ def make_item(fields: Fields, where: str, original: Item | None = None) -> Item:
         return ToolCall(call_id=fields.call_id.strip(), name=fields.tool.strip(), arguments=arguments)
     if fields.kind == "tool_result":
         if isinstance(original, ToolResult):
-            return replace(original, call_id=fields.call_id.strip(), content=fields.text, is_error=fields.is_error)
+            return replace(original, call_id=fields.call_id.strip(), is_error=fields.is_error,
+                           content=edited_content(original.content, fields.text, where))
         return ToolResult(call_id=fields.call_id.strip(), name=fields.tool.strip(), content=fields.text,
                           is_error=fields.is_error)
     raise InputError(f"kind must be one of {', '.join(KINDS)}", where=f"{where}.kind", value=fields.kind)
@@ -107,10 +157,52 @@ def replace_item(conversation: Conversation, position: int, fields: Fields) -> C
 
 
 def insert_item(conversation: Conversation, position: int, fields: Fields) -> Conversation:
-    """A new item at ``position`` (``len(items)`` appends)."""
+    """A new item at ``position`` (``len(items)`` appends). A new call without an id gets one."""
+    if fields.kind == "tool_call" and not fields.call_id.strip():
+        fields = replace(fields, call_id=new_call_id(conversation))
     items = list(conversation.items)
     items.insert(position, make_item(fields, _item_label(position)))
     return checked(conversation, items)
+
+
+def call_at(conversation: Conversation, position: int) -> int | None:
+    """The call a selected item stands for, if it still waits for its result: the call itself,
+    or for an assistant message that carries calls (how Chat and Anthropic hold them) its first
+    call without a result."""
+    items, answered = conversation.items, pairs(conversation.items)
+    if isinstance(items[position], ToolCall):
+        return None if position in answered else position
+    if not (isinstance(items[position], Message) and items[position].role == "assistant"):
+        return None
+    following = position + 1
+    while following < len(items) and isinstance(items[following], ToolCall):
+        if following not in answered:
+            return following
+        following += 1
+    return None
+
+
+def answer_position(conversation: Conversation, call: int) -> int:
+    """Where the result of the call at ``call`` goes: after its run of calls (one assistant turn)
+    and the results already given to them, so it can never land before its call."""
+    items = conversation.items
+    position = call + 1
+    while position < len(items) and isinstance(items[position], ToolCall):
+        position += 1
+    while position < len(items) and isinstance(items[position], ToolResult):
+        position += 1
+    return position
+
+
+def add_result(conversation: Conversation, call: int, text: str, is_error: bool = False) -> tuple[Conversation, int]:
+    """One action: the result of the call at ``call``, paired by its id, in the right place.
+    Returns the conversation and the new result's position."""
+    item = conversation.items[call]
+    if not isinstance(item, ToolCall):
+        raise InputError("not a tool call", where=_item_label(call))
+    position = answer_position(conversation, call)
+    fields = Fields("tool_result", "tool", text, item.name, item.call_id, is_error=is_error)
+    return insert_item(conversation, position, fields), position
 
 
 def delete_item(conversation: Conversation, position: int) -> Conversation:
@@ -135,6 +227,24 @@ def open_calls(conversation: Conversation, position: int) -> list[ToolCall]:
     answered = pairs(conversation.items)
     return [item for p, item in enumerate(conversation.items[:position])
             if isinstance(item, ToolCall) and p not in answered]
+
+
+def result_insert_position(conversation: Conversation, selected: int | None, call_id: str) -> int:
+    """Where the form's new result goes: after the selected item, but never before the call it
+    answers (the selection may be the assistant message that carries that call)."""
+    after = len(conversation.items) if selected is None else selected + 1
+    calls = [p for p, item in enumerate(conversation.items) if isinstance(item, ToolCall) and item.call_id == call_id]
+    return max(after, answer_position(conversation, calls[-1])) if calls else after
+
+
+def answerable_calls(conversation: Conversation, selected: int | None) -> list[ToolCall]:
+    """The calls a result added after ``selected`` can answer: open calls up to it, and the calls
+    of the turn it starts (a selected assistant message's own calls come right after it)."""
+    items = conversation.items
+    end = len(items) if selected is None else selected + 1
+    while end < len(items) and isinstance(items[end], ToolCall):
+        end += 1
+    return open_calls(conversation, end)
 
 
 def empty(format: str, model: str | None = None) -> Conversation:

@@ -35,14 +35,23 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
 
 
+def conversation_name(stem: str, format: str) -> str:
+    """The file name of a conversation export, known before its (possibly large) data is made."""
+    return f"{stem}.{format}.json"
+
+
+def report_name(stem: str) -> str:
+    return f"{stem}.report.json"
+
+
 def conversation(conv: Conversation, stem: str, format: str | None = None) -> Download:
     """The conversation in its own format (or converted to ``format``): for an API format, a request
     the provider accepts as it is (see ``request_body``)."""
     name = format or conv.format
     if name not in _API_FORMATS:
-        return Download(f"{stem}.{name}.json", formats.dumps(conv, name) + "\n", "application/json")
+        return Download(conversation_name(stem, name), formats.dumps(conv, name) + "\n", "application/json")
     body, notes = request_body(conv, name)
-    return Download(f"{stem}.{name}.json", _json(body), "application/json", notes)
+    return Download(conversation_name(stem, name), _json(body), "application/json", notes)
 
 
 def request_body(conv: Conversation, format: str | None = None) -> tuple[dict[str, Any], tuple[str, ...]]:
@@ -111,7 +120,7 @@ def report(result: Optimized, stem: str, summary_limit: int | None, notes: tuple
     conversation was read or converted (``notes``; by default the result conversation's own)."""
     data = optimized_to_json(result, summary_limit)
     data["notes"] = list(result.conversation.notes if notes is None else notes)
-    return Download(f"{stem}.report.json", _json(data), "application/json")
+    return Download(report_name(stem), _json(data), "application/json")
 
 
 def rules_json(rules: Rules) -> Download:

@@ -6,6 +6,7 @@ texts are cut to a preview and a capped full view, so nothing renders unboundedl
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from .view import Row, Scale
@@ -43,6 +44,30 @@ table.cp-rows{width:100%;border-collapse:collapse;table-layout:fixed;font-size:.
 .cp-rule{color:#166534}.cp-skip{color:#92400e}.cp-cache{color:#d9480f;font-weight:600}
 </style>
 """
+
+
+_INLINE_MARKUP = re.compile(r"[\\`*_\[\]<>$~|&]")
+# Streamlit replaces `:smile:` and `:material/bug:` in the text after Markdown has read it, so a
+# backslash cannot stop them: an invisible WORD JOINER after the colon does.
+_SHORTCODE = re.compile(r":(?=[\w/])")
+WORD_JOINER = "\u2060"
+_LINE_MARKUP = re.compile(r"^(\s*(?:\d+)?)([#>+\-=.)])", re.MULTILINE)  # headings, quotes, lists: "- ", "1. "
+
+
+def literal(text: str) -> str:
+    """``text`` escaped for Streamlit's Markdown, so it shows exactly as typed.
+
+    Messages quote what a person supplied (a template such as ``{query.__class__}``, a file name,
+    a tool name); unescaped, ``__class__`` turns bold, ``:red[x]`` turns red and ``$x$`` becomes
+    maths. CommonMark lets any ASCII punctuation be backslash-escaped, so escaping every character
+    Markdown gives meaning to (and line starts that make lists or headings) is safe and leaves plain
+    prose readable; emoji and icon shortcodes get an invisible word joiner after their colon.
+    Newlines become hard line breaks.
+    """
+    escaped = _INLINE_MARKUP.sub(lambda match: "\\" + match.group(0), text)
+    escaped = _SHORTCODE.sub(":" + WORD_JOINER, escaped)
+    escaped = _LINE_MARKUP.sub(lambda match: match.group(1) + "\\" + match.group(2), escaped)
+    return escaped.replace("\n", "  \n")
 
 
 def _tokens(value: int) -> str:

@@ -3,12 +3,17 @@ scale, the prompt-cache and cost summary. The UI only lays these out."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from . import formats, models
 from .compaction import Compaction
 from .model import Conversation, Item, ToolCall, content_text, role_of, tool_name
 from .summarize import Summarization
+from .tokens import TokenCount
+
+T = TypeVar("T")
 
 # Reasons as a person reads them next to an item.
 SKIP_WORDS = {
@@ -55,8 +60,31 @@ def item_text(item: Item) -> str:
     return text
 
 
-def rows(original: Conversation, result: Compaction, summarization: Summarization | None = None) -> list[Row]:
-    """One row per item of the request; with a summary, the span's rows show it folded in."""
+def _summarized(summarization: Summarization | None) -> bool:
+    return summarization is not None and summarization.report.status == "summarized"
+
+
+def row_positions(result: Compaction, summarization: Summarization | None, changed_only: bool) -> list[int]:
+    """The items the table lists: all, or only those changed, skipped or folded into the summary."""
+    report = result.report
+    if not changed_only:
+        return list(range(len(report.before.items)))
+    marked = {edit.position for edit in report.edits} | {skip.position for skip in report.skipped}
+    if _summarized(summarization):
+        marked |= set(range(int(summarization.report.start or 0), int(summarization.report.end or 0)))
+    return sorted(marked)
+
+
+def largest_tokens(result: Compaction, summarization: Summarization | None) -> int:
+    """The largest item on either side, for the rows' bars (compaction never makes an item larger)."""
+    summary = summarization.report.summary_tokens if _summarized(summarization) else 0
+    return max([*result.report.before.items, *result.report.after.items, summary or 0], default=0)
+
+
+def rows(original: Conversation, result: Compaction, summarization: Summarization | None = None,
+         positions: Iterable[int] | None = None) -> list[Row]:
+    """One row per item of the request (or per item at ``positions``: a page builds only its own rows);
+    with a summary, the span's rows show it folded in."""
     report = result.report
     edits: dict[int, list[str]] = {}
     for edit in report.edits:
@@ -66,7 +94,9 @@ def rows(original: Conversation, result: Compaction, summarization: Summarizatio
         words = SKIP_WORDS[skip.reason] + (f" ({skip.detail})" if skip.detail else "")
         skips.setdefault(skip.position, []).append(words)
     out = []
-    for position, (before, after) in enumerate(zip(original.items, result.conversation.items, strict=True)):
+    chosen = range(len(original.items)) if positions is None else positions
+    for position in chosen:
+        before, after = original.items[position], result.conversation.items[position]
         out.append(Row(
             position=position,
             location=formats.where(original, before) if before.origin else f"item {position}",
@@ -81,32 +111,32 @@ def rows(original: Conversation, result: Compaction, summarization: Summarizatio
             skipped=tuple(skips.get(position, ())),
             cache_boundary=position == report.first_changed_position,
         ))
-    if summarization is not None and summarization.report.status == "summarized":
-        out = _fold(out, summarization)
+    if _summarized(summarization):
+        out = _fold(out, result.report.first_changed_position, summarization)
     return out
 
 
-def _fold(out: list[Row], summarization: Summarization) -> list[Row]:
+def _fold(out: list[Row], first_changed: int | None, summarization: Summarization) -> list[Row]:
     """The span's rows point into the summary: its first row shows the summary message."""
     done = summarization.report
     start, end = int(done.start or 0), int(done.end or 0)
     summary = item_text(summarization.conversation.items[start])
-    boundary = min([p for p, row in enumerate(out) if row.cache_boundary] + [start])
+    boundary = start if first_changed is None else min(first_changed, start)
     folded = []
-    for position, row in enumerate(out):
+    for row in out:
+        position = row.position
         if start <= position < end:
             first = position == start
             folded.append(replace(row, after=summary if first else "",
                                   tokens_after=done.summary_tokens if first else 0, changed=True, summarized=True,
                                   rules=(), skipped=(), cache_boundary=position == boundary))
         else:
-            folded.append(replace(row, cache_boundary=row.cache_boundary and position <= boundary))
+            folded.append(replace(row, cache_boundary=position == boundary))
     return folded
 
 
-def page(all_rows: list[Row], changed_only: bool, number: int, size: int) -> tuple[list[Row], int]:
-    """One page of rows (1-based ``number``, clamped) and the page count."""
-    chosen = [row for row in all_rows if row.changed or row.skipped] if changed_only else all_rows
+def page(chosen: Sequence[T], number: int, size: int) -> tuple[Sequence[T], int]:
+    """One page of ``chosen`` (1-based ``number``, clamped) and the page count."""
     pages = max(1, -(-len(chosen) // size))
     number = min(max(1, number), pages)
     return chosen[(number - 1) * size: number * size], pages
@@ -146,6 +176,50 @@ def threshold_range(before: int, threshold: int) -> tuple[int, int]:
     return -(-top // step) * step, step
 
 
+def previous_call_prefix(conversation: Conversation, count: TokenCount) -> int:
+    """Tokens the agent's previous call sent, which a provider's prompt cache holds now.
+
+    The previous call's request is this conversation up to its last assistant turn (the
+    assistant's text and tool calls that call answered with); a conversation without an
+    assistant turn is a first call, with nothing cached.
+    """
+    items = conversation.items
+    end = next((p for p in range(len(items) - 1, -1, -1) if role_of(items[p]) == "assistant"), None)
+    if end is None:
+        return 0
+    start = end
+    while start > 0 and role_of(items[start - 1]) == "assistant":
+        start -= 1
+    return count.prefix(start)
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Input cost of the next request, as a running agent pays it: with the prompt cache.
+
+    Before compaction the unchanged request reads the previous call's prefix from the cache; the
+    compacted request can reuse only what it still shares with that prefix (up to the first edit).
+    """
+
+    previous_prefix: int  # tokens the previous call sent: in the cache now
+    reused_after: int | None  # tokens of the compacted request read from the cache; None: nothing compacted
+    before_uncached: float
+    before: float  # the request as it is, its previous-call prefix read from the cache
+    after: float | None  # the compacted request with ``reused_after`` cached; None: nothing compacted
+
+
+def costs(before: int, after: int, unchanged_prefix: int | None, previous_prefix: int,
+          model: models.ModelInfo) -> Costs:
+    """``unchanged_prefix``: tokens before the first edit (None when nothing changed)."""
+    previous_prefix = min(previous_prefix, before)
+    if unchanged_prefix is None:
+        return Costs(previous_prefix, None, models.request_cost(before, 0, model),
+                     models.request_cost(before, previous_prefix, model), None)
+    reused = min(unchanged_prefix, previous_prefix, after)
+    return Costs(previous_prefix, reused, models.request_cost(before, 0, model),
+                 models.request_cost(before, previous_prefix, model), models.request_cost(after, reused, model))
+
+
 @dataclass(frozen=True)
 class Summary:
     """The headline numbers: tokens saved, where the cache prefix ends, what a request costs."""
@@ -157,9 +231,7 @@ class Summary:
     cached_prefix: int
     cached_percent: float  # of the compacted request
     first_change: str | None
-    cost_before: float
-    cost_after: float
-    cost_after_cached: float  # the first compacted request, reading the surviving prefix from cache
+    costs: Costs
     model: models.ModelInfo
 
     @property
@@ -195,8 +267,7 @@ def summary(original: Conversation, result: Compaction, model: models.ModelInfo,
         cached_prefix=cached,
         cached_percent=round(100 * min(cached, after) / after, 1) if after else 0.0,
         first_change=first,
-        cost_before=models.request_cost(before, 0, model),
-        cost_after=models.request_cost(after, 0, model),
-        cost_after_cached=models.request_cost(after, cached, model),
+        costs=costs(before, after, None if position is None else cached,
+                    previous_call_prefix(original, report.before), model),
         model=model,
     )

@@ -1,8 +1,11 @@
-"""Shared test setup: where the shared fixtures live, and a skip when a clone has none."""
+"""Shared test setup: where the shared fixtures live, and a skip when a clone has none (a failure
+in CI, where they are always present: ``.ci/run`` sets PLAYGROUND_REQUIRE_FIXTURES=1)."""
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +21,26 @@ settings.register_profile("default", deadline=None, suppress_health_check=[Healt
 settings.load_profile("default")
 
 
+REQUIRE_FIXTURES = "PLAYGROUND_REQUIRE_FIXTURES"
+
+
+def missing_fixture(path: Path, environ: Mapping[str, str] = os.environ) -> tuple[str, str] | None:
+    """What to do about a shared fixture: None when it is there; else ("skip", why) in a user's
+    clone, which has none, or ("fail", why) in CI, which always has them, so a moved or renamed
+    fixture cannot turn its tests into silent skips."""
+    if path.exists():
+        return None
+    if environ.get(REQUIRE_FIXTURES) == "1":
+        return "fail", f"shared fixture missing: {path} ({REQUIRE_FIXTURES}=1: CI always has ../shared/fixtures)"
+    return "skip", f"shared fixtures not present: {path} (they come with the development checkout)"
+
+
 def shared(path: Path) -> Path:
-    """A file from ../shared/fixtures, or a skip that says why (a user's clone has none)."""
-    if not path.exists():
-        pytest.skip(f"shared fixtures not present: {path} (they come with the development checkout)")
+    """A file from ../shared/fixtures, or a skip that says why (a failure when CI requires them)."""
+    verdict = missing_fixture(path)
+    if verdict is not None:
+        action, why = verdict
+        (pytest.fail if action == "fail" else pytest.skip)(why)
     return path
 
 

@@ -20,7 +20,7 @@ def test_fit_recovers_constants_from_exact_data(a, b, rows):
     constants = fitting.fit(samples, {"text": 1.0, "tool": 0.0})
     for sample in samples:
         # IRLS with a small ridge: close to the generating constants, not exact.
-        assert fitting.predict(sample, constants) == pytest.approx(sample.billed, rel=1e-2, abs=0.1)
+        assert fitting.predict(sample, constants) == pytest.approx(sample.billed, rel=3e-2, abs=0.25)
 
 
 def test_leave_one_out_predicts_a_case_without_its_own_evidence():

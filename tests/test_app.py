@@ -9,7 +9,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from playground import formats, presets
+from playground import formats, presets, render
 from playground.compaction import Settings
 from playground.pipeline import optimize
 from playground.rules import book_rules
@@ -47,6 +47,17 @@ def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
+def badges(at: AppTest) -> list[str]:
+    """The stage badges as drawn (Streamlit writes a badge as ``:color-badge[icon text]`` Markdown)."""
+    return [m.value for m in at.markdown if "-badge[" in m.value]
+
+
+def threshold_widgets(at: AppTest) -> tuple[int, int, int]:
+    """The value in use and what the slider and the number box show."""
+    return (at.session_state["threshold"], at.sidebar.slider(key="threshold_slider").value,
+            at.sidebar.number_input(key="threshold").value)
+
+
 class Numbers:
     """What the page should show, from the engine: the optimizer with the page's defaults
     (summarization on, limit = threshold, three steps kept, offline)."""
@@ -71,7 +82,7 @@ def test_first_run_shows_the_first_preset_compacted():
     assert report.stage == "compacted"
     assert metrics(at)["Before"] == f"{report.tokens_before:,}"
     assert metrics(at)["After"] == f"{report.tokens_after:,}"
-    assert any("Compacted" in badge.proto.label for badge in at.get("badge")) if at.get("badge") else True
+    assert badges(at) == [":green-badge[:material/check_circle: Compacted: now below the threshold]"]
     assert at.session_state["preset"] == first.key
 
 
@@ -100,7 +111,8 @@ def test_pasting_good_json_replaces_the_conversation():
     report = expected(formats.read(body), book_rules(), at.session_state["threshold"],
                       at.session_state["keep_recent"], at.session_state["model"])
     assert metrics(at)["Before"] == f"{report.tokens_before:,}"
-    assert "pasted JSON" in at.session_state["source"]
+    assert at.session_state["source"].startswith("Your conversation (pasted ")
+    assert at.session_state["conversation"] == formats.read(body)
     assert at.text_area(key="paste_text").value == ""
     assert not at.error
 
@@ -115,7 +127,7 @@ def test_pasting_bad_json_explains_and_keeps_the_last_good_state(text, message):
     at = start()
     before = metrics(at)
     paste(at, text)
-    assert len(at.error) == 1 and at.error[0].value.startswith(message)
+    assert len(at.error) == 1 and at.error[0].value.startswith(render.literal(message))
     assert metrics(at) == before
     assert at.text_area(key="paste_text").value == text  # the user's text is not lost
 
@@ -124,7 +136,7 @@ def test_format_override_reads_the_paste_as_chosen():
     at = start()
     at.selectbox(key="format_choice").set_value("responses")
     paste(at, json.dumps([{"role": "user", "content": "hello"}]))
-    assert "OpenAI Responses" in at.session_state["source"]
+    assert at.session_state["conversation"].format == "responses"
 
 
 def test_upload_good_and_bad_files():
@@ -135,8 +147,8 @@ def test_upload_good_and_bad_files():
     good = metrics(at)
     at.file_uploader(key="upload").set_value(("broken.json", b"{not json", "application/json"))
     rerun(at)
-    assert [e.value for e in at.error] == ["broken.json: line 1, column 2: invalid JSON: Expecting property name "
-                                           "enclosed in double quotes"]
+    assert [e.value for e in at.error] == [render.literal("broken.json: line 1, column 2: invalid JSON: Expecting "
+                                                          "property name enclosed in double quotes")]
     assert metrics(at) == good
 
 
@@ -184,7 +196,7 @@ def test_add_a_rule_with_one_click():
     at.sidebar.number_input(key="threshold").set_value(0)
     rerun(at)
     button = next(b for b in at.button if b.key == "add_rule_result_search_web")
-    assert button.label.startswith("Add a rule for search_web results")
+    assert button.label.startswith(render.literal("Add a rule for search_web results"))
     before = int(metrics(at)["After"].replace(",", ""))
     button.click()
     rerun(at)
@@ -241,9 +253,15 @@ def test_builder_adds_edits_and_refuses_bad_items():
 def test_reset_to_preset_brings_it_back():
     at = start()
     original = metrics(at)
-    paste(at, json.dumps(book_scenario()))
+    at.sidebar.number_input(key="threshold").set_value(10**7)
+    rerun(at)
     assert metrics(at) != original
     next(b for b in at.sidebar.button if b.label == "Reset to preset").click()
+    rerun(at)
+    assert metrics(at) == original and at.session_state["threshold"] == PRESETS[0].threshold
+    paste(at, json.dumps(book_scenario()))
+    assert metrics(at) != original
+    at.sidebar.selectbox(key="preset").set_value(PRESETS[0].key)
     rerun(at)
     assert metrics(at) == original
 
@@ -334,3 +352,211 @@ def test_test_connection_reports_both_ways():
         next(b for b in at.sidebar.button if b.label == "Test connection").click()
         rerun(at)
         assert any("does not know the model 'missing-model'" in e.value for e in at.sidebar.error)
+
+
+# The threshold's two widgets and the meters use one value (issue 7, item 6).
+
+@pytest.mark.parametrize("load", ["paste", "upload", "start empty"])
+def test_the_slider_and_number_box_show_the_threshold_in_use_after_a_new_conversation(load):
+    at = start()
+    assert threshold_widgets(at) == (PRESETS[0].threshold,) * 3
+    if load == "paste":
+        paste(at, json.dumps(book_scenario()))
+    elif load == "upload":
+        at.file_uploader(key="upload").set_value(("t.json", json.dumps(book_scenario()).encode(), "application/json"))
+        rerun(at)
+    else:
+        next(b for b in at.button if b.label == "Start empty").click()
+        rerun(at)
+    assert threshold_widgets(at) == (PRESETS[0].threshold,) * 3
+    assert f"threshold {PRESETS[0].threshold:,}" in next(h.proto.body for h in at.get("html") if "cp-meter" in
+                                                          h.proto.body)
+
+
+def test_user_text_in_messages_shows_literally():
+    at = start()
+    paste(at, json.dumps({"messages": [{"role": "tool", "tool_call_id": "__init__ *x* :red[y]", "content": "x"}]}))
+    shown = at.error[0].value
+    assert render.literal("'__init__ *x* :red[y]'") in shown and r"\_\_init\_\_ \*x\*" in shown
+
+
+# The cost line (item 7): before at its cached price, and no "compacted" cost when nothing was compacted.
+
+def _cost_caption(at: AppTest) -> str:
+    return next(c.value for c in at.caption if "Input cost of this request" in c.value)
+
+
+def test_the_cost_line_prices_before_with_the_cache_and_says_when_nothing_was_compacted():
+    at = start()
+    compacted = _cost_caption(at)
+    assert "read from the prompt cache" in compacted and " compacted, reading the " in compacted
+    at.sidebar.toggle(key="summarize_on").set_value(False)
+    at.sidebar.number_input(key="threshold").set_value(10**7)
+    rerun(at)
+    untouched = _cost_caption(at)
+    assert "Nothing was compacted" in untouched and "compacted, reading" not in untouched
+
+
+# The person's own conversation is kept beside the presets (item 12).
+
+def test_a_pasted_conversation_survives_choosing_a_preset_and_comes_back():
+    at = start()
+    body = book_scenario()
+    body["model"] = "gpt-4.1"
+    paste(at, json.dumps(body))
+    own_key = at.session_state["preset"]
+    assert own_key.startswith("own:") and at.session_state["model"] == "gpt-4.1"  # its own model, as listed
+    captions = " ".join(c.value for c in at.sidebar.caption)
+    assert "Your own conversation" in captions and render.literal(PRESETS[0].description) not in captions
+    assert not [b for b in at.sidebar.button if b.label == "Reset to preset"]
+    at.sidebar.selectbox(key="preset").set_value(PRESETS[1].key)
+    rerun(at)
+    assert at.session_state["conversation"] == PRESETS[1].conversation
+    at.sidebar.selectbox(key="preset").set_value(own_key)
+    rerun(at)
+    assert at.session_state["conversation"] == formats.read(body)
+    assert at.session_state["model"] == "gpt-4.1"
+
+
+def test_start_empty_keeps_the_pasted_conversation_and_an_unlisted_model_is_kept_and_named():
+    at = start()
+    body = book_scenario()
+    body["model"] = "my-local-llama"
+    paste(at, json.dumps(body))
+    assert at.session_state["model"] == PRESETS[0].model  # not listed: kept, and said
+    assert any("my-local-llama" in w.value and "does not list" in w.value for w in at.sidebar.warning)
+    pasted = at.session_state["preset"]
+    next(b for b in at.button if b.label == "Start empty").click()
+    rerun(at)
+    assert at.session_state["conversation"].items == ()
+    assert at.session_state["preset"].startswith("own:") and at.session_state["preset"] != pasted
+    own = at.sidebar.selectbox(key="preset").options[:2]  # the person's own come first, newest on top
+    assert own[0].startswith("Built here (started ") and own[1].startswith("Your conversation (pasted ")
+    at.sidebar.selectbox(key="preset").set_value(pasted)
+    rerun(at)
+    assert at.session_state["conversation"] == formats.read(body)
+
+
+def test_editing_a_preset_in_the_builder_makes_it_your_own_and_leaves_the_preset_as_it_was():
+    at = start()
+    count = len(PRESETS[0].conversation.items)
+    at.text_area(key="new_text").set_value("One more question.")
+    next(b for b in at.button if b.label == "Add item").click()
+    rerun(at)
+    assert at.session_state["preset"].startswith("own:")
+    assert len(at.session_state["conversation"].items) == count + 1
+    at.sidebar.selectbox(key="preset").set_value(PRESETS[0].key)
+    rerun(at)
+    assert len(at.session_state["conversation"].items) == count
+
+
+# Save workspace / Open workspace (item 13).
+
+def _tuned() -> AppTest:
+    """A session with its own conversation, rules, thresholds, model and summarization settings."""
+    at = start()
+    body = book_scenario()
+    body["model"] = "gpt-4.1"
+    paste(at, json.dumps(body))
+    at.selectbox(key="ruleset").set_value("masking")
+    next(b for b in at.button if b.label == "Use these rules").click()
+    rerun(at)
+    at.sidebar.number_input(key="threshold").set_value(700)
+    at.sidebar.number_input(key="keep_recent").set_value(2)
+    at.sidebar.checkbox(key="compact_errors").set_value(True)
+    at.sidebar.checkbox(key="limit_follows_threshold").set_value(False)
+    rerun(at)
+    at.sidebar.number_input(key="summarize_over").set_value(900)
+    at.sidebar.number_input(key="keep_steps").set_value(1)
+    at.radio(key="summarizer").set_value("openai")
+    rerun(at)
+    at.text_input(key="api_key").set_value("sk-never-saved")
+    at.text_input(key="llm_model").set_value("llama3")
+    at.text_input(key="base_url").set_value("http://localhost:11434/v1")
+    at.text_area(key="summary_prompt").set_value("Summarize in one line.")
+    at.number_input(key="item_budget").set_value(300)
+    return rerun(at)
+
+
+def _open_workspace(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.sidebar.file_uploader(key="workspace_upload").set_value((name, data, "application/json"))
+    return rerun(at)
+
+
+def test_a_saved_workspace_opens_in_a_fresh_session_as_it_was():
+    from playground import workspace
+    from playground.ui.workspace_panel import snapshot
+
+    tuned = _tuned()
+    saved = snapshot(tuned.session_state)
+    assert saved.threshold == 700 and saved.summarization.limit == 900 and saved.model == "gpt-4.1"
+    assert (saved.summarization.prompt, saved.summarization.item_budget) == ("Summarize in one line.", 300)
+    data = json.dumps(workspace.to_json(saved)).encode()
+    assert b"sk-never-saved" not in data
+    fresh = _open_workspace(start(), "tuning.json", data)
+    opened = snapshot(fresh.session_state)
+    assert opened == saved.__class__(**{**saved.__dict__, "label": opened.label})
+    assert opened.label.startswith(saved.label + " (opened ")
+    assert metrics(fresh) == metrics(tuned)
+    assert threshold_widgets(fresh) == (700, 700, 700)
+    assert fresh.session_state["api_key"] == ""  # the key stayed where it was typed
+
+
+def test_a_bad_workspace_says_where_and_keeps_the_session():
+    at = start()
+    before, conversation = metrics(at), at.session_state["conversation"]
+    bad = {"kind": "compaction-playground-workspace", "version": 1, "threshold": "lots",
+           "conversation": {"format": "chat", "request": {"messages": []}}}
+    _open_workspace(at, "bad.json", json.dumps(bad).encode())
+    assert [e.value for e in at.sidebar.error] == [render.literal("bad.json, threshold: expected int: 'lots' — "
+                                                                  "nothing was changed.")]
+    assert metrics(at) == before and at.session_state["conversation"] == conversation
+
+
+# The builder (item 14): a new call gets an id, its result is one action and lands after it, the form clears.
+
+def test_a_new_call_and_its_result_in_two_actions_with_the_form_cleared():
+    at = start()
+    at.segmented_control(key="new_kind").set_value("tool_call")
+    rerun(at)
+    at.text_input(key="new_tool").set_value("read_file")
+    at.text_area(key="new_arguments").set_value('{"path": "notes.md"}')
+    next(b for b in at.button if b.label == "Add item").click()
+    rerun(at)
+    conversation = at.session_state["conversation"]
+    call = next(item for item in conversation.items if getattr(item, "name", "") == "read_file" and
+                getattr(item, "arguments", "") == '{"path": "notes.md"}')
+    assert call.call_id.startswith("call_") and len(call.call_id) == 29  # made in OpenAI's style
+    assert at.text_input(key="new_tool").value == "" and at.text_area(key="new_arguments").value == "{}"
+    at.text_area(key="answer_text").set_value("# Notes\nBuy milk.")
+    next(b for b in at.button if b.label == "Add this call's result").click()
+    rerun(at)
+    items = at.session_state["conversation"].items
+    call_position = items.index(next(i for i in items if getattr(i, "call_id", None) == call.call_id))
+    result = items[call_position + 1]
+    assert result.call_id == call.call_id and result.content == "# Notes\nBuy milk."
+    assert at.session_state["answer_text"] == ""
+    assert not [b for b in at.button if b.label == "Add this call's result"]  # answered: the action is gone
+
+
+def test_a_long_conversation_picks_its_builder_item_by_number():
+    at = start()
+    large = next(p for p in PRESETS if len(p.conversation.items) > 200)
+    at.sidebar.selectbox(key="preset").set_value(large.key)
+    rerun(at)
+    assert not [s for s in at.selectbox if s.key == "builder_item"]  # no list of hundreds of labels
+    from playground import builder
+
+    texts = [builder.fields_of(item).text for item in large.conversation.items]
+    position = next(p for p, text in enumerate(texts) if p > 0 and text and text != texts[0])
+    at.number_input(key="builder_item").set_value(position)
+    rerun(at)
+    assert at.session_state["edit_text"] == texts[position]
+
+
+def test_the_workspace_download_reads_every_key_the_snapshot_needs():
+    from playground.ui import workspace_panel
+
+    tuned = _tuned()
+    copied = {key: tuned.session_state[key] for key in workspace_panel.KEYS if key in tuned.session_state}
+    assert workspace_panel.snapshot(copied) == workspace_panel.snapshot(tuned.session_state)

@@ -178,8 +178,10 @@ def test_rows_align_before_and_after(book):
     assert changed[1].after == "Search results processed. Query: solar 2024. Re-search if needed."
     assert changed[0].cache_boundary and sum(row.cache_boundary for row in rows) == 1
     assert all(row.tokens_after < row.tokens_before for row in changed)
-    page, pages = view.page(rows, changed_only=True, number=9, size=2)
-    assert pages == 2 and page == changed[2:]
+    positions = view.row_positions(result, None, changed_only=True)
+    assert [rows[p] for p in positions] == [row for row in rows if row.changed or row.skipped]
+    page, pages = view.page(positions, number=9, size=2)
+    assert pages == 2 and view.rows(book, result, positions=page) == [rows[p] for p in positions[2:]]
 
 
 def test_rows_show_the_span_folded_into_the_summary():

@@ -11,6 +11,7 @@ from ..compaction import Settings
 from ..errors import InputError
 from ..pipeline import Optimized
 from ..summarize import OfflineSummarizer
+from ..tokens import TokenCount
 from . import (
     calibration_panel,
     conversation_panel,
@@ -22,6 +23,7 @@ from . import (
     stepper_panel,
     summary_panel,
     tokenview_panel,
+    workspace_panel,
 )
 
 EXPLAINER = """
@@ -49,19 +51,28 @@ def _export_panel(original, result: Optimized, rules, summary_limit: int | None)
                           index=list(formats.FORMATS).index(original.format), format_func=formats.TITLES.get,
                           help="The conversation's own format by default; another one converts it (keys only the "
                                "source format understands are dropped).")
-    compacted = exports.conversation(result.conversation, f"{stem}.compacted", choice)
-    as_is = exports.conversation(original, stem, choice)
-    for note in compacted.notes:  # what the export converted, filled in or dropped to be sendable
-        st.caption(note)
-    report = exports.report(result, stem, summary_limit)
+    converts = choice != original.format or bool(original.source)
+    if st.toggle("List what this export converts, fills in or drops", value=converts, key="export_notes",
+                 help="On by default when the export converts the conversation (another format, or an agent's log "
+                      "made into a request): every loss is listed. It writes the whole export, so on a very large "
+                      "conversation it takes a moment."):
+        notes = exports.conversation(result.conversation, f"{stem}.compacted", choice).notes
+        for note in notes or ("Nothing: the export is the conversation as it is.",):
+            st.caption(render.literal(note))
+    # The large files are made only when their button is pressed (a callable), not on every rerun: for a
+    # 1M-token conversation writing them took most of each rerun.
     rules_json, rules_python = exports.rules_json(rules), exports.rules_python(rules)
     one, two = st.columns(2)
-    one.download_button("Compacted conversation", compacted.data, compacted.name, compacted.mime, width="stretch",
-                        type="primary", help="The request after compaction (and summarization, if it ran), ready "
-                                             "to send or to load again.")
-    two.download_button("Original conversation", as_is.data, as_is.name, as_is.mime, width="stretch",
-                        help="The request as it is now (after your edits), before compaction.")
-    one.download_button("Report (JSON)", report.data, report.name, report.mime, width="stretch",
+    one.download_button("Compacted conversation",
+                        lambda: exports.conversation(result.conversation, f"{stem}.compacted", choice).data,
+                        exports.conversation_name(f"{stem}.compacted", choice), "application/json", width="stretch",
+                        type="primary", on_click="ignore", help="The request after compaction (and summarization, if "
+                                                                "it ran), ready to send or to load again.")
+    two.download_button("Original conversation", lambda: exports.conversation(original, stem, choice).data,
+                        exports.conversation_name(stem, choice), "application/json", width="stretch",
+                        on_click="ignore", help="The request as it is now (after your edits), before compaction.")
+    one.download_button("Report (JSON)", lambda: exports.report(result, stem, summary_limit).data,
+                        exports.report_name(stem), "application/json", width="stretch", on_click="ignore",
                         help="Stage, totals, every edit and skip with its reason, the prompt-cache prefix and what "
                              "summarization did.")
     two.download_button("Rules (JSON)", rules_json.data, rules_json.name, rules_json.mime, width="stretch",
@@ -71,7 +82,7 @@ def _export_panel(original, result: Optimized, rules, summary_limit: int | None)
 
 
 def main() -> None:
-    st.set_page_config(page_title="Compaction Playground", page_icon=":material/compress:", layout="wide")
+    st.set_page_config(page_title="Compaction Playground", page_icon="🗜️", layout="wide")
     st.html(render.STYLE)
     try:
         _page()
@@ -82,13 +93,14 @@ def main() -> None:
                  icon=":material/bug_report:")
 
 
-def _page() -> None:
-    state.init()
-    conversation = st.session_state[state.CONVERSATION]
-
+def _sidebar(conversation) -> tuple[str, TokenCount]:
+    """The sidebar: which conversation, the workspace, settings, calibration and summarization.
+    Returns the model in use and the conversation's count, which the page reuses."""
     with st.sidebar:
         st.header("Conversation")
         sidebar.conversation_picker()
+        with st.expander("Save or open a workspace", icon=":material/folder_open:"):
+            workspace_panel.panel()
         st.header("Settings")
         model_name = st.session_state[state.MODEL]
         before = state.engine().count(conversation, model_name)
@@ -97,6 +109,13 @@ def _page() -> None:
         st.header("Summarization")
         summary_panel.init()
         summary_panel.settings()
+    return model_name, before
+
+
+def _page() -> None:
+    state.init()
+    conversation = st.session_state[state.CONVERSATION]
+    model_name, before = _sidebar(conversation)
 
     st.title("Compaction Playground")
     st.caption("Replace tool data an agent has already used with short references — only when the request is "
@@ -104,13 +123,11 @@ def _page() -> None:
     with st.expander("New here? What compaction is, and why it waits for a threshold", icon=":material/school:"):
         st.markdown(EXPLAINER)
     for note in conversation.notes:
-        st.info(note, icon=":material/info:")
+        st.info(render.literal(note), icon=":material/info:")
 
     rules, checks = rules_panel.current_rules(conversation)
     try:
-        settings = Settings(threshold=st.session_state[state.THRESHOLD],
-                            keep_recent=st.session_state[state.KEEP_RECENT],
-                            compact_errors=st.session_state[state.COMPACT_ERRORS])
+        settings = state.settings()
     except InputError as exc:  # the widgets bound these, so this is a guard, not a path
         st.error(str(exc))
         return
@@ -132,8 +149,9 @@ def _page() -> None:
     with tabs[2]:
         rules_panel.panel(checks, rules)
     with tabs[3]:
-        st.caption(f"Now showing: {st.session_state[state.SOURCE]} — {formats.TITLES[conversation.format]}, "
-                   f"{len(conversation.items)} items, {before.total:,} tokens.")
+        source = render.literal(st.session_state[state.SOURCE])
+        st.caption(f"Now showing: {source} — {formats.TITLES[conversation.format]}, {len(conversation.items):,} items, "
+                   f"{before.total:,} tokens.")
         paste, build = st.columns([1, 1], gap="large")
         with paste:
             st.subheader("Paste or upload")

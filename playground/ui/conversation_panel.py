@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import builder, formats
+from .. import builder, formats, render
 from ..builder import Fields
 from ..errors import InputError
 from ..model import Conversation
 from . import state
 
 _FORMAT_OPTIONS = [state.AUTO, *formats.FORMATS]
+PICKER_LIST_LIMIT = 200  # items; a longer conversation picks its item by number
 
 
 def _format_label(key: str) -> str:
@@ -18,14 +19,15 @@ def _format_label(key: str) -> str:
 
 
 def _load_paste() -> None:
-    if state.load_text(st.session_state.get("paste_text", ""), "paste", "pasted JSON"):
+    if state.load_text(st.session_state.get("paste_text", ""), "paste", "pasted JSON",
+                       f"Your conversation (pasted {state.now()})"):
         st.session_state["paste_text"] = ""  # loaded: keep the big text out of every later rerun
 
 
 def _load_upload() -> None:
     upload = st.session_state.get("upload")
     if upload is not None:
-        state.load_text(upload.getvalue(), "upload", upload.name)
+        state.load_text(upload.getvalue(), "upload", upload.name, f"{upload.name} (uploaded {state.now()})")
 
 
 def paste_and_upload() -> None:
@@ -40,11 +42,11 @@ def paste_and_upload() -> None:
                               help="Read the pasted JSON. If it is not a valid conversation, the message says where, "
                                    "and the current conversation stays.")
     if state.message("paste"):
-        st.error(state.message("paste"), icon=":material/error:")
+        st.error(render.literal(state.message("paste")), icon=":material/error:")
     st.file_uploader("…or upload a .json file", type=["json"], key="upload", on_change=_load_upload,
                      help="The same formats as pasting. Large files are fine.")
     if state.message("upload"):
-        st.error(state.message("upload"), icon=":material/error:")
+        st.error(render.literal(state.message("upload")), icon=":material/error:")
 
 
 def _apply(operation, *args) -> bool:
@@ -54,7 +56,7 @@ def _apply(operation, *args) -> bool:
     except InputError as exc:
         state.set_message("builder", str(exc))
         return False
-    state.set_conversation(updated, "built here", keep_builder=True)
+    state.update_own(updated)
     state.set_message("builder", None)
     return True
 
@@ -89,11 +91,36 @@ def _save_item() -> None:
         _select(position)
 
 
+_NEW_FORM = {"new_text": "", "new_tool": "", "new_call_id": "", "new_arguments": "{}", "new_is_error": False}
+
+
 def _insert_item() -> None:
-    position = st.session_state.get(state.BUILDER_ITEM)
-    at = len(st.session_state[state.CONVERSATION].items) if position is None else position + 1
-    if _apply(builder.insert_item, at, _form_fields("new")):
+    """Add the form's item after the selection (a result: after its call) and clear the form."""
+    conversation = st.session_state[state.CONVERSATION]
+    position = st.session_state.get(state.BUILDER_ITEM) if conversation.items else None
+    fields = _form_fields("new")
+    if fields.kind == "tool_result":
+        at = builder.result_insert_position(conversation, position, fields.call_id)
+    else:
+        at = len(conversation.items) if position is None else position + 1
+    if _apply(builder.insert_item, at, fields):
         _select(at)
+        st.session_state.update(_NEW_FORM)
+
+
+def _add_result(call: int) -> None:
+    """One action: the selected call's result, after its turn, paired by id."""
+    conversation = st.session_state[state.CONVERSATION]
+    try:
+        updated, position = builder.add_result(conversation, call, st.session_state.get("answer_text", ""),
+                                               st.session_state.get("answer_is_error", False))
+    except InputError as exc:
+        state.set_message("builder", str(exc))
+        return
+    state.update_own(updated)
+    state.set_message("builder", None)
+    _select(position)
+    st.session_state.update({"answer_text": "", "answer_is_error": False})
 
 
 def _delete_item() -> None:
@@ -109,8 +136,8 @@ def _move(offset: int) -> None:
 
 
 def _start_empty() -> None:
-    state.set_conversation(builder.empty(st.session_state["new_format"], st.session_state[state.MODEL]),
-                           "built here")
+    state.keep_own(builder.empty(st.session_state["new_format"], st.session_state[state.MODEL]),
+                   f"Built here (started {state.now()})")
 
 
 def _item_form(prefix: str, conversation: Conversation, position: int | None) -> None:
@@ -123,11 +150,13 @@ def _item_form(prefix: str, conversation: Conversation, position: int | None) ->
     one, two = st.columns(2)
     if kind == "tool_call":
         one.text_input("Tool name", key=f"{prefix}_tool", help="The function the assistant calls.")
-        two.text_input("Call id", key=f"{prefix}_call_id", help="Ties the result to this call.")
+        two.text_input("Call id", key=f"{prefix}_call_id", placeholder="made for you" if prefix == "new" else "",
+                       help="Ties the result to this call. Leave it empty on a new call: one is made in this "
+                            "format's style (call_… for OpenAI, toolu_… for Anthropic).")
         st.text_area("Arguments (JSON object)", key=f"{prefix}_arguments", height=140,
                      help='For example {"path": "src/app.py"}. Rule templates read fields from here.')
         return
-    calls = builder.open_calls(conversation, len(conversation.items) if position is None else position + 1)
+    calls = builder.answerable_calls(conversation, position)
     if prefix == "new" and calls:
         labels = {call.call_id: f"{call.call_id} · {call.name}" for call in calls}
         choice = one.selectbox("Answers call", list(labels), format_func=labels.get, key="new_answers",
@@ -143,6 +172,38 @@ def _item_form(prefix: str, conversation: Conversation, position: int | None) ->
     st.text_area("Result text", key=f"{prefix}_text", height=140, help="What the tool returned.")
 
 
+def _answer_form(conversation: Conversation, call: int) -> None:
+    """The selected call has no result yet: add it in one step."""
+    item = conversation.items[call]
+    with st.container(border=True):
+        st.markdown(f"**Add the result of** {render.literal(item.name)} (call {render.literal(item.call_id)})")
+        st.text_area("Result text", key="answer_text", height=100, help="What the tool returned for this call.")
+        left, right = st.columns([1, 2], vertical_alignment="center")
+        left.checkbox("Error result", key="answer_is_error",
+                      disabled=conversation.format not in builder.ERROR_FLAG_FORMATS,
+                      help="Marks a failed tool run (Anthropic and native can record it).")
+        right.button("Add this call's result", on_click=_add_result, args=(call,), type="primary", width="stretch",
+                     help="Inserts the result after this call's turn, answering it by its id.")
+
+
+def _label(conversation: Conversation, position: int) -> str:
+    return f"#{position} {builder.describe(conversation.items[position])}"
+
+
+def _item_picker(conversation: Conversation) -> None:
+    """A list of every item for a short conversation; a number for a long one (a list of thousands of
+    labels, made and sent to the browser on every rerun, slowed every change on the page)."""
+    count = len(conversation.items)
+    if count <= PICKER_LIST_LIMIT:
+        st.selectbox("Item", range(count), format_func=lambda p: _label(conversation, p), key=state.BUILDER_ITEM,
+                     on_change=_on_pick, help="Pick an item to edit, move or delete.")
+        return
+    st.number_input(f"Item (0–{count - 1:,})", min_value=0, max_value=count - 1, step=1, key=state.BUILDER_ITEM,
+                    on_change=_on_pick, help="The position of the item to edit, move or delete; the Before / after "
+                                             "tab shows every item's position.")
+    st.caption(render.literal(_label(conversation, st.session_state[state.BUILDER_ITEM])))
+
+
 def build() -> None:
     conversation: Conversation = st.session_state[state.CONVERSATION]
     st.caption("Edit the conversation one item at a time. Every change is checked: a result must follow the "
@@ -151,15 +212,17 @@ def build() -> None:
     left.selectbox("New conversation in", list(formats.FORMATS), key="new_format", format_func=_format_label,
                    help="The format a conversation built from scratch is exported in.")
     right.button("Start empty", on_click=_start_empty, width="stretch",
-                 help="Replace the current conversation with an empty one (the preset stays a click away).")
+                 help="Show a new, empty conversation. The one showing now stays in the picker on the left.")
     if conversation.items:
         if st.session_state.get(state.BUILDER_ITEM) is None:
             _select(0)
-        labels = {p: f"#{p} {builder.describe(item)}" for p, item in enumerate(conversation.items)}
-        st.selectbox("Item", list(labels), format_func=labels.get, key=state.BUILDER_ITEM, on_change=_on_pick,
-                     help="Pick an item to edit, move or delete.")
+        _item_picker(conversation)
         position = st.session_state[state.BUILDER_ITEM]
         with st.container(border=True):
+            others = builder.non_text_parts(conversation.items[position])
+            if others:
+                st.caption(f"This item also holds {', '.join(others)} content: it is kept as it is; only the text "
+                           "below is edited.")
             _item_form("edit", conversation, position)
             save, up, down, delete = st.columns(4)
             save.button("Save item", on_click=_save_item, type="primary", width="stretch",
@@ -170,6 +233,9 @@ def build() -> None:
                         width="stretch", help="Swap with the item after. A call cannot move below its result.")
             delete.button("Delete", on_click=_delete_item, width="stretch",
                           help="A call with a result must lose its result first.")
+        call = builder.call_at(conversation, position)
+        if call is not None:
+            _answer_form(conversation, call)
     st.markdown("**Add an item** after the selected one (or at the end)")
     with st.container(border=True):
         st.segmented_control("Kind", builder.KINDS, key="new_kind", default="message",
@@ -177,4 +243,4 @@ def build() -> None:
         _item_form("new", conversation, st.session_state.get(state.BUILDER_ITEM) if conversation.items else None)
         st.button("Add item", on_click=_insert_item, type="primary", help="Check the item and insert it.")
     if state.message("builder"):
-        st.error(state.message("builder"), icon=":material/error:")
+        st.error(render.literal(state.message("builder")), icon=":material/error:")

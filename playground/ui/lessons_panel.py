@@ -32,10 +32,7 @@ def _all() -> list[lessons.Lesson]:
 
 def apply_changes(changes: dict[str, Any]) -> None:
     """A lesson's state changes (``lessons.applied``), written to the page's own session state."""
-    current = lessons.Setup(Rules(), Settings(threshold=state.get(state.THRESHOLD),
-                                              keep_recent=state.get(state.KEEP_RECENT),
-                                              compact_errors=state.get(state.COMPACT_ERRORS)),
-                            bool(st.session_state.get(summary_panel.ON, True)))
+    current = lessons.Setup(Rules(), state.settings(), bool(st.session_state.get(summary_panel.ON, True)))
     key = state.get(state.PRESET)
     preset_rules = state.all_presets()[key].rules if key else Rules()
     done = lessons.applied(changes, current, st.session_state[state.CONVERSATION], preset_rules,

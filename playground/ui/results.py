@@ -39,33 +39,41 @@ def headline(original: Conversation, optimized: Optimized, model: models.ModelIn
                  help="Tokens before the first changed item: a provider's prompt cache can still reuse them. "
                       "Every token after the first edit is billed at the full price on the next request.")
     if numbers.window_warning:
-        st.warning(numbers.window_warning, icon=":material/warning:")
+        st.warning(render.literal(numbers.window_warning), icon=":material/warning:")
     scale = view.scale(report.tokens_before, final, report.threshold, model.context_window)
     st.html(render.meters(scale, report.tokens_before, final, report.threshold))
-    estimate = "" if report.before.exact else " Counts are estimates: " + "; ".join(report.before.notes) + "."
-    first = (f"The first change is at {numbers.first_change}: the {numbers.cached_prefix:,} tokens before it "
-             f"({numbers.cached_percent}% of the request as sent) stay cacheable." if numbers.first_change
+    estimate = "" if report.before.exact else " Counts are estimates: " + render.literal(
+        "; ".join(report.before.notes)) + "."
+    first = (f"The first change is at {render.literal(numbers.first_change)}: the {numbers.cached_prefix:,} tokens "
+             f"before it ({numbers.cached_percent}% of the request as sent) stay cacheable." if numbers.first_change
              else "Nothing changed: the whole prompt stays cacheable.")
-    st.caption(
-        f"{first} Input cost per request at {model.name} list prices (${model.input_per_million:g}/M input, "
-        f"${model.cached_per_million:g}/M cached; {models.PRICES_AS_OF}, check the provider's page): before "
-        f"${numbers.cost_before:.4f}, after ${numbers.cost_after:.4f}, and ${numbers.cost_after_cached:.4f} for "
-        f"the first compacted request if its {numbers.cached_prefix:,}-token prefix is read from the cache."
-        f"{estimate}"
-    )
+    st.caption(f"{first} {_cost_line(numbers.costs, model)}{estimate}")
+
+
+def _cost_line(costs: view.Costs, model: models.ModelInfo) -> str:
+    """The next request's input cost as a running agent pays it: with the previous call's prefix cached."""
+    prices = (f"at {render.literal(model.name)} list prices (${model.input_per_million:g}/M input, "
+              f"${model.cached_per_million:g}/M cached; {models.PRICES_AS_OF}, check the provider's page)")
+    before = (f"${costs.before:.4f} as it is, with the {costs.previous_prefix:,} tokens the previous call sent read "
+              f"from the prompt cache (${costs.before_uncached:.4f} with nothing cached)")
+    if costs.after is None:
+        return f"Input cost of this request {prices}: {before}. Nothing was compacted, so that is what it costs."
+    return (f"Input cost of this request {prices}: {before}; ${costs.after:.4f} compacted, reading the "
+            f"{costs.reused_after:,} unchanged tokens it shares with the previous call from the cache.")
 
 
 def before_after(original: Conversation, optimized: Optimized) -> None:
-    all_rows = view.rows(original, optimized.compaction, optimized.summarization)
+    done = optimized.summarization
     left, right = st.columns([1, 1])
     changed_only = left.toggle("Changed and skipped only", key="changed_only",
                                help="Hide items no rule touched, to see what compaction did and did not do.")
-    _, pages = view.page(all_rows, changed_only, 1, PAGE_SIZE)
+    positions = view.row_positions(optimized.compaction, done, changed_only)
+    _, pages = view.page(positions, 1, PAGE_SIZE)
     number = right.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key="page",
                                 help=f"{PAGE_SIZE} items per page.") if pages > 1 else 1
-    shown, _ = view.page(all_rows, changed_only, int(number), PAGE_SIZE)
-    largest = max((max(r.tokens_before, r.tokens_after) for r in all_rows), default=0)
-    st.html(render.rows_table(shown, largest))
+    shown, _ = view.page(positions, int(number), PAGE_SIZE)  # only this page's rows are built
+    rows = view.rows(original, optimized.compaction, done, shown)
+    st.html(render.rows_table(rows, view.largest_tokens(optimized.compaction, done)))
 
 
 def _add_rule(tool: str, kind: str) -> None:
@@ -90,7 +98,7 @@ def where_tokens_go(conversation: Conversation, count: TokenCount, rules: Rules)
     fixed = [row for row in shares if breakdown.worth_a_rule(row)]
     for row in fixed:
         noun = "calls" if row.kind == "call" else "results"
-        st.button(f"Add a rule for {row.tool} {noun} ({row.share:.0%} of the request)",
+        st.button(f"Add a rule for {render.literal(row.tool)} {noun} ({row.share:.0%} of the request)",
                   key=f"add_rule_{row.kind}_{row.tool}", on_click=_add_rule, args=(row.tool, row.kind),
                   help="Adds a row to the rule table, with a template that names this tool's own arguments. "
                        "Edit it in the Rules tab.")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import streamlit as st
 
 from .. import exports, formats
-from ..compaction import Settings
 from ..errors import InputError
 from ..model import Conversation
 from ..pipeline import Optimized
@@ -89,8 +88,7 @@ def _suggestion_preview(conversation: Conversation, place: str) -> None:
     if not suggestion.rows:
         st.info("No tool in this conversation has results or arguments large enough for a rule to save anything.")
     else:
-        settings = Settings(threshold=0, keep_recent=st.session_state[state.KEEP_RECENT],
-                            compact_errors=st.session_state[state.COMPACT_ERRORS])
+        settings = state.settings(threshold=0)
         shown = preview(conversation, suggestion, settings, state.engine().meter(st.session_state[state.MODEL]))
         st.dataframe([{"table": p.row.table.replace("tool_", ""), "tool": p.row.tool, "kind": p.row.kind,
                        "rule": p.row.rule.get("template") or f"{p.row.rule['argument']} → {p.row.rule['replacement']}",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import models
+from .. import formats, models, render
 from . import state
 
 
@@ -13,20 +13,29 @@ def _sync_threshold_from_slider() -> None:
 
 
 def conversation_picker() -> None:
-    presets = state.all_presets()
-    if not presets:
-        st.caption(state.get(state.SOURCE))
+    """Which conversation shows: the person's own (newest first), then the presets."""
+    own = state.own_conversations()
+    labels = {key: own[key].label for key in reversed(own)} | {key: p.title for key, p in state.all_presets().items()}
+    if not labels:
+        st.caption(render.literal(state.get(state.SOURCE)))
         return
     st.selectbox(
-        "Preset", list(presets), key=state.PRESET, format_func=lambda key: presets[key].title,
-        on_change=state.apply_preset,
-        help="Example conversations written for this playground. Each brings its own model, threshold and rules.",
+        "Conversation", list(labels), key=state.PRESET, format_func=labels.get, on_change=state.pick,
+        help=f"Your own conversations (pasted, uploaded, opened or built here; the newest {state.MAX_OWN} are kept "
+             "for this session) and the example presets. A preset brings its own model, threshold and rules; your "
+             "own conversation brings its model and keeps the current rules and settings.",
     )
-    preset = presets[state.get(state.PRESET)]
-    st.caption(preset.description)
-    st.button("Reset to preset", on_click=state.apply_preset, width="stretch",
-              help="Bring back this preset's conversation, rules and settings, dropping your changes.")
-    st.caption(f"Showing: {state.get(state.SOURCE)}")
+    key = state.get(state.PRESET)
+    if state.is_own(key):
+        conversation = state.get(state.CONVERSATION)
+        st.caption(f"Your own conversation — {formats.TITLES[conversation.format]}, {len(conversation.items):,} "
+                   "items. Choosing a preset keeps it in this list.")
+    else:
+        st.caption(render.literal(state.all_presets()[key].description))
+        st.button("Reset to preset", on_click=state.apply_preset, width="stretch",
+                  help="Bring back this preset's conversation, rules and settings, dropping your changes.")
+    if state.message("model"):
+        st.warning(render.literal(state.message("model")), icon=":material/warning:")
 
 
 def settings(before: int) -> None:
@@ -39,15 +48,23 @@ def settings(before: int) -> None:
                  help="Sets the tokenizer and accounting used to count, the context window drawn on the meters, "
                       "and the prices used for costs.")
     top, step = state.threshold_bounds(before)
+    # Both widgets are written from the value in use on every run: a slider whose range changed (a new
+    # conversation) is a new widget to Streamlit and would otherwise fall back to 0.
+    value = state.get(state.THRESHOLD)
+    st.session_state[state.THRESHOLD] = value
+    st.session_state[state.THRESHOLD_SLIDER] = min(value, top)
     st.slider("Threshold (tokens)", 0, top, step=step, key=state.THRESHOLD_SLIDER,
               on_change=_sync_threshold_from_slider,
               help="Compaction runs only when the request has at least this many prompt tokens. Below it, nothing "
                    "changes. Drag, or focus and use the arrow keys.")
     st.number_input("Exact threshold", min_value=0, step=step, key=state.THRESHOLD,
-                    on_change=lambda: st.session_state.update({state.THRESHOLD_SLIDER: min(
-                        state.get(state.THRESHOLD), top)}),
                     help="Type an exact number of tokens. The book uses 50,000.")
     st.number_input("keep_recent", min_value=0, max_value=1000, step=1, key=state.KEEP_RECENT,
                     help="Leave the newest N tool uses (a call and its result) alone, whatever the rules say.")
     st.checkbox("Compact error results too", key=state.COMPACT_ERRORS,
                 help="Off by default: a reference in place of 'File not found' would disguise a failure as content.")
+    st.checkbox("Recognise errors by their text", key=state.DETECT_ERRORS,
+                help="On by default. Formats without an error flag (Chat Completions, agent logs) mark no failed "
+                     "result, so a result that plainly is one — a traceback, a non-zero exit code, 'No such file or "
+                     "directory', 'command not found', 'Error:' at the start — is recognised by the error patterns "
+                     "(Rules tab) and kept. The report says which pattern matched.")

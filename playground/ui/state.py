@@ -7,11 +7,14 @@ the last good conversation in place and records a message for the input it came 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import streamlit as st
 
 from .. import formats, models, presets
+from ..compaction import Settings
 from ..engine import Engine
 from ..errors import InputError
 from ..model import Conversation
@@ -27,6 +30,7 @@ THRESHOLD = "threshold"
 THRESHOLD_SLIDER = "threshold_slider"
 KEEP_RECENT = "keep_recent"
 COMPACT_ERRORS = "compact_errors"
+DETECT_ERRORS = "detect_errors"  # recognise error results by pattern (core's switch); saved in workspaces
 CALL_BASE, RESULT_BASE = "call_rules_base", "result_rules_base"
 CALL_EDITOR, RESULT_EDITOR = "call_rules_editor", "result_rules_editor"
 MESSAGES = "messages"  # input name -> error text, shown next to that input
@@ -34,6 +38,21 @@ FORMAT_CHOICE = "format_choice"
 BUILDER_ITEM = "builder_item"
 AUTO = "auto"
 ENGINE = "engine"
+OWN = "own_conversations"  # picker key -> OwnConversation, newest last
+OWN_PREFIX = "own:"
+MAX_OWN = 8  # the oldest of the person's own conversations goes when a ninth arrives
+
+
+@dataclass(frozen=True)
+class OwnConversation:
+    """A conversation the person brought or built, kept so a preset never replaces it for good."""
+
+    label: str  # "Your conversation (pasted 10:32)"
+    conversation: Conversation
+
+
+def now() -> str:
+    return datetime.now().strftime("%H:%M")
 
 
 @st.cache_resource(show_spinner="Loading presets…")
@@ -89,13 +108,74 @@ def set_threshold(value: int) -> None:
 
 
 def set_conversation(conversation: Conversation, source: str, keep_builder: bool = False) -> None:
-    """Show ``conversation``; unless the builder made it, the builder starts over at item 0."""
+    """Show ``conversation``; unless the builder made it, the builder starts over at item 0. It brings
+    its own model when the playground lists it; otherwise the model stays and a message says so."""
     st.session_state[CONVERSATION] = conversation
     st.session_state[SOURCE] = source
     if not keep_builder:
         st.session_state[BUILDER_ITEM] = None
     if conversation.model and models.is_listed(conversation.model):
         st.session_state[MODEL] = conversation.model
+        set_message("model", None)
+    elif conversation.model:
+        set_message("model", f"This conversation names the model '{conversation.model}', which the playground does "
+                             f"not list: counting and prices use {st.session_state.get(MODEL)} (change it below).")
+    else:
+        set_message("model", None)
+
+
+def own_conversations() -> dict[str, OwnConversation]:
+    return st.session_state.setdefault(OWN, {})
+
+
+def is_own(key: str | None) -> bool:
+    return bool(key) and key.startswith(OWN_PREFIX)
+
+
+def keep_own(conversation: Conversation, label: str, keep_builder: bool = False) -> None:
+    """Show a conversation the person brought, as a new entry in the picker they can come back to."""
+    kept = dict(own_conversations())
+    number = 1 + max((int(key.removeprefix(OWN_PREFIX)) for key in kept), default=0)
+    key = f"{OWN_PREFIX}{number}"
+    kept[key] = OwnConversation(label, conversation)
+    while len(kept) > MAX_OWN:
+        kept.pop(next(iter(kept)))
+    st.session_state[OWN] = kept
+    st.session_state[PRESET] = key
+    set_conversation(conversation, label, keep_builder)
+
+
+def update_own(conversation: Conversation) -> None:
+    """The builder changed the conversation: the entry showing now holds the new version. A preset
+    is never changed in place: its edited copy becomes the person's own."""
+    key = get(PRESET)
+    if not is_own(key):
+        title = all_presets()[key].title if key in all_presets() else "conversation"
+        keep_own(conversation, f"{title}, edited ({now()})", keep_builder=True)
+        return
+    kept = dict(own_conversations())
+    kept[key] = OwnConversation(kept[key].label, conversation)
+    st.session_state[OWN] = kept
+    set_conversation(conversation, kept[key].label, keep_builder=True)
+
+
+def pick() -> None:
+    """The picker's choice: one of the person's own conversations (its conversation and model;
+    rules and thresholds stay as they are) or a preset (everything it suggests)."""
+    key = get(PRESET)
+    if is_own(key):
+        own = own_conversations()[key]
+        set_conversation(own.conversation, own.label)
+        return
+    apply_preset(key)
+
+
+def settings(**overrides: Any) -> Settings:
+    """Compaction's settings as the sidebar holds them (``overrides`` for a preview at another
+    threshold): the one place the page turns its widgets into ``Settings``."""
+    values = {"threshold": get(THRESHOLD), "keep_recent": get(KEEP_RECENT), "compact_errors": get(COMPACT_ERRORS),
+              "detect_errors": st.session_state.get(DETECT_ERRORS, True)}
+    return Settings(**(values | overrides))
 
 
 def apply_preset(key: str | None = None) -> None:
@@ -107,6 +187,7 @@ def apply_preset(key: str | None = None) -> None:
     set_threshold(preset.threshold)
     st.session_state[KEEP_RECENT] = preset.keep_recent
     st.session_state[COMPACT_ERRORS] = False
+    st.session_state[DETECT_ERRORS] = True
     set_rules(preset.rules)
     st.session_state[MESSAGES] = {}
 
@@ -127,19 +208,20 @@ def init() -> None:
     set_threshold(50_000)
     st.session_state[KEEP_RECENT] = 0
     st.session_state[COMPACT_ERRORS] = False
+    st.session_state[DETECT_ERRORS] = True
     set_rules(book_rules())
 
 
-def load_text(text: str | bytes, name: str, label: str) -> bool:
-    """Read pasted or uploaded JSON as a conversation; on failure keep the last good one and
-    leave a message for input ``name``."""
+def load_text(text: str | bytes, name: str, label: str, entry: str) -> bool:
+    """Read pasted or uploaded JSON as a conversation, kept in the picker as ``entry``; on failure
+    keep the last good one and leave a message (starting with ``label``) for input ``name``."""
     choice = get(FORMAT_CHOICE)
     try:
         conversation = formats.loads(text, None if choice == AUTO else choice)
     except InputError as exc:
         set_message(name, f"{label}: {exc}")
         return False
-    set_conversation(conversation, f"{label} ({formats.TITLES[conversation.format]})")
+    keep_own(conversation, entry)
     set_message(name, None)
     return True
 

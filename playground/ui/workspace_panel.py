@@ -1,0 +1,104 @@
+"""Save workspace / Open workspace: the whole tuning session as one JSON file (never the API key)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from .. import render, workspace
+from ..errors import InputError
+from ..ruletable import edited_rows, rules_from_tables
+from ..workspace import Summarization, Workspace
+from . import state, summary_panel
+
+UPLOAD = "workspace_upload"
+# What snapshot() reads: copied on every rerun (cheap), turned into a workspace only on download.
+KEYS = (state.CONVERSATION, state.SOURCE, state.CALL_BASE, state.RESULT_BASE, state.CALL_EDITOR, state.RESULT_EDITOR,
+        state.THRESHOLD, state.KEEP_RECENT, state.COMPACT_ERRORS, state.DETECT_ERRORS, state.MODEL, summary_panel.ON,
+        summary_panel.FOLLOWS, summary_panel.LIMIT, summary_panel.KEEP_STEPS, summary_panel.BUDGET,
+        summary_panel.PROMPT, summary_panel.MODE, summary_panel.BASE_URL, summary_panel.LLM_MODEL,
+        summary_panel.TRANSCRIPT_BUDGET, summary_panel.KEPT)
+
+
+def snapshot(values: Mapping[str, Any]) -> Workspace:
+    """The workspace a session's state holds (``st.session_state``, or an AppTest's): the
+    conversation showing, the rules the tables make, the settings. Widgets not drawn this run
+    fall back to their defaults."""
+    conversation = values[state.CONVERSATION]
+    rules, _ = rules_from_tables(edited_rows(values[state.CALL_BASE], values.get(state.CALL_EDITOR, None)),
+                                 edited_rows(values[state.RESULT_BASE], values.get(state.RESULT_EDITOR, None)),
+                                 conversation)
+    # A hidden widget's value lives on in the summary panel's kept copy (which also holds a typed API
+    # key: only the named settings are read from it, never the key).
+    kept = {**summary_panel.DEFAULTS, **values.get(summary_panel.KEPT, {})}
+
+    def setting(key: str) -> Any:
+        return values.get(key, kept[key])
+
+    follows = setting(summary_panel.FOLLOWS)
+    summarization = Summarization(
+        enabled=bool(setting(summary_panel.ON)),
+        limit=None if follows else int(values.get(summary_panel.LIMIT, values[state.THRESHOLD])),
+        keep_steps=int(setting(summary_panel.KEEP_STEPS)), item_budget=int(setting(summary_panel.BUDGET)),
+        transcript_budget=int(setting(summary_panel.TRANSCRIPT_BUDGET)),
+        prompt=setting(summary_panel.PROMPT), summarizer=setting(summary_panel.MODE),
+        base_url=setting(summary_panel.BASE_URL), llm_model=setting(summary_panel.LLM_MODEL))
+    return Workspace(conversation=conversation, rules=rules, threshold=int(values[state.THRESHOLD]),
+                     keep_recent=int(values[state.KEEP_RECENT]), compact_errors=bool(values[state.COMPACT_ERRORS]),
+                     detect_errors=bool(values.get(state.DETECT_ERRORS, True)), model=values[state.MODEL],
+                     summarization=summarization, label=values[state.SOURCE])
+
+
+def _apply(ws: Workspace, name: str) -> None:
+    """Everything the file holds, in place of the session's; the conversation joins the picker."""
+    state.keep_own(ws.conversation, f"{ws.label or name} (opened {state.now()})")
+    st.session_state[state.MODEL] = ws.model
+    state.set_message("model", None)
+    state.set_threshold(ws.threshold)
+    st.session_state[state.KEEP_RECENT] = ws.keep_recent
+    st.session_state[state.COMPACT_ERRORS] = ws.compact_errors
+    st.session_state[state.DETECT_ERRORS] = ws.detect_errors
+    state.set_rules(ws.rules)
+    chosen = ws.summarization
+    summary_panel.set_values({
+        summary_panel.ON: chosen.enabled, summary_panel.FOLLOWS: chosen.limit is None,
+        summary_panel.LIMIT: ws.threshold if chosen.limit is None else chosen.limit,
+        summary_panel.KEEP_STEPS: chosen.keep_steps, summary_panel.BUDGET: chosen.item_budget,
+        summary_panel.TRANSCRIPT_BUDGET: chosen.transcript_budget,
+        summary_panel.PROMPT: chosen.prompt, summary_panel.MODE: chosen.summarizer,
+        summary_panel.BASE_URL: chosen.base_url, summary_panel.LLM_MODEL: chosen.llm_model,
+    })
+
+
+def _open() -> None:
+    upload = st.session_state.get(UPLOAD)
+    if upload is None:
+        return
+    try:
+        ws = workspace.loads(upload.getvalue(), upload.name)
+    except InputError as exc:
+        state.set_message("workspace", f"{exc} — nothing was changed.")
+        return
+    _apply(ws, upload.name)
+    state.set_message("workspace", None)
+    state.set_message("workspace_notes", "\n".join(ws.notes) or None)
+
+
+def panel() -> None:
+    """A download button (the file is built only when pressed) and an uploader."""
+    values = {key: st.session_state[key] for key in KEYS if key in st.session_state}
+    st.download_button("Save workspace",
+                       lambda: json.dumps(workspace.to_json(snapshot(values)), ensure_ascii=False, indent=1),
+                       "playground.workspace.json", "application/json", width="stretch", on_click="ignore",
+                       help="One JSON file with the conversation showing, both rule tables, the thresholds, the model "
+                            "and the summarization settings, to open later or share. Never the API key.")
+    st.file_uploader("Open workspace", type=["json"], key=UPLOAD, on_change=_open,
+                     help="A file saved with Save workspace. It replaces the rules and settings; its conversation "
+                          "is added to the picker above. A bad file changes nothing.")
+    if state.message("workspace"):
+        st.error(render.literal(state.message("workspace")), icon=":material/error:")
+    if state.message("workspace_notes"):
+        st.info(render.literal(state.message("workspace_notes")), icon=":material/info:")

@@ -1,0 +1,170 @@
+"""A workspace: everything a tuning session on the page holds, as one JSON file to keep or share.
+
+    {"kind": "compaction-playground-workspace", "version": 1,
+     "label": "Your conversation (pasted 10:32)",
+     "conversation": {"format": "chat", "request": <the request, written in its own format>},
+     "rules": {"tool_calls": […], "tool_results": […]},
+     "threshold": 5000, "keep_recent": 0, "compact_errors": false, "detect_errors": true,
+     "model": "gpt-4o",
+     "summarization": {"enabled": true, "limit": null, "keep_steps": 3, "item_budget": 600,
+                       "transcript_budget": 24000,
+                       "prompt": "…", "summarizer": "offline", "base_url": "", "llm_model": "gpt-4o-mini"}}
+
+The conversation is kept as its own format writes it (with the format's name) rather than in the
+native format, because that is the form that reads back exactly: wire keys we do not model and
+every item's location survive. ``limit`` null means "the same as the threshold". There is no
+field for an API key, so a key can never be saved or shared. Keys this version does not know are
+ignored with a note (a newer file opens in an older playground); a bad value is an InputError
+naming its place, so the page keeps its last good state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from . import formats, models
+from .errors import InputError
+from .model import Conversation
+from .rules import Rules, book_rules, load_rules, rules_to_json
+from .summarize import DEFAULT_ITEM_BUDGET, DEFAULT_KEEP_STEPS, DEFAULT_PROMPT, DEFAULT_TRANSCRIPT_BUDGET
+
+KIND = "compaction-playground-workspace"
+VERSION = 1
+SUMMARIZERS = ("offline", "openai")
+
+
+@dataclass(frozen=True)
+class Summarization:
+    """The page's summarization settings (never the API key)."""
+
+    enabled: bool = True
+    limit: int | None = None  # None: summarize at the compaction threshold
+    keep_steps: int = DEFAULT_KEEP_STEPS
+    item_budget: int = DEFAULT_ITEM_BUDGET
+    transcript_budget: int = DEFAULT_TRANSCRIPT_BUDGET
+    prompt: str = DEFAULT_PROMPT
+    summarizer: str = "offline"
+    base_url: str = ""
+    llm_model: str = "gpt-4o-mini"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    conversation: Conversation
+    rules: Rules
+    threshold: int
+    keep_recent: int = 0
+    compact_errors: bool = False
+    detect_errors: bool = True
+    model: str = models.DEFAULT_MODEL
+    summarization: Summarization = Summarization()
+    label: str = ""  # which conversation this is, as the page's picker names it
+    notes: tuple[str, ...] = field(default=(), compare=False)  # what reading the file ignored
+
+
+def to_json(ws: Workspace) -> dict[str, Any]:
+    return {
+        "kind": KIND,
+        "version": VERSION,
+        "label": ws.label,
+        "conversation": {"format": ws.conversation.format, "request": formats.write(ws.conversation)},
+        "rules": rules_to_json(ws.rules),
+        "threshold": ws.threshold,
+        "keep_recent": ws.keep_recent,
+        "compact_errors": ws.compact_errors,
+        "detect_errors": ws.detect_errors,
+        "model": ws.model,
+        "summarization": {f.name: getattr(ws.summarization, f.name) for f in fields(Summarization)},
+    }
+
+
+def _at(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _get(data: Mapping[str, Any], key: str, kinds: tuple[type, ...], where: str, default: Any) -> Any:
+    """``data[key]`` (``default`` when absent) if it has a type the workspace gives it; a bool is
+    not a number here, and numbers are never negative."""
+    value = data.get(key, default)
+    typed = bool in kinds if isinstance(value, bool) else isinstance(value, kinds)
+    if not typed:
+        names = " or ".join("null" if kind is type(None) else kind.__name__ for kind in kinds)
+        raise InputError(f"expected {names}", where=_at(where, key), value=value)
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        raise InputError("expected a whole number, 0 or more", where=_at(where, key), value=value)
+    return value
+
+
+def _unknown(data: Mapping[str, Any], known: set[str], where: str) -> list[str]:
+    return [f"ignored the key '{_at(where, key)}', which this version of the playground does not know"
+            for key in data if key not in known]
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise InputError("expected an object", where=where, value=value if not isinstance(value, list) else "[…]")
+    return value
+
+
+def _conversation(data: Any, where: str) -> Conversation:
+    data = _object(data, where)
+    name = _get(data, "format", (str,), where, "")
+    if name not in formats.FORMATS:
+        raise InputError(f"unknown format (one of {', '.join(formats.FORMATS)})", where=_at(where, "format"),
+                         value=name)
+    if "request" not in data:
+        raise InputError("missing the request", where=_at(where, "request"))
+    try:
+        return formats.read(data["request"], name)
+    except InputError as exc:
+        raise exc.within(_at(where, "request")) from None
+
+
+def _summarization(data: Any, where: str) -> tuple[Summarization, list[str]]:
+    data = _object(data, where)
+    default = Summarization()
+    values = {}
+    for spec in fields(Summarization):
+        fallback = getattr(default, spec.name)
+        kinds = (int, type(None)) if spec.name == "limit" else (type(fallback),)
+        values[spec.name] = _get(data, spec.name, kinds, where, fallback)
+    if values["summarizer"] not in SUMMARIZERS:
+        raise InputError(f"expected one of {', '.join(SUMMARIZERS)}", where=_at(where, "summarizer"),
+                         value=values["summarizer"])
+    return Summarization(**values), _unknown(data, {f.name for f in fields(Summarization)}, where)
+
+
+def from_json(data: Any) -> Workspace:
+    """A workspace file's data, checked; errors name the place (``rules, tool_results[0].template``).
+    Without rules, the book's."""
+    data = _object(data, "the file")
+    if data.get("kind") != KIND:
+        raise InputError(f"not a workspace file (expected \"kind\": \"{KIND}\")", where="kind",
+                         value=data.get("kind"))
+    version = data.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= VERSION:
+        raise InputError(f"unsupported version (this playground reads version {VERSION})", where="version",
+                         value=version)
+    conversation = _conversation(data.get("conversation"), "conversation")
+    try:
+        rules = load_rules(data["rules"]) if "rules" in data else book_rules()
+    except InputError as exc:
+        raise exc.within("rules") from None
+    summarization, notes = _summarization(data.get("summarization", {}), "summarization")
+    scalars = {"threshold": (int, 50_000), "keep_recent": (int, 0), "compact_errors": (bool, False),
+               "detect_errors": (bool, True), "model": (str, conversation.model or models.DEFAULT_MODEL),
+               "label": (str, "")}
+    values = {key: _get(data, key, (kind,), "", default) for key, (kind, default) in scalars.items()}
+    known = {"kind", "version", "conversation", "rules", "summarization", *scalars}
+    return Workspace(conversation=conversation, rules=rules, summarization=summarization,
+                     notes=tuple(_unknown(data, known, "") + notes), **values)
+
+
+def loads(text: str | bytes, name: str = "workspace") -> Workspace:
+    """A workspace file's bytes; errors start with the file's ``name``."""
+    try:
+        return from_json(formats.parse_json(text))
+    except InputError as exc:
+        raise exc.within(name) from None
