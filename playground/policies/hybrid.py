@@ -1,0 +1,40 @@
+"""Masking, then summarization when the masked request is still at or over ``limit`` — the hybrid
+JetBrains found saved a further 7–11% over either alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..compaction import DEFAULT_THRESHOLD
+from ..model import Conversation
+from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings
+from ..tokens import Meter
+from .base import PolicyResult, unchanged
+from .masking import DEFAULT_WINDOW, MaskingPolicy, mask
+from .summarize import summarize_over
+
+
+@dataclass(frozen=True)
+class HybridPolicy:
+    window: int = DEFAULT_WINDOW
+    limit: int = DEFAULT_THRESHOLD
+    keep_steps: int = DEFAULT_KEEP_STEPS
+    name: ClassVar[str] = "hybrid"
+
+    def __post_init__(self) -> None:
+        MaskingPolicy(self.window)
+        SummarySettings(limit=self.limit, keep_steps=self.keep_steps)
+
+    def params(self) -> dict[str, Any]:
+        return {"window": self.window, "limit": self.limit, "keep_steps": self.keep_steps}
+
+    def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
+        masked, removed, count = mask(conversation, self.window, meter)
+        done = summarize_over(conversation, masked, self.limit, self.keep_steps, meter)
+        if done is None:
+            return (PolicyResult(masked, "masking", tokens_lost=removed) if count else unchanged(conversation))
+        report = done.report
+        fired = "masking+summarization" if count else "summarization"
+        return PolicyResult(done.conversation, fired, tokens_lost=removed + report.tokens_before - report.tokens_after,
+                            report=report)
