@@ -10,11 +10,11 @@ is gone from the request (the API gives no way back), so it counts as lost.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from ..errors import InputError
-from ..model import Conversation, ToolCall, ToolResult, content_text, pairs
+from ..model import Conversation, Item, ToolCall, ToolResult, content_text, pairs
 from ..tokens import Meter
 from .base import PolicyResult, unchanged
 
@@ -29,6 +29,8 @@ class ClearToolUsesPolicy:
     clear_at_least: int = 0
     exclude_tools: tuple[str, ...] = ()
     clear_tool_inputs: bool = False
+    # The same cleared item for the same original, so per-call requests share their items.
+    memo: dict[int, tuple[Item, Item]] = field(default_factory=dict, compare=False, repr=False)
     name: ClassVar[str] = "clear-tool-uses"
 
     def __post_init__(self) -> None:
@@ -57,18 +59,25 @@ class ClearToolUsesPolicy:
             return unchanged(conversation)
         return PolicyResult(conversation.with_items(edited), "clearing", tokens_lost=cleared)
 
-    @staticmethod
-    def _clear(items: list, position: int, meter: Meter) -> int:
-        """Clear one result's content or one call's arguments in place; the tokens that removed."""
+    def _clear(self, items: list, position: int, meter: Meter) -> int:
+        """Clear one result's content or one call's arguments in place; the tokens that removed
+        (0 for one already cleared, or one the placeholder would not shrink)."""
         item = items[position]
         if isinstance(item, ToolResult):
-            text, cleared = content_text(item.content), replace(item, content=PLACEHOLDER)
+            text, placeholder = content_text(item.content), PLACEHOLDER
         elif isinstance(item, ToolCall):
-            text, cleared = item.arguments, replace(item, arguments=CLEARED_INPUT)
+            text, placeholder = item.arguments, CLEARED_INPUT
         else:
             return 0
-        saved = meter.text(text) - meter.text(PLACEHOLDER if isinstance(item, ToolResult) else CLEARED_INPUT)
+        if text == placeholder:
+            return 0
+        saved = meter.text(text) - meter.text(placeholder)
         if saved <= 0:
             return 0
-        items[position] = cleared
+        known = self.memo.get(id(item))
+        if known is None or known[0] is not item:
+            cleared = (replace(item, content=placeholder) if isinstance(item, ToolResult)
+                       else replace(item, arguments=placeholder))
+            known = self.memo[id(item)] = (item, cleared)
+        items[position] = known[1]
         return saved

@@ -3,7 +3,7 @@ JetBrains found saved a further 7–11% over either alone."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..compaction import DEFAULT_THRESHOLD
@@ -11,7 +11,7 @@ from ..model import Conversation
 from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings
 from ..tokens import Meter
 from .base import PolicyResult, unchanged
-from .masking import DEFAULT_WINDOW, MaskingPolicy, mask
+from .masking import DEFAULT_WINDOW, MaskingPolicy, Memo, mask
 from .summarize import summarize_over
 
 
@@ -20,6 +20,7 @@ class HybridPolicy:
     window: int = DEFAULT_WINDOW
     limit: int = DEFAULT_THRESHOLD
     keep_steps: int = DEFAULT_KEEP_STEPS
+    memo: Memo = field(default_factory=dict, compare=False, repr=False)
     name: ClassVar[str] = "hybrid"
 
     def __post_init__(self) -> None:
@@ -30,7 +31,7 @@ class HybridPolicy:
         return {"window": self.window, "limit": self.limit, "keep_steps": self.keep_steps}
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
-        masked, removed, count = mask(conversation, self.window, meter)
+        masked, removed, count = mask(conversation, self.window, meter, self.memo)
         done = summarize_over(conversation, masked, self.limit, self.keep_steps, meter)
         if done is None:
             return (PolicyResult(masked, "masking", tokens_lost=removed) if count else unchanged(conversation))
