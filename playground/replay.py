@@ -262,3 +262,27 @@ def replay_to_json(run: Replay) -> dict[str, Any]:
         "tokens_without": totals.tokens_without, "tokens_with": totals.tokens_with,
         "cached_tokens_without": totals.cached_tokens_without, "cached_tokens_with": totals.cached_tokens_with,
         "cost_without": round(totals.cost_without, 8), "cost_with": round(totals.cost_with, 8)}}
+
+
+def chart_rows(run: Replay) -> list[dict[str, Any]]:
+    """One row per call and side (``without`` / ``with``), for the Run view's charts: prompt
+    tokens, the cached share of them, and the cost so far."""
+    rows: list[dict[str, Any]] = []
+    spent = {"without": 0.0, "with": 0.0}
+    for number, call in enumerate(run.calls):
+        for side, tokens, cached, cost in (("without", call.tokens_without, call.cached_without, call.cost_without),
+                                           ("with", call.tokens_with, call.cached_with, call.cost_with)):
+            spent[side] += cost
+            rows.append({"call": number, "index": call.index, "side": side, "tokens": tokens,
+                         "cached_share": cached / tokens if tokens else 0.0, "cumulative_cost": spent[side],
+                         "fired": call.fired or ""})
+    return rows
+
+
+def sweep_points(largest: int, count: int = 8) -> list[int]:
+    """Thresholds from 0 to just above the largest prompt of the run, evenly spread: the last
+    one never fires, so the curve ends at the cost of doing nothing."""
+    if largest <= 0:
+        return [0]
+    step = max(1, -(-largest // (count - 1)))
+    return [step * n for n in range(count - 1)] + [largest + 1]

@@ -11,7 +11,7 @@ from ..compaction import Settings
 from ..errors import InputError
 from ..pipeline import Optimized
 from ..summarize import OfflineSummarizer
-from . import conversation_panel, results, rules_panel, sidebar, state, summary_panel
+from . import compare_panel, conversation_panel, results, rules_panel, run_panel, sidebar, state, summary_panel
 
 EXPLAINER = """
 **What is compaction?** An agent calls tools, and what they return piles up in its context: the full text of
@@ -106,7 +106,8 @@ def _page() -> None:
     results.headline(conversation, optimized, models.info(model_name))
     summary_panel.panel(optimized, prefer)
 
-    tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export"], key="tab")
+    tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Run", "Compare"],
+                   key="tab")
     with tabs[0]:
         results.before_after(conversation, optimized)
     with tabs[1]:
@@ -125,3 +126,7 @@ def _page() -> None:
             conversation_panel.build()
     with tabs[4]:
         _export_panel(conversation, optimized, rules, summary.limit if summary else None)
+    with tabs[5]:
+        run_panel.panel(conversation, rules, settings, model_name)
+    with tabs[6]:
+        compare_panel.panel(conversation, rules, settings, model_name)

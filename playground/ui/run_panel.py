@@ -1,0 +1,193 @@
+"""The Run view: a whole run, call by call, with and without a policy — prompt tokens with the
+threshold line, the cached share, the cost so far, and whole-run cost against the threshold.
+Every number comes from ``playground.replay``; this module only lays it out."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import altair as alt
+import streamlit as st
+
+from ..compaction import Settings
+from ..model import Conversation
+from ..policies import POLICIES, Policy, make
+from ..prices import Price, read_prices
+from ..promptcache import CACHE_MODELS
+from ..replay import MODES, Replay, chart_rows, replay, sweep, sweep_points
+from ..rules import Rules
+from . import state
+
+CALL = "replay_call"  # the chosen call (position in the run's calls), for the before/after view
+STRATEGY, MODE, CACHE, SUMMARIZE = "replay_strategy", "replay_mode", "replay_cache", "replay_summarize"
+WINDOW, TRIGGER, KEEP, CLEAR_AT_LEAST = "replay_window", "replay_trigger", "replay_keep", "replay_clear_at_least"
+PRICE_FIELDS = {"input": "Input", "cached_input": "Cached input", "cache_write": "Cache write", "output": "Output"}
+SIDE_COLORS = alt.Scale(domain=["without", "with"], range=["#9aa0a6", "#1a73e8"])
+MODE_HELP = ("stored: edits are written into the history the agent keeps (the book's optimizer), so each edit "
+             "breaks the cache once. per-call: edits are re-applied to a copy for every request and the history "
+             "stays whole (LangChain middleware), so the cache breaks again whenever an item crosses into the "
+             "edited region.")
+CACHE_HELP = ("openai: automatic prefix caching, prompts of 1,024+ tokens, hits in 128-token steps. anthropic: one "
+              "breakpoint on the last message, writes at 1.25× input, reads at 0.1×. none: no prompt cache.")
+
+
+def price(model: str) -> Price:
+    """The model's prices from the data file, with any the person typed in the Run view."""
+    listed = read_prices().get(model)
+    edits = {name: st.session_state[f"replay_price_{name}_{model}"] for name in PRICE_FIELDS
+             if f"replay_price_{name}_{model}" in st.session_state}
+    return replace(listed, **edits) if edits else listed
+
+
+def policy_options(rules: Rules, settings: Settings) -> dict[str, Any]:
+    """Every strategy's settings as the page holds them (each policy takes the ones it knows)."""
+    get = st.session_state.get
+    return {"rules": rules, "label": "the page's rules", "threshold": settings.threshold, "limit": settings.threshold,
+            "keep_recent": settings.keep_recent, "summarize": get(SUMMARIZE, True), "window": get(WINDOW, 10),
+            "trigger": get(TRIGGER, 100_000), "keep": get(KEEP, 3), "clear_at_least": get(CLEAR_AT_LEAST, 0)}
+
+
+def cache_choice(model: str, key: str) -> None:
+    """A cache-model select that starts on the model's own provider."""
+    default = read_prices().get(model).provider
+    st.selectbox("Prompt cache", CACHE_MODELS, index=CACHE_MODELS.index(default), key=key, help=CACHE_HELP)
+
+
+def _controls(model: str) -> None:
+    left, middle, right = st.columns(3)
+    left.selectbox("Strategy", list(POLICIES), index=list(POLICIES).index("rules"), key=STRATEGY,
+                   help="rules: the two tables behind the threshold (the book); masking: old tool outputs become a "
+                        "placeholder; clear-tool-uses: Anthropic's context editing; summarize: older history becomes "
+                        "a summary; hybrid: masking, then a summary when still over; none: the baseline.")
+    middle.radio("Mode", MODES, key=MODE, horizontal=True, help=MODE_HELP)
+    with right:
+        cache_choice(model, CACHE)
+    chosen = st.session_state[STRATEGY]
+    columns = st.columns(4)
+    if chosen == "rules":
+        columns[0].checkbox("Summarize when still over", value=True, key=SUMMARIZE,
+                            help="The book's fallback: if compaction leaves the request at or over the threshold, the "
+                                 "older history becomes an (offline) summary.")
+    if chosen in ("masking", "hybrid"):
+        columns[0].number_input("Window (tool outputs kept)", 0, 1000, 10, key=WINDOW,
+                                help="Tool outputs older than the newest N become a placeholder (SWE-agent and "
+                                     "JetBrains use 10).")
+    if chosen == "clear-tool-uses":
+        columns[0].number_input("Trigger (input tokens)", 0, 10_000_000, 100_000, step=1000, key=TRIGGER,
+                                help="Clear once the prompt exceeds this many tokens (API default 100,000).")
+        columns[1].number_input("Keep (tool uses)", 0, 1000, 3, key=KEEP,
+                                help="The newest N tool uses are never cleared (API default 3).")
+        columns[2].number_input("Clear at least (tokens)", 0, 10_000_000, 0, step=500, key=CLEAR_AT_LEAST,
+                                help="Clear nothing unless at least this many tokens go: a cache break must be "
+                                     "worth it.")
+    if chosen in ("rules", "summarize", "hybrid"):
+        st.caption("Threshold and keep_recent come from the sidebar; the rules from the *Rules* tab.")
+
+
+def _price_editor(model: str) -> None:
+    listed = read_prices().get(model)
+    with st.expander(f"Prices for {model} (US$ per million tokens, {read_prices().as_of})"):
+        st.caption(f"From {listed.source}. Type your own to see the run at your prices.")
+        columns = st.columns(4)
+        for column, (name, label) in zip(columns, PRICE_FIELDS.items(), strict=True):
+            column.number_input(label, min_value=0.0, value=float(getattr(listed, name)), step=0.01, format="%.4f",
+                                key=f"replay_price_{name}_{model}", help=f"{label} price per million tokens.")
+
+
+def _line(rows: list[dict[str, Any]], field: str, title: str, axis_format: str | None = None) -> alt.Chart:
+    axis = alt.Axis(format=axis_format) if axis_format else alt.Axis()
+    return alt.Chart(alt.Data(values=rows)).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
+        x=alt.X("call:Q", title="call"),
+        y=alt.Y(f"{field}:Q", title=title, axis=axis),
+        color=alt.Color("side:N", scale=SIDE_COLORS, title="policy"),
+        tooltip=["call:Q", "index:Q", "side:N", f"{field}:Q", "fired:N"])
+
+
+def _threshold(policy: Policy) -> int | None:
+    params = policy.params()
+    return next((int(params[key]) for key in ("threshold", "limit", "trigger") if key in params), None)
+
+
+def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy) -> None:
+    chart = _line(rows, "tokens", "prompt tokens")
+    line = _threshold(policy)
+    if line is not None:
+        rule = alt.Chart(alt.Data(values=[{"threshold": line}])).mark_rule(color="#d93025", strokeDash=[6, 4]).encode(
+            y="threshold:Q", tooltip=["threshold:Q"])
+        chart = chart + rule
+    st.altair_chart(chart, width="stretch")
+    st.caption("Prompt tokens of every call: without a policy the line only climbs; with one it drops where the "
+               "policy fires (the red line is its threshold), which makes the sawtooth.")
+
+
+def _sweep_chart(conversation: Conversation, run: Replay, policy_name: str, options: dict[str, Any],
+                 meter, chosen_price: Price) -> None:
+    key = {"rules": "threshold", "summarize": "limit", "hybrid": "limit", "clear-tool-uses": "trigger"}.get(policy_name)
+    if key is None or not run.calls:
+        return
+    largest = max(call.tokens_without for call in run.calls)
+    points = sweep(conversation, lambda value: make(policy_name, **{**options, key: value}), sweep_points(largest),
+                   meter, chosen_price, mode=run.mode, cache=run.cache)
+    rows = [{"threshold": value, "cost": cost} for value, cost in points]
+    chart = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
+        x=alt.X("threshold:Q", title=key), y=alt.Y("cost:Q", title="whole-run cost (US$)"),
+        tooltip=["threshold:Q", alt.Tooltip("cost:Q", format="$.4f")])
+    st.altair_chart(chart, width="stretch")
+    st.caption(f"Whole-run cost for {len(rows)} values of the {key}: the lowest point is the cheapest setting for "
+               "this run; the last point never fires and costs what doing nothing costs.")
+
+
+def _chosen_call(run: Replay) -> None:
+    if len(run.calls) < 2:
+        st.session_state[CALL] = 0
+        return
+    st.slider("Call shown in Before / after", 0, len(run.calls) - 1, value=len(run.calls) - 1, key=CALL,
+              help="Pick one call of the run: its numbers are shown here, and the Before / after view shows its "
+                   "request.")
+    call = run.calls[st.session_state[CALL]]
+    fired = f"; the policy fired ({call.fired})" if call.fired else "; the policy did not fire"
+    st.caption(f"Call {st.session_state[CALL]} (item {call.index} of the input): {call.tokens_without:,} → "
+               f"{call.tokens_with:,} prompt tokens, {call.cached_without:,} → {call.cached_with:,} cached, "
+               f"${call.cost_without:.4f} → ${call.cost_with:.4f}{fired}.")
+
+
+def panel(conversation: Conversation, rules: Rules, settings: Settings, model: str) -> None:
+    """The Run tab: controls, totals, the charts and the call slider."""
+    _controls(model)
+    _price_editor(model)
+    options = policy_options(rules, settings)
+    policy = make(st.session_state[STRATEGY], **options)
+    meter = state.engine().meter(model)
+    chosen_price = price(model)
+    run = replay(conversation, policy, meter, chosen_price, mode=st.session_state[MODE],
+                 cache=st.session_state[CACHE])
+    if not run.calls:
+        st.info("This conversation has no assistant turn, so there is no LLM call to replay.", icon=":material/info:")
+        return
+    totals = run.totals
+    one, two, three, four = st.columns(4)
+    one.metric("Calls", f"{len(run.calls):,}", help="One LLM call per assistant turn.")
+    two.metric("Prompt tokens billed", f"{totals.tokens_with:,}",
+               delta=f"{totals.tokens_with - totals.tokens_without:,}", delta_color="inverse",
+               help="Over the whole run, with the policy (the change is against no policy).")
+    three.metric("Cached", f"{totals.cached_tokens_with:,}",
+                 delta=f"{totals.cached_tokens_with - totals.cached_tokens_without:,}",
+                 help="Prompt tokens read from the provider's cache over the run, with the policy.")
+    four.metric("Cost", f"${totals.cost_with:.4f}", delta=f"{totals.cost_with - totals.cost_without:+.4f}",
+                delta_color="inverse", help=f"Prompts and replies over the run at {chosen_price.model} prices.")
+    rows = chart_rows(run)
+    _tokens_chart(run, rows, policy)
+    st.altair_chart(_line(rows, "cached_share", "cached share of the prompt", ".0%"), width="stretch")
+    st.caption("The share of each prompt read from the cache: an edit early in the history drops it, because "
+               "everything after the first changed item must be processed again.")
+    st.altair_chart(_line(rows, "cumulative_cost", "cost so far (US$)", "$.2f"), width="stretch")
+    st.caption("Money spent so far: the policy pays off where its line runs below the other one.")
+    evens = run.break_even()
+    if evens:
+        repaid = [e.repaid_after for e in evens if e.repaid_after is not None]
+        st.caption(f"The policy fired {len(evens)} times; {len(repaid)} of those firings repaid their cache miss "
+                   f"(after {max(repaid) if repaid else 0} more calls at most). Estimate: a firing is measured "
+                   "against carrying on at the saving rate the run had just before it.")
+    _chosen_call(run)
+    _sweep_chart(conversation, run, st.session_state[STRATEGY], options, meter, chosen_price)
