@@ -98,7 +98,7 @@ def _price_editor(model: str) -> None:
 def _line(rows: list[dict[str, Any]], field: str, title: str, axis_format: str | None = None) -> alt.Chart:
     axis = alt.Axis(format=axis_format) if axis_format else alt.Axis()
     return alt.Chart(alt.Data(values=rows)).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
-        x=alt.X("call:Q", title="call"),
+        x=alt.X("call:Q", title="call", axis=alt.Axis(format="d", tickMinStep=1)),
         y=alt.Y(f"{field}:Q", title=title, axis=axis),
         color=alt.Color("side:N", scale=SIDE_COLORS, title="policy"),
         tooltip=["call:Q", "index:Q", "side:N", f"{field}:Q", "fired:N"])
