@@ -157,25 +157,33 @@ class _Prompt:
 
     def __init__(self, count: Callable[[tuple[Item, ...], int], int]) -> None:
         self._count = count
-        self.items: list[Item] = []
+        self.items: tuple[Item, ...] = ()
         self.chain: list[int] = []
         self.offsets: list[int] = []
         self._head: tuple[int, Hashable] | None = None
 
+    def _shared(self, items: tuple[Item, ...]) -> int:
+        """How many leading items ``items`` shares with the previous request. Usually it only
+        appends, which one tuple comparison (identity first, in C) confirms."""
+        old = self.items
+        if len(items) >= len(old) and items[:len(old)] == old:
+            return len(old)
+        same, limit = 0, min(len(old), len(items))
+        while same < limit and old[same] is items[same]:
+            same += 1
+        return same
+
     def update(self, items: tuple[Item, ...], head: int, head_key: Hashable) -> None:
         if self._head != (head, head_key):  # a new head: nothing is shared
             self._head = (head, head_key)
-            self.items, self.chain, self.offsets = [], [hash(head_key)], [head]
-        old, same, limit = self.items, 0, min(len(self.items), len(items))
-        while same < limit and old[same] is items[same]:
-            same += 1
-        del old[same:], self.chain[same + 1:], self.offsets[same + 1:]
+            self.items, self.chain, self.offsets = (), [hash(head_key)], [head]
+        same = self._shared(items)
+        del self.chain[same + 1:], self.offsets[same + 1:]
         chain, offsets = self.chain, self.offsets
         for position in range(same, len(items)):
-            item = items[position]
-            old.append(item)
-            chain.append(hash((chain[-1], content_key(item))))
+            chain.append(hash((chain[-1], content_key(items[position]))))
             offsets.append(offsets[-1] + self._count(items, position))
+        self.items = items
 
 
 def _counter(original: tuple[Item, ...], counts: tuple[int, ...], meter: Meter

@@ -185,7 +185,7 @@ def _replay_ratios(conversation: formats.Conversation, repeat: int) -> None:
         return lambda: replay(conversation, policy, Engine().meter("gpt-4o"), price, mode=mode)
 
     stored = _best(repeat, run(RulesPolicy()))
-    everything = _best(max(1, repeat // 2), lambda: compare(conversation, [make(name) for name in POLICIES],
+    everything = _best(repeat, lambda: compare(conversation, [make(name) for name in POLICIES],
                                                             Engine().meter("gpt-4o"), price))
     masking_per_call = _best(max(1, repeat // 2), run(MaskingPolicy(), "per-call"))
     calls = len(replay(conversation, RulesPolicy(), Engine().meter("gpt-4o"), price).calls)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..model import Conversation
+from ..model import Conversation, Item, Message
 from ..tokens import Meter
 
 
@@ -31,6 +31,38 @@ class Policy(Protocol):
     def params(self) -> dict[str, Any]: ...
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult: ...
+
+
+class RunningTotal:
+    """The prompt total of requests that mostly grow by appending, as a replay's do: when a
+    request begins with one this object has counted, only the new items are counted. Owned by a
+    policy; a request that does not extend a known one is counted whole."""
+
+    def __init__(self) -> None:
+        self._known: list[tuple[tuple[Item, ...], int, Conversation]] = []  # (items, total, request), newest last
+
+    def total(self, conversation: Conversation, meter: Meter) -> int:
+        items = conversation.items
+        for known, known_total, request in reversed(self._known):
+            n = len(known)
+            if (2 <= n <= len(items) and request.tools is conversation.tools
+                    and request.instructions is conversation.instructions and items[:n] == known
+                    and not any(_is_system(item) for item in items[n:])):
+                # the two last known items are counted again with what follows: a call's cost
+                # depends on whether its neighbour is a call too
+                total = known_total + sum(meter.items(items[n - 2:])) - sum(meter.items(known[n - 2:]))
+                break
+        else:
+            total = meter.count(conversation).total
+        self.remember(conversation, total)
+        return total
+
+    def remember(self, conversation: Conversation, total: int) -> None:
+        self._known = [*self._known[-1:], (conversation.items, total, conversation)]
+
+
+def _is_system(item: Item) -> bool:
+    return isinstance(item, Message) and item.role in ("system", "developer")
 
 
 def unchanged(conversation: Conversation, report: Any = None) -> PolicyResult:

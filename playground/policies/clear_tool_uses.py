@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from ..errors import InputError
 from ..model import Conversation, Item, ToolCall, ToolResult, content_text, pairs
 from ..tokens import Meter
-from .base import PolicyResult, unchanged
+from .base import PolicyResult, RunningTotal, unchanged
 
 PLACEHOLDER = "[cleared]"
 CLEARED_INPUT = "{}"
@@ -31,6 +31,7 @@ class ClearToolUsesPolicy:
     clear_tool_inputs: bool = False
     # The same cleared item for the same original, so per-call requests share their items.
     memo: dict[int, tuple[Item, Item]] = field(default_factory=dict, compare=False, repr=False)
+    totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     name: ClassVar[str] = "clear-tool-uses"
 
     def __post_init__(self) -> None:
@@ -43,33 +44,35 @@ class ClearToolUsesPolicy:
                 "exclude_tools": list(self.exclude_tools), "clear_tool_inputs": self.clear_tool_inputs}
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
-        if meter.count(conversation).total <= self.trigger:
+        total = self.totals.total(conversation, meter)
+        if total <= self.trigger:
             return unchanged(conversation)
         items = conversation.items
-        uses = sorted(pairs(items).items())
+        results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)]
+        calls = {result: call for call, result in pairs(items).items()} if self.clear_tool_inputs else {}
         edited = list(items)
         cleared = 0
-        for call, result in uses[:max(0, len(uses) - self.keep)]:
-            if items[call].name in self.exclude_tools:  # type: ignore[union-attr]
+        for result in results[:max(0, len(results) - self.keep)]:
+            if items[result].name in self.exclude_tools:  # type: ignore[union-attr]
                 continue
             cleared += self._clear(edited, result, meter)
-            if self.clear_tool_inputs:
-                cleared += self._clear(edited, call, meter)
+            if result in calls:
+                cleared += self._clear(edited, calls[result], meter)
         if not cleared or cleared < self.clear_at_least:
             return unchanged(conversation)
-        return PolicyResult(conversation.with_items(edited), "clearing", tokens_lost=cleared)
+        result = conversation.with_items(edited)
+        self.totals.remember(result, total - cleared)
+        return PolicyResult(result, "clearing", tokens_lost=cleared)
 
     def _clear(self, items: list, position: int, meter: Meter) -> int:
         """Clear one result's content or one call's arguments in place; the tokens that removed
         (0 for one already cleared, or one the placeholder would not shrink)."""
         item = items[position]
-        if isinstance(item, ToolResult):
+        if isinstance(item, ToolResult) and item.content != PLACEHOLDER:
             text, placeholder = content_text(item.content), PLACEHOLDER
-        elif isinstance(item, ToolCall):
+        elif isinstance(item, ToolCall) and item.arguments != CLEARED_INPUT:
             text, placeholder = item.arguments, CLEARED_INPUT
-        else:
-            return 0
-        if text == placeholder:
+        else:  # already cleared
             return 0
         saved = meter.text(text) - meter.text(placeholder)
         if saved <= 0:
