@@ -250,3 +250,15 @@ def test_the_suggested_preset_runs_or_says_what_is_missing(book_file):
         assert done.returncode == 0, done.stderr
     else:
         assert done.returncode == 2 and "suggest.py" in done.stderr and done.stderr.count("\n") == 1
+
+
+@settings(max_examples=60)
+@given(st.one_of(*REQUESTS.values()), st.integers(1, 4))
+def test_a_running_total_agrees_with_counting_the_whole_request(body, step):
+    from playground.policies.base import RunningTotal
+
+    conversation = formats.read(body)
+    meter, running = Meter("gpt-4o"), RunningTotal()
+    for end in [*range(0, len(conversation.items), step), len(conversation.items)]:
+        prefix = conversation.with_items(conversation.items[:end])
+        assert running.total(prefix, meter) == meter.count(prefix).total

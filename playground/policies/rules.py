@@ -13,7 +13,7 @@ from ..pipeline import optimize
 from ..rules import Rules, book_rules
 from ..summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings
 from ..tokens import Meter
-from .base import PolicyResult, unchanged
+from .base import PolicyResult, RunningTotal, unchanged
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class RulesPolicy:
     label: str = "book"  # where the rules came from, for tables
     # Owned here so a replay's thousand applications re-decide only items they have not seen.
     decisions: DecisionCache = field(default_factory=DecisionCache, compare=False, repr=False)
+    totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     name: ClassVar[str] = "rules"
 
     def __post_init__(self) -> None:
@@ -40,6 +41,8 @@ class RulesPolicy:
                 "summarize": self.summarize, "keep_steps": self.keep_steps}
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
+        if self.totals.total(conversation, meter) < self.threshold:  # below it nothing changes: skip the pass
+            return unchanged(conversation)
         summary = SummarySettings(limit=self.threshold, keep_steps=self.keep_steps) if self.summarize else None
         done = optimize(conversation, self.rules, self.settings(), summary, OfflineSummarizer(), meter=meter,
                         decisions=self.decisions)
@@ -53,4 +56,5 @@ class RulesPolicy:
         fired = "+".join(name for name, ran in (("compaction", compacted), ("summarization", summarized)) if ran)
         lost = summary_report.tokens_before - summary_report.tokens_after if summarized else 0  # type: ignore[union-attr]
         final = done.conversation if summarized else done.compaction.conversation
+        self.totals.remember(final, summary_report.tokens_after if summarized else report.tokens_after)  # type: ignore[union-attr]
         return PolicyResult(final, fired, tokens_lost=lost, tokens_retrievable=report.saved, report=done)

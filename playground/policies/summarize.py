@@ -6,14 +6,14 @@ summary cannot be undone by calling a tool: what it replaced counts as lost.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..compaction import DEFAULT_THRESHOLD
 from ..model import Conversation
 from ..summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, Summarization, SummarySettings, run
 from ..tokens import Meter
-from .base import PolicyResult, unchanged
+from .base import PolicyResult, RunningTotal, unchanged
 
 
 def summarize_over(original: Conversation, current: Conversation, limit: int, keep_steps: int,
@@ -29,6 +29,7 @@ def summarize_over(original: Conversation, current: Conversation, limit: int, ke
 class SummarizePolicy:
     limit: int = DEFAULT_THRESHOLD
     keep_steps: int = DEFAULT_KEEP_STEPS
+    totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     name: ClassVar[str] = "summarize"
 
     def __post_init__(self) -> None:
@@ -38,9 +39,12 @@ class SummarizePolicy:
         return {"limit": self.limit, "keep_steps": self.keep_steps}
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
+        if self.totals.total(conversation, meter) < self.limit:
+            return unchanged(conversation)
         done = summarize_over(conversation, conversation, self.limit, self.keep_steps, meter)
         if done is None:
             return unchanged(conversation)
         report = done.report
+        self.totals.remember(done.conversation, report.tokens_after)
         return PolicyResult(done.conversation, "summarization", tokens_lost=report.tokens_before - report.tokens_after,
                             report=report)
