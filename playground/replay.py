@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InputError
-from .model import Conversation, Item, Message, content_text, role_of
+from .model import Conversation, Item, content_text, role_of
 from .policies import Policy
+from .policies.base import is_system
 from .prices import Price
 from .promptcache import PromptCache, call_cost, content_key
 from .tokens import Layout, Meter
@@ -123,10 +124,6 @@ def _turn_end(items: tuple[Item, ...], start: int) -> int:
     return end
 
 
-def _is_system(item: Item) -> bool:
-    return isinstance(item, Message) and item.role in ("system", "developer")
-
-
 @dataclass(frozen=True)
 class _Fixed:
     """The parts of a prompt outside its items: the head (tool definitions, instructions) that
@@ -225,7 +222,7 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     for start in starts[:until]:
         new = items[previous:start]
         previous = start
-        has_system = has_system or any(_is_system(item) for item in new)
+        has_system = has_system or any(is_system(item) for item in new)
         result = policy.apply(conversation.with_items(items[:start] if mode == "per-call" else history + new), meter)
         sent = result.conversation
         history = sent.items

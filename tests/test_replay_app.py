@@ -79,3 +79,12 @@ def test_compare_view_lists_every_strategy_with_the_engines_costs():
     none = frame[frame["strategy"] == "none"].iloc[0]
     assert none["tokens billed"] == baseline.tokens_billed
     assert (frame["tokens billed"] <= none["tokens billed"]).all()
+
+
+def test_the_extra_replays_can_be_switched_off():
+    at = start()
+    charts = len(at.get("vega_lite_chart"))
+    healthy(at.toggle(key=run_panel.SWEEP).set_value(False).run())
+    assert len(at.get("vega_lite_chart")) == charts - 1
+    healthy(at.toggle(key="compare_show").set_value(False).run())
+    assert not [table for table in at.dataframe if "strategy" in table.value.columns]

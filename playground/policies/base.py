@@ -47,7 +47,7 @@ class RunningTotal:
             n = len(known)
             if (2 <= n <= len(items) and request.tools is conversation.tools
                     and request.instructions is conversation.instructions and items[:n] == known
-                    and not any(_is_system(item) for item in items[n:])):
+                    and not any(is_system(item) for item in items[n:])):
                 # the two last known items are counted again with what follows: a call's cost
                 # depends on whether its neighbour is a call too
                 total = known_total + sum(meter.items(items[n - 2:])) - sum(meter.items(known[n - 2:]))
@@ -61,7 +61,8 @@ class RunningTotal:
         self._known = [*self._known[-1:], (conversation.items, total, conversation)]
 
 
-def _is_system(item: Item) -> bool:
+def is_system(item: Item) -> bool:
+    """A system or developer message: its presence changes what tool definitions cost."""
     return isinstance(item, Message) and item.role in ("system", "developer")
 
 

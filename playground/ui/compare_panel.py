@@ -9,11 +9,11 @@ from ..compaction import Settings
 from ..compare import compare
 from ..model import Conversation
 from ..policies import POLICIES, make
-from ..replay import MODES
+from ..replay import MODES, call_starts
 from ..rules import Rules
 from . import run_panel, state
 
-MODE, CACHE = "compare_mode", "compare_cache"
+MODE, CACHE, SHOW = "compare_mode", "compare_cache", "compare_show"
 
 
 def panel(conversation: Conversation, rules: Rules, settings: Settings, model: str) -> None:
@@ -22,6 +22,11 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, model: s
     left.radio("Mode", MODES, key=MODE, horizontal=True, help=run_panel.MODE_HELP)
     with right:
         run_panel.cache_choice(model, CACHE)
+    calls = len(call_starts(conversation.items))
+    if not st.toggle("Compare the strategies", value=calls <= run_panel.LIGHT_RUN, key=SHOW,
+                     help=f"Replays the whole run ({calls} calls) once per strategy; on a long run that takes a "
+                          "while, so it starts off above 200 calls."):
+        return
     options = run_panel.policy_options(rules, settings)
     rows = compare(conversation, [make(name, **options) for name in POLICIES], state.engine().meter(model),
                    run_panel.price(model), mode=st.session_state[MODE], cache=st.session_state[CACHE])

@@ -20,6 +20,8 @@ from ..rules import Rules
 from . import state
 
 CALL = "replay_call"  # the chosen call (position in the run's calls), for the before/after view
+SWEEP = "replay_sweep"
+LIGHT_RUN = 200  # calls: runs up to this long redraw the extra replays on every change without a wait
 STRATEGY, MODE, CACHE, SUMMARIZE = "replay_strategy", "replay_mode", "replay_cache", "replay_summarize"
 WINDOW, TRIGGER, KEEP, CLEAR_AT_LEAST = "replay_window", "replay_trigger", "replay_keep", "replay_clear_at_least"
 PRICE_FIELDS = {"input": "Input", "cached_input": "Cached input", "cache_write": "Cache write", "output": "Output"}
@@ -125,6 +127,10 @@ def _sweep_chart(conversation: Conversation, run: Replay, policy_name: str, opti
                  meter, chosen_price: Price) -> None:
     key = {"rules": "threshold", "summarize": "limit", "hybrid": "limit", "clear-tool-uses": "trigger"}.get(policy_name)
     if key is None or not run.calls:
+        return
+    if not st.toggle("Cost against the threshold", value=len(run.calls) <= LIGHT_RUN, key=SWEEP,
+                     help=f"Replays the whole run once for each of 8 values of the {key}; on a long run that takes "
+                          "a while, so it starts off above 200 calls."):
         return
     largest = max(call.tokens_without for call in run.calls)
     points = sweep(conversation, lambda value: make(policy_name, **{**options, key: value}), sweep_points(largest),
