@@ -88,3 +88,15 @@ def test_the_extra_replays_can_be_switched_off():
     assert len(at.get("vega_lite_chart")) == charts - 1
     healthy(at.toggle(key="compare_show").set_value(False).run())
     assert not [table for table in at.dataframe if "strategy" in table.value.columns]
+
+
+def test_summarize_strategy_follows_the_pages_summarization_settings():
+    at = start()
+    healthy(at.selectbox(key=run_panel.STRATEGY).select("summarize").run())
+    healthy(at.number_input(key="keep_steps").set_value(1).run())
+    conversation, model = at.session_state["conversation"], at.session_state["model"]
+    limit = int(at.session_state["summarize_over"])
+    price = read_prices().get(model)
+    run = replay(conversation, make("summarize", limit=limit, keep_steps=1), Meter(model), price,
+                 cache=price.provider)
+    assert _metric(at, "Prompt tokens billed") == f"{run.totals.tokens_with:,}"

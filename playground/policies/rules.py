@@ -23,6 +23,7 @@ class RulesPolicy:
     keep_recent: int = 0
     summarize: bool = True
     keep_steps: int = DEFAULT_KEEP_STEPS
+    limit: int | None = None  # summarize at or above this many tokens; None: at the threshold, as the book does
     label: str = "book"  # where the rules came from, for tables
     # Owned here so a replay's thousand applications re-decide only items they have not seen.
     decisions: DecisionCache = field(default_factory=DecisionCache, compare=False, repr=False)
@@ -31,19 +32,22 @@ class RulesPolicy:
 
     def __post_init__(self) -> None:
         self.settings()  # bad numbers fail when the policy is made, with located messages
-        SummarySettings(limit=self.threshold, keep_steps=self.keep_steps)
+        self.summary()
 
     def settings(self) -> Settings:
         return Settings(threshold=self.threshold, keep_recent=self.keep_recent)
 
+    def summary(self) -> SummarySettings:
+        return SummarySettings(limit=self.threshold if self.limit is None else self.limit, keep_steps=self.keep_steps)
+
     def params(self) -> dict[str, Any]:
         return {"rules": self.label, "threshold": self.threshold, "keep_recent": self.keep_recent,
-                "summarize": self.summarize, "keep_steps": self.keep_steps}
+                "summarize": self.summarize, "limit": self.summary().limit, "keep_steps": self.keep_steps}
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         if self.totals.total(conversation, meter) < self.threshold:  # below it nothing changes: skip the pass
             return unchanged(conversation)
-        summary = SummarySettings(limit=self.threshold, keep_steps=self.keep_steps) if self.summarize else None
+        summary = self.summary() if self.summarize else None
         done = optimize(conversation, self.rules, self.settings(), summary, OfflineSummarizer(), meter=meter,
                         decisions=self.decisions)
         report = done.compaction.report

@@ -127,6 +127,6 @@ def _page() -> None:
     with tabs[4]:
         _export_panel(conversation, optimized, rules, summary.limit if summary else None)
     with tabs[5]:
-        run_panel.panel(conversation, rules, settings, model_name)
+        run_panel.panel(conversation, rules, settings, summary, model_name)
     with tabs[6]:
-        compare_panel.panel(conversation, rules, settings, model_name)
+        compare_panel.panel(conversation, rules, settings, summary, model_name)

@@ -11,12 +11,14 @@ from ..model import Conversation
 from ..policies import POLICIES, make
 from ..replay import MODES, call_starts
 from ..rules import Rules
+from ..summarize import SummarySettings
 from . import run_panel, state
 
 MODE, CACHE, SHOW = "compare_mode", "compare_cache", "compare_show"
 
 
-def panel(conversation: Conversation, rules: Rules, settings: Settings, model: str) -> None:
+def panel(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
+          model: str) -> None:
     """The Compare tab: mode and cache, then the strategies table and their costs."""
     left, right = st.columns(2)
     left.radio("Mode", MODES, key=MODE, horizontal=True, help=run_panel.MODE_HELP)
@@ -27,7 +29,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, model: s
                      help=f"Replays the whole run ({calls} calls) once per strategy; on a long run that takes a "
                           "while, so it starts off above 200 calls."):
         return
-    options = run_panel.policy_options(rules, settings)
+    options = run_panel.policy_options(rules, settings, summary)
     rows = compare(conversation, [make(name, **options) for name in POLICIES], state.engine().meter(model),
                    run_panel.price(model), mode=st.session_state[MODE], cache=st.session_state[CACHE])
     table = [{"strategy": row.strategy, "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items()),

@@ -17,12 +17,13 @@ from ..prices import Price, read_prices
 from ..promptcache import CACHE_MODELS
 from ..replay import MODES, Replay, chart_rows, replay, sweep, sweep_points
 from ..rules import Rules
+from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings
 from . import state
 
 CALL = "replay_call"  # the chosen call (position in the run's calls), for the before/after view
 SWEEP = "replay_sweep"
 LIGHT_RUN = 200  # calls: runs up to this long redraw the extra replays on every change without a wait
-STRATEGY, MODE, CACHE, SUMMARIZE = "replay_strategy", "replay_mode", "replay_cache", "replay_summarize"
+STRATEGY, MODE, CACHE = "replay_strategy", "replay_mode", "replay_cache"
 WINDOW, TRIGGER, KEEP, CLEAR_AT_LEAST = "replay_window", "replay_trigger", "replay_keep", "replay_clear_at_least"
 PRICE_FIELDS = {"input": "Input", "cached_input": "Cached input", "cache_write": "Cache write", "output": "Output"}
 SIDE_COLORS = alt.Scale(domain=["without", "with"], range=["#9aa0a6", "#1a73e8"])
@@ -42,12 +43,15 @@ def price(model: str) -> Price:
     return replace(listed, **edits) if edits else listed
 
 
-def policy_options(rules: Rules, settings: Settings) -> dict[str, Any]:
-    """Every strategy's settings as the page holds them (each policy takes the ones it knows)."""
+def policy_options(rules: Rules, settings: Settings, summary: SummarySettings | None) -> dict[str, Any]:
+    """Every strategy's settings as the page holds them (each policy takes the ones it knows):
+    rules, threshold and summarization from the page, the rest from the Run view's controls."""
     get = st.session_state.get
-    return {"rules": rules, "label": "the page's rules", "threshold": settings.threshold, "limit": settings.threshold,
-            "keep_recent": settings.keep_recent, "summarize": get(SUMMARIZE, True), "window": get(WINDOW, 10),
-            "trigger": get(TRIGGER, 100_000), "keep": get(KEEP, 3), "clear_at_least": get(CLEAR_AT_LEAST, 0)}
+    limit, keep_steps = (summary.limit, summary.keep_steps) if summary else (settings.threshold, DEFAULT_KEEP_STEPS)
+    return {"rules": rules, "label": "the page's rules", "threshold": settings.threshold, "limit": limit,
+            "keep_recent": settings.keep_recent, "summarize": summary is not None, "keep_steps": keep_steps,
+            "window": get(WINDOW, 10), "trigger": get(TRIGGER, 100_000), "keep": get(KEEP, 3),
+            "clear_at_least": get(CLEAR_AT_LEAST, 0)}
 
 
 def cache_choice(model: str, key: str) -> None:
@@ -67,10 +71,6 @@ def _controls(model: str) -> None:
         cache_choice(model, CACHE)
     chosen = st.session_state[STRATEGY]
     columns = st.columns(4)
-    if chosen == "rules":
-        columns[0].checkbox("Summarize when still over", value=True, key=SUMMARIZE,
-                            help="The book's fallback: if compaction leaves the request at or over the threshold, the "
-                                 "older history becomes an (offline) summary.")
     if chosen in ("masking", "hybrid"):
         columns[0].number_input("Window (tool outputs kept)", 0, 1000, 10, key=WINDOW,
                                 help="Tool outputs older than the newest N become a placeholder (SWE-agent and "
@@ -84,7 +84,8 @@ def _controls(model: str) -> None:
                                 help="Clear nothing unless at least this many tokens go: a cache break must be "
                                      "worth it.")
     if chosen in ("rules", "summarize", "hybrid"):
-        st.caption("Threshold and keep_recent come from the sidebar; the rules from the *Rules* tab.")
+        st.caption("Threshold, keep_recent and summarization come from the sidebar, the rules from the *Rules* tab. "
+                   "Summaries in a replay are the offline summarizer's: replaying never calls an LLM.")
 
 
 def _price_editor(model: str) -> None:
@@ -158,11 +159,12 @@ def _chosen_call(run: Replay) -> None:
                f"${call.cost_without:.4f} → ${call.cost_with:.4f}{fired}.")
 
 
-def panel(conversation: Conversation, rules: Rules, settings: Settings, model: str) -> None:
+def panel(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
+          model: str) -> None:
     """The Run tab: controls, totals, the charts and the call slider."""
     _controls(model)
     _price_editor(model)
-    options = policy_options(rules, settings)
+    options = policy_options(rules, settings, summary)
     policy = make(st.session_state[STRATEGY], **options)
     meter = state.engine().meter(model)
     chosen_price = price(model)
