@@ -262,3 +262,13 @@ def test_a_running_total_agrees_with_counting_the_whole_request(body, step):
     for end in [*range(0, len(conversation.items), step), len(conversation.items)]:
         prefix = conversation.with_items(conversation.items[:end])
         assert running.total(prefix, meter) == meter.count(prefix).total
+
+
+def test_a_running_total_never_reuses_another_models_count():
+    from playground.policies.base import RunningTotal
+
+    conversation = book()
+    running, gpt5, gpt4o = RunningTotal(), Meter("gpt-5"), Meter("gpt-4o")
+    running.total(conversation.with_items(conversation.items[:4]), gpt4o)
+    longer = conversation.with_items(conversation.items[:6])
+    assert running.total(longer, gpt5) == gpt5.count(longer).total != gpt4o.count(longer).total

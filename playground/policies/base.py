@@ -39,13 +39,14 @@ class RunningTotal:
     policy; a request that does not extend a known one is counted whole."""
 
     def __init__(self) -> None:
-        self._known: list[tuple[tuple[Item, ...], int, Conversation]] = []  # (items, total, request), newest last
+        # (items, total, request, meter), newest last
+        self._known: list[tuple[tuple[Item, ...], int, Conversation, Meter]] = []
 
     def total(self, conversation: Conversation, meter: Meter) -> int:
         items = conversation.items
-        for known, known_total, request in reversed(self._known):
+        for known, known_total, request, counted_by in reversed(self._known):
             n = len(known)
-            if (2 <= n <= len(items) and request.tools is conversation.tools
+            if (counted_by is meter and 2 <= n <= len(items) and request.tools is conversation.tools
                     and request.instructions is conversation.instructions and items[:n] == known
                     and not any(is_system(item) for item in items[n:])):
                 # the two last known items are counted again with what follows: a call's cost
@@ -54,11 +55,11 @@ class RunningTotal:
                 break
         else:
             total = meter.count(conversation).total
-        self.remember(conversation, total)
+        self.remember(conversation, total, meter)
         return total
 
-    def remember(self, conversation: Conversation, total: int) -> None:
-        self._known = [*self._known[-1:], (conversation.items, total, conversation)]
+    def remember(self, conversation: Conversation, total: int, meter: Meter) -> None:
+        self._known = [*self._known[-1:], (conversation.items, total, conversation, meter)]
 
 
 def is_system(item: Item) -> bool:

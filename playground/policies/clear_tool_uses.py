@@ -61,7 +61,7 @@ class ClearToolUsesPolicy:
         if not cleared or cleared < self.clear_at_least:
             return unchanged(conversation)
         result = conversation.with_items(edited)
-        self.totals.remember(result, total - cleared)
+        self.totals.remember(result, total - cleared, meter)
         return PolicyResult(result, "clearing", tokens_lost=cleared)
 
     def _clear(self, items: list, position: int, meter: Meter) -> int:

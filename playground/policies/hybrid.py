@@ -38,7 +38,7 @@ class HybridPolicy:
         if done is None:
             return (PolicyResult(masked, "masking", tokens_lost=removed) if count else unchanged(conversation))
         report = done.report
-        self.totals.remember(done.conversation, report.tokens_after)
+        self.totals.remember(done.conversation, report.tokens_after, meter)
         fired = "masking+summarization" if count else "summarization"
         return PolicyResult(done.conversation, fired, tokens_lost=removed + report.tokens_before - report.tokens_after,
                             report=report)

@@ -60,5 +60,6 @@ class RulesPolicy:
         fired = "+".join(name for name, ran in (("compaction", compacted), ("summarization", summarized)) if ran)
         lost = summary_report.tokens_before - summary_report.tokens_after if summarized else 0  # type: ignore[union-attr]
         final = done.conversation if summarized else done.compaction.conversation
-        self.totals.remember(final, summary_report.tokens_after if summarized else report.tokens_after)  # type: ignore[union-attr]
+        self.totals.remember(final, summary_report.tokens_after if summarized else report.tokens_after,  # type: ignore[union-attr]
+                             meter)
         return PolicyResult(final, fired, tokens_lost=lost, tokens_retrievable=report.saved, report=done)

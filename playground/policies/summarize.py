@@ -45,6 +45,6 @@ class SummarizePolicy:
         if done is None:
             return unchanged(conversation)
         report = done.report
-        self.totals.remember(done.conversation, report.tokens_after)
+        self.totals.remember(done.conversation, report.tokens_after, meter)
         return PolicyResult(done.conversation, "summarization", tokens_lost=report.tokens_before - report.tokens_after,
                             report=report)
