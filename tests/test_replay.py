@@ -272,3 +272,30 @@ def test_a_running_total_never_reuses_another_models_count():
     running.total(conversation.with_items(conversation.items[:4]), gpt4o)
     longer = conversation.with_items(conversation.items[:6])
     assert running.total(longer, gpt5) == gpt5.count(longer).total != gpt4o.count(longer).total
+
+
+def reads(count: int) -> formats.Conversation:
+    """A run of ``count`` file reads, each answered by the same 40-line page."""
+    messages = [{"role": "system", "content": "You are a coding agent."}, {"role": "user", "content": "Read them."}]
+    for i in range(count):
+        messages.append({"role": "assistant", "content": None,
+                         "tool_calls": [{"id": f"c{i}", "type": "function", "function": {
+                             "name": "read_file", "arguments": json.dumps({"path": f"f{i}.py"})}}]})
+        page = f"# file {i}\n" + "def main():\n    pass\n" * 40
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": page})
+    messages.append({"role": "assistant", "content": "Read them all."})
+    return formats.read({"model": "gpt-4o", "messages": messages})
+
+
+def test_per_call_edits_every_request_over_the_threshold_stored_only_when_the_history_is():
+    conversation = reads(8)
+    meter = Meter("gpt-4o")
+    starts = call_starts(conversation.items)
+    threshold = meter.count(conversation.with_items(conversation.items[:starts[3]])).total
+    policy = RulesPolicy(threshold=threshold, summarize=False)
+    stored = replay(conversation, policy, meter, GPT4O, mode="stored")
+    per_call = replay(conversation, RulesPolicy(threshold=threshold, summarize=False), meter, GPT4O, mode="per-call")
+    assert [c.fired is not None for c in per_call.calls] == [False] * 3 + [True] * 6
+    assert sum(c.fired is not None for c in stored.calls) < 6  # compacted history stays under for a while
+    assert all(p.tokens_with <= s.tokens_with for p, s in zip(per_call.calls, stored.calls, strict=True))
+    assert per_call.totals.tokens_with < stored.totals.tokens_with
