@@ -299,3 +299,39 @@ def test_per_call_edits_every_request_over_the_threshold_stored_only_when_the_hi
     assert sum(c.fired is not None for c in stored.calls) < 6  # compacted history stays under for a while
     assert all(p.tokens_with <= s.tokens_with for p, s in zip(per_call.calls, stored.calls, strict=True))
     assert per_call.totals.tokens_with < stored.totals.tokens_with
+
+
+class _Reorder:
+    """A policy that rewrites the newest tool result with its words in another order: the same
+    token count, different content."""
+
+    name = "reorder"
+
+    def params(self) -> dict:
+        return {}
+
+    def apply(self, conversation, meter):
+        from dataclasses import replace as swap
+
+        from playground.model import ToolResult, content_text
+        from playground.policies import PolicyResult
+
+        items = list(conversation.items)
+        last = max((p for p, item in enumerate(items) if isinstance(item, ToolResult)), default=None)
+        if last is None:
+            return PolicyResult(conversation)
+        items[last] = swap(items[last], content=" ".join(reversed(content_text(items[last].content).split(" "))))
+        return PolicyResult(conversation.with_items(items), "reorder")
+
+
+def test_the_cache_compares_content_not_just_counts():
+    long_system = {"role": "system", "content": "Follow the house rules. " * 400}
+    conversation = formats.read({**formats.write(reads(3)), "messages": [
+        long_system, *formats.write(reads(3))["messages"][1:]]})
+    meter = Meter("gpt-4o")
+    run = replay(conversation, _Reorder(), meter, GPT4O, mode="per-call", cache="openai")
+    assert [c.tokens_with for c in run.calls] == [c.tokens_without for c in run.calls]  # the same counts…
+    # …but at call 2 the first result is back in its own order (per-call edits a fresh copy) while call 1
+    # wrote it reordered: the cache stops before it, where "without" reads on through it
+    assert run.calls[2].cached_with < run.calls[2].cached_without
+    assert run.calls[2].cached_with >= 1024
