@@ -15,12 +15,11 @@ from typing import Any, NoReturn
 
 from . import formats
 from .compaction import DEFAULT_THRESHOLD, Settings
+from .engine import Engine
 from .errors import InputError
-from .pipeline import optimize
 from .report import count_to_json, optimized_to_json
 from .rules import book_rules, load_rules, rules_to_json, rules_to_python
-from .summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings
-from .tokens import count
+from .summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings, check_limit
 
 PROG = "python -m playground"
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "token-counts"
@@ -90,9 +89,26 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _engine(args: argparse.Namespace, conversation: formats.Conversation) -> Engine:
+    """An engine for this run, holding the ``--calibration`` file's factors when one is given."""
+    engine = Engine()
+    if args.calibration:
+        from .calibration import load_calibrations
+
+        try:
+            engine.calibrations = load_calibrations(_load_json(args.calibration))
+        except InputError as error:
+            raise error.within(args.calibration) from None
+        model = args.model or conversation.model or ""
+        if model not in engine.calibrations:
+            raise InputError(f"no calibration for model {model!r} (the file has: "
+                             f"{', '.join(sorted(engine.calibrations))})", where=args.calibration)
+    return engine
+
+
 def cmd_count(args: argparse.Namespace) -> int:
     conversation = _load_conversation(args.file, args.format)
-    result = count(conversation, args.model)
+    result = _engine(args, conversation).count(conversation, args.model)
     _write(_dump(count_to_json(result, conversation)) if args.json else f"{result.total}\n", None)
     return 0
 
@@ -102,9 +118,16 @@ def _summarizer(args: argparse.Namespace):
         return OfflineSummarizer()
     if not args.llm_model:
         raise InputError("--summarizer openai needs --llm-model (the model the endpoint serves)")
-    from .llm import Endpoint, OpenAISummarizer, key_from_environment
+    from . import keys
+    from .llm import Endpoint, OpenAISummarizer
 
-    return OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=key_from_environment(),
+    choice = keys.resolve_key(args.base_url, None, os.environ, {})
+    if choice.source == keys.WITHHELD:
+        raise InputError(f"{keys.KEY_NAME} is sent only to {keys.DEFAULT_HOST} and the hosts listed in "
+                         f"{keys.HOSTS_NAME}; to send it to {choice.host or 'this URL'}, set "
+                         f"{keys.HOSTS_NAME}={choice.host or '<host>'} (or unset {keys.KEY_NAME} for a server that "
+                         "needs no key)", where="--base-url")
+    return OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=choice.key,
                                      timeout=args.timeout))
 
 
@@ -112,9 +135,12 @@ def cmd_compact(args: argparse.Namespace) -> int:
     conversation = _load_conversation(args.file, args.format)
     rules = _load_rules(args.rules)
     settings = Settings(threshold=args.threshold, keep_recent=args.keep_recent)
+    if args.summarize_over is not None and not args.no_summarize:
+        check_limit(args.summarize_over, args.threshold, where="--summarize-over")
     summary = None if args.no_summarize else SummarySettings(
         limit=args.threshold if args.summarize_over is None else args.summarize_over, keep_steps=args.keep_steps)
-    result = optimize(conversation, rules, settings, summary, _summarizer(args) if summary else None, args.model)
+    result = _engine(args, conversation).optimize(conversation, rules, settings, summary,
+                                                  _summarizer(args) if summary else None, args.model)
     output = _dump(formats.write(result.conversation))
     report = _dump(optimized_to_json(result, summary.limit if summary else None)) if args.report else None
     _write(output, args.output)
@@ -140,10 +166,13 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise InputError("fixture folder not found (pass --fixtures DIR)", where=str(folder))
     cases = accuracy.measure(folder)
+    providers = [m for m in (accuracy.measure_provider(folder, f) for f in accuracy.PROVIDER_FILES) if m]
     if args.json:
-        _write(_dump([case.__dict__ | {"error": case.error} for case in cases]), None)
+        _write(_dump([case.__dict__ | {"error": case.error} for case in cases]
+                     + [case.__dict__ | {"error": case.error, "loo_error": case.loo_error}
+                        for measured in providers for case in measured.cases]), None)
     else:
-        _write(accuracy.render(cases) + "\n", None)
+        _write(accuracy.render(cases, providers) + "\n", None)
     return 0
 
 
@@ -157,6 +186,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="model whose accounting to use (default: the request's own)")
     p.add_argument("--format", choices=list(formats.FORMATS), help=format_help)
     p.add_argument("--json", action="store_true", help="print the total, encoding, exactness and per-item counts")
+    p.add_argument("--calibration", help="JSON file: a list of {request, usage} pairs (usage as the provider "
+                                         "returned it) or {model: factor}; corrects counts for that model")
     p.set_defaults(run=cmd_count)
 
     p = commands.add_parser("compact", help="compact a conversation behind a token threshold")
@@ -164,25 +195,30 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", help="rules JSON file (replaces the book's rules as a whole)")
     p.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
                    help=f"compact only at or above this many prompt tokens (default {DEFAULT_THRESHOLD})")
-    p.add_argument("--keep-recent", type=_non_negative, default=0, help="leave the newest N tool uses alone")
+    p.add_argument("--keep-recent", type=_non_negative, default=0,
+                   help="leave the newest N tool uses that have a result (call and result) as they are; a call "
+                        "still waiting for its result takes no slot")
     p.add_argument("--model", help="model whose accounting to use (default: the request's own)")
     p.add_argument("--format", choices=list(formats.FORMATS), help=format_help)
     p.add_argument("--report", help="write the report (JSON) to this file")
     p.add_argument("-o", "--output", help="write the compacted conversation here (default: stdout)")
+    p.add_argument("--calibration", help="JSON file: a list of {request, usage} pairs (usage as the provider "
+                                         "returned it) or {model: factor}; corrects counts for that model")
     group = p.add_argument_group("summarization (when the compacted request is still too large)")
     group.add_argument("--summarize-over", type=_non_negative,
                        help="summarize older history if the compacted request has at least this many tokens "
-                            "(default: the threshold)")
+                            "(default: the threshold; never below it)")
     group.add_argument("--keep-steps", type=_non_negative, default=DEFAULT_KEEP_STEPS,
                        help=f"newest assistant turns (with their tool results) kept verbatim (default "
                             f"{DEFAULT_KEEP_STEPS})")
     group.add_argument("--summarizer", choices=("offline", "openai"), default="offline",
                        help="offline: extractive, no LLM (default); openai: any OpenAI-compatible endpoint, key "
-                            "from OPENAI_API_KEY")
+                            "from OPENAI_API_KEY (sent only to api.openai.com and hosts in PLAYGROUND_KEY_HOSTS)")
     group.add_argument("--llm-model", help="model for --summarizer openai")
     group.add_argument("--base-url", help="endpoint for --summarizer openai (default: api.openai.com), e.g. "
                                           "http://localhost:11434/v1 for Ollama")
-    group.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the endpoint (default 60)")
+    group.add_argument("--timeout", type=float, default=60.0,
+                       help="seconds to wait for the endpoint in all, retries included (default 60)")
     group.add_argument("--no-summarize", action="store_true", help="compaction only, never summarize")
     p.set_defaults(run=cmd_compact)
 

@@ -4,19 +4,26 @@ Count first: below the threshold nothing changes (every edit costs a possible re
 breaks the provider's prompt-cache prefix). At or above it, one pass over the items applies the
 rules, remembering each call's arguments by position so its result's reference can name the
 path or query. Guards the book's listing lacks: results the model has not read yet, calls whose
-result is not in yet, the newest ``keep_recent`` tool uses and error results are left alone; a
-replacement that is not smaller is skipped; a second pass changes nothing.
+result is not in yet, the newest ``keep_recent`` answered tool uses and error results (flagged by
+the format or recognised by the rules' error patterns) are left alone; a replacement that is not
+smaller is skipped; a second pass changes nothing.
+
+The pass is a generator (``walk``) that yields each step — rule lookup, template, every guard,
+verdict — so a teaching view can replay exactly what the engine does; ``apply_rules`` and
+``compact`` run that same generator to the end.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .errorpatterns import ErrorPatterns, error_detail
 from .errors import InputError
 from .model import Conversation, Item, JsonObject, Origin, ToolCall, ToolResult, content_text, pairs, role_of
-from .rules import Rules, Template, book_rules, field_values
+from .rules import FALLBACKS, CallRule, ResultRule, Rules, Template, book_rules, field_values
 from .tokens import Layout, Meter, TokenCount
 
 DEFAULT_THRESHOLD = 50_000  # the book's
@@ -28,9 +35,9 @@ REASONS = {
     "not_processed": "not processed by the model yet (no assistant turn after it)",
     "result_pending": "its result is not in the request yet",
     "error_result": "error result: a reference would disguise the failure",
-    "keep_recent": "one of the newest tool uses (keep_recent)",
-    "below_min_tokens": "smaller than the rule's min_tokens",
-    "not_smaller": "the replacement is not smaller, in tokens, than the original",
+    "keep_recent": "one of the newest answered tool uses (keep_recent)",
+    "below_min_tokens": "the item is smaller than the rule's min_tokens",
+    "not_smaller": "the item with the replacement is not smaller, in tokens, than the original",
 }
 STAGES = {
     "below_threshold": "below the threshold: nothing changes",
@@ -41,9 +48,14 @@ STAGES = {
 
 @dataclass(frozen=True)
 class Settings:
+    """``keep_recent``: the newest N tool uses that have a result (call and result) stay as they
+    are. ``compact_errors``: let rules replace error results too. ``detect_errors``: recognise
+    errors by the rules' ``error_patterns`` as well as by the format's ``is_error`` flag."""
+
     threshold: int = DEFAULT_THRESHOLD
     keep_recent: int = 0
     compact_errors: bool = False
+    detect_errors: bool = True
 
     def __post_init__(self) -> None:
         if self.threshold < 0:
@@ -107,27 +119,89 @@ class Compaction:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One step of the compaction pass, as a teaching view walks it (see ``walk``).
+
+    ``phase`` is ``lookup`` (the rule row found for the item's tool, or none, and the call
+    arguments remembered for its call id), ``template`` (the fields filled and the text they
+    make), ``guard`` (one check: ``guard`` names it by the ``REASONS`` key it stops with,
+    ``passed`` says whether the item got past it, ``detail`` why, with the figures compared),
+    ``verdict`` (the ``edit`` made, with its tokens, or the ``skip`` and its reason) and, last of
+    all, ``done`` (``items``: the request as the pass leaves it). Token figures are the item's
+    tokens, as its row shows them.
+    """
+
+    phase: str
+    position: int
+    tool: str = ""
+    kind: str = ""  # "call" or "result"
+    call_id: str = ""
+    rule: str | None = None  # the matched row as text, e.g. "tool_results: Read|read_file → …"
+    pattern: str | None = None  # the matched row's tool pattern
+    argument: str | None = None  # a call rule's argument
+    arguments: JsonObject | None = None  # the call's arguments, remembered by call id
+    values: Mapping[str, str] | None = None  # template: each field's value
+    missing_fields: tuple[str, ...] = ()
+    text: str | None = None  # template: the replacement text
+    guard: str | None = None
+    passed: bool | None = None
+    detail: str = ""
+    edit: Edit | None = None
+    skip: Skip | None = None
+    item: Item | None = None  # verdict of an edit: the item as it now stands
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    items: tuple[Item, ...] | None = None  # done: every item after the pass
+
+
+# The guards, in the order the pass checks them, as the question each one asks.
+GUARDS = {
+    "rule_disabled": "is the rule switched on?",
+    "no_argument": "does the call have the argument the rule replaces?",
+    "already_compacted": "is the text not already this rule's replacement?",
+    "not_processed": "has the model read the result (an assistant turn after it)?",
+    "result_pending": "is the call's result in the request?",
+    "error_result": "is the result (the call's result, for a call) not an error?",
+    "keep_recent": "is it older than the newest keep_recent answered tool uses?",
+    "below_min_tokens": "is the item at least the rule's min_tokens?",
+    "not_smaller": "is the replacement smaller, in tokens, than the original?",
+}
+
+
+@dataclass(frozen=True)
 class _Context:
     """What the pass knows about the whole request before it edits anything."""
 
     items: tuple[Item, ...]
+    layout: Layout
     answers: dict[int, int]  # call position -> result position
     answered_by: dict[int, int]  # result position -> call position
     last_assistant: int
     protected: frozenset[int]
     settings: Settings
     meter: Meter
+    patterns: ErrorPatterns
+    errors: dict[int, str | None]  # result position -> why it is an error; filled as results are asked about
 
     @classmethod
-    def build(cls, items: tuple[Item, ...], settings: Settings, meter: Meter) -> _Context:
+    def build(cls, items: tuple[Item, ...], settings: Settings, meter: Meter, patterns: ErrorPatterns) -> _Context:
         answers = pairs(items)
-        calls = [p for p, item in enumerate(items) if isinstance(item, ToolCall)]
-        newest = calls[len(calls) - settings.keep_recent:] if settings.keep_recent else []
-        protected = frozenset(newest) | {answers[p] for p in newest if p in answers}
+        # keep_recent counts tool uses that have a result: a call still waiting takes no slot.
+        answered = sorted(answers)
+        newest = answered[-settings.keep_recent:] if settings.keep_recent else []
+        protected = frozenset(newest) | {answers[p] for p in newest}
         last_assistant = max((p for p, item in enumerate(items) if role_of(item) == "assistant"), default=-1)
-        return cls(items, answers, {r: c for c, r in answers.items()}, last_assistant, protected, settings, meter)
+        return cls(items, Layout.of(items), answers, {r: c for c, r in answers.items()}, last_assistant, protected,
+                   settings, meter, patterns, {})
 
-
+    def error_of(self, result: int | None) -> str | None:
+        """Why the result at ``result`` is an error (``is_error flag`` / ``matched: <name>``), or None."""
+        if result is None:
+            return None
+        if result not in self.errors:
+            self.errors[result] = error_detail(self.items[result], self.patterns,  # type: ignore[arg-type]
+                                               self.settings.detect_errors)
+        return self.errors[result]
 
 
 @dataclass(frozen=True)
@@ -137,13 +211,14 @@ class _Candidate:
 
     position: int
     item: ToolCall | ToolResult
+    rule: CallRule | ResultRule
     template: Template
-    enabled: bool
-    min_tokens: int
     text: str | None  # None: there is nothing to replace (no such argument)
     arguments: JsonObject | None
     waiting: str | None  # "not_processed" / "result_pending" when the work is not finished
-    failed: bool  # the result (the call's, for a call) is an error
+    failed: str | None  # why the result (the call's, for a call) is an error
+    parallel: bool  # a call sharing its message with other calls (it costs more)
+    value_limit: int
     argument: str | None = None
 
     def rebuild(self, replacement: str) -> Item:
@@ -152,16 +227,21 @@ class _Candidate:
         arguments = {**(self.arguments or {}), str(self.argument): replacement}
         return replace(self.item, arguments=json.dumps(arguments, ensure_ascii=False))
 
-    @staticmethod
-    def measured(item: Item) -> str:
-        """The text of an item that an edit changes, as the meter counts it (already cached
-        from the first count): a result's content, a call's whole arguments."""
-        return item.arguments if isinstance(item, ToolCall) else content_text(item.content)  # type: ignore[union-attr]
+    def loose(self) -> frozenset[str]:
+        """Template fields read from the very argument this call rule replaces: after the edit
+        that value is gone, so "already compacted" accepts anything there."""
+        if self.argument is None:
+            return frozenset()
+        return frozenset(f for f in self.template.fields if self.argument in FALLBACKS.get(f, (f,)))
 
     def describe(self) -> str:
         if self.argument is None:
-            return f"tool_results: {self.item.name} → {self.template.text}"
-        return f"tool_calls: {self.item.name}.{self.argument} → {self.template.text}"
+            return f"tool_results: {self.rule.tool} → {self.template.text}"
+        return f"tool_calls: {self.rule.tool}.{self.argument} → {self.template.text}"
+
+    def step(self, phase: str, **fields: Any) -> Step:
+        return Step(phase, self.position, self.item.name, "result" if self.argument is None else "call",
+                    self.item.call_id, self.describe(), self.rule.tool, self.argument, **fields)
 
 
 def _candidates(ctx: _Context, rules: Rules, position: int, item: Item) -> list[_Candidate]:
@@ -172,19 +252,23 @@ def _candidates(ctx: _Context, rules: Rules, position: int, item: Item) -> list[
         call = ctx.answered_by.get(position)
         arguments = ctx.items[call].parsed_arguments() if call is not None else None  # type: ignore[union-attr]
         waiting = "not_processed" if position >= ctx.last_assistant else None
-        return [_Candidate(position, item, rule.template, rule.enabled, rule.min_tokens, content_text(item.content),
-                           arguments, waiting, item.is_error)]
+        return [_Candidate(position, item, rule, rule.template, content_text(item.content), arguments, waiting,
+                           ctx.error_of(position), False, rules.value_limit)]
     if not isinstance(item, ToolCall):
         return []
-    arguments = item.parsed_arguments()
-    result = ctx.answers.get(position)
-    failed = result is not None and ctx.items[result].is_error  # type: ignore[union-attr]
     found = []
-    for rule in rules.for_call(item.name):
+    call_rules = rules.for_call(item.name)
+    if call_rules:
+        arguments = item.parsed_arguments()
+        result = ctx.answers.get(position)
+        failed = ctx.error_of(result)
+        parallel = position in ctx.layout.parallel
+    for rule in call_rules:
         value = arguments.get(rule.argument) if arguments and rule.argument in arguments else None
         text = None if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        found.append(_Candidate(position, item, rule.replacement, rule.enabled, rule.min_tokens, text, arguments,
-                                None if result is not None else "result_pending", failed, rule.argument))
+        found.append(_Candidate(position, item, rule, rule.replacement, text, arguments,
+                                None if result is not None else "result_pending", failed, parallel, rules.value_limit,
+                                rule.argument))
     return found
 
 
@@ -196,30 +280,87 @@ def _builtins(ctx: _Context, c: _Candidate) -> dict[str, Any]:
     return {field: measures[field]() for field in c.template.fields if field in measures}
 
 
-def _decide(ctx: _Context, c: _Candidate) -> tuple[Item, tuple[str, ...], int] | tuple[str, str]:
-    """The compacted item, the template fields its call lacked and the tokens saved — or the
-    (reason, detail) it was left alone for."""
-    if not c.enabled:
-        return "rule_disabled", ""
-    if c.text is None:
-        return "no_argument", "arguments are not a JSON object" if c.arguments is None else f"no {c.argument!r}"
-    values, missing = field_values(c.template, c.arguments, _builtins(ctx, c))
-    if c.template.matches(c.text, values):
-        return "already_compacted", ""
-    if c.waiting:
-        return c.waiting, ""
-    if c.failed and not ctx.settings.compact_errors:
-        return "error_result", "" if isinstance(c.item, ToolResult) else "its result is an error"
-    if c.position in ctx.protected:
-        return "keep_recent", f"keep_recent = {ctx.settings.keep_recent}"
-    original = ctx.meter.text(c.measured(c.item))
-    if original < c.min_tokens:
-        return "below_min_tokens", f"{original} < {c.min_tokens} tokens"
-    compacted = c.rebuild(c.template.render(values))
-    smaller = ctx.meter.text(c.measured(compacted))
-    if smaller >= original:
-        return "not_smaller", f"{smaller} ≥ {original} tokens"
-    return compacted, missing, original - smaller
+@dataclass(frozen=True)
+class _Decision:
+    """What the pass decided for one candidate, and the trail that led there: ``trail`` holds
+    ``("guard", name, passed, detail)`` and ``("template",)`` entries in the order they happened,
+    so a step-by-step view replays exactly the checks the decision made."""
+
+    trail: tuple[tuple[Any, ...], ...]
+    reason: str | None  # None: an edit
+    detail: str
+    tokens_before: int  # the item's tokens, as its row shows them
+    tokens_after: int
+    values: Mapping[str, str] | None = None
+    missing: tuple[str, ...] = ()
+    text: str | None = None
+    item: Item | None = None
+
+
+def _decide(ctx: _Context, c: _Candidate) -> _Decision:
+    """The compacted item — or the reason (a ``REASONS`` key) it was left alone for — with every
+    guard checked on the way. Figures in a detail are item tokens, the numbers the row shows."""
+    trail: list[tuple[Any, ...]] = []
+    before = ctx.meter.item(c.item, parallel=c.parallel)
+
+    def check(guard: str, stops: bool, detail: str = "", passed: str = "") -> bool:
+        trail.append(("guard", guard, not stops, detail if stops else passed))
+        return stops
+
+    def skip(reason: str, detail: str = "", **found: Any) -> _Decision:
+        return _Decision(tuple(trail), reason, detail, before, before, **found)
+
+    if check("rule_disabled", not c.rule.enabled):
+        return skip("rule_disabled")
+    detail = "arguments are not a JSON object" if c.arguments is None else f"no {c.argument!r}"
+    if check("no_argument", c.text is None, detail):
+        return skip("no_argument", detail)
+    values, missing = field_values(c.template, c.arguments, _builtins(ctx, c), c.value_limit)
+    text = c.template.render(values)
+    trail.append(("template",))
+    filled = {"values": values, "missing": missing, "text": text}
+    if check("already_compacted", c.template.matches(str(c.text), values, c.loose())):
+        return skip("already_compacted", **filled)
+    if check(c.waiting or ("not_processed" if c.argument is None else "result_pending"), c.waiting is not None):
+        return skip(str(c.waiting), **filled)
+    failed = c.failed is not None and not ctx.settings.compact_errors
+    if check("error_result", failed, str(c.failed), f"{c.failed}, but compact_errors is on" if c.failed else ""):
+        return skip("error_result", str(c.failed), **filled)
+    detail = f"keep_recent = {ctx.settings.keep_recent}"
+    if check("keep_recent", c.position in ctx.protected, detail):
+        return skip("keep_recent", detail, **filled)
+    detail = f"{before} < {c.rule.min_tokens} tokens"
+    if check("below_min_tokens", before < c.rule.min_tokens, detail, f"{before} ≥ {c.rule.min_tokens} tokens"):
+        return skip("below_min_tokens", detail, **filled)
+    compacted = c.rebuild(text)
+    after = ctx.meter.item(compacted, parallel=c.parallel)
+    detail = f"{after} ≥ {before} tokens"
+    if check("not_smaller", after >= before, detail, f"{after} < {before} tokens"):
+        return skip("not_smaller", detail, **filled)
+    return _Decision(tuple(trail), None, "", before, after, values, missing, text, compacted)
+
+
+def _verdict(c: _Candidate, decision: _Decision, origin: Origin | None) -> Step:
+    common = {"position": c.position, "origin": origin, "tool": c.item.name,
+              "kind": "result" if c.argument is None else "call", "call_id": c.item.call_id}
+    if decision.reason is not None:
+        return c.step("verdict", skip=Skip(**common, reason=decision.reason, detail=decision.detail),
+                      detail=decision.detail, tokens_before=decision.tokens_before,
+                      tokens_after=decision.tokens_after)
+    edit = Edit(**common, tokens_before=decision.tokens_before, tokens_after=decision.tokens_after,
+                rule=c.describe(), argument=c.argument, missing_fields=decision.missing)
+    return c.step("verdict", edit=edit, item=decision.item, tokens_before=decision.tokens_before,
+                  tokens_after=decision.tokens_after)
+
+
+def _explain(c: _Candidate, decision: _Decision) -> Iterator[Step]:
+    """The steps that lead to a verdict: the lookup, then the decision's trail."""
+    yield c.step("lookup", arguments=c.arguments)
+    for entry in decision.trail:
+        if entry[0] == "template":
+            yield c.step("template", values=decision.values, missing_fields=decision.missing, text=decision.text)
+        else:
+            yield c.step("guard", guard=entry[1], passed=entry[2], detail=entry[3])
 
 
 class DecisionCache:
@@ -227,63 +368,103 @@ class DecisionCache:
 
     Decisions are pure functions of the item, its call's arguments, the rule and a few flags, so
     a rerun with one rule changed re-decides only the items that rule touches. Entries hold the
-    item and arguments they were made for and are trusted only for those very objects.
+    item and arguments they were made for and are trusted only for those very objects; each
+    keeps the verdict step made from it, reused as is when the item stands at the same place.
     """
 
     ENTRIES = 10_000
 
     def __init__(self) -> None:
-        self._decisions: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
+        self._decisions: dict[tuple[Any, ...], tuple[Any, Any, _Decision, Step]] = {}
         self._context: _Context | None = None
 
-    def context(self, items: tuple[Item, ...], settings: Settings, meter: Meter) -> _Context:
+    def context(self, items: tuple[Item, ...], settings: Settings, meter: Meter, patterns: ErrorPatterns) -> _Context:
         last = self._context
-        if last is not None and last.items is items and last.settings == settings and last.meter is meter:
-            return last  # a rerun over the same request: its pairing and guards are unchanged
-        self._context = _Context.build(items, settings, meter)
+        if (last is not None and last.items is items and last.settings == settings and last.meter is meter
+                and last.patterns == patterns):
+            return last  # a rerun over the same request: its pairing, guards and error checks are unchanged
+        self._context = _Context.build(items, settings, meter, patterns)
         return self._context
 
-    def decide(self, ctx: _Context, c: _Candidate) -> tuple[Item, tuple[str, ...], int] | tuple[str, str]:
+    def decide(self, ctx: _Context, c: _Candidate, origin: Origin | None) -> tuple[_Decision, Step]:
+        """The decision for ``c`` and its verdict step."""
         protected = c.position in ctx.protected
-        key = (id(c.item), id(c.arguments), c.argument, c.template.text, c.enabled, c.min_tokens, c.waiting,
-               c.failed, protected and ctx.settings.keep_recent, ctx.settings.compact_errors, id(ctx.meter))
+        key = (id(c.item), id(c.arguments), c.argument, c.template.text, c.rule.enabled, c.rule.min_tokens,
+               c.rule.tool, c.waiting, c.failed, c.parallel, c.value_limit, protected and ctx.settings.keep_recent,
+               ctx.settings.compact_errors, id(ctx.meter))
         hit = self._decisions.get(key)
         if hit is not None and hit[0] is c.item and hit[1] is c.arguments:
-            return hit[2]
-        outcome = _decide(ctx, c)
+            verdict = hit[3]
+            if verdict.position == c.position and (verdict.edit or verdict.skip).origin == origin:  # type: ignore
+                return hit[2], verdict
+            return hit[2], _verdict(c, hit[2], origin)
+        decision = _decide(ctx, c)
+        verdict = _verdict(c, decision, origin)
         if len(self._decisions) >= self.ENTRIES:
             self._decisions.clear()
-        self._decisions[key] = (c.item, c.arguments, outcome)
-        return outcome
+        self._decisions[key] = (c.item, c.arguments, decision, verdict)
+        return decision, verdict
+
+
+def walk(conversation: Conversation, rules: Rules, settings: Settings, meter: Meter,
+         cache: DecisionCache | None = None, *, detail: bool = True) -> Iterator[Step]:
+    """The one pass of the rules over every item, regardless of the threshold, as steps.
+
+    For each tool call and result in order: ``lookup``, ``template``, one ``guard`` step per
+    check, then its ``verdict``; a tool item no rule matches gets only its ``lookup`` (rule None).
+    The last step is ``done`` with the resulting items. ``detail=False`` yields only verdicts and
+    ``done``: the same decisions, for callers that want the result fast (``apply_rules``).
+    """
+    cache = cache or DecisionCache()
+    ctx = cache.context(conversation.items, settings, meter, rules.error_patterns)
+    items = list(conversation.items)
+    for position, original in enumerate(conversation.items):
+        found = _candidates(ctx, rules, position, original)
+        if detail and not found and isinstance(original, ToolCall | ToolResult):
+            arguments = original.parsed_arguments() if isinstance(original, ToolCall) else (
+                _call_arguments(ctx, position))
+            yield Step("lookup", position, original.name, "call" if isinstance(original, ToolCall) else "result",
+                       original.call_id, arguments=arguments)
+        for first in found:
+            current = items[position]
+            # Several argument rules may apply to one call: each sees the previous one's edit.
+            candidate = first if current is original else replace(
+                first, item=current, arguments=current.parsed_arguments())  # type: ignore[union-attr]
+            decision, verdict = cache.decide(ctx, candidate, original.origin)
+            if detail:
+                yield from _explain(candidate, decision)
+            if verdict.item is not None:
+                items[position] = verdict.item
+            yield verdict
+    yield Step("done", len(items), items=tuple(items))
+
+
+def _call_arguments(ctx: _Context, position: int) -> JsonObject | None:
+    call = ctx.answered_by.get(position)
+    return ctx.items[call].parsed_arguments() if call is not None else None  # type: ignore[union-attr]
+
+
+def final_items(steps: Iterable[Step]) -> tuple[Item, ...]:
+    """The items a (completed) walk leaves: those of its ``done`` step."""
+    for step in steps:
+        if step.phase == "done":
+            return step.items  # type: ignore[return-value]
+    raise ValueError("the walk did not finish: no 'done' step")
 
 
 def apply_rules(conversation: Conversation, rules: Rules, settings: Settings, meter: Meter,
                 cache: DecisionCache | None = None) -> tuple[Conversation, tuple[Edit, ...], tuple[Skip, ...]]:
-    """One pass of the rules over every item, regardless of the threshold."""
-    cache = cache or DecisionCache()
-    ctx = cache.context(conversation.items, settings, meter)
-    layout = Layout.of(conversation.items)  # compaction never changes it
-    items = list(conversation.items)
+    """One pass of the rules over every item, regardless of the threshold: ``walk`` run to the end."""
     edits: list[Edit] = []
     skipped: list[Skip] = []
-    for position, original in enumerate(conversation.items):
-        for found in _candidates(ctx, rules, position, original):
-            current = items[position]
-            # Several argument rules may apply to one call: each sees the previous one's edit.
-            candidate = found if current is original else replace(
-                found, item=current, arguments=current.parsed_arguments())  # type: ignore[union-attr]
-            common = {"position": position, "origin": original.origin, "tool": candidate.item.name,
-                      "kind": "result" if isinstance(original, ToolResult) else "call",
-                      "call_id": candidate.item.call_id}
-            outcome = cache.decide(ctx, candidate)
-            if isinstance(outcome[0], str):
-                skipped.append(Skip(**common, reason=outcome[0], detail=str(outcome[1])))
-                continue
-            compacted, missing, saved = outcome
-            items[position] = compacted
-            before = meter.item_at(layout, position, current)
-            edits.append(Edit(**common, tokens_before=before, tokens_after=before - saved, rule=candidate.describe(),
-                              argument=candidate.argument, missing_fields=tuple(missing)))
+    items = conversation.items
+    for step in walk(conversation, rules, settings, meter, cache, detail=False):
+        if step.edit is not None:
+            edits.append(step.edit)
+        elif step.skip is not None:
+            skipped.append(step.skip)
+        elif step.items is not None:
+            items = step.items
     return conversation.with_items(items), tuple(edits), tuple(skipped)
 
 

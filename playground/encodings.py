@@ -1,27 +1,36 @@
 """Offline tiktoken vocabularies and the model → encoding table.
 
 tiktoken downloads its vocabularies on first use. We ship ``o200k_base`` and ``cl100k_base``
-gzipped in ``playground/vocab/`` and hand them to tiktoken through its own file cache, so
-tiktoken's constructor, regex and sha256 check run unchanged and nothing reaches the network.
+gzipped in ``playground/vocab/`` and build each ``tiktoken.Encoding`` straight from the shipped
+file: no network, no cache folder, and no change to the process environment (tiktoken's own
+loader only finds local files through ``TIKTOKEN_CACHE_DIR``, which a server shared by several
+sessions must not flip at run time).
+
+The vocabulary is checked against the sha256 tiktoken publishes and parsed line by line as
+``tiktoken.load.load_tiktoken_bpe`` parses it. The split regex and special tokens live only
+inside tiktoken's constructor functions (``tiktoken_ext.openai_public``), so we run that very
+constructor with a private copy of its globals in which ``load_tiktoken_bpe`` hands back our
+parsed ranks (and checks that tiktoken asked for the file and hash we ship). Nothing global is
+patched, so this is safe with other threads, and the pattern strings stay tiktoken's own.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
 import gzip
 import hashlib
-import os
-import tempfile
-import threading
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
 import tiktoken
+from tiktoken_ext import openai_public
 
 VOCAB_DIR = Path(__file__).parent / "vocab"
 DEFAULT_ENCODING = "o200k_base"
 
-# tiktoken_ext/openai_public.py: the URL tiktoken would download (its sha1 names the cache file)
-# and the sha256 tiktoken checks on every read of that file.
+# tiktoken_ext/openai_public.py: the URL tiktoken would download and the sha256 it checks.
 _PUBLISHED = {
     "o200k_base": (
         "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
@@ -33,9 +42,6 @@ _PUBLISHED = {
     ),
 }
 SHIPPED = tuple(_PUBLISHED)
-
-_lock = threading.Lock()
-
 
 class VocabularyError(RuntimeError):
     """A shipped vocabulary is missing or does not hash to tiktoken's published value."""
@@ -50,18 +56,10 @@ class EncodingChoice:
     note: str | None = None
 
 
-def cache_dir() -> Path:
-    """Where the unpacked vocabularies live: a per-user folder, created on demand."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(tempfile.gettempdir(), f"uid{os.getuid()}")
-    return Path(base) / "compaction-playground" / "tiktoken"
-
-
-def _unpack(name: str, folder: Path) -> None:
-    """Write the gunzipped vocabulary under the file name tiktoken's cache expects."""
-    url, sha256 = _PUBLISHED[name]
-    target = folder / hashlib.sha1(url.encode()).hexdigest()
-    if target.exists() and hashlib.sha256(target.read_bytes()).hexdigest() == sha256:
-        return
+def load_ranks(name: str) -> dict[bytes, int]:
+    """The BPE ranks of a shipped vocabulary, read from its gz and checked against tiktoken's
+    published sha256; parsed as ``tiktoken.load.load_tiktoken_bpe`` does (base64 token, rank)."""
+    _, sha256 = _PUBLISHED[name]
     source = VOCAB_DIR / f"{name}.tiktoken.gz"
     try:
         data = gzip.decompress(source.read_bytes())
@@ -69,28 +67,36 @@ def _unpack(name: str, folder: Path) -> None:
         raise VocabularyError(f"cannot read the shipped vocabulary {source}: {exc}") from exc
     if hashlib.sha256(data).hexdigest() != sha256:
         raise VocabularyError(f"{source} does not match tiktoken's published sha256 {sha256}")
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(f".{os.getpid()}.tmp")
-    partial.write_bytes(data)
-    partial.replace(target)
+    ranks = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
 
 
+def _parameters(name: str, ranks: dict[bytes, int]) -> dict:
+    """tiktoken's constructor for ``name`` run against ``ranks``: its pattern and special tokens."""
+    url, sha256 = _PUBLISHED[name]
+
+    def shipped(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        if (path, expected_hash) != (url, sha256):
+            raise VocabularyError(f"tiktoken asks for {path} ({expected_hash}); we ship {url} ({sha256})")
+        return ranks
+
+    constructor = openai_public.ENCODING_CONSTRUCTORS[name]
+    private = types.FunctionType(constructor.__code__, {**constructor.__globals__, "load_tiktoken_bpe": shipped},
+                                 constructor.__name__, constructor.__defaults__, constructor.__closure__)
+    return private()
+
+
+@functools.cache
 def get_encoding(name: str) -> tiktoken.Encoding:
-    """tiktoken's own ``get_encoding``, pointed at our unpacked copy for the one call that loads."""
+    """The encoding ``name``, built from the shipped file. Cached: an Encoding is an immutable
+    vocabulary (about a second to build), the same for every session, not per-session state."""
     if name not in _PUBLISHED:
         raise VocabularyError(f"encoding {name!r} is not shipped; shipped: {', '.join(SHIPPED)}")
-    with _lock:
-        folder = cache_dir()
-        _unpack(name, folder)
-        previous = os.environ.get("TIKTOKEN_CACHE_DIR")
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
-        try:
-            return tiktoken.get_encoding(name)
-        finally:
-            if previous is None:
-                del os.environ["TIKTOKEN_CACHE_DIR"]
-            else:
-                os.environ["TIKTOKEN_CACHE_DIR"] = previous
+    return tiktoken.Encoding(**_parameters(name, load_ranks(name)))
 
 
 def choose_encoding(model: str | None) -> EncodingChoice:

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
+from .claude import billed_thinking
 from .errors import InputError
-from .model import Conversation, Item, content_text, role_of
+from .model import Conversation, Item, Message, content_text, role_of
 from .policies import Policy
 from .policies.base import is_system
 from .prices import Price
@@ -127,22 +129,21 @@ def _turn_end(items: tuple[Item, ...], start: int) -> int:
 @dataclass(frozen=True)
 class _Fixed:
     """The parts of a prompt outside its items: the head (tool definitions, instructions) that
-    comes first and the reply priming that comes last. Tool definitions cost a little more or
-    less depending on whether a system message is present, so the head has two sizes."""
+    comes first and what comes last (reply priming, request options). Tool definitions may cost
+    a little more or less when a system message is present, so the head has two sizes; both are
+    measured with the meter itself (calibration and every accounting included)."""
 
     head_alone: int
     head_with_system: int
-    priming: int
+    tail: int
 
     @classmethod
     def of(cls, conversation: Conversation, meter: Meter) -> _Fixed:
         bare = meter.count(conversation.with_items(()))
-        rules, tools = meter.accounting, bare.tools
-        if tools and not content_text(conversation.instructions):  # counted without a system message
-            alone, with_system = tools, tools - rules.tools_alone + rules.tools_with_system
-        else:
-            alone = with_system = tools
-        return cls(alone + bare.instructions, with_system + bare.instructions, bare.priming)
+        system = Message(role="system", content="")
+        with_system = meter.count(conversation.with_items((system,)))
+        return cls(bare.total - bare.priming, with_system.total - with_system.items[0] - with_system.priming,
+                   bare.priming)
 
     def head(self, has_system: bool) -> int:
         return self.head_with_system if has_system else self.head_alone
@@ -152,8 +153,10 @@ class _Prompt:
     """One side's prompt as the run goes: items, their counts, and for each prefix its identity
     (a chain of content keys, for the cache) and its length in tokens — all kept incrementally."""
 
-    def __init__(self, count: Callable[[tuple[Item, ...], int], int]) -> None:
+    def __init__(self, count: Callable[[tuple[Item, ...], int], int],
+                 whole: Callable[[tuple[Item, ...]], tuple[int, ...]] | None = None) -> None:
         self._count = count
+        self._whole = whole  # when an item's count depends on the whole request: count every request whole
         self.items: tuple[Item, ...] = ()
         self.chain: list[int] = []
         self.offsets: list[int] = []
@@ -180,6 +183,8 @@ class _Prompt:
         for position in range(same, len(items)):
             chain.append(hash((chain[-1], content_key(items[position]))))
             offsets.append(offsets[-1] + self._count(items, position))
+        if self._whole is not None:
+            self.offsets = list(accumulate(self._whole(items), initial=head))
         self.items = items
 
 
@@ -210,7 +215,9 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     counts = meter.items(items)
     count = _counter(items, counts, meter)
     fixed = _Fixed.of(conversation, meter)
-    sides = (_Prompt(count), _Prompt(count))
+    # Anthropic bills thinking only in the current turn: those items' counts depend on where the request ends
+    whole = meter.items if meter.claude and any(billed_thinking((item,)) for item in items) else None
+    sides = (_Prompt(count, whole), _Prompt(count, whole))
     caches = (PromptCache(cache, price.min_cacheable), PromptCache(cache, price.min_cacheable))
     has_system = bool(content_text(conversation.instructions))
     history: tuple[Item, ...] = ()
@@ -230,7 +237,7 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
         sides[0].update(items[:start], head, ("head", has_system))
         sides[1].update(sent.items, head, ("head", has_system))
         uses = [cache_.use(side.chain, side.offsets) for cache_, side in zip(caches, sides, strict=True)]
-        prompts = [side.offsets[-1] + fixed.priming for side in sides]
+        prompts = [side.offsets[-1] + fixed.tail for side in sides]
         output = sum(counts[start:_turn_end(items, start)])
         if mode == "stored":
             lost, retrievable = lost + result.tokens_lost, retrievable + result.tokens_retrievable

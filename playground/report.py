@@ -107,9 +107,15 @@ def summary_to_json(summarization: Summarization | None, limit: int | None = Non
         data["extends_earlier_summary"] = summarization.plan.previous_summary
     if report.status == "summarized":
         data["summary_index"] = report.summary_position
-        data["summary_tokens"] = report.summary_tokens
         data["reversible"] = False
         data["loss"] = LOSS
+    if report.status in ("summarized", "not_smaller"):
+        data["summary_tokens"] = report.summary_tokens
+        data["span_tokens"] = report.span_tokens
+    if report.status != "not_needed":
+        data["still_over"] = report.still_over
+        if report.still_over:
+            data["still_over_meaning"] = report.still_over_words
     if report.error:
         data["error"] = report.error
     if report.detail:
@@ -118,9 +124,14 @@ def summary_to_json(summarization: Summarization | None, limit: int | None = Non
 
 
 def optimized_to_json(optimized: Optimized, summary_limit: int | None) -> dict[str, Any]:
-    """The whole optimizer's report: compaction, then summarization, then the final size."""
+    """The whole optimizer's report: compaction, then summarization, then the final size, with
+    the three stages apart so a lossy summary's saving is not read as compaction's
+    (``tokens_saved`` stays compaction's own)."""
     data = report_to_json(optimized.compaction.report)
     data["summarization"] = summary_to_json(optimized.summarization, summary_limit)
-    done = optimized.summarization
-    data["tokens_final"] = done.report.tokens_after if done else optimized.compaction.report.tokens_after
+    data["tokens_after_compaction"] = optimized.tokens_after_compaction
+    data["tokens_final"] = optimized.tokens_final
+    data["tokens_saved_by_summary"] = optimized.tokens_after_compaction - optimized.tokens_final
+    data["stages"] = [{"stage": stage.key, "label": stage.label, "tokens": stage.tokens, "saved": stage.saved,
+                       "lossy": stage.lossy} for stage in optimized.stages]
     return data

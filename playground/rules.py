@@ -1,13 +1,16 @@
-"""Compaction rules: two tables keyed by tool name, as in the book.
+"""Compaction rules: two tables keyed by tool name (or a tool pattern), as in the book.
 
 Tool-call rules replace one argument of a call (``create_file``'s ``content``) once the work is
 done; tool-result rules replace a result's body with a reference built from a template
 (``File content from {file_path}. Re-read if needed.``). Templates are safe: only plain field
-names, filled from the call's arguments and a few built-ins, never evaluated.
+names, filled from the call's arguments and a few built-ins, never evaluated. A rule's ``tool``
+may be an exact name, a glob or ``|``-separated alternatives (``tool_matches``), so rules can be
+written for agents whose tools the book never named; within a table the first matching row wins.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import json
 import re
@@ -16,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .errorpatterns import DEFAULT_ERROR_PATTERNS, ErrorPatterns, load_error_patterns
 from .errors import InputError
 
 UNKNOWN = "unknown"
@@ -30,6 +34,21 @@ _NUMERIC = ("chars", "lines", "tokens")
 # The book falls back from file_path to path; a template may name either.
 FALLBACKS = {"file_path": ("file_path", "path")}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_GLOB = frozenset("*?[")
+VALUE_LIMIT = 80  # characters of a {field} value from the arguments: a reference must not repeat a long command
+ELLIPSIS = "…"
+
+
+def tool_matches(pattern: str, name: str) -> bool:
+    """Whether a rule's ``tool`` pattern covers the tool ``name``: ``|`` separates alternatives,
+    each an exact name or a case-sensitive glob (``*``, ``?``, ``[..]``), as tool names are."""
+    return any(alternative == name or (_GLOB & set(alternative) and fnmatch.fnmatchcase(name, alternative))
+               for alternative in (part.strip() for part in pattern.split("|")))
+
+
+def cap(value: str, limit: int) -> str:
+    """``value`` cut to ``limit`` characters, the last one an ellipsis (``limit`` 0: no cap)."""
+    return value if not limit or len(value) <= limit else value[: limit - 1] + ELLIPSIS
 
 
 @dataclass(frozen=True)
@@ -67,19 +86,24 @@ class Template:
     def render(self, values: Mapping[str, str]) -> str:
         return "".join(literal + (values[field] if field is not None else "") for literal, field in self.pieces)
 
-    def matches(self, text: str, values: Mapping[str, str]) -> bool:
+    def matches(self, text: str, values: Mapping[str, str], loose: frozenset[str] = frozenset()) -> bool:
         """Whether ``text`` is already this template rendered for the same call — with any
-        numbers in the numeric built-ins — so compacting twice changes nothing."""
+        numbers in the numeric built-ins, and anything in the ``loose`` fields (a call rule's
+        template naming the very argument it replaces: that value is gone after the edit) — so
+        compacting twice changes nothing."""
         if not self.pieces:
             return text == ""
         head, tail = self.pieces[0][0], self.pieces[-1][0] if self.pieces[-1][1] is None else ""
         if not (text.startswith(head) and text.endswith(tail)):  # the usual case, decided without a regex
             return False
-        pattern = "".join(
-            re.escape(literal) + ("" if field is None else r"\d+" if field in _NUMERIC else re.escape(values[field]))
-            for literal, field in self.pieces
-        )
-        return re.fullmatch(pattern, text) is not None
+        pattern = "".join(re.escape(literal) + self._slot(name, values, loose) for literal, name in self.pieces)
+        return re.fullmatch(pattern, text, re.DOTALL) is not None
+
+    @staticmethod
+    def _slot(name: str | None, values: Mapping[str, str], loose: frozenset[str]) -> str:
+        if name is None:
+            return ""
+        return r"\d+" if name in _NUMERIC else ".*" if name in loose else re.escape(values[name])
 
 
 @dataclass(frozen=True)
@@ -105,33 +129,46 @@ class ResultRule:
 
 @dataclass(frozen=True)
 class Rules:
+    """Both tables, plus what every rule shares: how errors are recognised (``error_patterns``)
+    and how long a ``{field}`` value from the arguments may be (``value_limit``, 0: no cap)."""
+
     tool_calls: tuple[CallRule, ...] = ()
     tool_results: tuple[ResultRule, ...] = ()
+    error_patterns: ErrorPatterns = DEFAULT_ERROR_PATTERNS
+    value_limit: int = VALUE_LIMIT
 
     @functools.cached_property
-    def _by_tool(self) -> tuple[dict[str, tuple[CallRule, ...]], dict[str, ResultRule]]:
-        calls: dict[str, tuple[CallRule, ...]] = {}
-        for rule in self.tool_calls:
-            calls[rule.tool] = (*calls.get(rule.tool, ()), rule)
-        return calls, {rule.tool: rule for rule in reversed(self.tool_results)}
+    def _lookups(self) -> tuple[dict[str, tuple[CallRule, ...]], dict[str, ResultRule | None]]:
+        """Each tool's rules, found once per tool name (derived from this immutable value)."""
+        return {}, {}
 
     def for_call(self, tool: str) -> tuple[CallRule, ...]:
-        return self._by_tool[0].get(tool, ())
+        """The rules for ``tool``'s calls: per argument, the first matching row, in table order."""
+        found = self._lookups[0].get(tool)
+        if found is None:
+            claimed: set[str] = set()
+            rows = []
+            for rule in self.tool_calls:
+                if rule.argument not in claimed and tool_matches(rule.tool, tool):
+                    claimed.add(rule.argument)
+                    rows.append(rule)
+            found = self._lookups[0][tool] = tuple(rows)
+        return found
 
     def for_result(self, tool: str) -> ResultRule | None:
-        """The first rule for ``tool``'s results (load_rules refuses a second one)."""
-        return self._by_tool[1].get(tool)
+        """The first row whose pattern matches ``tool``."""
+        lookup = self._lookups[1]
+        if tool not in lookup:
+            lookup[tool] = next((rule for rule in self.tool_results if tool_matches(rule.tool, tool)), None)
+        return lookup[tool]
 
-    @property
-    def tools(self) -> set[str]:
-        return {rule.tool for rule in self.tool_calls} | {rule.tool for rule in self.tool_results}
 
-
-def field_values(template: Template, arguments: Mapping[str, Any] | None, builtins: Mapping[str, Any]) -> tuple[
-        dict[str, str], tuple[str, ...]]:
+def field_values(template: Template, arguments: Mapping[str, Any] | None, builtins: Mapping[str, Any],
+                 limit: int = 0) -> tuple[dict[str, str], tuple[str, ...]]:
     """Values for the template's fields, and the fields the call lacks (rendered ``unknown``).
 
-    Built-ins win over an argument of the same name, so their meaning never changes.
+    Built-ins win over an argument of the same name, so their meaning never changes; they are
+    never cut. A value from the arguments longer than ``limit`` characters is cut (``cap``).
     """
     arguments = arguments or {}
     values: dict[str, str] = {}
@@ -146,7 +183,7 @@ def field_values(template: Template, arguments: Mapping[str, Any] | None, builti
             missing.append(field)
         else:
             value = arguments[key]
-            values[field] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            values[field] = cap(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), limit)
     return values, tuple(missing)
 
 
@@ -196,9 +233,29 @@ def _rows(data: Mapping[str, Any], table: str, value_key: str) -> list[tuple[dic
     return rows
 
 
+def _text(row: dict, key: str, where: str) -> Template:
+    """A row's replacement text: a rule must produce some, or it would blank what it replaces."""
+    text = row.get(key)
+    if text is None or (isinstance(text, str) and not text.strip()):
+        raise InputError(f"missing {key}: a rule must produce non-empty text", where=f"{where}.{key}", value=text)
+    return Template.parse(text, f"{where}.{key}")
+
+
+def _value_limit(data: Mapping[str, Any]) -> int:
+    limit = data.get("value_limit", VALUE_LIMIT)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0 or limit == 1:
+        raise InputError("expected a whole number of characters: 0 (no cap) or 2 or more", where="value_limit",
+                         value=limit)
+    return limit
+
+
+TOP_KEYS = ("tool_calls", "tool_results", "error_patterns", "value_limit")
+
+
 def load_rules(data: Any) -> Rules:
-    """Rules from their JSON shape. The result replaces the defaults as a whole."""
-    if not isinstance(data, Mapping) or not ({"tool_calls", "tool_results"} & set(data)):
+    """Rules from their JSON shape. The result replaces the defaults as a whole (without
+    ``error_patterns`` the shipped patterns apply; ``[]`` recognises none)."""
+    if not isinstance(data, Mapping) or not (set(TOP_KEYS) & set(data)):
         raise InputError("a rules file is an object with 'tool_calls' and/or 'tool_results'")
     calls: list[CallRule] = []
     for row, where in _rows(data, "tool_calls", "replacement"):
@@ -206,18 +263,20 @@ def load_rules(data: Any) -> Rules:
         argument = row.get("argument", "content")
         if not isinstance(argument, str) or not argument:
             raise InputError("missing argument name", where=f"{where}.argument", value=argument)
-        template = Template.parse(row.get("replacement"), f"{where}.replacement")
+        template = _text(row, "replacement", where)
         if any(rule.tool == tool and rule.argument == argument for rule in calls):
             raise InputError(f"a second rule for {tool}'s {argument!r}", where=where)
         calls.append(CallRule(tool, argument, template, enabled, min_tokens))
     results: list[ResultRule] = []
     for row, where in _rows(data, "tool_results", "template"):
         tool, enabled, min_tokens = _row_common(row, where)
-        template = Template.parse(row.get("template"), f"{where}.template")
+        template = _text(row, "template", where)
         if any(rule.tool == tool for rule in results):
             raise InputError(f"a second rule for {tool}'s results", where=where)
         results.append(ResultRule(tool, template, enabled, min_tokens))
-    return Rules(tuple(calls), tuple(results))
+    patterns = data.get("error_patterns")
+    return Rules(tuple(calls), tuple(results),
+                 DEFAULT_ERROR_PATTERNS if patterns is None else load_error_patterns(patterns), _value_limit(data))
 
 
 def rules_to_json(rules: Rules) -> dict[str, Any]:
@@ -226,6 +285,8 @@ def rules_to_json(rules: Rules) -> dict[str, Any]:
                         "enabled": r.enabled, "min_tokens": r.min_tokens} for r in rules.tool_calls],
         "tool_results": [{"tool": r.tool, "template": r.template.text, "enabled": r.enabled,
                           "min_tokens": r.min_tokens} for r in rules.tool_results],
+        "error_patterns": rules.error_patterns.to_json(),
+        "value_limit": rules.value_limit,
     }
 
 
@@ -255,4 +316,6 @@ def rules_to_python(rules: Rules) -> str:
             note = f"  # only results of {rule.min_tokens}+ tokens" if rule.min_tokens else ""
             lines.append(f"    {_literal(rule.tool)}: {_literal(rule.template.text)},{note}")
     lines.append("}")
+    if any(_GLOB & set(rule.tool) or "|" in rule.tool for rule in (*rules.tool_calls, *rules.tool_results)):
+        lines.append("# Keys with * ? [ ] or | are tool patterns; the book's code looks keys up by exact name.")
     return "\n".join(lines) + "\n"

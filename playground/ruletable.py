@@ -1,5 +1,6 @@
 """The rule tables as a person edits them: rows in, rules out, and a live check of every row
-against the current conversation (what it matches, which fields its calls lack, what is unsafe).
+against the current conversation (which tools it matches, which fields its calls lack, what is
+unsafe, what cannot produce text).
 
 Rows come from an editable table, so any cell may be empty or of the wrong type; a row that
 cannot become a rule is reported and left out, the others still apply.
@@ -9,12 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import InputError
 from .model import Conversation, ToolCall, ToolResult
-from .rules import BUILTINS, FALLBACKS, Rules, Template, load_rules, rules_to_json
+from .rules import BUILTINS, FALLBACKS, Rules, Template, load_rules, rules_to_json, tool_matches
 
 CALL_COLUMNS = ("enabled", "tool", "argument", "replacement", "min_tokens")
 RESULT_COLUMNS = ("enabled", "tool", "template", "min_tokens")
@@ -27,7 +28,8 @@ class RowCheck:
     row: int
     level: str  # "ok", "warning", "error" or "empty"
     message: str
-    matches: int = 0
+    matches: int = 0  # items this row decides (the first matching row wins)
+    tools: tuple[str, ...] = ()  # the tools it decides them for
 
 
 def _text(value: Any) -> str:
@@ -52,76 +54,123 @@ def _clean(row: Mapping[str, Any], table: str) -> dict[str, Any]:
     return clean
 
 
-def _arguments_of(conversation: Conversation, tool: str) -> list[Mapping[str, Any]]:
-    """The arguments of every call the row's rule would read: the tool's calls."""
-    return [item.parsed_arguments() or {} for item in conversation.items
-            if isinstance(item, ToolCall) and item.name == tool]
-
-
-def _matches(conversation: Conversation, tool: str, table: str) -> int:
+def _counts(conversation: Conversation, table: str) -> dict[str, int]:
+    """How many calls (or results) each tool has in the conversation, in order of appearance."""
     kind = ToolCall if table == "tool_calls" else ToolResult
-    return sum(isinstance(item, kind) and item.name == tool for item in conversation.items)
+    counts: dict[str, int] = {}
+    for item in conversation.items:
+        if isinstance(item, kind):
+            counts[item.name] = counts.get(item.name, 0) + 1
+    return counts
 
 
-def _check(row: dict[str, Any], table: str, template: Template, conversation: Conversation) -> RowCheck:
-    """A valid row's fit with the conversation: matches, and fields or arguments its calls lack."""
-    tool = row["tool"]
-    matches = _matches(conversation, tool, table)
+def _names(tools: list[str], limit: int = 4) -> str:
+    shown = ", ".join(tools[:limit])
+    return shown if len(tools) <= limit else f"{shown} and {len(tools) - limit} more"
+
+
+@dataclass
+class _Claims:
+    """Which row each tool goes to, as the engine picks (the first matching row wins; for call
+    rules, the first per argument), filled row by row as the table is read."""
+
+    counts: dict[str, dict[str, int]]
+    taken: dict[tuple[str, str, str], int]  # (table, tool, argument) -> row that has it
+
+    def claim(self, table: str, row: dict[str, Any], number: int) -> tuple[list[str], list[str]]:
+        """The tools this row gets, and those it matches that an earlier row already has."""
+        won, earlier = [], []
+        for tool in self.counts[table]:
+            if not tool_matches(row["tool"], tool):
+                continue
+            key = (table, tool, row.get("argument", ""))
+            if key in self.taken:
+                earlier.append(tool)
+            else:
+                self.taken[key] = number
+                won.append(tool)
+        return won, earlier
+
+
+def _check(row: dict[str, Any], table: str, template: Template, conversation: Conversation, won: list[str],
+           earlier: list[str], counts: dict[str, int]) -> RowCheck:
+    """A valid row's fit with the conversation: the tools it matches, and fields or arguments
+    their calls lack."""
     noun = "call" if table == "tool_calls" else "result"
-    if matches == 0:
-        return RowCheck(table, 0, "warning", f"no {noun}s of {tool} in this conversation", 0)
-    calls = _arguments_of(conversation, tool)
+    if not won:
+        if earlier:
+            message = f"every tool it matches ({_names(earlier)}) goes to an earlier row"
+        else:
+            message = f"matches no tool's {noun}s in this conversation"
+        return RowCheck(table, 0, "warning", message, 0)
+    matches = sum(counts[tool] for tool in won)
+    wanted = set(won)
+    calls = [item.parsed_arguments() or {} for item in conversation.items
+             if isinstance(item, ToolCall) and item.name in wanted]
     problems = []
     if table == "tool_calls":
         lacking = sum(row["argument"] not in args for args in calls)
         if lacking:
             problems.append(f"{lacking} of {len(calls)} calls have no {row['argument']!r} argument")
+    if not any(literal.strip() for literal, _ in template.pieces):
+        problems.append("the text is only {fields}: it is empty when their values are")
     for field in template.fields:
         if field in BUILTINS:
             continue
         lacking = sum(not any(k in args for k in FALLBACKS.get(field, (field,))) for args in calls)
         if lacking:
             problems.append(f"{{{field}}} is missing in {lacking} of {len(calls)} calls (shown as 'unknown')")
-    plural = "" if matches == 1 else "s"
-    summary = f"matches {matches} {noun}{plural}"
+    summary = f"{_names(won)} ({matches} {noun}{'' if matches == 1 else 's'})"
     if not row["enabled"]:
-        return RowCheck(table, 0, "ok", f"disabled; would match {matches} {noun}{plural}", matches)
+        return RowCheck(table, 0, "ok", f"disabled; would match {summary}", matches, tuple(won))
     if problems:
-        return RowCheck(table, 0, "warning", f"{summary}; " + "; ".join(problems), matches)
-    return RowCheck(table, 0, "ok", summary, matches)
+        return RowCheck(table, 0, "warning", f"matches {summary}; " + "; ".join(problems), matches, tuple(won))
+    return RowCheck(table, 0, "ok", f"matches {summary}", matches, tuple(won))
+
+
+def _refusal(exc: InputError) -> str:
+    """An InputError as a row message: the cell it names, never a Python ``None``."""
+    field = exc.where.rsplit(".", 1)[-1] if exc.where and "." in exc.where else None
+    where = f"{field}: " if field else ""
+    shown = exc.value not in (None, "") and not (isinstance(exc.value, str) and not exc.value.strip())
+    return f"{where}{exc.message}{f' ({exc.value!r})' if shown else ''}: row ignored"
 
 
 def rules_from_tables(call_rows: Iterable[Mapping[str, Any]], result_rows: Iterable[Mapping[str, Any]],
-                      conversation: Conversation) -> tuple[Rules, list[RowCheck]]:
-    """Rules from the valid rows, and one check per row (errors name the cell)."""
+                      conversation: Conversation, base: Rules | None = None) -> tuple[Rules, list[RowCheck]]:
+    """Rules from the valid rows, and one check per row (errors name the cell). What the tables
+    do not hold (error patterns, the value cap) comes from ``base`` (default: the defaults)."""
     valid: dict[str, list[dict[str, Any]]] = {"tool_calls": [], "tool_results": []}
     checks: list[RowCheck] = []
     seen: set[tuple[str, ...]] = set()
+    claims = _Claims({table: _counts(conversation, table) for table in TABLES}, {})
     for table, rows in (("tool_calls", call_rows), ("tool_results", result_rows)):
         text_key = TABLES[table][0]
         for number, raw in enumerate(rows):
             row = _clean(raw, table)
-            if not row["tool"] and not row[text_key]:
+            if not row["tool"] and not row[text_key].strip():
                 checks.append(RowCheck(table, number, "empty", "empty row: ignored"))
                 continue
             identity = (table, row["tool"], row.get("argument", ""))
             if identity in seen:
-                what = "tool and argument" if table == "tool_calls" else "tool"
+                what = "tool pattern and argument" if table == "tool_calls" else "tool pattern"
                 checks.append(RowCheck(table, number, "error", f"a second rule for the same {what}: row ignored"))
                 continue
             try:
                 load_rules({table: [row]})  # validates the row as a rules file would
             except InputError as exc:
-                field = exc.where.rsplit(".", 1)[-1] if exc.where and "." in exc.where else None
-                where = f"{field}: " if field else ""
-                value = f" ({exc.value!r})" if exc.value is not None else ""
-                checks.append(RowCheck(table, number, "error", f"{where}{exc.message}{value}"))
+                checks.append(RowCheck(table, number, "error", _refusal(exc)))
                 continue
             seen.add(identity)
             valid[table].append(row)
-            check = _check(row, table, Template.parse(row[text_key]), conversation)
-            checks.append(RowCheck(table, number, check.level, check.message, check.matches))
-    return load_rules(valid), checks
+            won, earlier = claims.claim(table, row, number)
+            check = _check(row, table, Template.parse(row[text_key]), conversation, won, earlier,
+                           claims.counts[table])
+            checks.append(replace(check, row=number))
+    rules = load_rules(valid)
+    if base is not None:
+        rules = replace(rules, error_patterns=base.error_patterns, value_limit=base.value_limit)
+    return rules, checks
 
 
 def edited_rows(base: list[dict[str, Any]], edits: Mapping[str, Any] | None) -> list[dict[str, Any]]:

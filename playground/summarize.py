@@ -5,8 +5,13 @@ and the newest ``keep_steps`` steps, a step being one assistant turn with the to
 answer it. The span between them is replaced, in place, by one marked user message. The cut
 moves back until no call is separated from its result, so the request stays valid. The
 summarizer reads the span's original content (not compaction's placeholders), each item trimmed
-to a budget; a summary already in the span is extended, not summarized again. If the summarizer
-fails, nothing is dropped. Unlike a reference, a summary cannot be undone by calling a tool.
+to a budget and the whole transcript held to a total budget; a summary already in the span is
+extended, not summarized again. If the summarizer fails, or its summary is not smaller than the
+span it would replace, nothing is dropped. Unlike a reference, a summary cannot be undone by
+calling a tool.
+
+Summarization is the last resort after compaction, so its limit may not be below the compaction
+threshold (``check_limit``).
 """
 
 from __future__ import annotations
@@ -14,13 +19,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from . import formats
 from .breakdown import telling_argument
+from .errorpatterns import error_detail
 from .errors import InputError
 from .model import Conversation, Item, Message, ToolCall, ToolResult, content_text, pairs, role_of
 from .tokens import Meter
@@ -31,6 +36,8 @@ LOSS = ("A summary is lossy: the items it replaced are gone from the request, an
         "bring back what was said (a compaction reference can).")
 DEFAULT_KEEP_STEPS = 3
 DEFAULT_ITEM_BUDGET = 600  # tokens of each original item the summarizer reads
+DEFAULT_TRANSCRIPT_BUDGET = 24_000  # tokens of the whole transcript: fits a small model's context with the prompt
+MIN_ITEM_BUDGET = 50  # the per-item budget is never shrunk below this to meet the transcript budget
 
 DEFAULT_PROMPT = """You are compressing the older part of an AI agent's working history so the agent can \
 carry on without it. Write a compact summary, in plain sentences and short lists, that holds exactly what \
@@ -65,11 +72,22 @@ class SummarySettings:
     keep_steps: int = DEFAULT_KEEP_STEPS
     item_budget: int = DEFAULT_ITEM_BUDGET
     prompt: str = DEFAULT_PROMPT
+    transcript_budget: int = DEFAULT_TRANSCRIPT_BUDGET  # tokens of the whole transcript; 0: no total budget
 
     def __post_init__(self) -> None:
-        for name in ("limit", "keep_steps", "item_budget"):
+        for name in ("limit", "keep_steps", "item_budget", "transcript_budget"):
             if getattr(self, name) < 0:
                 raise InputError(f"{name} must be 0 or more", where=name, value=getattr(self, name))
+
+
+def check_limit(limit: int, threshold: int, where: str = "summary limit") -> None:
+    """Refuse a summarization limit below the compaction threshold. Summarization is the last
+    resort after compaction, which only runs at the threshold, so such a limit was silently
+    ignored below the threshold; saying so is better than pretending."""
+    if limit < threshold:
+        raise InputError(f"{limit:,} is below the compaction threshold of {threshold:,} tokens; summarization "
+                         f"is the last resort after compaction, so its limit must be at least {threshold:,}",
+                         where=where)
 
 
 @dataclass(frozen=True)
@@ -83,12 +101,13 @@ class Plan:
     previous_summary: bool
     budget: int
     meter: Meter = field(repr=False, compare=False)
+    transcript_budget: int = DEFAULT_TRANSCRIPT_BUDGET
 
     @functools.cached_property
     def transcript(self) -> str:
-        """The items as an LLM reads them, each trimmed to the budget. Made on first use: the
-        offline summarizer reads the items themselves and never needs it."""
-        return transcript(self.items, self.budget, self.meter)
+        """The items as an LLM reads them, within both budgets. Made on first use: the offline
+        summarizer reads the items themselves and never needs it."""
+        return transcript(self.items, self.budget, self.meter, self.transcript_budget)
 
     @property
     def key(self) -> str:
@@ -98,7 +117,7 @@ class Plan:
 
 @dataclass(frozen=True)
 class SummaryReport:
-    status: str  # "not_needed", "nothing_to_summarize", "summarized" or "failed"
+    status: str  # "not_needed", "nothing_to_summarize", "summarized", "not_smaller" or "failed"
     limit: int
     tokens_before: int
     tokens_after: int
@@ -108,14 +127,26 @@ class SummaryReport:
     span_origin: tuple[int, int] | None = None  # first and last index in the input's own list
     summary_position: int | None = None
     summary_tokens: int = 0
+    span_tokens: int = 0  # what the span weighed in the request the summary would go into
     error: str | None = None
     detail: str = ""
+
+    @property
+    def still_over(self) -> bool:
+        """Summarization was needed and the request as sent is still at or over the limit."""
+        return self.status != "not_needed" and self.tokens_after >= self.limit
+
+    @property
+    def still_over_words(self) -> str:
+        return (f"still over: the request is {self.tokens_after:,} tokens, at or over the summarization limit of "
+                f"{self.limit:,}" if self.still_over else "")
 
 
 STATUS_WORDS = {
     "not_needed": "not needed: the compacted request is below the summarization limit",
     "nothing_to_summarize": "nothing to summarize: no older history outside what is kept",
     "summarized": "summarized: the oldest history became one summary message",
+    "not_smaller": "not applied: the summary is not smaller than the history it would replace",
     "failed": "the summarizer failed: nothing was dropped",
 }
 
@@ -130,15 +161,45 @@ def _step_starts(items: tuple[Item, ...]) -> list[int]:
             if role_of(item) == "assistant" and (p == 0 or role_of(items[p - 1]) != "assistant")]
 
 
-def span(items: tuple[Item, ...], keep_steps: int) -> tuple[int, int] | None:
-    """The items to summarize, ``(start, end)``, or None when there is nothing outside what is kept."""
+@dataclass(frozen=True)
+class CutStep:
+    """One step of finding the span, for a step-through: where the cut stands after it.
+
+    ``kind`` is ``head`` (the head that always stays), ``cut`` (the first cut, before the newest
+    kept steps), ``move`` (the cut moved back: the call at ``call`` would have been separated
+    from its result at ``result``), ``system`` (the span starts after a system message),
+    ``span`` (the final span) or ``nothing`` (nothing to summarize; ``detail`` says why).
+    """
+
+    kind: str
+    start: int | None  # the span's first item, once known
+    end: int | None  # the cut: items from here on are kept
+    kept_steps: tuple[int, ...] = ()  # where each kept step (assistant turn) begins
+    call: int | None = None
+    result: int | None = None
+    detail: str = ""
+
+    @property
+    def span(self) -> tuple[int, int] | None:
+        return (self.start, self.end) if self.kind == "span" else None  # type: ignore[return-value]
+
+
+def _cut(items: tuple[Item, ...], keep_steps: int) -> Iterator[CutStep]:
+    """The cut, step by step; ``span`` is this run to the end, so a step-through cannot drift."""
     first_user = next((p for p, item in enumerate(items) if role_of(item) == "user" and not is_summary(item)), None)
     if first_user is None:
-        return None
+        yield CutStep("nothing", None, None, detail="no user message: the head that must stay has no end")
+        return
+    start = first_user + 1
+    yield CutStep("head", start, None, detail=f"items 0–{first_user} stay verbatim: up to the first user message")
     starts = [p for p in _step_starts(items) if p > first_user]
     if len(starts) <= keep_steps:
-        return None
+        yield CutStep("nothing", start, None, tuple(starts),
+                      detail=f"fewer than {keep_steps + 1} assistant turns after the first user message")
+        return
     end = starts[len(starts) - keep_steps] if keep_steps else len(items)
+    yield CutStep("cut", start, end, tuple(p for p in starts if p >= end),
+                  detail=f"the cut starts at item {end}, before the newest {keep_steps} steps")
     answers = pairs(items)
     moved = True
     while moved:  # a call before the cut whose result is after it: cut before that call's turn
@@ -147,13 +208,33 @@ def span(items: tuple[Item, ...], keep_steps: int) -> tuple[int, int] | None:
             if call < end <= result:
                 end = max((s for s in starts if s <= call), default=first_user + 1)
                 moved = True
-    start = first_user + 1
+                yield CutStep("move", start, end, tuple(p for p in starts if p >= end), call, result,
+                              f"the call at item {call} would be separated from its result at item {result}: "
+                              f"the cut moves back to item {end}, where that call's turn begins")
+    kept = tuple(p for p in starts if p >= end)
     for p in range(start, end):  # system messages stay verbatim: the span begins after the last one
         if role_of(items[p]) in ("system", "developer"):
             start = p + 1
+            yield CutStep("system", start, end, kept,
+                          detail=f"item {p} is a {role_of(items[p])} message: it stays, the span starts after it")
     if end - start <= 0 or (end - start == 1 and is_summary(items[start])):
-        return None
-    return start, end
+        why = ("nothing is left between the head and the kept steps" if end - start <= 0
+               else "the span would be only the earlier summary")
+        yield CutStep("nothing", start, end, kept, detail=why)
+        return
+    yield CutStep("span", start, end, kept,
+                  detail=f"items {start}–{end - 1} are summarized; {len(kept)} steps from item {end} on stay verbatim")
+
+
+def cut_steps(items: tuple[Item, ...], keep_steps: int) -> tuple[CutStep, ...]:
+    """How the span is found: the head, the first cut, each move back, the final span."""
+    return tuple(_cut(items, keep_steps))
+
+
+def span(items: tuple[Item, ...], keep_steps: int) -> tuple[int, int] | None:
+    """The items to summarize, ``(start, end)``, or None when there is nothing outside what is kept."""
+    *_, last = _cut(items, keep_steps)
+    return last.span
 
 
 def _trim(text: str, budget: int, meter: Meter) -> str:
@@ -170,20 +251,104 @@ def _trim(text: str, budget: int, meter: Meter) -> str:
     return meter.encoding.decode(tokens[:budget]) + f" […{total - budget} more tokens cut]"
 
 
-def transcript(items: tuple[Item, ...], budget: int, meter: Meter) -> str:
-    """The span as the summarizer reads it: one labelled block per item, long ones trimmed."""
-    blocks = []
-    for item in items:
-        if is_summary(item):
-            blocks.append(f"[earlier summary]\n{content_text(item.content)}")
-        elif isinstance(item, ToolCall):
-            blocks.append(f"[assistant calls {item.name}]\n{_trim(item.arguments, budget, meter)}")
-        elif isinstance(item, ToolResult):
-            status = " (error)" if item.is_error else ""
-            blocks.append(f"[{item.name} result{status}]\n{_trim(content_text(item.content), budget, meter)}")
-        elif content_text(item.content):
-            blocks.append(f"[{item.role}]\n{_trim(content_text(item.content), budget, meter)}")
-    return "\n\n".join(blocks)
+def _trimmable(item: Item) -> str | None:
+    """The text of ``item`` that a budget cuts: a call's arguments, a message's or result's text.
+    None for an earlier summary (read whole) and for an item with no text."""
+    if is_summary(item):
+        return None
+    if isinstance(item, ToolCall):
+        return item.arguments
+    return content_text(item.content) or None
+
+
+def _block(item: Item, budget: int, meter: Meter) -> str | None:
+    """One item as the summarizer reads it: labelled, trimmed to ``budget``; None when empty."""
+    if is_summary(item):
+        return f"[earlier summary]\n{content_text(item.content)}"
+    text = _trimmable(item)
+    if text is None:
+        return None
+    if isinstance(item, ToolCall):
+        label = f"assistant calls {item.name}"
+    elif isinstance(item, ToolResult):
+        label = f"{item.name} result" + (" (error)" if item.is_error else "")
+    else:
+        label = item.role
+    return f"[{label}]\n{_trim(text, budget, meter)}"
+
+
+def _blocks(items: tuple[Item, ...], budget: int, meter: Meter) -> list[str]:
+    return [block for item in items if (block := _block(item, budget, meter)) is not None]
+
+
+_BLOCK_OVERHEAD = 12  # tokens of a block's label and separator, and of a cut note, estimated generously
+
+
+def _fitting_budget(items: tuple[Item, ...], budget: int, total: int, meter: Meter) -> int:
+    """The largest per-item budget, at most ``budget`` and not below MIN_ITEM_BUDGET, whose
+    blocks are estimated to fit ``total``: a binary search on each item's cached count, so no
+    text is encoded again while searching."""
+    sizes = [meter.text(text) for item in items if (text := _trimmable(item)) is not None]
+    fixed = sum(meter.text(content_text(item.content)) + _BLOCK_OVERHEAD for item in items if is_summary(item))
+
+    def weight(cap: int) -> int:
+        return fixed + sum(min(size, cap) + _BLOCK_OVERHEAD * (2 if size > cap else 1) for size in sizes)
+
+    low, high = min(MIN_ITEM_BUDGET, budget), budget
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if weight(middle) <= total else (low, middle - 1)
+    return low
+
+
+def _weight(blocks: list[str], meter: Meter) -> int:
+    """Tokens of the blocks joined, estimated from their cached counts (one per separator)."""
+    return sum(meter.text(block) + 1 for block in blocks)
+
+
+def _drop_middle(blocks: list[str], total: int, meter: Meter) -> str:
+    """The oldest and the newest blocks, alternately, while they fit; one marker for the rest.
+    Checked by encoding the result: where the estimate was short, more is left out."""
+    marker = "[… {} items in the middle left out: the transcript is held to " + f"{total:,} tokens …]"
+    room = total
+    while True:
+        head: list[str] = []
+        tail: list[str] = []
+        used = meter.text(marker.format(len(blocks))) + 2
+        left, right = 0, len(blocks) - 1
+        while left <= right:
+            from_head = len(head) <= len(tail)
+            block = blocks[left] if from_head else blocks[right]
+            if used + meter.text(block) + 1 > room:
+                break
+            used += meter.text(block) + 1
+            if from_head:
+                head.append(block)
+                left += 1
+            else:
+                tail.insert(0, block)
+                right -= 1
+        text = "\n\n".join([*head, marker.format(right - left + 1), *tail])
+        over = len(meter.encoding.encode_ordinary(text)) - total
+        if over <= 0 or not head + tail:
+            return text
+        room -= over
+
+
+def transcript(items: tuple[Item, ...], budget: int, meter: Meter, total: int = DEFAULT_TRANSCRIPT_BUDGET) -> str:
+    """The span as the summarizer reads it: one labelled block per item, long ones trimmed to
+    ``budget`` tokens each. When the blocks together exceed ``total`` tokens (0: no total), the
+    per-item budget is lowered to the largest that fits, but not below MIN_ITEM_BUDGET; if they
+    still do not fit, the middle items are left out, keeping the oldest and the newest
+    alternately, with one marker saying how many are missing. So a large span cannot exceed the
+    summarizer's own context."""
+    blocks = _blocks(items, budget, meter)
+    if total and _weight(blocks, meter) > total:
+        blocks = _blocks(items, _fitting_budget(items, budget, total, meter), meter)
+    text = "\n\n".join(blocks)
+    if not total or (_weight(blocks, meter) <= total and len(meter.encoding.encode_ordinary(text)) <= total):
+        return text
+    return _drop_middle(blocks, total, meter)
 
 
 def plan(original: Conversation, compacted: Conversation, settings: SummarySettings, meter: Meter) -> Plan | None:
@@ -194,7 +359,7 @@ def plan(original: Conversation, compacted: Conversation, settings: SummarySetti
     start, end = found
     originals = original.items[start:end]
     return Plan(start, end, originals, settings.prompt, any(is_summary(item) for item in originals),
-                settings.item_budget, meter)
+                settings.item_budget, meter, settings.transcript_budget)
 
 
 def summary_message(text: str, count: int, label: str) -> Message:
@@ -230,7 +395,8 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
     ``prefer`` for this very input, it is used and ``summarizer`` is not called. The UI keeps paid
     LLM results there and calls the endpoint only when asked.
     """
-    before = meter.count(compacted).total
+    counted = meter.count(compacted)
+    before = counted.total
     if before < settings.limit:
         return Summarization(compacted, SummaryReport("not_needed", settings.limit, before, before), None)
     chosen = plan(original, compacted, settings, meter)
@@ -240,8 +406,9 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
                                                       detail=detail), None)
     cached = cache.get((prefer, chosen.key)) if cache is not None and prefer else None
     label = prefer if cached is not None else summarizer.label
+    span_tokens = sum(counted.items[chosen.start:chosen.end])
     common = {"limit": settings.limit, "tokens_before": before, "summarizer": label,
-              "start": chosen.start, "end": chosen.end,
+              "start": chosen.start, "end": chosen.end, "span_tokens": span_tokens,
               "span_origin": _origin_span(compacted, chosen.start, chosen.end)}
     try:
         text = cached if cached is not None else summarizer.summarize(chosen)
@@ -252,9 +419,16 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
                              chosen)
     result = apply(compacted, chosen, text, label)
     after = meter.count(result)
-    return Summarization(result, SummaryReport("summarized", tokens_after=after.total,
-                                               summary_position=chosen.start,
-                                               summary_tokens=after.items[chosen.start], **common), chosen)
+    summary_tokens = after.items[chosen.start]
+    if summary_tokens >= span_tokens or after.total >= before:
+        # Like compaction's "replacement not smaller" guard: a summary that saves nothing is pure loss.
+        detail = (f"the summary ({summary_tokens:,} tokens) is not smaller than the {chosen.end - chosen.start} "
+                  f"items it would replace ({span_tokens:,} tokens); the request would go from {before:,} to "
+                  f"{after.total:,} tokens")
+        return Summarization(compacted, SummaryReport("not_smaller", tokens_after=before, summary_tokens=summary_tokens,
+                                                      detail=detail, **common), chosen)
+    return Summarization(result, SummaryReport("summarized", tokens_after=after.total, summary_position=chosen.start,
+                                               summary_tokens=summary_tokens, **common), chosen)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,15 +440,9 @@ def _first_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-_FAILED_EXIT = re.compile(r"<returncode>\s*[1-9]\d*\s*</returncode>|exit (?:code|status):? *[1-9]", re.IGNORECASE)
-
-
 def _looks_failed(result: ToolResult) -> bool:
-    """An error result: flagged by its format, or plainly one (a traceback, a non-zero exit)."""
-    text = content_text(result.content)
-    head = text.lstrip()[:200].lower()
-    return (result.is_error or head.startswith(("error", "traceback", "exception", "fatal", "failed"))
-            or _FAILED_EXIT.search(text[:2000]) is not None)
+    """An error result: flagged by its format, or plainly one by the shipped error patterns."""
+    return error_detail(result) is not None
 
 
 class OfflineSummarizer:

@@ -1,6 +1,7 @@
 """A real HTTP server on 127.0.0.1 that speaks enough of the Chat Completions API for the real
-``openai`` client: the model name picks the behaviour (success, 401, 404, 429, a hang, a
-malformed or empty body). Every request is recorded, so tests can check what was sent."""
+``openai`` client: the model name picks the behaviour (success, 401, 404, 429, a 400 with the
+provider's message, a 502 in HTML, a hang, a malformed or empty body). Every request is
+recorded, so tests can check what was sent."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 SUMMARY = "The user asked for a report; report.md was written; two searches found capacity figures."
+TOO_LONG = ("This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. "
+            "Please reduce the length of the messages.")
 
 
 def _completion(text: str | None, model: str) -> dict[str, Any]:
@@ -52,6 +55,11 @@ class _Handler(BaseHTTPRequestHandler):
             status, body = _error(404, "The model `missing-model` does not exist", "invalid_request_error")
         elif model == "busy":
             status, body = _error(429, "Rate limit reached", "rate_limit_error")
+        elif model == "too-long":
+            status, body = _error(400, TOO_LONG, "invalid_request_error")
+        elif model == "bad-gateway":
+            self._send(502, b"<html><body>502 Bad Gateway</body></html>", "text/html")
+            return
         elif model == "slow":
             time.sleep(self.server.hang_seconds)
             status, body = 200, _completion(SUMMARY, model)

@@ -68,12 +68,29 @@ def test_compact_defaults_to_the_books_threshold_and_stdout(book):
     assert json.loads(done.stdout) == json.loads(book.read_text())  # far below 50,000 tokens: unchanged
 
 
-def test_compact_with_rules_and_keep_recent(book, tmp_path):
+def test_compact_keep_recent_leaves_the_newest_answered_pairs_as_they_were(book, tmp_path):
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps({"tool_results": [{"tool": "read_file", "template": "Read {path}."}]}))
-    report = tmp_path / "r.json"
-    cli("compact", str(book), "--rules", str(rules), "--threshold", "0", "--keep-recent", "0", "--report", str(report))
-    assert [e["tool"] for e in json.loads(report.read_text())["edits"]] == ["read_file"]
+    rules.write_text(json.dumps({"tool_calls": [{"tool": "create_file", "argument": "content", "replacement": "[s]"}],
+                                 "tool_results": [{"tool": "*", "template": "[{tool} output omitted]"}]}))
+    source = json.loads(book.read_text())["messages"]
+
+    def changed(keep: str) -> list[int]:
+        out = tmp_path / f"out{keep}.json"
+        done = cli("compact", str(book), "--rules", str(rules), "--threshold", "0", "--no-summarize",
+                   "--keep-recent", keep, "-o", str(out))
+        assert done.returncode == 0, done.stderr
+        return [i for i, (a, b) in enumerate(zip(source, json.loads(out.read_text())["messages"], strict=True))
+                if a != b]
+
+    # messages 2/3, 4/5, 6/7 are the three tool uses; "Saved report.md" (3) is too small to replace
+    assert changed("0") == [2, 5, 7]
+    assert changed("1") == [2, 5]
+    assert changed("2") == [2]
+    assert changed("3") == changed("5") == []  # above the number of tool uses: every pair stays
+
+
+def test_compact_help_defines_keep_recent():
+    assert "newest N tool uses that have a result" in " ".join(cli("compact", "--help").stdout.split())
 
 
 def test_compact_a_real_trace_in_its_own_format(tmp_path):

@@ -9,12 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import formats, tokens
-from playground.compaction import Settings, compact
+from playground import formats, tokens, view
+from playground.compaction import Settings, apply_rules, compact, final_items, walk
+from playground.errorpatterns import DATA_FILE as DEFAULT_ERROR_PATTERNS_FILE
+from playground.errorpatterns import DEFAULT_ERROR_PATTERNS, error_detail
 from playground.errors import InputError
-from playground.model import Message, ToolCall, ToolResult, content_text, role_of
+from playground.model import Message, ToolCall, ToolResult, content_text, pairs, role_of
+from playground.presets import list_presets
 from playground.rules import book_rules, load_rules
 
+from .conftest import TRACES, shared
 from .strategies import REQUESTS
 
 
@@ -109,6 +113,79 @@ def test_error_results_are_left_alone_by_default():
     assert [e.kind for e in run(body, compact_errors=True).report.edits] == ["result"]
 
 
+def tool_run(output: str, tool: str = "read_file") -> dict:
+    """A Chat Completions run (no error flag) whose one tool result says ``output``."""
+    return {"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "Look at it."},
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", tool, path="src/app.py", command="make")]},
+        {"role": "tool", "tool_call_id": "c1", "content": output},
+        {"role": "assistant", "content": "Done."}]}
+
+
+ERRORS = {
+    "python traceback": "Traceback (most recent call last):\n  File \"app.py\", line 1\nNameError: x\n" + PAGE,
+    "non-zero returncode": "<returncode>1</returncode>\n<output>\n" + PAGE + "</output>",
+    "no such file or directory": "cat: src/app.py: No such file or directory\n" + RESULTS,
+    "command not found": "bash: foo: command not found\n" + RESULTS,
+    "starts with error": "Error: the path src/app.py is outside the workspace. " + RESULTS,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_error_results_without_a_flag_are_recognised_and_kept(name):
+    rules = load_rules({"tool_results": [{"tool": "read_file", "template": "File content from {path}."}]})
+    result = run(tool_run(ERRORS[name]), rules=rules)
+    assert result.report.edits == ()
+    [skip] = result.report.skipped
+    assert (skip.reason, skip.detail) == ("error_result", f"matched: {name}")
+    [row] = [r for r in view.rows(formats.read(tool_run(ERRORS[name])), result) if r.skipped]
+    assert row.skipped == (f"error result (matched: {name})",)
+    assert [e.tool for e in run(tool_run(ERRORS[name]), rules=rules, detect_errors=False).report.edits] == [
+        "read_file"]
+
+
+def test_a_file_that_mentions_errors_is_compacted():
+    page = "def handle():\n    try:\n        run()\n    except OSError as error:\n        log('error: %s', error)\n"
+    rules = load_rules({"tool_results": [{"tool": "read_file", "template": "File content from {path}."}]})
+    assert [e.tool for e in run(tool_run(page * 20), rules=rules).report.edits] == ["read_file"]
+    log = "".join(f"2024-06-12T15:06:4{i}Z INFO request status=200\n" for i in range(6)) + ERRORS["python traceback"]
+    assert [e.tool for e in run(tool_run(log), rules=rules).report.edits] == ["read_file"]  # a log quoting one
+
+
+def test_a_call_whose_recognised_result_failed_keeps_its_arguments():
+    rules = load_rules({"tool_calls": [{"tool": "bash", "argument": "command", "replacement": "[ran]"}]})
+    report = run(tool_run("Exit code 2\n" + RESULTS, tool="bash"), rules=rules).report
+    assert [(s.kind, s.reason, s.detail) for s in report.skipped] == [("call", "error_result",
+                                                                      "matched: non-zero exit code")]
+
+
+def test_error_patterns_come_from_the_rules_file():
+    custom = load_rules({"tool_results": [{"tool": "read_file", "template": "File content from {path}."}],
+                         "error_patterns": [{"name": "lint failure", "pattern": "^LINT FAILED"}]})
+    assert run(tool_run("LINT FAILED\n" + PAGE), rules=custom).report.skipped[0].detail == "matched: lint failure"
+    assert [e.tool for e in run(tool_run(ERRORS["python traceback"]), rules=custom).report.edits] == ["read_file"]
+    none = load_rules({"tool_results": [{"tool": "read_file", "template": "x"}], "error_patterns": []})
+    assert none.error_patterns.patterns == ()
+
+
+@pytest.mark.parametrize(("patterns", "where"), [
+    ([{"name": "bad", "pattern": "(unclosed"}], "error_patterns[0].pattern"),
+    ([{"name": "", "pattern": "x"}], "error_patterns[0].name"),
+    ([{"name": "a", "pattern": "x"}, "y"], "error_patterns[1]"),
+    ({"name": "a"}, "error_patterns"),
+])
+def test_bad_error_patterns_are_refused_where_they_are(patterns, where):
+    with pytest.raises(InputError) as caught:
+        load_rules({"tool_results": [], "error_patterns": patterns})
+    assert caught.value.where == where
+
+
+def test_every_shipped_pattern_matches_its_documented_example():
+    data = json.loads(DEFAULT_ERROR_PATTERNS_FILE.read_text())
+    assert [DEFAULT_ERROR_PATTERNS.match(row["example"]) for row in data] == [row["name"] for row in data]
+    assert error_detail(ToolResult(call_id="c", name="x", content="fine", is_error=True)) == "is_error flag"
+
+
 def test_a_call_whose_result_failed_keeps_its_arguments():
     body = book_scenario(m3={"role": "tool", "tool_call_id": "c1", "content": "Permission denied"})
     native = formats.write(formats.read(body), "native")
@@ -123,10 +200,64 @@ def test_keep_recent_protects_the_newest_tool_uses():
     assert sorted(s.tool for s in report.skipped if s.reason == "keep_recent") == ["read_file", "search_web"]
 
 
+def test_keep_recent_above_the_number_of_tool_uses_protects_them_all():
+    # 3 answered tool uses; 4 and 5 used to protect only the newest (a negative slice).
+    for keep in (3, 4, 5, 100):
+        report = run(book_scenario(), keep_recent=keep).report
+        assert report.edits == ()
+        assert len([s for s in report.skipped if s.reason == "keep_recent"]) == 3
+
+
+def test_a_call_still_waiting_for_its_result_takes_no_keep_recent_slot():
+    body = book_scenario(m8={"role": "assistant", "content": None,
+                             "tool_calls": [call("c4", "create_file", path="b.md", content=REPORT_TEXT)]})
+    report = run(body, keep_recent=1).report
+    reasons = {(s.tool, s.kind): s.reason for s in report.skipped}
+    assert reasons[("create_file", "call")] == "result_pending"  # only the pending one, c4, is named here
+    assert reasons[("read_file", "result")] == "keep_recent"  # the newest answered use keeps its slot
+    assert [e.tool for e in report.edits] == ["create_file", "search_web"]
+
+
+WILD = load_rules({"tool_calls": [{"tool": "*", "argument": "content", "replacement": "[saved]"}],
+                   "tool_results": [{"tool": "*", "template": "[{tool} output omitted]"}]})
+
+
+@pytest.mark.parametrize("name", sorted(REQUESTS))
+@given(data=st.data())
+def test_keep_recent_leaves_exactly_the_newest_answered_pairs(name, data):
+    conversation = formats.read(data.draw(REQUESTS[name]))
+    answered = sorted(pairs(conversation.items).items())
+    calls = sum(isinstance(item, ToolCall) for item in conversation.items)
+    keep = data.draw(st.integers(0, calls + 4))  # often above the number of calls
+    newest = answered[len(answered) - min(keep, len(answered)):]
+    protected = {p for pair in newest for p in pair}
+    free = compact(conversation, WILD, Settings(threshold=0))
+    kept = compact(conversation, WILD, Settings(threshold=0, keep_recent=keep))
+    for position in protected:
+        assert kept.conversation.items[position] == conversation.items[position]
+    assert {e.position for e in kept.report.edits} == {e.position for e in free.report.edits} - protected
+
+
 def test_a_replacement_that_is_not_smaller_is_skipped():
     body = book_scenario(m7={"role": "tool", "tool_call_id": "c3", "content": "x = 1"})
     report = run(body).report
     assert ("not_smaller", "read_file") in [(s.reason, s.tool) for s in report.skipped]
+
+
+def test_skip_figures_are_the_tokens_the_row_shows():
+    body = book_scenario(m7={"role": "tool", "tool_call_id": "c3", "content": "x = 1"})
+    result = run(body)
+    [skip] = [s for s in result.report.skipped if s.reason == "not_smaller"]
+    shown = result.report.before.items[skip.position]
+    replaced = tokens.Meter("gpt-4o").item(ToolResult(call_id="c3", name="read_file",
+                                                      content="File content from main.py. Re-read if needed."))
+    assert skip.detail == f"{replaced} ≥ {shown} tokens"
+    rules = load_rules({"tool_results": [{"tool": "read_file", "template": "Read {path}.", "min_tokens": 500}]})
+    result = run(book_scenario(), rules=rules)
+    [skip] = result.report.skipped
+    assert skip.detail == f"{result.report.before.items[skip.position]} < 500 tokens"
+    edit = run(book_scenario()).report.edits[-1]
+    assert edit.tokens_before == result.report.before.items[edit.position]
 
 
 def test_min_tokens_leaves_small_items():
@@ -148,6 +279,21 @@ def test_missing_template_fields_render_unknown_and_are_reported():
 def test_still_over_when_the_rules_cannot_get_below():
     result = run(book_scenario(), threshold=100)
     assert result.report.stage == "still_over" and result.report.edits
+
+
+def test_template_values_are_capped_but_builtins_are_not():
+    command = "python -m pytest " + "tests/test_a.py " * 20
+    body = tool_run(RESULTS * 3, tool="bash")
+    body["messages"][1]["tool_calls"] = [call("c1", "bash", command=command)]
+    template = {"tool": "bash", "template": "Ran {command} ({chars} chars)."}
+    capped = run(body, rules=load_rules({"tool_results": [template], "value_limit": 30}))
+    assert formats.write(capped.conversation)["messages"][2]["content"] == (
+        f"Ran {command[:29]}… ({len(RESULTS * 3)} chars).")
+    uncapped = run(body, rules=load_rules({"tool_results": [template], "value_limit": 0}))
+    assert formats.write(uncapped.conversation)["messages"][2]["content"] == (
+        f"Ran {command} ({len(RESULTS * 3)} chars).")
+    default = run(body, rules=load_rules({"tool_results": [template]}))
+    assert f"Ran {command[:79]}… (" in formats.write(default.conversation)["messages"][2]["content"]
 
 
 @pytest.mark.parametrize("template", ["Read {path}: {lines} lines.", "Read {path}: {tokens} tokens, {chars} chars."])
@@ -178,6 +324,14 @@ rules_strategy = st.sampled_from([
                 "tool_results": [{"tool": t, "template": "{tool} output omitted ({lines} lines)."}
                                  for t in ("read_file", "search_web", "bash", "tavily_search")]}),
     load_rules({"tool_results": [{"tool": "bash", "template": "{command}: {tokens} tokens", "min_tokens": 5}]}),
+    # capped values, patterns, and a call rule whose text names the argument it replaces
+    load_rules({"tool_calls": [{"tool": "create_*", "argument": "content", "replacement": "[saved: {content}]"},
+                               {"tool": "*", "argument": "query", "replacement": "{query}{path}"}],
+                "tool_results": [{"tool": "read_file|bash", "template": "{tool} {path}{command} ({lines} lines)"},
+                                 {"tool": "*", "template": "Searched {query}: {chars} chars."}],
+                "value_limit": 5}),
+    load_rules({"tool_results": [{"tool": "*", "template": "[{tool}: {file_path} {query}]"}], "value_limit": 2,
+                "error_patterns": [{"name": "x", "pattern": "x"}]}),
 ])
 
 
@@ -196,7 +350,8 @@ def check_invariants(conversation, rules, settings):
         assert edit.tokens_after < edit.tokens_before
         item = conversation.items[edit.position]
         if isinstance(item, ToolResult):
-            assert edit.position < last_assistant and (settings.compact_errors or not item.is_error)
+            failed = error_detail(item, rules.error_patterns, settings.detect_errors)
+            assert edit.position < last_assistant and (settings.compact_errors or failed is None)
     again = compact(out, rules, settings)
     assert again.conversation == out and again.report.edits == (), "a second pass changes nothing"
     return result
@@ -204,10 +359,12 @@ def check_invariants(conversation, rules, settings):
 
 @pytest.mark.parametrize("name", sorted(REQUESTS))
 @given(data=st.data(), rules=rules_strategy, threshold=st.sampled_from([0, 50, 10**9]),
-       keep_recent=st.integers(0, 3), compact_errors=st.booleans())
-def test_invariants_on_generated_conversations(name, data, rules, threshold, keep_recent, compact_errors):
+       keep_recent=st.integers(0, 3), compact_errors=st.booleans(), detect_errors=st.booleans())
+def test_invariants_on_generated_conversations(name, data, rules, threshold, keep_recent, compact_errors,
+                                               detect_errors):
     conversation = formats.read(data.draw(REQUESTS[name]))
-    settings = Settings(threshold=threshold, keep_recent=keep_recent, compact_errors=compact_errors)
+    settings = Settings(threshold=threshold, keep_recent=keep_recent, compact_errors=compact_errors,
+                        detect_errors=detect_errors)
     result = check_invariants(conversation, rules, settings)
     if threshold == 10**9:
         assert result.report.stage == "below_threshold" and result.conversation == conversation
@@ -229,3 +386,77 @@ def test_compaction_of_a_message_only_request_is_a_no_op():
     assert isinstance(result.conversation.items[0], Message)
     assert content_text(result.conversation.items[0].content) == "hi"
     assert not any(isinstance(i, ToolCall) for i in result.conversation.items)
+
+
+# ---------------------------------------------------------------------------------------------
+# The pass as steps: the same decisions compact() makes, one step at a time
+
+
+def check_walk(conversation, rules, settings):
+    """walk's final state is compact()'s result, and each candidate's steps tell its story."""
+    meter = tokens.Meter(conversation.model)
+    steps = list(walk(conversation, rules, settings, meter))
+    result = compact(conversation, rules, settings, meter=meter)
+    assert final_items(steps) == result.conversation.items
+    verdicts = [s for s in steps if s.phase == "verdict"]
+    assert tuple(s.edit for s in verdicts if s.edit) == result.report.edits
+    assert tuple(s.skip for s in verdicts if s.skip) == result.report.skipped
+    assert [s for s in walk(conversation, rules, settings, meter, detail=False) if s.phase != "done"] == verdicts
+    story: list = []
+    for step in steps:
+        story.append(step)
+        if step.phase != "verdict":
+            continue
+        lookup, *checks, verdict = [s for s in story if s.rule is not None]
+        assert lookup.phase == "lookup" and lookup.position == verdict.position
+        guards = [s for s in checks if s.phase == "guard"]
+        assert all(g.passed for g in guards[:-1])
+        if verdict.skip:
+            assert (guards[-1].guard, guards[-1].passed, guards[-1].detail) == (
+                verdict.skip.reason, False, verdict.skip.detail)
+        else:
+            assert guards[-1].guard == "not_smaller" and guards[-1].passed
+            assert guards[-1].detail == f"{verdict.tokens_after} < {verdict.tokens_before} tokens"
+            assert verdict.tokens_after < verdict.tokens_before == verdict.edit.tokens_before
+        story = []
+    return steps
+
+
+def test_walk_shows_every_guard_of_the_books_scenario():
+    conversation = formats.read(book_scenario())
+    steps = check_walk(conversation, book_rules(), Settings(threshold=0, keep_recent=1))
+    read = [s for s in steps if s.tool == "read_file" and s.kind == "result"]
+    assert [(s.phase, s.guard) for s in read] == [
+        ("lookup", None), ("guard", "rule_disabled"), ("guard", "no_argument"), ("template", None),
+        ("guard", "already_compacted"), ("guard", "not_processed"), ("guard", "error_result"),
+        ("guard", "keep_recent"), ("verdict", None)]
+    assert read[0].arguments == {"path": "main.py"} and read[0].pattern == "read_file"
+    assert read[3].values == {"file_path": "main.py"}
+    assert read[3].text == "File content from main.py. Re-read if needed."
+    assert read[-1].skip.reason == "keep_recent" and read[-2].detail == "keep_recent = 1"
+    unmatched = [s for s in steps if s.tool == "create_file" and s.kind == "result"]  # no rule for it
+    assert [(s.phase, s.rule) for s in unmatched] == [("lookup", None)]
+    assert steps[-1].phase == "done" and steps[-1].position == len(conversation.items)
+
+
+@pytest.mark.parametrize("preset", list_presets(), ids=lambda p: p.key)
+def test_walk_ends_where_compact_does_on_every_preset(preset):
+    for keep_recent in (0, preset.keep_recent, 2):
+        check_walk(preset.conversation, preset.rules, Settings(threshold=0, keep_recent=keep_recent))
+
+
+@pytest.mark.parametrize("name", ["sweagent_marshmallow-1867_function_calling.openai.json",
+                                  "invariant_explorer_webarena_trace2.openai.json",
+                                  "miniswe_pr_astropy-12907.openai.json"])
+def test_walk_ends_where_compact_does_on_every_real_trace(name):
+    conversation = formats.read(json.loads(shared(TRACES / name).read_text()))
+    check_walk(conversation, WILD, Settings(threshold=0, keep_recent=3))
+    check_walk(conversation, book_rules(), Settings(threshold=0))
+
+
+def test_apply_rules_is_the_walk_run_to_the_end():
+    conversation = formats.read(book_scenario())
+    meter = tokens.Meter("gpt-4o")
+    compacted, edits, skipped = apply_rules(conversation, book_rules(), Settings(threshold=0), meter)
+    steps = list(walk(conversation, book_rules(), Settings(threshold=0), meter))
+    assert compacted.items == final_items(steps) and len(edits) == 3 and skipped == ()

@@ -335,3 +335,16 @@ def test_the_cache_compares_content_not_just_counts():
     # wrote it reordered: the cache stops before it, where "without" reads on through it
     assert run.calls[2].cached_with < run.calls[2].cached_without
     assert run.calls[2].cached_with >= 1024
+
+
+@settings(max_examples=60)
+@given(st.one_of(*REQUESTS.values()), st.sampled_from(["gpt-4o", "gpt-5", "claude-sonnet-4-5"]),
+       st.sampled_from(["masking", "rules", "clear-tool-uses"]), st.sampled_from(["stored", "per-call"]))
+def test_incremental_counts_equal_counting_each_request_whole(body, model, name, mode):
+    conversation = formats.read(body)
+    meter = Meter(model)
+    run = replay(conversation, make(name, **FIRING[name]), meter, PRICES.get(model), mode=mode)
+    for call in run.calls:
+        assert call.tokens_without == meter.count(conversation.with_items(conversation.items[:call.position])).total
+    if run.calls:
+        assert run.calls[-1].tokens_with == meter.count(run.final).total

@@ -23,9 +23,11 @@ def _fresh_caches():
     yield
 
 
-def start() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    return healthy(at)
+def start(tab: str = "Run") -> AppTest:
+    """The page with ``tab`` open (the Run and Compare tabs draw only while open)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["tab"] = tab
+    return healthy(at.run())
 
 
 def healthy(at: AppTest) -> AppTest:
@@ -70,7 +72,7 @@ def test_edited_prices_change_the_cost():
 
 
 def test_compare_view_lists_every_strategy_with_the_engines_costs():
-    at = start()
+    at = start("Compare")
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
     assert list(frame["strategy"]) == list(POLICIES)
@@ -86,6 +88,7 @@ def test_the_extra_replays_can_be_switched_off():
     charts = len(at.get("vega_lite_chart"))
     healthy(at.toggle(key=run_panel.SWEEP).set_value(False).run())
     assert len(at.get("vega_lite_chart")) == charts - 1
+    at = start("Compare")
     healthy(at.toggle(key="compare_show").set_value(False).run())
     assert not [table for table in at.dataframe if "strategy" in table.value.columns]
 
@@ -100,3 +103,8 @@ def test_summarize_strategy_follows_the_pages_summarization_settings():
     run = replay(conversation, make("summarize", limit=limit, keep_steps=1), Meter(model), price,
                  cache=price.provider)
     assert _metric(at, "Prompt tokens billed") == f"{run.totals.tokens_with:,}"
+
+
+def test_run_and_compare_draw_nothing_while_closed():
+    at = start("Before / after")
+    assert run_panel.STRATEGY not in at.session_state and not at.get("vega_lite_chart")

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from playground.errors import InputError
-from playground.rules import Template, book_rules, field_values, load_rules, rules_to_json, rules_to_python
+from playground.rules import (
+    Template,
+    book_rules,
+    field_values,
+    load_rules,
+    rules_to_json,
+    rules_to_python,
+    tool_matches,
+)
 
 
 @pytest.mark.parametrize("text", ["{x.__class__}", "{x[0]}", "{x!r}", "{x:>10}", "{}", "{0}", "{a.b.c}",
@@ -90,6 +98,17 @@ def test_the_books_dict_shape_is_accepted():
     ({"tool_results": [{"tool": "a", "template": "t", "enabled": "yes"}]}, "tool_results[0].enabled"),
     ({"tool_results": [{"tool": "a", "template": "t"}, {"tool": "a", "template": "u"}]}, "tool_results[1]"),
     ({"tool_calls": [{"tool": "a", "replacement": 3}]}, "tool_calls[0].replacement"),
+    ({"tool_results": [{"tool": "a", "template": ""}]}, "tool_results[0].template"),
+    ({"tool_results": [{"tool": "a", "template": "  \n"}]}, "tool_results[0].template"),
+    ({"tool_results": [{"tool": "a"}]}, "tool_results[0].template"),
+    ({"tool_calls": [{"tool": "a", "replacement": ""}]}, "tool_calls[0].replacement"),
+    ({"tool_calls": {"a": " "}}, "tool_calls[0].replacement"),
+    ({"tool_results": [{"tool": "Read|Grep", "template": "t"}, {"tool": "Read|Grep", "template": "u"}]},
+     "tool_results[1]"),
+    ({"tool_calls": [{"tool": "*", "argument": "x", "replacement": "t"}, {"tool": "*", "argument": "x",
+                                                                          "replacement": "u"}]}, "tool_calls[1]"),
+    ({"tool_results": [], "value_limit": -1}, "value_limit"),
+    ({"tool_results": [], "value_limit": "80"}, "value_limit"),
 ])
 def test_invalid_rules_name_the_row_and_field(data, where):
     with pytest.raises(InputError) as caught:
@@ -106,3 +125,45 @@ def test_python_export_is_the_books_two_dicts():
     exec(rules_to_python(rules), namespace)
     assert namespace["TOOLCALL_COMPACTION_RULES"] == {"create_file": "[saved]", "write_note": {"body": "[noted]"}}
     assert namespace["TOOLRESULT_COMPACTION_RULES"] == {"read_file": "File content from {file_path}."}
+
+
+@pytest.mark.parametrize(("pattern", "name", "expected"), [
+    ("Read", "Read", True), ("Read", "read", False), ("Read", "ReadFile", False),
+    ("mcp__github__*", "mcp__github__create_issue", True), ("mcp__github__*", "mcp__gitlab__x", False),
+    ("Read|read_file", "read_file", True), ("Read | read_file", "Read", True), ("Read|read_file", "Grep", False),
+    ("*", "anything", True), ("read_?ile", "read_file", True), ("[Bb]ash", "bash", True), ("[Bb]ash", "zsh", False),
+    ("Grep|mcp__*", "mcp__x__y", True),
+])
+def test_tool_patterns(pattern, name, expected):
+    assert tool_matches(pattern, name) is expected
+
+
+def test_the_first_matching_row_wins():
+    rules = load_rules({"tool_calls": [{"tool": "Write", "argument": "content", "replacement": "[a]"},
+                                       {"tool": "*", "argument": "content", "replacement": "[b]"},
+                                       {"tool": "*", "argument": "old_string", "replacement": "[c]"}],
+                        "tool_results": [{"tool": "Read|read_file", "template": "Read {file_path}."},
+                                         {"tool": "*", "template": "Other."},
+                                         {"tool": "Grep", "template": "never"}]})
+    assert rules.for_result("read_file").template.text == "Read {file_path}."
+    assert rules.for_result("Grep").template.text == "Other."
+    assert [r.replacement.text for r in rules.for_call("Write")] == ["[a]", "[c]"]  # one per argument
+    assert [r.replacement.text for r in rules.for_call("Edit")] == ["[b]", "[c]"]
+    assert load_rules({"tool_results": [{"tool": "Read", "template": "x"}]}).for_result("Bash") is None
+
+
+def test_value_cap_cuts_argument_values_with_an_ellipsis():
+    template = Template.parse("{command} {chars}")
+    values, _ = field_values(template, {"command": "x" * 100}, {"chars": 10**12}, limit=10)
+    assert values == {"command": "x" * 9 + "…", "chars": str(10**12)}
+    assert field_values(template, {"command": "x" * 100}, {"chars": 1}, limit=0)[0]["command"] == "x" * 100
+    assert field_values(template, {"command": "x" * 10}, {"chars": 1}, limit=10)[0]["command"] == "x" * 10
+
+
+def test_error_patterns_and_value_limit_round_trip():
+    rules = load_rules({"tool_results": [{"tool": "*", "template": "t"}], "value_limit": 40,
+                        "error_patterns": [{"name": "mine", "pattern": "^BOOM"}]})
+    data = rules_to_json(rules)
+    assert data["value_limit"] == 40 and data["error_patterns"] == [{"name": "mine", "pattern": "^BOOM"}]
+    assert load_rules(data) == rules
+    assert load_rules({"tool_results": []}).value_limit == 80

@@ -65,12 +65,55 @@ def test_rule_tables_check_every_row_live(book):
                       ("tool_results", 0, "warning"), ("tool_results", 1, "warning"), ("tool_results", 2, "error"),
                       ("tool_results", 3, "warning")]
     messages = [c.message for c in checks]
-    assert messages[0] == "matches 1 call"
-    assert messages[3] == "matches 1 result; {revision} is missing in 1 of 1 calls (shown as 'unknown')"
-    assert messages[4] == "no results of grep in this conversation"
+    assert messages[0] == "matches create_file (1 call)"
+    assert messages[3] == "matches read_file (1 result); {revision} is missing in 1 of 1 calls (shown as 'unknown')"
+    assert messages[4] == "matches no tool's results in this conversation"
     assert messages[5].startswith("template: unsafe template field")
     assert [r.tool for r in rules.tool_results] == ["read_file", "grep", "tavily_search"]
     assert rules.tool_results[2].min_tokens == 2 and not rules.tool_results[2].enabled
+
+
+def test_rule_tables_say_which_tools_each_pattern_row_decides(book):
+    results = [{"tool": "read_file", "template": "Read {file_path}."},
+               {"tool": "search_*|read_file", "template": "Searched."},
+               {"tool": "*", "template": "Output of {tool} omitted."},
+               {"tool": "read_*", "template": "never used"}]
+    rules, checks = ruletable.rules_from_tables([], results, book)
+    assert [(c.level, c.message, c.tools) for c in checks] == [
+        ("ok", "matches read_file (1 result)", ("read_file",)),
+        ("ok", "matches search_web (1 result)", ("search_web",)),
+        ("ok", "matches create_file (1 result)", ("create_file",)),
+        ("warning", "every tool it matches (read_file) goes to an earlier row", ())]
+    result = compact(book, rules, Settings(threshold=0))
+    assert {e.tool: e.rule.split(" → ")[0] for e in result.report.edits} == {
+        "read_file": "tool_results: read_file", "search_web": "tool_results: search_*|read_file"}
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ({"tool": "read_file", "template": ""}, "template: missing template: a rule must produce non-empty text: row "
+                                             "ignored"),
+    ({"tool": "read_file", "template": "   "}, "template: missing template: a rule must produce non-empty text: "
+                                                "row ignored"),
+    ({"tool": None, "template": "Read."}, "tool: missing tool name: row ignored"),
+    ({"tool": "read_file", "template": None, "enabled": True}, "template: missing template: a rule must produce "
+                                                               "non-empty text: row ignored"),
+])
+def test_a_row_that_cannot_produce_text_is_an_error_on_its_row(book, row, message):
+    rules, checks = ruletable.rules_from_tables([], [row], book)
+    assert [(c.level, c.message) for c in checks] == [("error", message)]
+    assert "None" not in checks[0].message and "matches" not in checks[0].message
+    assert rules.tool_results == ()
+
+
+def test_a_template_of_fields_only_is_never_a_green_row(book):
+    _, [check] = ruletable.rules_from_tables([], [{"tool": "read_file", "template": "{path}"}], book)
+    assert check.level == "warning" and "empty when their values are" in check.message
+
+
+def test_tables_keep_the_error_patterns_and_value_cap_they_do_not_show(book):
+    base = load_rules({"tool_results": [], "error_patterns": [], "value_limit": 20})
+    rules, _ = ruletable.rules_from_tables([], [{"tool": "read_file", "template": "Read."}], book, base)
+    assert rules.error_patterns.patterns == () and rules.value_limit == 20
 
 
 def test_editor_deltas_apply_like_the_table_shows_them():

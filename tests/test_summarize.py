@@ -4,15 +4,18 @@ failures that drop nothing, and a real OpenAI client against a real local HTTP s
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import time
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import formats, tokens
+from playground import formats, keys, tokens
 from playground.compaction import Settings
+from playground.errors import InputError
 from playground.llm import Endpoint, OpenAISummarizer
 from playground.model import ToolCall, ToolResult, content_text, pairs, role_of
 from playground.pipeline import optimize
@@ -23,6 +26,7 @@ from playground.summarize import (
     OfflineSummarizer,
     SummarizerError,
     SummarySettings,
+    cut_steps,
     is_summary,
     plan,
     run,
@@ -94,7 +98,12 @@ def test_the_cut_never_orphans_a_call_or_result(name, data, keep):
     _check_cut(conversation.items, *found)
     result = run(conversation, conversation, SummarySettings(limit=0, keep_steps=keep), OfflineSummarizer(),
                  meter())
-    assert result.report.status == "summarized"
+    report = result.report
+    if report.status == "not_smaller":  # a tiny span: the summary would have made the request larger
+        assert result.conversation == conversation and report.summary_tokens >= report.span_tokens
+        return
+    assert report.status == "summarized" and report.tokens_after < report.tokens_before
+    assert report.summary_tokens < report.span_tokens
     out = result.conversation
     assert formats.read(formats.write(out)) == out, "still a valid request in its own format"
     assert sum(is_summary(item) for item in out.items) == 1
@@ -211,7 +220,7 @@ def test_openai_summarizer_makes_a_real_request():
     ("bad-key", "refused the API key (401)"),
     ("missing-model", "does not know the model 'missing-model'"),
     ("busy", "rate limiting requests (429)"),
-    ("slow", "did not answer within 0.5 s (timeout)"),
+    ("slow", "the timeout of 0.5 s is the whole wait"),
     ("garbage", "malformed reply"),
     ("empty", "answered with an empty message"),
 ])
@@ -277,7 +286,8 @@ def test_cli_openai_summarizer_against_the_stub(run_file, tmp_path):
     report = tmp_path / "r.json"
     with StubServer() as server:
         done = cli("compact", str(run_file), "--threshold", "100", "--summarizer", "openai", "--llm-model", "stub",
-                   "--base-url", server.base_url, "--report", str(report), env={"OPENAI_API_KEY": "sk-env-key"})
+                   "--base-url", server.base_url, "--report", str(report),
+                   env={"OPENAI_API_KEY": "sk-env-key", "PLAYGROUND_KEY_HOSTS": "example.org, 127.0.0.1"})
         assert server.requests[-1]["headers"]["authorization"] == "Bearer sk-env-key"
     assert done.returncode == 0, done.stderr
     assert SUMMARY in done.stdout
@@ -288,7 +298,8 @@ def test_cli_endpoint_failure_exits_2_with_one_line_and_drops_nothing(run_file, 
     out = tmp_path / "out.json"
     with StubServer() as server:
         done = cli("compact", str(run_file), "--threshold", "100", "--summarizer", "openai", "--llm-model",
-                   "bad-key", "--base-url", server.base_url, "-o", str(out), env={"OPENAI_API_KEY": "sk-leak-me"})
+                   "bad-key", "--base-url", server.base_url, "-o", str(out),
+                   env={"OPENAI_API_KEY": "sk-leak-me", "PLAYGROUND_KEY_HOSTS": "127.0.0.1"})
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "refused the API key (401)" in done.stderr
     assert "sk-leak-me" not in done.stderr + done.stdout + out.read_text()
@@ -313,3 +324,292 @@ def test_results_keep_their_calls_after_summarizing_each_format():
                 open_ids.add(item.call_id)
             elif isinstance(item, ToolResult):
                 assert item.call_id in open_ids, name
+
+
+# --- Issue 7 item 2: a summary that is not smaller is not applied; "still over" is said ----------------------
+
+
+def tiny_span() -> dict:
+    """Two short items between the head and the kept step: any summary, header included, is larger."""
+    return {"model": "gpt-4o", "messages": [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Fix the test."},
+        {"role": "assistant", "content": None, "tool_calls": [call("c0", "read_file", path="a.py")]},
+        {"role": "tool", "tool_call_id": "c0", "content": "x = 1"},
+        {"role": "assistant", "content": "Done."}]}
+
+
+def test_a_summary_that_is_not_smaller_is_refused():
+    conversation = formats.read(tiny_span())
+    done = run(conversation, conversation, SummarySettings(limit=0, keep_steps=1), OfflineSummarizer(), meter())
+    report = done.report
+    assert (report.start, report.end) == (2, len(conversation.items) - 1)  # the call and its short result
+    assert report.status == "not_smaller"
+    assert done.conversation == conversation and not any(is_summary(i) for i in done.conversation.items)
+    assert report.tokens_after == report.tokens_before == tokens.count(conversation).total
+    assert report.summary_tokens >= report.span_tokens > 0
+    assert f"({report.summary_tokens:,} tokens)" in report.detail
+    assert f"({report.span_tokens:,} tokens)" in report.detail
+    assert report.still_over  # limit 0: the request is still at or over it
+
+
+def test_cli_reports_not_smaller_and_still_over(tmp_path):
+    path, report_path = tmp_path / "tiny.json", tmp_path / "r.json"
+    path.write_text(json.dumps(tiny_span()))
+    done = cli("compact", str(path), "--threshold", "0", "--keep-steps", "1", "--report", str(report_path))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(report_path.read_text())
+    summary = data["summarization"]
+    assert summary["status"] == "not_smaller" and "not smaller" in summary["status_meaning"]
+    assert summary["summary_tokens"] >= summary["span_tokens"]
+    assert summary["still_over"] is True and "still over" in summary["still_over_meaning"]
+    assert data["tokens_final"] == data["tokens_after_compaction"]  # nothing was applied
+    assert not any(MARKER in (m.get("content") or "") for m in json.loads(done.stdout)["messages"])
+
+
+def test_still_over_after_a_summary_that_was_applied():
+    conversation = formats.read(long_run(8))
+    done = run(conversation, conversation, SummarySettings(limit=100, keep_steps=6), OfflineSummarizer(), meter())
+    assert done.report.status == "summarized" and done.report.tokens_after >= 100
+    assert done.report.still_over and f"{done.report.tokens_after:,} tokens" in done.report.still_over_words
+    enough = run(conversation, conversation, SummarySettings(limit=10**6 // 1000, keep_steps=0), OfflineSummarizer(),
+                 meter())
+    assert enough.report.status == "summarized"
+    assert enough.report.still_over == (enough.report.tokens_after >= 1000)
+
+
+# --- Issue 7 item 3: a limit below the threshold is refused ---------------------------------------------------
+
+
+def test_cli_refuses_a_limit_below_the_threshold(run_file):
+    done = cli("compact", str(run_file), "--threshold", "1000", "--summarize-over", "500")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1
+    assert "--summarize-over" in done.stderr and "500" in done.stderr and "threshold of 1,000" in done.stderr
+    assert cli("compact", str(run_file), "--threshold", "1000", "--summarize-over", "1000").returncode == 0
+    assert cli("compact", str(run_file), "--threshold", "1000", "--summarize-over", "500",
+               "--no-summarize").returncode == 0  # no summarization: nothing to refuse
+
+
+def test_optimize_refuses_a_limit_below_the_threshold():
+    with pytest.raises(InputError, match="499 is below the compaction threshold of 500"):
+        optimize(formats.read(long_run()), book_rules(), Settings(threshold=500), SummarySettings(limit=499))
+
+
+# --- Issue 8: three stages -------------------------------------------------------------------------------------
+
+
+def test_three_stages_keep_compaction_and_summary_savings_apart(tmp_path):
+    body = long_run(8)
+    result = optimize(formats.read(body), book_rules(), Settings(threshold=0), SummarySettings(limit=0, keep_steps=1),
+                      OfflineSummarizer(), "gpt-4o")
+    before, compacted, final = result.stages
+    assert before.tokens == tokens.count(formats.read(body)).total
+    assert compacted.tokens == tokens.count(result.compaction.conversation).total < before.tokens
+    assert final.tokens == tokens.count(result.conversation).total < compacted.tokens
+    assert (compacted.saved, final.saved) == (before.tokens - compacted.tokens, compacted.tokens - final.tokens)
+    assert not compacted.lossy and final.lossy
+    path, report_path = tmp_path / "run.json", tmp_path / "r.json"
+    path.write_text(json.dumps(body))
+    cli("compact", str(path), "--threshold", "0", "--summarize-over", "0", "--keep-steps", "1", "--report",
+        str(report_path))
+    data = json.loads(report_path.read_text())
+    assert (data["tokens_before"], data["tokens_after_compaction"], data["tokens_final"]) == (
+        before.tokens, compacted.tokens, final.tokens)
+    assert data["tokens_saved"] == compacted.saved and data["tokens_saved_by_summary"] == final.saved
+    assert [stage["tokens"] for stage in data["stages"]] == [before.tokens, compacted.tokens, final.tokens]
+    off = optimize(formats.read(body), book_rules(), Settings(threshold=0), None, model="gpt-4o")
+    assert off.stages[2].tokens == off.stages[1].tokens and off.stages[2].saved == 0
+
+
+# --- Issue 11: the cut as steps ---------------------------------------------------------------------------------
+
+
+def _check_steps(items, keep):
+    steps = cut_steps(items, keep)
+    assert steps[-1].kind in ("span", "nothing") and steps[-1].span == span(items, keep)
+    answers = pairs(items)
+    previous = None
+    for step in steps:
+        if step.kind == "move":  # the call was before the cut, its result at or after it
+            assert answers[step.call] == step.result and step.call < previous <= step.result
+            assert step.end <= step.call < previous
+        if step.end is not None:
+            assert all(p >= step.end for p in step.kept_steps)
+            previous = step.end
+    if steps[-1].span:
+        assert len(steps[-1].kept_steps) >= keep
+    return steps
+
+
+def test_cut_steps_end_at_the_span_on_every_preset_and_trace():
+    from playground import presets
+
+    from .conftest import TRACES, shared
+
+    conversations = [preset.conversation for preset in presets.list_presets()]
+    conversations += [formats.read(json.loads(path.read_text())) for path in sorted(shared(TRACES).glob("*.json"))]
+    assert len(conversations) > 3
+    for conversation in conversations:
+        for keep in (0, 1, 3, 10):
+            _check_steps(conversation.items, keep)
+
+
+def test_cut_steps_show_the_cut_moving_back():
+    """A call answered only after the user spoke and the assistant started a new turn: the first
+    cut falls between that call and its result, so it moves back to the call's own turn."""
+    body = {"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "Go."},
+        {"role": "assistant", "content": None, "tool_calls": [call("a", "read_file", path="a.py")]},
+        {"role": "tool", "tool_call_id": "a", "content": "a"},
+        {"role": "assistant", "content": None, "tool_calls": [call("x", "read_file", path="x.py")]},
+        {"role": "user", "content": "Also check y."},
+        {"role": "assistant", "content": "Will do."},
+        {"role": "tool", "tool_call_id": "x", "content": "x"},
+        {"role": "assistant", "content": "Done."}]}
+    items = formats.read(body).items
+    call_x = next(p for p, item in enumerate(items) if isinstance(item, ToolCall) and item.call_id == "x")
+    steps = _check_steps(items, 2)
+    assert [step.kind for step in steps] == ["head", "cut", "move", "span"]
+    move = steps[2]
+    assert (move.call, move.result) == (call_x, pairs(items)[call_x]) and move.end <= call_x < steps[1].end
+    assert f"the call at item {call_x} would be separated from its result" in move.detail
+    assert steps[-1].span == (1, move.end) and steps[-1].kept_steps[0] == move.end
+
+
+@pytest.mark.parametrize("name", sorted(REQUESTS))
+@given(data=st.data(), keep=st.integers(0, 4))
+def test_cut_steps_are_consistent_on_any_request(name, data, keep):
+    _check_steps(formats.read(data.draw(REQUESTS[name])).items, keep)
+
+
+# --- Issue 7 item 11: a total transcript budget -----------------------------------------------------------------
+
+
+def test_the_transcript_keeps_to_its_total_budget():
+    conversation = formats.read(long_run(40))
+    free = plan(conversation, conversation, SummarySettings(limit=0, keep_steps=1, transcript_budget=0), meter())
+    assert meter().text(free.transcript) > 10_000  # the span is large
+    shrunk = plan(conversation, conversation, SummarySettings(limit=0, keep_steps=1, transcript_budget=8_000), meter())
+    assert meter().text(shrunk.transcript) <= 8_000
+    assert "left out" not in shrunk.transcript and shrunk.transcript.count("[read_file result]") == 40
+    dropped = plan(conversation, conversation, SummarySettings(limit=0, keep_steps=1, transcript_budget=1_500),
+                   meter())
+    text = dropped.transcript
+    assert meter().text(text) <= 1_500
+    assert "items in the middle left out: the transcript is held to 1,500 tokens" in text
+    assert text.startswith("[user]") or text.startswith("[assistant]")  # the oldest block stays…
+    assert "# module 39" in text  # …and so does the newest result in the span
+    assert shrunk.key != dropped.key  # the budget is part of the summarizer's input
+
+
+@given(total=st.integers(60, 5_000))
+def test_any_transcript_budget_is_kept(total):
+    conversation = formats.read(long_run(12))
+    chosen = plan(conversation, conversation, SummarySettings(limit=0, keep_steps=1, transcript_budget=total), meter())
+    assert meter().text(chosen.transcript) <= total
+
+
+# --- Issue 7 item 11: a provider's error keeps its cause -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("model", "expected", "absent"), [
+    ("too-long", "answered with an error (400): This model's maximum context length is 128000 tokens", "not JSON"),
+    ("bad-gateway", "answered with an error (502): the reply is not JSON: <html>", None),
+    ("garbage", "sent a reply that is not JSON", None),
+    ("bad-key", "refused the API key (401): check the key", "sk-wr"),  # a 401's words echo part of a key
+])
+def test_provider_errors_keep_their_cause(model, expected, absent):
+    with StubServer() as server:
+        summarizer = OpenAISummarizer(Endpoint(model, server.base_url, api_key="sk-abc-123456", max_retries=0))
+        with pytest.raises(SummarizerError) as caught:
+            summarizer.summarize(plan_for_tests())
+    message = str(caught.value)
+    assert expected in message and "\n" not in message
+    assert absent is None or absent not in message
+    assert message.endswith(expected) or model != "bad-key"
+
+
+# --- Issue 7 item 10: the timeout is the whole wait ----------------------------------------------------------
+
+
+def test_the_timeout_bounds_the_whole_wait_and_the_message_says_how_long():
+    with StubServer(hang_seconds=10) as server:
+        summarizer = OpenAISummarizer(Endpoint("slow", server.base_url, timeout=1.5, max_retries=2))
+        started = time.monotonic()
+        with pytest.raises(SummarizerError) as caught:
+            summarizer.check()
+        elapsed = time.monotonic() - started
+    assert elapsed < 1.5 + 1.5, "retries must not each get the full timeout"
+    said = float(re.search(r"gave up after (\d+\.\d) s", str(caught.value)).group(1))
+    assert 1.4 <= said <= elapsed + 0.1
+    assert "the timeout of 1.5 s is the whole wait" in str(caught.value)
+
+
+def test_retries_stay_within_the_timeout():
+    with StubServer() as server:  # always 429, asking for a 10 ms wait: retries until the time is up
+        summarizer = OpenAISummarizer(Endpoint("busy", server.base_url, timeout=1.0, max_retries=1000))
+        started = time.monotonic()
+        with pytest.raises(SummarizerError, match=r"rate limiting requests \(429\)"):
+            summarizer.check()
+        elapsed = time.monotonic() - started
+    assert elapsed < 1.0 + 1.0 and len(server.requests) > 2
+
+
+# --- Issue 7 item 8: the operator's key goes only to allowed hosts ----------------------------------------------
+
+
+@pytest.mark.parametrize(("base_url", "host"), [
+    (None, "api.openai.com"), ("", "api.openai.com"), ("https://api.openai.com/v1", "api.openai.com"),
+    ("https://API.OpenAI.com/v1", "api.openai.com"), ("https://api.openai.com@evil.example/v1", "evil.example"),
+    ("https://api.openai.com.evil.example/v1", "api.openai.com.evil.example"),
+    ("http://user:pw@127.0.0.1:8080/v1", "127.0.0.1"), ("localhost:11434/v1", "localhost"),
+])
+def test_the_host_is_the_one_the_client_connects_to(base_url, host):
+    assert keys.host_of(base_url) == host
+
+
+def test_resolve_key_sends_the_operator_key_only_to_allowed_hosts():
+    env = {"OPENAI_API_KEY": "sk-operator"}
+    assert keys.resolve_key(None, None, env, {}).key == "sk-operator"
+    assert keys.resolve_key("https://api.openai.com@evil.example/v1", None, env, {}).source == keys.WITHHELD
+    assert keys.resolve_key("http://127.0.0.1:9/v1", None, env, {}).key is None
+    assert keys.resolve_key("http://127.0.0.1:9/v1", None, {**env, "PLAYGROUND_KEY_HOSTS": "x.org, 127.0.0.1"},
+                            {}).key == "sk-operator"
+    assert keys.resolve_key("http://127.0.0.1:9/v1", None, env, {"PLAYGROUND_KEY_HOSTS": "127.0.0.1"}).key == \
+        "sk-operator"
+    assert keys.resolve_key("http://127.0.0.1:9/v1", None, {}, {"OPENAI_API_KEY": "sk-secret"}).source == \
+        keys.WITHHELD
+    assert keys.resolve_key("http://127.0.0.1:9/v1", " sk-typed ", env, {}).key == "sk-typed"
+    withheld = keys.resolve_key("http://evil.example/v1", None, env, {})
+    unset = keys.resolve_key("http://evil.example/v1", None, {}, {})
+    assert withheld.label == unset.label  # a visitor cannot tell whether the operator has a key
+    for choice in (withheld, unset, keys.resolve_key(None, None, env, {})):
+        assert "OPENAI_API_KEY" not in choice.label and "environment" not in choice.label
+        assert "sk-operator" not in repr(choice)
+
+
+def test_cli_refuses_the_environment_key_for_an_unlisted_host(run_file):
+    with StubServer() as server:
+        done = cli("compact", str(run_file), "--threshold", "100", "--summarizer", "openai", "--llm-model", "stub",
+                   "--base-url", server.base_url, env={"OPENAI_API_KEY": "sk-operator-key", "PLAYGROUND_KEY_HOSTS": ""})
+        assert server.requests == []  # nothing was sent at all
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "PLAYGROUND_KEY_HOSTS=127.0.0.1" in done.stderr and "sk-operator-key" not in done.stderr
+
+
+def test_cli_without_any_key_reaches_a_local_server_without_one(run_file):
+    env = {k: "" for k in ("OPENAI_API_KEY", "PLAYGROUND_KEY_HOSTS")}
+    with StubServer() as server:
+        done = cli("compact", str(run_file), "--threshold", "100", "--summarizer", "openai", "--llm-model", "stub",
+                   "--base-url", server.base_url, env=env)
+        assert server.requests[-1]["headers"]["authorization"] == "Bearer not-needed"
+    assert done.returncode == 0, done.stderr
+
+
+def test_credentials_in_the_url_never_show():
+    endpoint = Endpoint("m", "http://alice:hunter2@127.0.0.1:9/v1", timeout=2, max_retries=0)
+    assert endpoint.where == "127.0.0.1:9" and "hunter2" not in endpoint.label and "alice" not in endpoint.label
+    with pytest.raises(SummarizerError) as caught:
+        OpenAISummarizer(endpoint).check()
+    assert "hunter2" not in str(caught.value) and "127.0.0.1:9" in str(caught.value)

@@ -48,7 +48,7 @@ class RunningTotal:
             n = len(known)
             if (counted_by is meter and 2 <= n <= len(items) and request.tools is conversation.tools
                     and request.instructions is conversation.instructions and items[:n] == known
-                    and not any(is_system(item) for item in items[n:])):
+                    and not any(_changes_earlier_counts(item, meter) for item in items[n:])):
                 # the two last known items are counted again with what follows: a call's cost
                 # depends on whether its neighbour is a call too
                 total = known_total + sum(meter.items(items[n - 2:])) - sum(meter.items(known[n - 2:]))
@@ -60,6 +60,12 @@ class RunningTotal:
 
     def remember(self, conversation: Conversation, total: int, meter: Meter) -> None:
         self._known = [*self._known[-1:], (conversation.items, total, conversation, meter)]
+
+
+def _changes_earlier_counts(item: Item, meter: Meter) -> bool:
+    """An item whose arrival changes what earlier items cost: a system message (tool definitions)
+    or, for Claude, a user message (thinking before it is no longer the current turn's)."""
+    return is_system(item) or (meter.claude and isinstance(item, Message) and item.role == "user")
 
 
 def is_system(item: Item) -> bool:

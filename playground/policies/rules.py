@@ -11,7 +11,7 @@ from ..compaction import DEFAULT_THRESHOLD, DecisionCache, Settings
 from ..model import Conversation
 from ..pipeline import optimize
 from ..rules import Rules, book_rules
-from ..summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings
+from ..summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings, check_limit
 from ..tokens import Meter
 from .base import PolicyResult, RunningTotal, unchanged
 
@@ -32,7 +32,8 @@ class RulesPolicy:
 
     def __post_init__(self) -> None:
         self.settings()  # bad numbers fail when the policy is made, with located messages
-        self.summary()
+        if self.summarize:
+            check_limit(self.summary().limit, self.threshold, where="limit")
 
     def settings(self) -> Settings:
         return Settings(threshold=self.threshold, keep_recent=self.keep_recent)

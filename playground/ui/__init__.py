@@ -11,7 +11,20 @@ from ..compaction import Settings
 from ..errors import InputError
 from ..pipeline import Optimized
 from ..summarize import OfflineSummarizer
-from . import compare_panel, conversation_panel, results, rules_panel, run_panel, sidebar, state, summary_panel
+from . import (
+    calibration_panel,
+    compare_panel,
+    conversation_panel,
+    lessons_panel,
+    results,
+    rules_panel,
+    run_panel,
+    sidebar,
+    state,
+    stepper_panel,
+    summary_panel,
+    tokenview_panel,
+)
 
 EXPLAINER = """
 **What is compaction?** An agent calls tools, and what they return piles up in its context: the full text of
@@ -80,6 +93,7 @@ def _page() -> None:
         model_name = st.session_state[state.MODEL]
         before = state.engine().count(conversation, model_name)
         sidebar.settings(before.total)
+        calibration_panel.draw(conversation, model_name)
         st.header("Summarization")
         summary_panel.init()
         summary_panel.settings()
@@ -106,10 +120,12 @@ def _page() -> None:
     results.headline(conversation, optimized, models.info(model_name))
     summary_panel.panel(optimized, prefer)
 
-    tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Run", "Compare"],
-                   key="tab")
+    tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons",
+                    "Step-through", "Run", "Compare"], key="tab", on_change="rerun")
     with tabs[0]:
         results.before_after(conversation, optimized)
+        with st.expander("Tokens of one item, as the model sees them", icon=":material/token:"):
+            tokenview_panel.panel(conversation, optimized.compaction.conversation, state.engine().meter(model_name))
     with tabs[1]:
         results.where_tokens_go(conversation, before, rules)
     with tabs[2]:
@@ -126,7 +142,28 @@ def _page() -> None:
             conversation_panel.build()
     with tabs[4]:
         _export_panel(conversation, optimized, rules, summary.limit if summary else None)
-    with tabs[5]:
-        run_panel.panel(conversation, rules, settings, summary, model_name)
-    with tabs[6]:
-        compare_panel.panel(conversation, rules, settings, summary, model_name)
+    _teach(tabs[5], tabs[6], conversation, rules, settings, optimized, model_name)
+    _runs(tabs[7], tabs[8], conversation, rules, settings, summary, model_name)
+
+
+def _runs(run_tab, compare_tab, conversation, rules, settings: Settings, summary, model_name: str) -> None:
+    """Run and Compare replay the whole run: only while their tab is open (the tabs rerun on change)."""
+    if run_tab.open:
+        with run_tab:
+            run_panel.panel(conversation, rules, settings, summary, model_name)
+    if compare_tab.open:
+        with compare_tab:
+            compare_panel.panel(conversation, rules, settings, summary, model_name)
+
+
+def _teach(lessons_tab, steps_tab, conversation, rules, settings: Settings, optimized: Optimized,
+           model_name: str) -> None:
+    """Lessons and Step-through run only while their tab is open (the tabs rerun on change)."""
+    if lessons_tab.open:
+        with lessons_tab:
+            lessons_panel.panel(conversation, rules, settings, optimized)
+    if steps_tab.open:
+        with steps_tab:
+            stepper_panel.panel(conversation, rules, settings, state.engine().meter(model_name),
+                                optimized.compaction.report.stage == "below_threshold",
+                                st.session_state[summary_panel.KEEP_STEPS])

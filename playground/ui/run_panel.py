@@ -124,6 +124,16 @@ def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy) -> No
                "policy fires (the red line is its threshold), which makes the sawtooth.")
 
 
+def _swept(options: dict[str, Any], key: str, value: int) -> dict[str, Any]:
+    """The options with ``key`` set to ``value``. Moving the rules' threshold moves a summarization
+    limit that follows it, and raises one it would pass, as the sidebar does."""
+    changed = {**options, key: value}
+    if key == "threshold":
+        follows = options["limit"] == options["threshold"]
+        changed["limit"] = value if follows else max(options["limit"], value)
+    return changed
+
+
 def _sweep_chart(conversation: Conversation, run: Replay, policy_name: str, options: dict[str, Any],
                  meter, chosen_price: Price) -> None:
     key = {"rules": "threshold", "summarize": "limit", "hybrid": "limit", "clear-tool-uses": "trigger"}.get(policy_name)
@@ -134,7 +144,7 @@ def _sweep_chart(conversation: Conversation, run: Replay, policy_name: str, opti
                           "a while, so it starts off above 200 calls."):
         return
     largest = max(call.tokens_without for call in run.calls)
-    points = sweep(conversation, lambda value: make(policy_name, **{**options, key: value}), sweep_points(largest),
+    points = sweep(conversation, lambda value: make(policy_name, **_swept(options, key, value)), sweep_points(largest),
                    meter, chosen_price, mode=run.mode, cache=run.cache)
     rows = [{"threshold": value, "cost": cost} for value, cost in points]
     chart = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(

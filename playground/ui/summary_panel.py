@@ -2,19 +2,31 @@
 
 The offline summarizer is free and runs on every rerun. A paid endpoint is called only when the
 person presses a button; its summary is kept by input, so reruns reuse it.
+
+Streamlit forgets the value of a widget that is not drawn in a run, and these widgets are hidden
+while summarization is off (or the endpoint fields while the offline summarizer is chosen). So
+their values are also kept in ``KEPT``, a plain session-state dict: a widget drawn in the last
+run gives its value to ``KEPT``, one that was not gets its value back from ``KEPT``. Toggling off
+and on loses no edited prompt or setting. Code outside this panel sets these values with
+``set_values`` (a workspace being opened, say). ``KEPT`` holds the typed API key too; like the
+key itself it is never exported.
 """
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
+from .. import keys
 from ..errors import InputError
-from ..llm import Endpoint, OpenAISummarizer, key_from_environment
+from ..llm import Endpoint, OpenAISummarizer
 from ..pipeline import Optimized
 from ..summarize import (
     DEFAULT_ITEM_BUDGET,
     DEFAULT_KEEP_STEPS,
     DEFAULT_PROMPT,
+    DEFAULT_TRANSCRIPT_BUDGET,
     LOSS,
     STATUS_WORDS,
     SummarizerError,
@@ -24,41 +36,70 @@ from . import state
 
 ON, FOLLOWS, LIMIT, KEEP_STEPS = "summarize_on", "limit_follows_threshold", "summarize_over", "keep_steps"
 MODE, BASE_URL, LLM_MODEL, API_KEY = "summarizer", "base_url", "llm_model", "api_key"
-PROMPT, BUDGET, CACHE = "summary_prompt", "item_budget", "llm_summaries"
+PROMPT, BUDGET, TRANSCRIPT_BUDGET, CACHE = "summary_prompt", "item_budget", "transcript_budget", "llm_summaries"
+KEPT, DRAWN, RAISED = "summary_settings_kept", "summary_widgets_drawn", "summary_limit_raised"
 MODES = {"offline": "Offline (no LLM)", "openai": "OpenAI-compatible endpoint"}
 DEFAULTS = {ON: True, FOLLOWS: True, KEEP_STEPS: DEFAULT_KEEP_STEPS, MODE: "offline", BASE_URL: "",
-            LLM_MODEL: "gpt-4o-mini", API_KEY: "", PROMPT: DEFAULT_PROMPT, BUDGET: DEFAULT_ITEM_BUDGET, CACHE: {}}
+            LLM_MODEL: "gpt-4o-mini", API_KEY: "", PROMPT: DEFAULT_PROMPT, BUDGET: DEFAULT_ITEM_BUDGET,
+            TRANSCRIPT_BUDGET: DEFAULT_TRANSCRIPT_BUDGET}
+WIDGETS = (*DEFAULTS, LIMIT)
+ENDPOINT_WIDGETS = (BASE_URL, LLM_MODEL, API_KEY)
 
 
 def init() -> None:
-    for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
-    st.session_state.setdefault(LIMIT, st.session_state[state.THRESHOLD])
+    """Each widget's value: a widget drawn last run gives it to ``KEPT``; any other (hidden, so
+    forgotten by Streamlit, or never drawn yet) gets it back from ``KEPT``."""
+    kept = st.session_state.setdefault(KEPT, {**DEFAULTS, LIMIT: st.session_state[state.THRESHOLD]})
+    drawn = st.session_state.get(DRAWN, ())
+    for key in WIDGETS:
+        if key in drawn:
+            kept[key] = st.session_state.get(key, kept[key])
+        else:
+            st.session_state[key] = kept[key]
+    st.session_state.setdefault(CACHE, {})
 
 
-def _secret_key() -> str | None:
+def set_values(values: dict[str, object]) -> None:
+    """Set summarization settings from outside the panel (widget keys to values); call it from a
+    callback, before the widgets are drawn."""
+    st.session_state[KEPT].update(values)
+    st.session_state.update(values)
+
+
+def _drawn() -> tuple[str, ...]:
+    """The widgets ``settings`` draws now, so the next run knows which values to trust."""
+    if not st.session_state[ON]:
+        return (ON,)
+    return tuple(key for key in WIDGETS if st.session_state[MODE] == "openai" or key not in ENDPOINT_WIDGETS)
+
+
+def _secrets() -> dict[str, str]:
+    """The two settings an operator may keep in st.secrets, as plain strings."""
     try:
-        return str(st.secrets["OPENAI_API_KEY"]) if "OPENAI_API_KEY" in st.secrets else None
+        return {name: str(st.secrets[name]) for name in (keys.KEY_NAME, keys.HOSTS_NAME) if name in st.secrets}
     except Exception:  # no secrets file at all: Streamlit raises rather than returning nothing
-        return None
+        return {}
 
 
-def _api_key() -> tuple[str | None, str]:
-    """The key to use and where it came from (never the key itself)."""
-    typed = st.session_state.get(API_KEY) or None
-    if typed:
-        return typed, "the key typed here"
-    if secret := _secret_key():
-        return secret, "st.secrets (OPENAI_API_KEY)"
-    if environment := key_from_environment():
-        return environment, "the environment (OPENAI_API_KEY)"
-    return None, "none (fine for local servers such as Ollama)"
+def key_choice() -> keys.KeyChoice:
+    """The key for the Base URL shown: a typed one, or the operator's only for allowed hosts."""
+    return keys.resolve_key(st.session_state[BASE_URL], st.session_state.get(API_KEY), os.environ, _secrets())
 
 
 def endpoint() -> Endpoint:
-    key, _ = _api_key()
     return Endpoint(model=st.session_state[LLM_MODEL].strip(), base_url=st.session_state[BASE_URL].strip() or None,
-                    api_key=key)
+                    api_key=key_choice().key)
+
+
+def _limit_at_least_threshold() -> None:
+    """The limit never sits below the threshold: it follows the threshold up, and says so."""
+    threshold = st.session_state[state.THRESHOLD]
+    if st.session_state[FOLLOWS]:
+        st.session_state[LIMIT] = threshold
+    elif st.session_state[LIMIT] < threshold:
+        st.session_state[RAISED] = (st.session_state[LIMIT], threshold)
+        st.session_state[LIMIT] = threshold
+    st.session_state[KEPT][LIMIT] = st.session_state[LIMIT]
 
 
 def settings() -> None:
@@ -66,14 +107,20 @@ def settings() -> None:
     st.toggle("Summarize when still over", key=ON,
               help="The last resort: if the compacted request is still at or over the limit, replace the oldest "
                    "history with one summary message. Lossy, unlike compaction.")
+    st.session_state[DRAWN] = _drawn()
     if not st.session_state[ON]:
         return
     st.checkbox("Limit = threshold", key=FOLLOWS, help="Summarize at the compaction threshold (the book's choice).")
-    if st.session_state[FOLLOWS]:
-        st.session_state[LIMIT] = st.session_state[state.THRESHOLD]
-    st.number_input("Summarization limit (tokens)", min_value=0, step=1000, key=LIMIT,
+    _limit_at_least_threshold()
+    threshold = st.session_state[state.THRESHOLD]
+    st.number_input("Summarization limit (tokens)", min_value=threshold, step=1000, key=LIMIT,
                     disabled=st.session_state[FOLLOWS],
-                    help="Summarize when the compacted request has at least this many tokens.")
+                    help="Summarize when the compacted request has at least this many tokens. Never below the "
+                         "compaction threshold: summarization is the last resort after compaction.")
+    raised = st.session_state.get(RAISED)
+    if raised and not st.session_state[FOLLOWS] and st.session_state[LIMIT] == raised[1]:
+        st.caption(f"The limit followed the threshold up from {raised[0]:,} to {raised[1]:,}: it cannot be below "
+                   "the threshold.")
     st.number_input("Steps kept", min_value=0, max_value=1000, step=1, key=KEEP_STEPS,
                     help="The newest assistant turns, each with the tool results that answer it, stay verbatim. "
                          "The system messages and the first user message always stay.")
@@ -87,9 +134,10 @@ def settings() -> None:
                            "http://localhost:1234/v1; vLLM: http://localhost:8000/v1.")
         st.text_input("Model", key=LLM_MODEL, help="The model name the endpoint serves.")
         st.text_input("API key", key=API_KEY, type="password",
-                      help="Kept in this browser session only; never logged, exported or shown. Leave empty to use "
-                           "OPENAI_API_KEY from st.secrets or the environment.")
-        st.caption(f"Key: {_api_key()[1]}.")
+                      help="Kept in this browser session only; never logged, exported or shown. A key the operator "
+                           "configured is used only for api.openai.com and hosts the operator allows; any other "
+                           "Base URL gets a key only if you type one here.")
+        st.caption(f"Key: {key_choice().label}.")
         if st.button("Test connection", width="stretch", help="Sends a one-word request to the endpoint."):
             with st.spinner(f"Asking {endpoint().where}…"):
                 try:
@@ -103,6 +151,13 @@ def settings() -> None:
                   help="Put back the prompt this playground ships with.")
         st.number_input("Tokens read per item", min_value=20, step=100, key=BUDGET,
                         help="Each original item is cut to this many tokens before the summarizer reads it.")
+        st.number_input("Transcript budget (tokens)", min_value=0, step=1000, key=TRANSCRIPT_BUDGET,
+                        help="The most the summarizer reads in all, so a large span cannot exceed its own context "
+                             "window. Over it, the per-item budget is lowered until it fits (not below 50 tokens), "
+                             "then items in the middle of the span are left out, with a marker. 0: no total budget.")
+        st.caption(f"The summarizer reads at most {st.session_state[TRANSCRIPT_BUDGET]:,} tokens of history "
+                   "in all (plus the prompt)." if st.session_state[TRANSCRIPT_BUDGET] else
+                   "No total budget: a large span may exceed the summarizer's context window.")
 
 
 def config() -> tuple[SummarySettings | None, str | None]:
@@ -111,7 +166,8 @@ def config() -> tuple[SummarySettings | None, str | None]:
         return None, None
     try:
         chosen = SummarySettings(limit=int(st.session_state[LIMIT]), keep_steps=int(st.session_state[KEEP_STEPS]),
-                                 item_budget=int(st.session_state[BUDGET]), prompt=st.session_state[PROMPT])
+                                 item_budget=int(st.session_state[BUDGET]), prompt=st.session_state[PROMPT],
+                                 transcript_budget=int(st.session_state[TRANSCRIPT_BUDGET]))
     except InputError:  # the widgets bound these
         return None, None
     return chosen, endpoint().label if st.session_state[MODE] == "openai" else None
@@ -144,8 +200,8 @@ def panel(optimized: Optimized, prefer: str | None) -> None:
         return
     with st.container(border=True):
         st.markdown(f"**Summarization** — {STATUS_WORDS[report.status]}")
-        if report.status == "nothing_to_summarize":
-            st.caption(report.detail)
+        if report.status in ("nothing_to_summarize", "not_smaller"):
+            st.caption(report.detail[:1].upper() + report.detail[1:] + ".")
         if report.start is not None:
             st.caption(f"Span: items {report.start}–{report.end - 1} ({report.end - report.start} items). "
                        f"Summarizer: {report.summarizer}. Request {report.tokens_before:,} → "
@@ -155,6 +211,10 @@ def panel(optimized: Optimized, prefer: str | None) -> None:
             st.warning(LOSS, icon=":material/warning:")
         if report.error:
             st.error(f"{report.error}. Nothing was dropped: the request is as compaction left it.")
+        if report.still_over:
+            st.warning(report.still_over_words[:1].upper() + report.still_over_words[1:] + ".",
+                       icon=":material/warning:")
+        st.caption(stages_line(optimized))
         if prefer and done.plan is not None and report.summarizer != prefer:
             st.info("Showing the offline summary. The endpoint is called only when you ask:", icon=":material/info:")
             if st.button(f"Summarize with {st.session_state[LLM_MODEL]}", type="primary",
@@ -162,3 +222,12 @@ def panel(optimized: Optimized, prefer: str | None) -> None:
                 _summarize_with_llm(optimized)
         if state.message("llm"):
             st.error(state.message("llm"), icon=":material/error:")
+
+
+def stages_line(optimized: Optimized) -> str:
+    """Before → after compaction → after summarization, each saving apart: compaction's can be
+    undone by calling a tool, a summary's cannot. (Kept here until the meter draws the stages.)"""
+    before, compacted, final = optimized.stages
+    return (f"{before.label}: {before.tokens:,} → {compacted.label.lower()}: {compacted.tokens:,} "
+            f"(−{compacted.saved:,}, reversible) → {final.label.lower()}: {final.tokens:,} "
+            f"(−{final.saved:,}, lossy).")

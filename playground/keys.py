@@ -1,0 +1,87 @@
+"""Which API key goes to which host: one decision for the CLI and the page.
+
+A key the operator configured (``OPENAI_API_KEY`` in the environment or in ``st.secrets``) is a
+secret of the person running the server, not of the visitor typing a Base URL. So it is sent only
+to OpenAI's own host and to hosts the operator lists in ``PLAYGROUND_KEY_HOSTS`` (comma-separated
+host names, in the environment or in the secrets). Any other host gets a key only if one is typed
+for it. Without this rule, a visitor could point the Base URL at their own server and read the
+operator's key from the ``Authorization`` header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import httpx
+
+DEFAULT_HOST = "api.openai.com"
+KEY_NAME = "OPENAI_API_KEY"
+HOSTS_NAME = "PLAYGROUND_KEY_HOSTS"
+
+TYPED, OPERATOR, NONE, WITHHELD = "typed", "operator", "none", "withheld"
+
+
+@dataclass(frozen=True)
+class KeyChoice:
+    key: str | None = field(repr=False)
+    source: str  # TYPED, OPERATOR, NONE or WITHHELD (an operator key exists but this host may not have it)
+    host: str
+    allowed: bool  # the host may receive the operator's key
+
+    @property
+    def label(self) -> str:
+        """Safe to show a visitor: never the key, never where the operator keeps it, and the same
+        words at an unlisted host whether or not the operator has a key."""
+        if self.source == TYPED:
+            return "the key typed here"
+        if self.source == OPERATOR:
+            return "a key configured by the operator"
+        if self.allowed:
+            return "none"
+        return f"none: {self.host or 'this host'} gets a key only if you type one (local servers need none)"
+
+
+def _authority(url: str) -> str:
+    """The part of ``url`` that names the host (``user:password@host:port``), also for a URL
+    typed without a scheme."""
+    return urlsplit(url if "//" in url else f"//{url}").netloc
+
+
+def host_of(base_url: str | None) -> str:
+    """The host name a request to ``base_url`` goes to (lower case, no port, no user:password);
+    empty when none can be read, which no operator can have listed."""
+    if not base_url or not base_url.strip():
+        return DEFAULT_HOST
+    url = base_url.strip()
+    try:  # the parser the openai client itself uses, so the check and the request agree on the host
+        return httpx.URL(url if "//" in url else f"//{url}").host.lower()
+    except (httpx.InvalidURL, ValueError):
+        return ""
+
+
+def without_credentials(url: str) -> str:
+    """``url`` with any ``user:password@`` removed, for labels and messages."""
+    authority = _authority(url)
+    return url.replace(authority, authority.rsplit("@", 1)[1], 1) if "@" in authority else url
+
+
+def allowed_hosts(env: Mapping[str, str], secrets: Mapping[str, str]) -> frozenset[str]:
+    """OpenAI's host and those the operator listed (environment and secrets together)."""
+    listed = f"{env.get(HOSTS_NAME, '')},{secrets.get(HOSTS_NAME, '')}"
+    return frozenset({DEFAULT_HOST} | {name.strip().lower() for name in listed.split(",") if name.strip()})
+
+
+def resolve_key(base_url: str | None, typed_key: str | None, env: Mapping[str, str],
+                secrets: Mapping[str, str]) -> KeyChoice:
+    """The key to send to ``base_url``: a typed one always; the operator's (secrets first, then
+    the environment) only to an allowed host; otherwise none, marked WITHHELD when one exists."""
+    host = host_of(base_url)
+    allowed = host in allowed_hosts(env, secrets)
+    if typed_key and typed_key.strip():
+        return KeyChoice(typed_key.strip(), TYPED, host, allowed)
+    operator = secrets.get(KEY_NAME) or env.get(KEY_NAME) or None
+    if operator is None:
+        return KeyChoice(None, NONE, host, allowed)
+    return KeyChoice(operator, OPERATOR, host, allowed) if allowed else KeyChoice(None, WITHHELD, host, allowed)

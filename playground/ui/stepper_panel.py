@@ -1,0 +1,108 @@
+"""Step-through: the compaction pass over the current conversation, one engine step at a time.
+
+The frames come from ``stepthrough.walk`` (the engine's own ``compaction.walk``); this panel
+only keeps the current step in session state and lays the frame out.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .. import stepthrough
+from ..compaction import Settings
+from ..model import Conversation
+from ..rules import Rules
+from ..tokens import Meter
+from . import tokenview_panel
+
+STEP = "step_index"
+JUMP = "step_jump"
+VERDICT = {True: ":green[:material/check_circle: passed]", False: ":red[:material/block: stopped]"}
+
+
+def _move(to: int | None, last: int) -> None:
+    if to is not None:
+        st.session_state[STEP] = max(0, min(to, last))
+
+
+def _jump(walk: stepthrough.Walk) -> None:
+    _move(walk.first_at(int(st.session_state[JUMP])), len(walk.frames) - 1)
+
+
+def _controls(walk: stepthrough.Walk, index: int) -> None:
+    last = len(walk.frames) - 1
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    row.button("Back", key="step_back", icon=":material/chevron_left:", disabled=index == 0,
+               on_click=_move, args=(index - 1, last), help="One step back.")
+    row.button("Forward", key="step_forward", icon=":material/chevron_right:", disabled=index == last,
+               on_click=_move, args=(index + 1, last), type="primary", help="One step of the pass forward.")
+    following = walk.next_edit(index)
+    row.button("Next edit", key="step_next_edit", icon=":material/skip_next:", disabled=following is None,
+               on_click=_move, args=(following, last), help="Forward to the next step that replaces an item.")
+    positions = walk.positions()
+    row.selectbox("Jump to item", positions, key=JUMP, index=None, placeholder="item #",
+                  on_change=_jump, args=(walk,), help="The items the pass stops at: tool calls and results with a "
+                                                     "rule to look up.")
+    row.button("Start over", key="step_reset", icon=":material/first_page:", disabled=index == 0,
+               on_click=_move, args=(0, last))
+
+
+def _frame(walk: stepthrough.Walk, frame: stepthrough.Frame) -> None:
+    st.progress((frame.index + 1) / len(walk.frames), text=f"Step {frame.index + 1} of {len(walk.frames)}")
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.markdown(f"**{frame.title}**")
+        if frame.kind == "template":
+            st.code(frame.detail, language=None, wrap_lines=True)
+        elif frame.kind == "verdict":
+            (st.success if frame.edit else st.warning)(frame.detail)
+        elif frame.detail:
+            st.caption(frame.detail)
+        if frame.guards:
+            st.markdown("Guards checked for this item:\n" + "\n".join(
+                f"- {VERDICT[guard.passed]} **{guard.name}**" + (f" — {guard.detail}" if guard.detail else "")
+                for guard in frame.guards))
+    with right:
+        remembered = walk.remembered(frame)
+        st.markdown(f"**Call arguments remembered, by call id** ({len(remembered)})")
+        st.dataframe([{"": "→" if row.call_id == frame.call_id else "", "call id": row.call_id, "tool": row.tool,
+                       "arguments": row.arguments} for row in remembered[-12:]], hide_index=True, width="stretch",
+                     column_config={"": st.column_config.TextColumn(width=30),
+                                    "arguments": st.column_config.TextColumn(width="large")})
+        if frame.call_id:
+            st.caption(f"→ the row for call id {frame.call_id}: the current item's call.")
+        if len(remembered) > 12:
+            st.caption(f"The newest 12 of {len(remembered)}: a result's template reads its own call's row.")
+
+
+def _cut(conversation: Conversation, keep_steps: int) -> None:
+    st.markdown("**Summarization's cut**")
+    cuts = stepthrough.cut_frames(conversation, keep_steps)
+    st.caption(f"Keeping the newest {keep_steps} steps, the cut moves back until no call is separated from its "
+               "result: items before the final cut are summarized, items from it on are kept.")
+    st.dataframe([{"step": cut.index + 1, "cut before item": cut.position, "why": cut.detail} for cut in cuts],
+                 hide_index=True, width="stretch")
+
+
+def panel(conversation: Conversation, rules: Rules, settings: Settings, meter: Meter, below_threshold: bool,
+          keep_steps: int) -> None:
+    """The Step-through view for the conversation, rules and settings on the page."""
+    walk = stepthrough.walk(conversation, rules, settings, meter)
+    if not walk.matched():
+        st.info("No rule matches any item of this conversation: the pass has nothing to show. Add a rule in the "
+                "Rules tab.", icon=":material/info:")
+        return
+    if below_threshold:
+        st.caption("The request is below the threshold, so compact() would not run this pass at all; this is what "
+                   "it would do if it did.")
+    index = min(st.session_state.get(STEP, 0), len(walk.frames) - 1)
+    st.session_state[STEP] = index
+    _controls(walk, index)
+    frame = walk.frames[index]
+    _frame(walk, frame)
+    st.markdown("**Before and after the pass** — the current item highlighted")
+    st.html(stepthrough.ROWS_STYLE + stepthrough.rows_html(walk, conversation, frame.position))
+    with st.expander(f"Tokens of item {frame.position}, before and after", icon=":material/token:"):
+        tokenview_panel.item_tokens(conversation.items[frame.position], walk.items[frame.position], meter,
+                                    f"step_{frame.position}")
+    _cut(conversation, keep_steps)

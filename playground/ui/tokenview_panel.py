@@ -1,0 +1,52 @@
+"""Token view: any item of the before/after view as the model's tokenizer splits it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .. import tokenview
+from ..model import Conversation, Item, ToolCall
+from ..tokens import Meter
+
+PICK = "tokens_item"
+
+
+def _tokens(text: str, meter: Meter, key: str, label: str) -> None:
+    """One text's tokens: the first part, and a button that shows more."""
+    limit_key = f"tokens_limit_{key}"
+    limit = st.session_state.get(limit_key, tokenview.DEFAULT_LIMIT)
+    view = tokenview.token_spans(text, meter, limit)
+    shown = f"the first {len(view.spans):,} shown" if view.truncated else "all shown"
+    st.caption(f"{label}: **{view.total:,} tokens** ({view.encoding}; {shown}).")
+    st.html(tokenview.STYLE + tokenview.spans_html(view))
+    if view.truncated and limit < tokenview.CAP:
+        st.button(f"Show {tokenview.MORE:,} more tokens", key=f"tokens_more_{key}",
+                  on_click=lambda: st.session_state.update({limit_key: limit + tokenview.MORE}))
+    elif view.truncated:
+        st.caption(f"Drawing stops at {tokenview.CAP:,} tokens: more would take seconds to render.")
+
+
+def item_tokens(before: Item, after: Item, meter: Meter, key: str) -> None:
+    """An item's text before and after compaction, side by side (one column when unchanged)."""
+    old, new = tokenview.measured_text(before), tokenview.measured_text(after)
+    what = "the call's arguments" if isinstance(before, ToolCall) else "the content"
+    st.caption(f"Drawn: {what}, as the model's tokenizer splits it. The few tokens each item adds for its role, "
+               "tool name and framing are counted on the meters but not drawn here.")
+    if old == new:
+        _tokens(old, meter, f"{key}_same", "Unchanged")
+        return
+    left, right = st.columns(2)
+    with left:
+        _tokens(old, meter, f"{key}_before", "Before")
+    with right:
+        _tokens(new, meter, f"{key}_after", "After")
+
+
+def panel(original: Conversation, compacted: Conversation, meter: Meter) -> None:
+    """Pick an item of the before/after view and see its tokens."""
+    if not original.items:
+        return
+    count = len(original.items)
+    position = st.number_input("Item", min_value=0, max_value=count - 1, step=1, key=PICK,
+                               help="The item's number, as in the # column of Before / after.")
+    item_tokens(original.items[position], compacted.items[position], meter, f"item_{position}")
