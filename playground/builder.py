@@ -86,7 +86,7 @@ def checked(conversation: Conversation, items: list[Item]) -> Conversation:
         raise InputError(f"the {formats.TITLES[conversation.format]} format cannot mark a tool result as an "
                          "error (Anthropic and native can)")
     link(replace(item, origin=None) for item in items)  # raises naming "item N"
-    return formats.read(formats.write(conversation.with_items(items)), conversation.format)
+    return formats.rewritten(conversation.with_items(items))
 
 
 def _item_label(position: int) -> str:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import formats
+from . import exports, formats
 from .compaction import DEFAULT_THRESHOLD, Settings
 from .engine import Engine
 from .errors import InputError
@@ -48,12 +48,15 @@ def _load_json(path: str) -> Any:
         raise exc.within("stdin" if path == "-" else path) from None
 
 
-def _load_conversation(path: str, format: str | None) -> formats.Conversation:
-    data = _load_json(path)
+def _load_conversation(path: str, format: str | None, to: str | None = None) -> formats.Conversation:
+    """A conversation from JSON or JSONL (agent logs), converted to ``to`` when asked (the
+    conversion's losses are in its notes)."""
+    where = "stdin" if path == "-" else path
     try:
-        return formats.read(data, format)
+        conversation = formats.read(formats.parse_text(_read_bytes(path)), format)
     except InputError as exc:
-        raise exc.within("stdin" if path == "-" else path) from None
+        raise exc.within(where) from None
+    return formats.convert(conversation, to) if to else conversation
 
 
 def _load_rules(path: str | None):
@@ -107,7 +110,7 @@ def _engine(args: argparse.Namespace, conversation: formats.Conversation) -> Eng
 
 
 def cmd_count(args: argparse.Namespace) -> int:
-    conversation = _load_conversation(args.file, args.format)
+    conversation = _load_conversation(args.file, args.format, args.to)
     result = _engine(args, conversation).count(conversation, args.model)
     _write(_dump(count_to_json(result, conversation)) if args.json else f"{result.total}\n", None)
     return 0
@@ -132,7 +135,7 @@ def _summarizer(args: argparse.Namespace):
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    conversation = _load_conversation(args.file, args.format)
+    conversation = _load_conversation(args.file, args.format, args.to)
     rules = _load_rules(args.rules)
     settings = Settings(threshold=args.threshold, keep_recent=args.keep_recent)
     if args.summarize_over is not None and not args.no_summarize:
@@ -141,8 +144,13 @@ def cmd_compact(args: argparse.Namespace) -> int:
         limit=args.threshold if args.summarize_over is None else args.summarize_over, keep_steps=args.keep_steps)
     result = _engine(args, conversation).optimize(conversation, rules, settings, summary,
                                                   _summarizer(args) if summary else None, args.model)
-    output = _dump(formats.write(result.conversation))
-    report = _dump(optimized_to_json(result, summary.limit if summary else None)) if args.report else None
+    if args.request or conversation.source:  # a log has no request of its own to give back: write a sendable one
+        body, export_notes = exports.request_body(result.conversation)
+    else:
+        body, export_notes = formats.write(result.conversation), ()
+    output = _dump(body)
+    notes = {"notes": [*conversation.notes, *export_notes]}
+    report = _dump(optimized_to_json(result, summary.limit if summary else None) | notes) if args.report else None
     _write(output, args.output)
     if report is not None:
         _write(report, args.report)
@@ -179,19 +187,21 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     top = _Parser(prog=PROG, description="Count and compact LLM agent conversations (see README.md).")
     commands = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    format_help = f"input format (default: detected): {', '.join(formats.FORMATS)}"
+    format_help = f"input format (default: detected): {', '.join(formats.READERS)}"
+    to_help = "convert to this API format first (what the conversion loses is listed in the notes)"
 
     p = commands.add_parser("count", help="print the prompt-token total")
-    p.add_argument("file", help="conversation JSON file, or - for stdin")
+    p.add_argument("file", help="conversation JSON file or agent log (JSONL, .traj), or - for stdin")
     p.add_argument("--model", help="model whose accounting to use (default: the request's own)")
-    p.add_argument("--format", choices=list(formats.FORMATS), help=format_help)
+    p.add_argument("--format", choices=list(formats.READERS), help=format_help)
+    p.add_argument("--to", choices=list(formats.FORMATS), help=to_help)
     p.add_argument("--json", action="store_true", help="print the total, encoding, exactness and per-item counts")
     p.add_argument("--calibration", help="JSON file: a list of {request, usage} pairs (usage as the provider "
                                          "returned it) or {model: factor}; corrects counts for that model")
     p.set_defaults(run=cmd_count)
 
     p = commands.add_parser("compact", help="compact a conversation behind a token threshold")
-    p.add_argument("file", help="conversation JSON file, or - for stdin")
+    p.add_argument("file", help="conversation JSON file or agent log (JSONL, .traj), or - for stdin")
     p.add_argument("--rules", help="rules JSON file (replaces the book's rules as a whole)")
     p.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
                    help=f"compact only at or above this many prompt tokens (default {DEFAULT_THRESHOLD})")
@@ -199,7 +209,11 @@ def parser() -> argparse.ArgumentParser:
                    help="leave the newest N tool uses that have a result (call and result) as they are; a call "
                         "still waiting for its result takes no slot")
     p.add_argument("--model", help="model whose accounting to use (default: the request's own)")
-    p.add_argument("--format", choices=list(formats.FORMATS), help=format_help)
+    p.add_argument("--format", choices=list(formats.READERS), help=format_help)
+    p.add_argument("--to", choices=list(formats.FORMATS), help=to_help)
+    p.add_argument("--request", action="store_true",
+                   help="write a request the provider accepts as it is (always, for an agent log): a model, "
+                        "max_tokens for Anthropic, items it cannot take back dropped; the report's notes list changes")
     p.add_argument("--report", help="write the report (JSON) to this file")
     p.add_argument("-o", "--output", help="write the compacted conversation here (default: stdout)")
     p.add_argument("--calibration", help="JSON file: a list of {request, usage} pairs (usage as the provider "

@@ -149,7 +149,8 @@ class Conversation:
     ``instructions`` holds text that lives outside the item list (Anthropic ``system``,
     Responses ``instructions``); Chat system messages stay items. ``extra`` keeps every other
     request key (``tool_choice``, ``temperature``…) for export; ``bare`` marks input that was a
-    bare list of messages rather than a request body.
+    bare list of messages rather than a request body. ``source`` names the agent log a conversation
+    was read from (``format`` is then the API format it is written back in).
     """
 
     items: tuple[Item, ...]
@@ -160,6 +161,7 @@ class Conversation:
     extra: JsonObject = field(default_factory=_empty)
     bare: bool = False
     notes: tuple[str, ...] = field(default=(), compare=False)
+    source: str = ""  # the agent log it was read from (claude-code, codex, …); empty for an API request
 
     def with_items(self, items: Iterable[Item]) -> Conversation:
         return replace(self, items=tuple(items))

@@ -36,11 +36,12 @@ def count_to_json(count: TokenCount, conversation: Conversation) -> dict[str, An
         "accounting": count.accounting,
         "exact": count.exact,
         "estimate_because": list(count.notes),
-        "format": conversation.format,
+        "format": conversation.source or conversation.format,
         "tools": count.tools,
         "instructions": count.instructions,
         "priming": count.priming,
         "items": [_item(item, p, t) for p, (item, t) in enumerate(zip(conversation.items, count.items, strict=True))],
+        "notes": list(conversation.notes),
     }
 
 

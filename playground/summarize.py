@@ -372,7 +372,7 @@ def apply(compacted: Conversation, chosen: Plan, text: str, label: str) -> Conve
     """The request with the span replaced, in place, by one summary message, checked valid."""
     items = (*compacted.items[:chosen.start], summary_message(text, chosen.end - chosen.start, label),
              *compacted.items[chosen.end:])
-    return formats.read(formats.write(compacted.with_items(items)), compacted.format)
+    return formats.rewritten(compacted.with_items(items))
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ def test_fit_recovers_constants_from_exact_data(a, b, rows):
     samples = [fitting.Sample(10.0, {"text": x, "tool": n}, 10.0 + a * x + b * n) for x, n in rows]
     constants = fitting.fit(samples, {"text": 1.0, "tool": 0.0})
     for sample in samples:
-        assert fitting.predict(sample, constants) == pytest.approx(sample.billed, rel=1e-2, abs=0.1)  # IRLS with a small ridge: close, not exact
+        # IRLS with a small ridge: close to the generating constants, not exact.
+        assert fitting.predict(sample, constants) == pytest.approx(sample.billed, rel=1e-2, abs=0.1)
 
 
 def test_leave_one_out_predicts_a_case_without_its_own_evidence():

@@ -138,3 +138,40 @@ def test_output_is_not_half_written_on_error(tmp_path, book):
     out = tmp_path / "out.json"
     done = cli("compact", str(book), "--rules", str(tmp_path / "none.json"), "-o", str(out))
     assert done.returncode == 2 and not out.exists()
+
+
+SESSION = "claude-code-session-196820da.jsonl"
+
+
+def test_count_reads_an_agent_log_and_names_its_source():
+    log = shared(TRACES.parent / "sessions" / SESSION)
+    data = json.loads(cli("count", str(log), "--json").stdout)
+    assert data["format"] == "claude-code"
+    assert sum(1 for item in data["items"] if item["kind"] == "call") == 65
+    assert any("file-history-snapshot 15" in note for note in data["notes"])
+    as_chat = json.loads(cli("count", str(log), "--json", "--to", "chat").stdout)
+    assert as_chat["format"] == "claude-code" and as_chat["total"] < data["total"]  # thinking is not carried over
+    assert any("'thinking' parts" in note for note in as_chat["notes"])
+
+
+def test_compact_writes_a_sendable_request_for_a_log(tmp_path):
+    log = shared(TRACES.parent / "sessions" / SESSION)
+    done = cli("compact", str(log), "--threshold", "0", "--no-summarize")
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert body["model"].startswith("claude") and body["max_tokens"] > 0 and body["messages"][0]["role"] == "user"
+    converted = json.loads(cli("compact", str(log), "--threshold", "0", "--no-summarize", "--to", "responses").stdout)
+    assert converted["model"] == "gpt-4o" and converted["input"]
+
+
+def test_compact_request_flag_makes_an_api_input_sendable(book):
+    body = json.loads(cli("compact", str(book), "--to", "anthropic", "--request").stdout)
+    assert body["model"].startswith("claude") and body["max_tokens"] > 0
+
+
+def test_a_bad_jsonl_line_exits_2_naming_the_line(tmp_path):
+    log = tmp_path / "session.jsonl"
+    log.write_text('{"type": "user"}\n{"type": "assistant", oops}\n')
+    done = cli("count", str(log))
+    assert done.returncode == 2
+    assert f"{log}, line 2, column 23: invalid JSON" in done.stderr and "Traceback" not in done.stderr

@@ -1,7 +1,10 @@
-"""Reading and writing conversations: JSON text → wire data → Conversation, and back.
+"""Reading and writing conversations: text → wire data → Conversation, and back.
 
-Each format module offers ``looks_like`` (a detection score), ``read``, ``write`` and
-``where`` (an item's location in that format's own terms, for error messages).
+Readers are registered, not special-cased: each input shape (an API request, or a log an agent
+wrote to disk) is one ``Reader`` with ``looks_like`` (a detection score) and ``read``; detection
+asks every reader. Writers exist for the API formats (and our native one) only: each of those
+modules also offers ``write`` and ``where`` (an item's location in that format's own terms).
+A conversation read from a log is written back in the API format it was sent in.
 """
 
 from __future__ import annotations
@@ -12,31 +15,63 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import InputError
-from ..model import ABSENT, EMPTY, Content, Conversation, Item, Message, ToolCall, content_text
-from . import anthropic, chat, native, responses
+from ..model import Conversation, Item
+from . import anthropic, chat, claude_code, codex, native, responses, swe_agent
+from ._reader import Reader
+from .convert import convert
 
 FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (chat, responses, anthropic, native)}
-TITLES = {name: module.TITLE for name, module in FORMATS.items()}
+READERS: dict[str, Reader] = {reader.name: reader for reader in (
+    *(Reader(m.NAME, m.TITLE, m.looks_like, m.read) for m in FORMATS.values()),
+    claude_code.READER, codex.READER, swe_agent.SWE_AGENT, swe_agent.MINI_SWE_AGENT)}
+TITLES = {name: reader.title for name, reader in READERS.items()}
 MAX_DEPTH = 64  # deeper than any real request; keeps every later walk far from the recursion limit
+
+
+def _decode(text: str | bytes) -> str:
+    if isinstance(text, str):
+        return text
+    try:
+        return text.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError("not UTF-8 text", where=f"byte {exc.start}") from None
+
+
+def _load(text: str, line: int | None = None) -> Any:
+    """One JSON document; errors give line and column (``line`` is the line's number in a JSONL file)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = f"line {exc.lineno}, column {exc.colno}" if line is None else f"line {line}, column {exc.colno}"
+        raise InputError(f"invalid JSON: {exc.msg}", where=at) from None
+    except RecursionError:
+        depth_line, column = _depth_position(text, MAX_DEPTH)
+        at = f"line {depth_line if line is None else line}, column {column}"
+        raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", where=at) from None
+    try:
+        _check_depth(data)
+    except InputError as exc:
+        raise exc if line is None else exc.within(f"line {line}") from None
+    return data
 
 
 def parse_json(text: str | bytes) -> Any:
     """JSON text to data, with errors that give line and column."""
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InputError("not UTF-8 text", where=f"byte {exc.start}") from None
+    return _load(_decode(text))
+
+
+def parse_text(text: str | bytes) -> Any:
+    """JSON, or JSONL (one JSON value a line, as agents write their logs: a list of the values).
+
+    A document that is valid JSON up to more data is read again line by line, so a bad line is
+    named by its number. Blank lines are skipped."""
+    text = _decode(text)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", where=f"line {exc.lineno}, column {exc.colno}") from None
-    except RecursionError:
-        line, column = _depth_position(text, MAX_DEPTH)
-        raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep",
-                         where=f"line {line}, column {column}") from None
-    _check_depth(data)
-    return data
+        return _load(text)
+    except InputError as exc:
+        if not exc.message.startswith("invalid JSON: Extra data"):
+            raise
+    return [_load(line, number) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
 
 
 def _check_depth(data: Any) -> None:
@@ -74,38 +109,48 @@ def _depth_position(text: str, limit: int) -> tuple[int, int]:
 
 
 def detect(data: Any) -> str:
-    """The format ``data`` is in: the best-scoring reader, or an error listing what we accept."""
-    scores = {name: module.looks_like(data) for name, module in FORMATS.items()}
+    """The shape ``data`` is in: the best-scoring reader, or an error listing what we accept."""
+    scores = {name: reader.looks_like(data) for name, reader in READERS.items()}
     best = max(scores, key=lambda name: scores[name])
     if scores[best] == 0:
         raise InputError(
             "unrecognised format: expected a Chat Completions message list or request "
             "(messages), a Responses request (input), an Anthropic Messages request "
-            "(system/messages with content blocks) or a compaction-playground document (items)"
+            "(system/messages with content blocks), a compaction-playground document (items), "
+            "or an agent log: Claude Code session (JSONL), Codex rollout (JSONL), SWE-agent .traj "
+            "or mini-SWE-agent .traj.json"
         )
     return best
 
 
 def read(data: Any, format: str | None = None) -> Conversation:
-    """Wire data to a Conversation, in ``format`` or the detected one."""
+    """Wire data to a Conversation, with ``format``'s reader or the detected one."""
     name = format or detect(data)
-    if name not in FORMATS:
-        raise InputError(f"unknown format (choose one of {', '.join(FORMATS)})", value=name)
-    return FORMATS[name].read(data)
+    if name not in READERS:
+        raise InputError(f"unknown format (choose one of {', '.join(READERS)})", value=name)
+    return READERS[name].read(data)
 
 
 def loads(text: str | bytes, format: str | None = None) -> Conversation:
-    return read(parse_json(text), format)
+    """JSON or JSONL text to a Conversation."""
+    return read(parse_text(text), format)
 
 
 def write(conversation: Conversation, format: str | None = None) -> Any:
-    """A Conversation to wire data in its own format, or converted to ``format``."""
+    """A Conversation to wire data in its own format, or converted to ``format`` (what the
+    conversion loses is in ``convert(conversation, format).notes``)."""
     name = format or conversation.format
     if name not in FORMATS:
         raise InputError(f"unknown format (choose one of {', '.join(FORMATS)})", value=name)
-    if name != conversation.format:
-        conversation = _portable(conversation, name)
-    return FORMATS[name].write(conversation)
+    return FORMATS[name].write(convert(conversation, name))
+
+
+def rewritten(conversation: Conversation) -> Conversation:
+    """``conversation`` written to its wire format and read back: proof that an edit (a summary
+    spliced in, a built item) left a valid request, with fresh origins. What the wire form does
+    not carry — the log it came from, its notes — is kept from the conversation as it was."""
+    again = read(write(conversation), conversation.format)
+    return replace(again, source=conversation.source, notes=conversation.notes)
 
 
 def dumps(conversation: Conversation, format: str | None = None) -> str:
@@ -116,44 +161,3 @@ def where(conversation: Conversation, item: Item) -> str:
     """An item's location in its conversation's own format (``messages[3].content[1]``…)."""
     module = FORMATS.get(conversation.format, native)
     return module.where(item.origin) if item.origin else "new item"
-
-
-def _plain(content: Content) -> Content:
-    if content is ABSENT:
-        return None
-    return tuple(replace(part, extra=EMPTY) for part in content) if isinstance(content, tuple) else content
-
-
-def _strip(item: Item) -> Item:
-    if isinstance(item, ToolCall):
-        return replace(item, origin=None, extra=EMPTY)
-    return replace(item, origin=None, extra=EMPTY, content=_plain(item.content))
-
-
-def _is_system(item: Item) -> bool:
-    return isinstance(item, Message) and item.role in ("system", "developer")
-
-
-def _portable_item(item: Item) -> bool:
-    """Whether an item means something in every format: not an empty envelope (a Chat
-    assistant message that only carried tool calls), not a Responses-only item."""
-    if not isinstance(item, Message):
-        return True
-    return item.content not in (None, ABSENT) and item.extra.get("type", "message") == "message"
-
-
-def _portable(conversation: Conversation, target: str) -> Conversation:
-    """The conversation as another format can hold it: without the source format's own keys
-    and items (reasoning, hosted tool calls), with system text where the target keeps it."""
-    items = [_strip(item) for item in conversation.items if _portable_item(item)]
-    instructions = _plain(conversation.instructions)
-    if target == "anthropic":  # no system role among the messages: it all goes to `system`
-        texts = [content_text(instructions)] + [content_text(item.content) for item in items if _is_system(item)]
-        instructions = "\n\n".join(text for text in texts if text) or None
-        items = [item for item in items if not _is_system(item)]
-    elif target == "chat" and instructions is not None:  # no instructions field: a leading system message
-        items.insert(0, Message(role="system", content=instructions))
-        instructions = None
-    tools = tuple(replace(tool, extra=EMPTY) for tool in conversation.tools if tool.kind == "function")
-    return replace(conversation, format=target, items=tuple(items), tools=tools, extra=EMPTY, bare=False,
-                   instructions=instructions)

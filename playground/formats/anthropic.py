@@ -37,6 +37,7 @@ from ._wire import (
     rest,
     write_part,
 )
+from .convert import RAW_ARGUMENTS
 
 NAME = "anthropic"
 TITLE = "Anthropic Messages"
@@ -130,9 +131,9 @@ def read(data: Any) -> Conversation:
 
 def _write_blocks(item: Item) -> list[dict[str, Any]]:
     if isinstance(item, ToolCall):
-        parsed = fresh_arguments(item)
+        parsed = fresh_arguments(item)  # `input` must be an object: other text is kept, not emptied
         return [{"type": "tool_use", "id": item.call_id, "name": item.name,
-                 "input": parsed if parsed is not None else {}, **item.extra}]
+                 "input": parsed if parsed is not None else {RAW_ARGUMENTS: item.arguments}, **item.extra}]
     if isinstance(item, ToolResult):
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": item.call_id}
         put_content(block, "content", item.content)

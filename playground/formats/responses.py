@@ -2,12 +2,17 @@
 ``instructions``.
 
 ``message`` items (typed or the short ``{role, content}`` form) become Messages,
-``function_call`` items ToolCalls, ``function_call_output`` items ToolResults. Any other item
-type (reasoning, hosted tool calls…) is kept whole as a Message holding one opaque block.
+``function_call`` items ToolCalls, ``function_call_output`` items ToolResults. Custom tool calls
+(``custom_tool_call``: free-text ``input``, e.g. Codex's ``apply_patch``) and their outputs are
+ToolCalls and ToolResults too (``arguments`` holds the input text), and so is ``local_shell_call``
+(tool name ``local_shell``, ``arguments`` the JSON of its ``action``), so they are counted and
+compacted like functions and written back as the item type they came in. Any other item type
+(reasoning, hosted tool calls…) is kept whole as a Message holding one opaque block.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..model import (
@@ -48,11 +53,33 @@ def looks_like(data: Any) -> int:
         return 2
     if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
         return 0
-    if any(item.get("type") in ("function_call", "function_call_output", "reasoning") for item in items):
+    typed = ("function_call", "function_call_output", "reasoning", "custom_tool_call", "custom_tool_call_output")
+    if any(item.get("type") in typed for item in items):
         return 4
     if any(item.get("type") == "message" for item in items) or isinstance(data, dict):
         return 2
     return 0
+
+
+LOCAL_SHELL = "local_shell"  # the tool name a local_shell_call item gets (the item itself has none)
+_CALL_ARGUMENTS = {"function_call": "arguments", "custom_tool_call": "input"}
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+def _read_call(item: dict, kind: str, place: str, origin: Origin) -> ToolCall:
+    if kind == "local_shell_call":
+        action = need(item, "action", dict, place)
+        return ToolCall(call_id=need(item, "call_id", str, place), name=LOCAL_SHELL,
+                        arguments=json.dumps(action, ensure_ascii=False), origin=origin,
+                        extra=rest(item, "call_id", "action"))
+    key = _CALL_ARGUMENTS[kind]
+    return ToolCall(
+        call_id=need(item, "call_id", str, place),
+        name=need(item, "name", str, place),
+        arguments=need(item, key, str, place),
+        origin=origin,
+        extra=rest(item, "call_id", "name", key),
+    )
 
 
 def _read_item(item: dict, index: int, place: str) -> Item:
@@ -65,15 +92,9 @@ def _read_item(item: dict, index: int, place: str) -> Item:
             origin=origin,
             extra=rest(item, "role", "content"),
         )
-    if kind == "function_call":
-        return ToolCall(
-            call_id=need(item, "call_id", str, place),
-            name=need(item, "name", str, place),
-            arguments=need(item, "arguments", str, place),
-            origin=origin,
-            extra=rest(item, "call_id", "name", "arguments"),
-        )
-    if kind == "function_call_output":
+    if kind in _CALL_ARGUMENTS or kind == "local_shell_call":
+        return _read_call(item, kind, place, origin)
+    if kind in _OUTPUTS:
         return ToolResult(
             call_id=need(item, "call_id", str, place),
             content=read_content(item, "output", place),
@@ -112,12 +133,23 @@ def read(data: Any) -> Conversation:
     )
 
 
+def _write_call(call: ToolCall) -> dict[str, Any]:
+    kind = call.extra.get("type", "function_call")
+    if kind == "local_shell_call":
+        try:
+            action: Any = json.loads(call.arguments)
+        except ValueError:  # an edit made the action unreadable: send its text rather than lose it
+            action = call.arguments
+        return {"type": kind, "call_id": call.call_id, "action": action, **call.extra}
+    key = _CALL_ARGUMENTS.get(kind, "arguments")
+    return {"type": kind, "call_id": call.call_id, "name": call.name, key: call.arguments, **call.extra}
+
+
 def _write_item(item: Item) -> dict[str, Any]:
     if isinstance(item, ToolCall):
-        wire: dict[str, Any] = {"type": "function_call", "call_id": item.call_id, "name": item.name,
-                                "arguments": item.arguments}
-    elif isinstance(item, ToolResult):
-        wire = {"type": "function_call_output", "call_id": item.call_id}
+        return _write_call(item)
+    if isinstance(item, ToolResult):
+        wire: dict[str, Any] = {"type": "function_call_output", "call_id": item.call_id}
         put_content(wire, "output", item.content)
     elif item.extra.get("type", "message") != "message" and isinstance(item.content, tuple):
         return {"type": item.extra["type"], **item.content[0].extra}

@@ -53,6 +53,8 @@ def _export_panel(original, result: Optimized, rules, summary_limit: int | None)
                                "source format understands are dropped).")
     compacted = exports.conversation(result.conversation, f"{stem}.compacted", choice)
     as_is = exports.conversation(original, stem, choice)
+    for note in compacted.notes:  # what the export converted, filled in or dropped to be sendable
+        st.caption(note)
     report = exports.report(result, stem, summary_limit)
     rules_json, rules_python = exports.rules_json(rules), exports.rules_python(rules)
     one, two = st.columns(2)

@@ -1,0 +1,154 @@
+"""Claude Code session logs (``~/.claude/projects/<project>/<session>.jsonl``), read as the
+Anthropic Messages request they amount to.
+
+One JSON object a line. ``user`` and ``assistant`` lines carry an Anthropic ``message``; a
+streamed assistant turn is written one content block a line, every line with the same
+``message.id``. Consecutive lines of one role become one message (a streamed turn's lines are
+contiguous, and the API wants roles to alternate), and a block repeated under the same message id
+is read once. ``tool_use`` / ``tool_result`` (with ``is_error``) and ``thinking`` blocks are kept
+as they are. Sidechain lines (``isSidechain``: a sub-agent's own conversation) and every other
+line type (``summary``, ``file-history-snapshot``, ``queue-operation``, ``system``…) are skipped
+and counted in the notes; a ``compact_boundary`` (Claude Code compacting its own context) is
+named there too. The model is the assistant lines' ``message.model``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+from ..model import Conversation
+from . import anthropic
+from ._reader import Reader, counted
+from ._wire import check, need
+
+NAME = "claude-code"
+TITLE = "Claude Code session log (JSONL)"
+_ROLES = ("user", "assistant")
+_SYNTHETIC = "<synthetic>"  # the model name Claude Code gives messages it made up itself (API errors…)
+
+
+def _lines(data: Any) -> list[Any] | None:
+    if isinstance(data, dict):
+        return [data]
+    return data if isinstance(data, list) else None
+
+
+def looks_like(data: Any) -> int:
+    lines = _lines(data)
+    if not lines or not all(isinstance(line, dict) and isinstance(line.get("type"), str) for line in lines):
+        return 0
+    turns = [line for line in lines if line["type"] in _ROLES]
+    if turns and all(isinstance(line.get("message"), dict) and ("uuid" in line or "sessionId" in line)
+                     for line in turns):
+        return 6
+    return 0
+
+
+class _Log:
+    """The messages built so far, and what was skipped on the way."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.seen: set[tuple[str, str]] = set()
+        self.skipped: Counter[str] = Counter()
+        self.models: list[str] = []
+        self.call_ids: set[str] = set()
+        self.orphans: list[str] = []
+        self.boundaries: list[str] = []
+        self.lines = 0
+
+    def add(self, line: dict, place: str) -> None:
+        message = need(line, "message", dict, place)
+        role = need(message, "role", str, f"{place}.message")
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else check(
+            content, list, f"{place}.message.content")
+        model = message.get("model")
+        if role == "assistant" and isinstance(model, str) and model != _SYNTHETIC:
+            self.models.append(model)
+        if not self.messages or self.messages[-1]["role"] != role:
+            self.messages.append({"role": role, "content": []})
+        target = self.messages[-1]["content"]
+        for position, block in enumerate(blocks):
+            self._block(check(block, dict, f"{place}.message.content[{position}]"), message.get("id"), target)
+        self.lines += 1
+
+    def _block(self, block: dict, message_id: Any, target: list) -> None:
+        if isinstance(message_id, str):
+            key = (message_id, json.dumps(block, sort_keys=True))
+            if key in self.seen:
+                self.skipped["repeated block"] += 1
+                return
+            self.seen.add(key)
+        if block.get("type") == "tool_use":
+            self.call_ids.add(str(block.get("id")))
+        elif block.get("type") == "tool_result" and block.get("tool_use_id") not in self.call_ids:
+            self.orphans.append(str(block.get("tool_use_id")))
+            return
+        target.append(block)
+
+    def notes(self, total: int, messages: int) -> tuple[str, ...]:
+        notes = [f"Read from a Claude Code session log: {self.lines} of {total} lines are the conversation, joined "
+                 f"into {messages} Anthropic messages (consecutive lines of one role are one message). "
+                 "The log holds no system prompt or tool definitions, so the request and its count leave out "
+                 "the ones Claude Code sends."]
+        if self.skipped:
+            notes.append(f"Skipped (not part of the conversation, or read once already): {counted(self.skipped)}.")
+        notes.extend(self.boundaries)
+        if self.orphans:
+            notes.append(f"{len(self.orphans)} tool results whose tool_use is not in this log were dropped: "
+                         f"{', '.join(self.orphans[:5])}{'…' if len(self.orphans) > 5 else ''}.")
+        return tuple(notes)
+
+
+def _boundary(line: dict, number: int) -> str:
+    meta = line.get("compactMetadata") if isinstance(line.get("compactMetadata"), dict) else {}
+    before = meta.get("preTokens")
+    size = f", {before:,} tokens before" if isinstance(before, int) else ""
+    return (f"Claude Code compacted its context at line {number} (trigger {meta.get('trigger', 'unknown')}{size}). "
+            "Everything is shown; after that point Claude Code itself sent only its summary (the next user message) "
+            "and what followed.")
+
+
+def _alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages emptied by dropped blocks removed, and the neighbours that leaves with one role merged."""
+    merged: list[dict[str, Any]] = []
+    for message in messages:
+        if not message["content"]:
+            continue
+        if merged and merged[-1]["role"] == message["role"]:
+            merged[-1]["content"].extend(message["content"])
+        else:
+            merged.append(message)
+    return merged
+
+
+def read(data: Any) -> Conversation:
+    lines = _lines(data)
+    if lines is None:
+        check(data, list, "document")
+    log = _Log()
+    for number, line in enumerate(lines or [], 1):
+        place = f"line {number}"
+        check(line, dict, place)
+        kind = line.get("type")
+        if kind not in _ROLES:
+            log.skipped[str(kind)] += 1
+            if line.get("subtype") == "compact_boundary":
+                log.boundaries.append(_boundary(line, number))
+        elif line.get("isSidechain") is True:
+            log.skipped["sidechain (a sub-agent's own conversation)"] += 1
+        else:
+            log.add(line, place)
+    messages = _alternating(log.messages)
+    body: dict[str, Any] = {"messages": messages}
+    if log.models:
+        body = {"model": Counter(log.models).most_common(1)[0][0], **body}
+    conversation = anthropic.read(body)
+    return replace(conversation, source=NAME, notes=log.notes(len(lines or []), len(messages)))
+
+
+READER = Reader(NAME, TITLE, looks_like, read)

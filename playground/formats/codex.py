@@ -1,0 +1,119 @@
+"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``), read as the OpenAI
+Responses request they amount to.
+
+Format (openai/codex, ``codex-rs/protocol/src/protocol.rs`` ``RolloutLine`` / ``RolloutItem`` and
+``codex-rs/protocol/src/models.rs`` ``ResponseItem``): one JSON object a line,
+``{"timestamp", "type", "payload"}``. ``response_item`` payloads are Responses items (message,
+reasoning, function_call / function_call_output, custom_tool_call / custom_tool_call_output,
+local_shell_call, web_search_call…) and become the request's ``input`` in order. ``turn_context``
+gives the model; ``session_meta``, ``turn_context`` and ``event_msg`` lines are skipped and counted in
+the notes. A ``compacted`` line is Codex compacting its own history: its summary text becomes a user
+message at that place (Codex's own later requests carried it that way) and a note names the line and
+the item, so the person sees where Codex cut.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+from ..model import Conversation
+from . import responses
+from ._reader import Reader, counted
+from ._wire import check, need
+
+NAME = "codex"
+TITLE = "Codex CLI rollout (JSONL)"
+_LINE_TYPES = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")
+
+
+def _lines(data: Any) -> list[Any] | None:
+    if isinstance(data, dict):
+        return [data]
+    return data if isinstance(data, list) else None
+
+
+def looks_like(data: Any) -> int:
+    lines = _lines(data)
+    if not lines:
+        return 0
+    # Every line is {type, payload}; at least one is a type we know (later Codex versions add line types,
+    # which are skipped and counted like the ones we do not read).
+    shaped = all(isinstance(line, dict) and isinstance(line.get("type"), str) and "payload" in line for line in lines)
+    return 6 if shaped and any(line["type"] in _LINE_TYPES for line in lines) else 0
+
+
+def _output(payload: dict, failed: list[str]) -> dict:
+    """Older rollouts wrote a failed output as ``{"content", "success": false}``: send its text."""
+    output = payload.get("output")
+    if not isinstance(output, dict):
+        return payload
+    if output.get("success") is False:
+        failed.append(str(payload.get("call_id")))
+    return {**payload, "output": output.get("content", "")}
+
+
+def _summary_item(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def _instructions(payload: dict) -> str | None:
+    base = payload.get("base_instructions")
+    text = base.get("text") if isinstance(base, dict) else base
+    return text if isinstance(text, str) else None
+
+
+def read(data: Any) -> Conversation:
+    lines = _lines(data)
+    if lines is None:
+        check(data, list, "document")
+    items: list[dict] = []
+    skipped: Counter[str] = Counter()
+    notes: list[str] = []
+    failed: list[str] = []
+    model: str | None = None
+    instructions: str | None = None
+    for number, line in enumerate(lines or [], 1):
+        place = f"line {number}"
+        kind = need(check(line, dict, place), "type", str, place)
+        payload = need(line, "payload", dict, place)
+        if kind == "response_item":
+            items.append(_output(payload, failed) if "output" in payload else payload)
+            continue
+        if kind == "compacted":
+            notes.append(_compacted(payload, number, items))
+            continue
+        skipped[kind] += 1
+        if kind == "turn_context" and isinstance(payload.get("model"), str):
+            model = payload["model"]
+        elif kind == "session_meta":
+            instructions = _instructions(payload) or instructions
+    body: dict[str, Any] = {"model": model} if model else {}
+    if instructions:
+        body["instructions"] = instructions
+    body["input"] = items
+    conversation = responses.read(body)
+    head = [f"Read from a Codex rollout: {len(items)} input items from {len(lines or [])} lines; skipped (Codex's "
+            f"own records, not sent to the model): {counted(skipped) or 'none'}."]
+    if not instructions:
+        head.append("The rollout holds no base instructions or tool definitions, so the request and its count "
+                    "leave out the ones Codex sends.")
+    if failed:
+        head.append(f"{len(failed)} tool outputs Codex marked as failed (success: false) are sent as their text.")
+    return replace(conversation, source=NAME, notes=tuple(head + notes))
+
+
+def _compacted(payload: dict, number: int, items: list[dict]) -> str:
+    """Show Codex's own compaction: its summary as a user message where it happened."""
+    message = payload.get("message")
+    history = payload.get("replacement_history")
+    kept = f"; Codex replaced its history with {len(history)} items" if isinstance(history, list) else ""
+    if isinstance(message, str) and message:
+        items.append(_summary_item(message))
+        return (f"Codex compacted its history at line {number}{kept}: its summary is the user message at "
+                f"input[{len(items) - 1}]. Everything before it is shown too; Codex itself no longer sent it.")
+    return f"Codex compacted its history at line {number}{kept} (no summary text recorded)."
+
+
+READER = Reader(NAME, TITLE, looks_like, read)
