@@ -108,3 +108,20 @@ def test_summarize_strategy_follows_the_pages_summarization_settings():
 def test_run_and_compare_draw_nothing_while_closed():
     at = start("Before / after")
     assert run_panel.STRATEGY not in at.session_state and not at.get("vega_lite_chart")
+
+
+def test_run_settings_and_typed_prices_survive_another_tab():
+    at = start()
+    model = at.session_state["model"]
+    healthy(at.selectbox(key=run_panel.STRATEGY).select("masking").run())
+    healthy(at.number_input(key=run_panel.WINDOW).set_value(4).run())
+    healthy(at.number_input(key=f"replay_price_input_{model}").set_value(9.0).run())
+    healthy(at.slider(key=run_panel.CALL).set_value(1).run())
+    at.session_state["tab"] = "Before / after"
+    healthy(at.run())
+    assert at.session_state[run_panel.CALL] == 1  # the Before / after view can read the chosen call
+    at.session_state["tab"] = "Run"
+    healthy(at.run())
+    assert at.session_state[run_panel.STRATEGY] == "masking" and at.session_state[run_panel.WINDOW] == 4
+    assert at.session_state[f"replay_price_input_{model}"] == 9.0
+    assert not at.warning  # no widget was given a value twice

@@ -150,6 +150,7 @@ def _page() -> None:
 
 def _runs(run_tab, compare_tab, conversation, rules, settings: Settings, summary, model_name: str) -> None:
     """Run and Compare replay the whole run: only while their tab is open (the tabs rerun on change)."""
+    run_panel.keep()
     if run_tab.open:
         with run_tab:
             run_panel.panel(conversation, rules, settings, summary, model_name)

@@ -21,11 +21,13 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
           model: str) -> None:
     """The Compare tab: mode and cache, then the strategies table and their costs."""
     left, right = st.columns(2)
+    run_panel.start(MODE, "stored")
     left.radio("Mode", MODES, key=MODE, horizontal=True, help=run_panel.MODE_HELP)
     with right:
         run_panel.cache_choice(model, CACHE)
     calls = len(call_starts(conversation.items))
-    if not st.toggle("Compare the strategies", value=calls <= run_panel.LIGHT_RUN, key=SHOW,
+    run_panel.start(SHOW, calls <= run_panel.LIGHT_RUN)
+    if not st.toggle("Compare the strategies", key=SHOW,
                      help=f"Replays the whole run ({calls} calls) once per strategy; on a long run that takes a "
                           "while, so it starts off above 200 calls."):
         return

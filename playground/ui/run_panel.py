@@ -33,13 +33,30 @@ MODE_HELP = ("stored: edits are written into the history the agent keeps (the bo
              "edited region.")
 CACHE_HELP = ("openai: automatic prefix caching, prompts of 1,024+ tokens, hits in 128-token steps. anthropic: one "
               "breakpoint on the last message, writes at 1.25× input, reads at 0.1×. none: no prompt cache.")
+DEFAULTS = {STRATEGY: "rules", MODE: "stored", WINDOW: 10, TRIGGER: 100_000, KEEP: 3, CLEAR_AT_LEAST: 0}
+PRICE_PREFIX = "replay_price_"
+KEPT = (*DEFAULTS, CACHE, CALL, SWEEP, "compare_mode", "compare_cache", "compare_show")
+
+
+def keep() -> None:
+    """Keep the Run and Compare settings (and typed prices) while their tabs are closed: Streamlit
+    forgets a widget's value in a run that does not draw it, unless the value is set again."""
+    for key in [*KEPT, *(key for key in st.session_state if str(key).startswith(PRICE_PREFIX))]:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def start(key: str, value: Any) -> None:
+    """Give a widget its first value through the session state (never also as ``value=``)."""
+    if key not in st.session_state:
+        st.session_state[key] = value
 
 
 def price(model: str) -> Price:
     """The model's prices from the data file, with any the person typed in the Run view."""
     listed = read_prices().get(model)
-    edits = {name: st.session_state[f"replay_price_{name}_{model}"] for name in PRICE_FIELDS
-             if f"replay_price_{name}_{model}" in st.session_state}
+    edits = {name: st.session_state[f"{PRICE_PREFIX}{name}_{model}"] for name in PRICE_FIELDS
+             if f"{PRICE_PREFIX}{name}_{model}" in st.session_state}
     return replace(listed, **edits) if edits else listed
 
 
@@ -50,19 +67,21 @@ def policy_options(rules: Rules, settings: Settings, summary: SummarySettings | 
     limit, keep_steps = (summary.limit, summary.keep_steps) if summary else (settings.threshold, DEFAULT_KEEP_STEPS)
     return {"rules": rules, "label": "the page's rules", "threshold": settings.threshold, "limit": limit,
             "keep_recent": settings.keep_recent, "summarize": summary is not None, "keep_steps": keep_steps,
-            "window": get(WINDOW, 10), "trigger": get(TRIGGER, 100_000), "keep": get(KEEP, 3),
-            "clear_at_least": get(CLEAR_AT_LEAST, 0)}
+            "window": get(WINDOW, DEFAULTS[WINDOW]), "trigger": get(TRIGGER, DEFAULTS[TRIGGER]),
+            "keep": get(KEEP, DEFAULTS[KEEP]), "clear_at_least": get(CLEAR_AT_LEAST, DEFAULTS[CLEAR_AT_LEAST])}
 
 
 def cache_choice(model: str, key: str) -> None:
     """A cache-model select that starts on the model's own provider."""
-    default = read_prices().get(model).provider
-    st.selectbox("Prompt cache", CACHE_MODELS, index=CACHE_MODELS.index(default), key=key, help=CACHE_HELP)
+    start(key, read_prices().get(model).provider)
+    st.selectbox("Prompt cache", CACHE_MODELS, key=key, help=CACHE_HELP)
 
 
 def _controls(model: str) -> None:
+    for key, value in DEFAULTS.items():
+        start(key, value)
     left, middle, right = st.columns(3)
-    left.selectbox("Strategy", list(POLICIES), index=list(POLICIES).index("rules"), key=STRATEGY,
+    left.selectbox("Strategy", list(POLICIES), key=STRATEGY,
                    help="rules: the two tables behind the threshold (the book); masking: old tool outputs become a "
                         "placeholder; clear-tool-uses: Anthropic's context editing; summarize: older history becomes "
                         "a summary; hybrid: masking, then a summary when still over; none: the baseline.")
@@ -72,15 +91,15 @@ def _controls(model: str) -> None:
     chosen = st.session_state[STRATEGY]
     columns = st.columns(4)
     if chosen in ("masking", "hybrid"):
-        columns[0].number_input("Window (tool outputs kept)", 0, 1000, 10, key=WINDOW,
+        columns[0].number_input("Window (tool outputs kept)", 0, 1000, key=WINDOW,
                                 help="Tool outputs older than the newest N become a placeholder (SWE-agent and "
                                      "JetBrains use 10).")
     if chosen == "clear-tool-uses":
-        columns[0].number_input("Trigger (input tokens)", 0, 10_000_000, 100_000, step=1000, key=TRIGGER,
+        columns[0].number_input("Trigger (input tokens)", 0, 10_000_000, step=1000, key=TRIGGER,
                                 help="Clear once the prompt exceeds this many tokens (API default 100,000).")
-        columns[1].number_input("Keep (tool uses)", 0, 1000, 3, key=KEEP,
+        columns[1].number_input("Keep (tool uses)", 0, 1000, key=KEEP,
                                 help="The newest N tool uses are never cleared (API default 3).")
-        columns[2].number_input("Clear at least (tokens)", 0, 10_000_000, 0, step=500, key=CLEAR_AT_LEAST,
+        columns[2].number_input("Clear at least (tokens)", 0, 10_000_000, step=500, key=CLEAR_AT_LEAST,
                                 help="Clear nothing unless at least this many tokens go: a cache break must be "
                                      "worth it.")
     if chosen in ("rules", "summarize", "hybrid"):
@@ -94,8 +113,10 @@ def _price_editor(model: str) -> None:
         st.caption(f"From {listed.source}. Type your own to see the run at your prices.")
         columns = st.columns(4)
         for column, (name, label) in zip(columns, PRICE_FIELDS.items(), strict=True):
-            column.number_input(label, min_value=0.0, value=float(getattr(listed, name)), step=0.01, format="%.4f",
-                                key=f"replay_price_{name}_{model}", help=f"{label} price per million tokens.")
+            key = f"{PRICE_PREFIX}{name}_{model}"
+            start(key, float(getattr(listed, name)))
+            column.number_input(label, min_value=0.0, step=0.01, format="%.4f", key=key,
+                                help=f"{label} price per million tokens.")
 
 
 def _line(rows: list[dict[str, Any]], field: str, title: str, axis_format: str | None = None) -> alt.Chart:
@@ -139,7 +160,8 @@ def _sweep_chart(conversation: Conversation, run: Replay, policy_name: str, opti
     key = {"rules": "threshold", "summarize": "limit", "hybrid": "limit", "clear-tool-uses": "trigger"}.get(policy_name)
     if key is None or not run.calls:
         return
-    if not st.toggle("Cost against the threshold", value=len(run.calls) <= LIGHT_RUN, key=SWEEP,
+    start(SWEEP, len(run.calls) <= LIGHT_RUN)
+    if not st.toggle("Cost against the threshold", key=SWEEP,
                      help=f"Replays the whole run once for each of 8 values of the {key}; on a long run that takes "
                           "a while, so it starts off above 200 calls."):
         return
@@ -159,7 +181,9 @@ def _chosen_call(run: Replay) -> None:
     if len(run.calls) < 2:
         st.session_state[CALL] = 0
         return
-    st.slider("Call shown in Before / after", 0, len(run.calls) - 1, value=len(run.calls) - 1, key=CALL,
+    last = len(run.calls) - 1
+    st.session_state[CALL] = min(st.session_state.get(CALL, last), last)  # the last call first; a shorter run clamps
+    st.slider("Call shown in Before / after", 0, last, key=CALL,
               help="Pick one call of the run: its numbers are shown here, and the Before / after view shows its "
                    "request.")
     call = run.calls[st.session_state[CALL]]
