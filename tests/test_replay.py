@@ -348,3 +348,13 @@ def test_incremental_counts_equal_counting_each_request_whole(body, model, name,
         assert call.tokens_without == meter.count(conversation.with_items(conversation.items[:call.position])).total
     if run.calls:
         assert run.calls[-1].tokens_with == meter.count(run.final).total
+
+
+def test_until_stops_at_a_call_and_final_is_its_request_as_sent():
+    conversation = reads(5)
+    meter = Meter("gpt-4o")
+    whole = replay(conversation, MaskingPolicy(1), meter, GPT4O)
+    for k in range(len(whole.calls)):
+        part = replay(conversation, MaskingPolicy(1), meter, GPT4O, until=k + 1)
+        assert part.calls == whole.calls[:k + 1]
+        assert meter.count(part.final).total == whole.calls[k].tokens_with
