@@ -7,6 +7,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from playground import presets
 from playground.compare import compare
 from playground.policies import POLICIES, make
 from playground.prices import read_prices
@@ -125,3 +126,18 @@ def test_run_settings_and_typed_prices_survive_another_tab():
     assert at.session_state[run_panel.STRATEGY] == "masking" and at.session_state[run_panel.WINDOW] == 4
     assert at.session_state[f"replay_price_input_{model}"] == 9.0
     assert not at.warning  # no widget was given a value twice
+
+
+@pytest.mark.parametrize("preset", [preset.key for preset in presets.list_presets()])
+@pytest.mark.parametrize("tab", ["Run", "Compare"])
+def test_every_preset_replays_without_error(preset, tab):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["tab"] = tab
+    healthy(at.run())
+    healthy(at.selectbox(key="preset").select(preset).run())
+    if tab == "Run":
+        assert _metric(at, "Calls")
+    else:
+        at.session_state["compare_show"] = True
+        healthy(at.run())
+        assert [table for table in at.dataframe if "strategy" in table.value.columns]
