@@ -19,7 +19,10 @@ from .engine import Engine
 from .errors import InputError
 from .report import count_to_json, optimized_to_json
 from .rules import book_rules, load_rules, rules_to_json, rules_to_python
+from .rulesets import RULESETS
+from .suggest import suggest_rules
 from .summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings, check_limit
+from .tokens import Meter
 
 PROG = "python -m playground"
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "token-counts"
@@ -136,7 +139,7 @@ def _summarizer(args: argparse.Namespace):
 
 def cmd_compact(args: argparse.Namespace) -> int:
     conversation = _load_conversation(args.file, args.format, args.to)
-    rules = _load_rules(args.rules)
+    rules = RULESETS[args.preset][1](conversation) if args.preset else _load_rules(args.rules)
     settings = Settings(threshold=args.threshold, keep_recent=args.keep_recent)
     if args.summarize_over is not None and not args.no_summarize:
         check_limit(args.summarize_over, args.threshold, where="--summarize-over")
@@ -162,6 +165,12 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
+    if args.suggest:  # the rules JSON on stdout, one explanation per row on stderr
+        conversation = _load_conversation(args.suggest, None)
+        suggestion = suggest_rules(conversation, Meter(args.model or conversation.model))
+        print(suggestion.explain(), file=sys.stderr)
+        _write(_dump(suggestion.rules_json()), None)
+        return 0
     rules = _load_rules(args.file)
     _write(rules_to_python(rules) if args.python else _dump(rules_to_json(rules)), None)
     return 0
@@ -202,7 +211,10 @@ def parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("compact", help="compact a conversation behind a token threshold")
     p.add_argument("file", help="conversation JSON file or agent log (JSONL, .traj), or - for stdin")
-    p.add_argument("--rules", help="rules JSON file (replaces the book's rules as a whole)")
+    chosen = p.add_mutually_exclusive_group()
+    chosen.add_argument("--rules", help="rules JSON file (replaces the book's rules as a whole)")
+    chosen.add_argument("--preset", choices=[key for key in RULESETS if key != "none"],
+                        help="a rule preset instead of a rules file; suggested = built for this conversation's tools")
     p.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
                    help=f"compact only at or above this many prompt tokens (default {DEFAULT_THRESHOLD})")
     p.add_argument("--keep-recent", type=_non_negative, default=0,
@@ -239,6 +251,9 @@ def parser() -> argparse.ArgumentParser:
     p = commands.add_parser("rules", help="check a rules file; print it as JSON or as the book's Python dicts")
     p.add_argument("file", nargs="?", help="rules JSON file (default: the book's rules)")
     p.add_argument("--python", action="store_true", help="print the book's two Python dicts")
+    p.add_argument("--suggest", metavar="CONVERSATION",
+                   help="print rules suggested for this conversation's tools (JSON; why each row, on stderr)")
+    p.add_argument("--model", help="with --suggest: model whose tokenizer sizes the tools (default: the request's)")
     p.set_defaults(run=cmd_rules)
 
     p = commands.add_parser("accuracy", help="compare our counts with billed counts in the fixtures")
@@ -253,37 +268,32 @@ def parser() -> argparse.ArgumentParser:
 # replay and compare: a whole run, call by call, under one policy or each of them.
 
 
-def _preset_rules(name: str, conversation: formats.Conversation, meter):
-    """Rules from a named preset; ``suggested`` is built from the conversation when the
-    suggestion module is installed."""
-    if name == "suggested":
-        try:
-            from .suggest import suggest_rules
-        except ImportError:
-            raise InputError("the 'suggested' preset needs playground/suggest.py, which this installation lacks",
-                             where="--preset", value=name) from None
-        return suggest_rules(conversation, meter)
+def _preset_rules(name: str, conversation: formats.Conversation):
+    """Rules from a named preset (``suggested`` is built for this conversation's tools)."""
     from .rulesets import RULESETS
 
+    if name not in RULESETS:
+        raise InputError(f"no such rule preset here (this installation has: {', '.join(RULESETS)})", where="--preset",
+                         value=name)
     return RULESETS[name][1](conversation)
 
 
 def _run_setup(args: argparse.Namespace):
-    """The conversation, the engine's meter and the prices every run command needs."""
-    from .engine import Engine
+    """The conversation, the engine's meter (with ``--calibration``'s factor) and the prices every
+    run command needs."""
     from .prices import read_prices
 
     conversation = _load_conversation(args.file, args.format)
     model = args.model or conversation.model
-    meter = Engine().meter(model)
+    meter = _engine(args, conversation).meter(model)
     price = read_prices().get(model)
     return conversation, meter, price, args.cache or price.provider
 
 
-def _policy_options(args: argparse.Namespace, conversation: formats.Conversation, meter) -> dict[str, Any]:
+def _policy_options(args: argparse.Namespace, conversation: formats.Conversation) -> dict[str, Any]:
     """Every strategy's options from one command line (each policy takes the ones it knows)."""
     label = args.preset or (args.rules or "book")
-    rules = _preset_rules(args.preset, conversation, meter) if args.preset else _load_rules(args.rules)
+    rules = _preset_rules(args.preset, conversation) if args.preset else _load_rules(args.rules)
     return {"rules": rules, "label": label, "threshold": args.threshold, "limit": args.threshold,
             "keep_recent": args.keep_recent, "summarize": not args.no_summarize, "keep_steps": args.keep_steps,
             "window": args.window, "trigger": args.trigger, "keep": args.keep, "clear_at_least": args.clear_at_least,
@@ -300,7 +310,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from .replay import replay, replay_to_json
 
     conversation, meter, price, cache = _run_setup(args)
-    policy = make(args.strategy, **_policy_options(args, conversation, meter))
+    policy = make(args.strategy, **_policy_options(args, conversation))
     run = replay(conversation, policy, meter, price, mode=args.mode, cache=cache)
     if args.json:
         _write(_dump(replay_to_json(run)), None)
@@ -328,7 +338,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from .policies import POLICIES, make
 
     conversation, meter, price, cache = _run_setup(args)
-    options = _policy_options(args, conversation, meter)
+    options = _policy_options(args, conversation)
     policies = [make(name, **options) for name in (args.strategy or list(POLICIES))]
     rows = compare(conversation, policies, meter, price, mode=args.mode, cache=cache)
     if args.json:
@@ -353,7 +363,7 @@ def _add_run_commands(commands: Any) -> None:
                                   "policy"),
                        ("compare", "replay a run under every strategy and print one row each")):
         p = commands.add_parser(name, help=text)
-        p.add_argument("file", help="conversation JSON file, or - for stdin")
+        p.add_argument("file", help="conversation JSON file or agent log (JSONL, .traj), or - for stdin")
         if name == "replay":
             p.add_argument("--strategy", choices=list(POLICIES), default="rules",
                            help="the policy to replay (default: rules, the book's optimizer)")
@@ -390,7 +400,8 @@ def _add_run_commands(commands: Any) -> None:
         p.add_argument("--mode", choices=MODES, default="stored",
                        help="stored: edits kept in the agent's history (the book); per-call: re-applied to a copy "
                             "for each request (LangChain middleware)")
-        p.add_argument("--format", choices=list(formats.FORMATS), help="input format (default: detected)")
+        p.add_argument("--format", choices=list(formats.READERS), help="input format (default: detected)")
+        p.add_argument("--calibration", help="JSON file of calibration factors for the model (as for count)")
         p.set_defaults(run=cmd_replay if name == "replay" else cmd_compare)
 
 

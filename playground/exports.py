@@ -7,8 +7,10 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import formats, models
+from . import formats, framework_export, models
+from .compaction import Settings
 from .errors import InputError
+from .export_python import export_python
 from .model import EMPTY, Conversation, Item, Message, ToolCall, content_text
 from .pipeline import Optimized
 from .report import optimized_to_json
@@ -118,3 +120,18 @@ def rules_json(rules: Rules) -> Download:
 
 def rules_python(rules: Rules) -> Download:
     return Download("compaction_rules.py", rules_to_python(rules), "text/x-python")
+
+
+def rules_compactor(rules: Rules, settings: Settings, model: str | None = None) -> Download:
+    """Rules + compactor (Python): one standard-library module with ``compact(request, format)``,
+    its token decisions made with ``model``'s per-item accounting."""
+    return Download("compactor.py", export_python(rules, settings, model), "text/x-python")
+
+
+def framework_settings(conversation: Conversation, rules: Rules, settings: Settings) -> Download | None:
+    """Anthropic context_management and LangChain ClearToolUsesEdit settings, with what does not
+    carry over; None when the rules clear no tool result of this conversation."""
+    found = framework_export.framework_settings(conversation, rules, settings)
+    if found is None:
+        return None
+    return Download("context-editing.json", _json(framework_export.to_json(found)), "application/json")

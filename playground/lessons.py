@@ -234,7 +234,7 @@ def resolve_rules(value: str | Mapping[str, Any], conversation: Conversation, pr
     if value == "suggested":
         from . import suggest  # only with the suggest work; a lesson that needs it is hidden without it
 
-        return suggest.suggest_rules(conversation, meter)
+        return suggest.suggest_rules(conversation, meter).rules()
     return Rules()
 
 

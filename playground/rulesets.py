@@ -1,4 +1,4 @@
-"""Rule presets to start from: the book's rules, observation masking, aggressive, none.
+"""Rule presets to start from: the book's rules, observation masking, aggressive, suggested, none.
 
 Rules are keyed by tool name, so the presets that cover "every tool" are built for the tools a
 given conversation actually calls.
@@ -11,6 +11,8 @@ from collections.abc import Callable
 from .breakdown import largest_argument, tools_in
 from .model import Conversation
 from .rules import Rules, book_rules, load_rules
+from .suggest import suggest_rules
+from .tokens import Meter
 
 MASK = "[Older {tool} output omitted: {lines} lines.]"
 MASK_KEEP_RECENT = 5  # SWE-agent keeps the last five observations in full
@@ -37,6 +39,12 @@ def aggressive(conversation: Conversation) -> Rules:
     return load_rules({"tool_calls": calls, "tool_results": results})
 
 
+def suggested(conversation: Conversation) -> Rules:
+    """Rules built for this conversation's tools from their arguments and sizes (see suggest.py),
+    counted with a throwaway meter for the conversation's own model."""
+    return suggest_rules(conversation, Meter(conversation.model)).rules()
+
+
 def no_rules(_: Conversation) -> Rules:
     return Rules()
 
@@ -46,5 +54,7 @@ RULESETS: dict[str, tuple[str, Callable[[Conversation], Rules]]] = {
     "masking": ("Observation masking: every tool output becomes a short note (after SWE-agent)",
                 observation_masking),
     "aggressive": ("Aggressive: every tool output and every call's largest argument", aggressive),
+    "suggested": ("Suggested for this conversation: a rule per large tool, from its arguments and sizes",
+                  suggested),
     "none": ("None: no rules (nothing is ever compacted)", no_rules),
 }

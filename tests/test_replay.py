@@ -244,12 +244,18 @@ def test_replay_refuses_in_one_line(book_file, args):
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 
-def test_the_suggested_preset_runs_or_says_what_is_missing(book_file):
-    done = cli("replay", str(book_file), "--preset", "suggested", "--json")
-    if (ROOT / "playground" / "suggest.py").exists():
-        assert done.returncode == 0, done.stderr
-    else:
-        assert done.returncode == 2 and "suggest.py" in done.stderr and done.stderr.count("\n") == 1
+def test_the_suggested_preset_replays_the_rules_suggested_for_the_conversation(book_file):
+    from playground.rulesets import RULESETS
+
+    done = cli("replay", str(book_file), "--preset", "suggested", "--threshold", "0", "--no-summarize", "--json")
+    if "suggested" not in RULESETS:  # a branch without the suggestion work: one line, exit 2
+        assert done.returncode == 2 and "--preset" in done.stderr and done.stderr.count("\n") == 1
+        return
+    assert done.returncode == 0, done.stderr
+    rules = RULESETS["suggested"][1](book())
+    expected = replay(book(), RulesPolicy(rules=rules, threshold=0, summarize=False), Meter("gpt-4o"), GPT4O)
+    assert [call["tokens_with"] for call in json.loads(done.stdout)["calls"]] == [
+        call.tokens_with for call in expected.calls]
 
 
 @settings(max_examples=60)

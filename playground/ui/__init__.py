@@ -120,6 +120,7 @@ def _page() -> None:
     optimized = state.engine().optimize(conversation, rules, settings, summary, OfflineSummarizer(), model_name,
                          st.session_state[summary_panel.CACHE], prefer)
     results.headline(conversation, optimized, models.info(model_name))
+    rules_panel.no_match_notice(conversation, optimized, rules)
     summary_panel.panel(optimized, prefer)
 
     tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons",

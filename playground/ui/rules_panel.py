@@ -5,12 +5,18 @@ from __future__ import annotations
 import streamlit as st
 
 from .. import exports, formats
+from ..compaction import Settings
 from ..errors import InputError
 from ..model import Conversation
+from ..pipeline import Optimized
 from ..rules import Rules, load_rules
 from ..rulesets import MASK_KEEP_RECENT, RULESETS
 from ..ruletable import RowCheck, rules_from_tables
+from ..suggest import Suggestion, add_rows, no_match_message, preview, suggest_rules
 from . import state
+
+SUGGESTION = "suggestion"  # (conversation, suggestion) being previewed, or absent
+PREVIEW_CHARS = 160
 
 _LEVEL_ICON = {"ok": ":green[:material/check_circle:]", "warning": ":orange[:material/warning:]",
                "error": ":red[:material/error:]"}
@@ -51,6 +57,77 @@ def _import_paste() -> None:
         st.session_state["rules_paste"] = ""
 
 
+def _suggest() -> None:
+    conversation = st.session_state[state.CONVERSATION]
+    meter = state.engine().meter(st.session_state[state.MODEL])
+    st.session_state[SUGGESTION] = (conversation, suggest_rules(conversation, meter))
+
+
+def _pending(conversation: Conversation) -> Suggestion | None:
+    """The suggestion made for this very conversation (one made for another is dropped)."""
+    stored = st.session_state.get(SUGGESTION)
+    return stored[1] if stored is not None and stored[0] is conversation else None
+
+
+def _add_suggestion() -> None:
+    state.set_rule_rows(*add_rows(*state.rule_rows(), st.session_state.pop(SUGGESTION)[1]))
+
+
+def _dismiss_suggestion() -> None:
+    st.session_state.pop(SUGGESTION, None)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
+def _suggestion_preview(conversation: Conversation, place: str) -> None:
+    """The suggested rows with what each would do here, before they are added."""
+    suggestion = _pending(conversation)
+    if suggestion is None:
+        return
+    if not suggestion.rows:
+        st.info("No tool in this conversation has results or arguments large enough for a rule to save anything.")
+    else:
+        settings = Settings(threshold=0, keep_recent=st.session_state[state.KEEP_RECENT],
+                            compact_errors=st.session_state[state.COMPACT_ERRORS])
+        shown = preview(conversation, suggestion, settings, state.engine().meter(st.session_state[state.MODEL]))
+        st.dataframe([{"table": p.row.table.replace("tool_", ""), "tool": p.row.tool, "kind": p.row.kind,
+                       "rule": p.row.rule.get("template") or f"{p.row.rule['argument']} → {p.row.rule['replacement']}",
+                       "min tokens": p.row.rule["min_tokens"], "edits": p.edits, "tokens saved": p.saved,
+                       "largest item (tokens)": p.largest_tokens, "largest before": _cut(p.before),
+                       "largest after": p.after, "why": p.row.explanation}
+                      for p in shown], hide_index=True, width="stretch", key=f"suggestion_table_{place}")
+        st.caption(f"Each row on its own, with the current keep_recent ({settings.keep_recent}) and error setting; "
+                   f"together they would save {sum(p.saved for p in shown):,} tokens. Rows for the same tool replace "
+                   "yours; all other rows stay.")
+    for note in suggestion.notes:
+        st.caption(f"No rule: {note}.")
+    add, dismiss = st.columns(2)
+    add.button("Add these rows", on_click=_add_suggestion, type="primary", width="stretch",
+               disabled=not suggestion.rows, key=f"suggestion_add_{place}",
+               help="Add the suggested rows to the rule tables (a row for the same tool is replaced).")
+    dismiss.button("Dismiss", on_click=_dismiss_suggestion, width="stretch", key=f"suggestion_dismiss_{place}",
+                   help="Close the suggestion; the tables stay as they are.")
+
+
+def no_match_notice(conversation: Conversation, optimized: Optimized, rules: Rules) -> None:
+    """When compaction ran and made no edit, say which tools hold the tokens and offer rules."""
+    report = optimized.compaction.report
+    if report.stage == "below_threshold":
+        return
+    sentence = no_match_message(conversation, report.before, rules, len(report.edits), report.threshold)
+    if sentence is None:
+        return
+    with st.container(border=True):
+        st.warning(sentence, icon=":material/rule:")
+        if _pending(conversation) is None:
+            st.button("Suggest rules for this conversation", on_click=_suggest, key="suggest_from_notice",
+                      help="Rules for the tools this conversation uses, from their arguments and sizes; previewed "
+                           "before anything is added.")
+        _suggestion_preview(conversation, "notice")
+
+
 def _checks(checks: list[RowCheck], table: str) -> None:
     lines = [f"{_LEVEL_ICON[c.level]} row {c.row + 1}: {c.message}" for c in checks
              if c.table == table and c.level != "empty"]
@@ -68,6 +145,10 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
                    help="Replace both tables with a rule preset built for this conversation's tools.")
     right.button("Use these rules", on_click=_apply_ruleset, width="stretch",
                  help="Replaces both tables. Your edits to the current rules are dropped.")
+    st.button("Suggest rules for this conversation", on_click=_suggest, icon=":material/auto_fix_high:",
+              help="A rule for each tool with large results or arguments, classified by its arguments (path, query, "
+                   "command, content…) with min_tokens from its sizes. You see what each row would do first.")
+    _suggestion_preview(st.session_state[state.CONVERSATION], "rules")
 
     st.markdown("**Tool-call rules**: replace one argument of a call once its result is in (e.g. the content "
                 "`create_file` wrote).")

@@ -1,0 +1,85 @@
+"""The Python export: the current rules and settings with a standard-library compactor, as one
+module a person can drop into their agent and call on every request.
+
+The compactor is ``compactor.py``'s own source (linted and tested as part of the playground);
+the export adds the rules, tool patterns, error patterns, value cap, threshold, keep_recent and
+min_tokens as one ``CONFIG`` literal, and a ``compact`` that uses it.
+"""
+
+from __future__ import annotations
+
+import pprint
+from pathlib import Path
+from typing import Any
+
+from . import compactor
+from .compaction import Settings
+from .rules import Rules, Template
+from .tokens import accounting_for
+
+HEADER = '''"""Compaction rules and compactor exported from Compaction Playground (standard library only).
+
+    from compactor import compact
+    request = compact(request, format="chat")   # or "responses", "anthropic"
+
+``compact`` takes a Chat Completions message list or request, a Responses ``input`` list or
+request, or an Anthropic Messages list or request, and returns a compacted copy (the argument is
+never changed). Tool results the model has read become short references chosen by the rules
+below; a call's large argument is replaced once its result is in; errors, the newest
+``keep_recent`` tool uses, results the model has not read yet, items under a rule's
+``min_tokens`` and replacements that would not be smaller are left alone, exactly as the
+playground does.
+
+Token counts: pass ``count_tokens(text) -> int`` — e.g. with tiktoken,
+``enc = tiktoken.get_encoding("o200k_base"); compact(req, count_tokens=lambda t: len(enc.encode_ordinary(t)))``.
+Without it, a rough estimate of one token per four characters decides ``min_tokens``, whether a
+reference is smaller, and ``{tokens}``. The threshold is compared with the count of the whole
+request's JSON text, an estimate that runs a little high (the JSON syntax is counted too).
+"""
+
+'''
+
+FOOTER = '''
+
+def compact(messages_or_request: Any, format: str = "chat", count_tokens: Callable[[str], int] | None = None) -> Any:
+    """The request compacted with CONFIG; see the module's docstring."""
+    return compact_with(CONFIG, messages_or_request, format, count_tokens)
+'''
+
+
+def _pieces(template: Template) -> list[list[Any]]:
+    return [[literal, field] for literal, field in template.pieces]
+
+
+def config(rules: Rules, settings: Settings, model: str | None = None) -> dict[str, Any]:
+    """Everything the exported compactor decides with, as plain data: the rules with their
+    templates already parsed, the settings, and the meter's per-item constants for ``model``
+    (``min_tokens`` and "not smaller" compare an item's tokens, as the page shows them)."""
+    accounting = accounting_for(model)
+    return {
+        "threshold": settings.threshold,
+        "keep_recent": settings.keep_recent,
+        "compact_errors": settings.compact_errors,
+        "detect_errors": settings.detect_errors,
+        "value_limit": rules.value_limit,
+        "error_patterns": rules.error_patterns.to_json(),
+        "accounting": {"per_message": accounting.per_message, "call": accounting.call,
+                       "parallel": accounting.parallel},
+        "tool_calls": [{"tool": r.tool, "argument": r.argument, "replacement": r.replacement.text,
+                        "pieces": _pieces(r.replacement), "enabled": r.enabled, "min_tokens": r.min_tokens}
+                       for r in rules.tool_calls],
+        "tool_results": [{"tool": r.tool, "template": r.template.text, "pieces": _pieces(r.template),
+                          "enabled": r.enabled, "min_tokens": r.min_tokens} for r in rules.tool_results],
+    }
+
+
+def _runtime() -> str:
+    """compactor.py without its own docstring (the export has its own)."""
+    source = Path(compactor.__file__).read_text(encoding="utf-8")
+    return source[source.index("from __future__"):]
+
+
+def export_python(rules: Rules, settings: Settings, model: str | None = None) -> str:
+    """A self-contained module: the compactor, CONFIG (for ``model``'s accounting) and ``compact``."""
+    literal = pprint.pformat(config(rules, settings, model), width=110, sort_dicts=False)
+    return HEADER + _runtime() + "\n\nCONFIG = " + literal + "\n" + FOOTER

@@ -1,0 +1,322 @@
+"""Rules suggested for the tools a conversation actually uses, explained row by row.
+
+Real agents call tools the book's rules never name (``Bash``, ``Read``, ``exec_command``, MCP
+tools…), so a person needs a sound starting point built from their own run. A tool is classified
+by its arguments and its sizes, never by its name, so the same reasoning works for tools nobody
+has seen: a large result of a call with a path or URL is something read (the reference names
+where from), with a query or pattern something searched, with a command something run; a large
+text argument (``content``, ``new_string``, ``patch``…, or a long script in ``command``) is work
+done that the call rule replaces once its result is in. ``min_tokens`` comes from each tool's own
+size distribution, so small items — a 60-character command, a two-line output — are never touched:
+they would save nothing and erase what the agent did.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .compaction import Settings, apply_rules
+from .model import Conversation, ToolCall, ToolResult, content_text
+from .rules import Rules, load_rules
+from .ruletable import tables_from_rules
+from .tokens import Meter, TokenCount
+
+# Argument names that say what kind of work a call did (checked in this order: a Grep has both a
+# pattern and a path, and is a search; str_replace_editor has a command and a path, and is a read).
+SEARCH_ARGUMENTS = ("query", "q", "pattern", "search_query", "regex", "search_term", "keywords")
+READ_ARGUMENTS = ("file_path", "path", "filename", "file_name", "file", "url", "uri", "notebook_path")
+SHELL_ARGUMENTS = ("command", "cmd", "script")
+WRITE_ARGUMENTS = ("content", "new_string", "new_str", "old_string", "old_str", "text", "patch", "file_text",
+                   "new_source", "code", "input", "diff", "body")
+TEXT_ARGUMENTS = (*WRITE_ARGUMENTS, *SHELL_ARGUMENTS)  # what a call rule may replace, in row order
+_URL_ARGUMENTS = ("url", "uri")
+
+LARGE_RESULT = 100  # tokens: a tool whose largest result is smaller gets no result rule
+LARGE_ARGUMENT = 100  # tokens: an argument whose largest value is smaller is never replaced
+COVER = 0.95  # min_tokens leaves out the smallest items, which hold the last 5% of a tool's tokens
+REFERENCE_FACTOR = 3  # …and never goes below three times the reference's own size
+PRESENT = 0.8  # an argument a reference names must be in at least this share of the tool's calls
+
+KINDS = {
+    "read": "read-like",
+    "search": "search-like",
+    "shell": "shell-like",
+    "write": "write-like",
+    "other": "other",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One suggested rule row (its rules-file JSON) and why it is there."""
+
+    table: str  # "tool_calls" or "tool_results"
+    rule: Mapping[str, Any]
+    kind: str  # a KINDS key
+    explanation: str
+
+    @property
+    def tool(self) -> str:
+        return str(self.rule["tool"])
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """The suggested rows, and a note for each tool left without a rule."""
+
+    rows: tuple[Row, ...]
+    notes: tuple[str, ...]
+
+    def rules_json(self) -> dict[str, Any]:
+        """The rows in ``rules.load_rules``'s shape."""
+        return {table: [dict(row.rule) for row in self.rows if row.table == table]
+                for table in ("tool_calls", "tool_results")}
+
+    def rules(self) -> Rules:
+        return load_rules(self.rules_json())
+
+    def explain(self) -> str:
+        lines = [f"{row.table} · {row.tool}: {row.explanation}" for row in self.rows]
+        return "\n".join(lines + [f"no rule · {note}" for note in self.notes])
+
+
+@dataclass(frozen=True)
+class _Tool:
+    """What a conversation shows about one tool: its calls' arguments and its sizes in tokens."""
+
+    name: str
+    calls: tuple[tuple[int, Mapping[str, int]], ...]  # per call: its position, its string arguments' tokens
+    results: tuple[int, ...]  # item tokens of its results (what min_tokens is compared with)
+
+    def values(self, argument: str) -> tuple[int, ...]:
+        """Token sizes of ``argument``'s values, in the calls that carry it."""
+        return tuple(sizes[argument] for _, sizes in self.calls if argument in sizes)
+
+    def present(self, names: Iterable[str]) -> str | None:
+        """The first of ``names`` that most of this tool's calls carry (so a reference names it)."""
+        return next((name for name in names if len(self.values(name)) >= max(1, PRESENT * len(self.calls))), None)
+
+
+def _profiles(conversation: Conversation, meter: Meter, count: TokenCount) -> list[_Tool]:
+    """Each tool the conversation calls, in order of first use. Sizes of whole items are the
+    meter's, as compaction compares them with ``min_tokens``."""
+    calls: dict[str, list[tuple[int, dict[str, int]]]] = {}
+    results: dict[str, list[int]] = {}
+    for position, (item, item_tokens) in enumerate(zip(conversation.items, count.items, strict=True)):
+        if isinstance(item, ToolCall):
+            # As the call carries them: JSON-escaped (quotes and newlines in code cost tokens there).
+            values = {name: meter.text(json.dumps(value, ensure_ascii=False))
+                      for name, value in (item.parsed_arguments() or {}).items() if isinstance(value, str)}
+            calls.setdefault(item.name, []).append((position, values))
+        elif isinstance(item, ToolResult):
+            results.setdefault(item.name, []).append(item_tokens)
+    return [_Tool(name, tuple(found), tuple(results.get(name, ()))) for name, found in calls.items()]
+
+
+def min_tokens(sizes: Iterable[int], reference: int) -> int:
+    """The smallest size worth compacting: items at or above it hold ``COVER`` of the tokens,
+    and it is at least ``REFERENCE_FACTOR`` times the reference (smaller items save little)."""
+    ordered = sorted(sizes, reverse=True)
+    total, running, cut = sum(ordered), 0, 0
+    for size in ordered:
+        running += size
+        cut = size
+        if running >= COVER * total:
+            break
+    return max(cut, REFERENCE_FACTOR * reference)
+
+
+def _result_kind(tool: _Tool) -> tuple[str, str | None]:
+    """How a tool's results are referred to, and the argument the reference names."""
+    for kind, names in (("search", SEARCH_ARGUMENTS), ("read", READ_ARGUMENTS), ("shell", SHELL_ARGUMENTS)):
+        argument = tool.present(names)
+        if argument:
+            return kind, argument
+    return "other", None
+
+
+def _result_template(kind: str, argument: str | None) -> str:
+    if kind == "search":
+        return f"Search results for {{{argument}}} processed. Search again if needed."
+    if kind == "read" and argument in _URL_ARGUMENTS:
+        return f"Page content from {{{argument}}}. Fetch it again if needed."
+    if kind == "read":
+        return f"File content from {{{argument}}}. Re-read if needed."
+    if kind == "shell":
+        return f"Output of `{{{argument}}}` omitted ({{lines}} lines). Run it again if needed."
+    return "Output of {tool} omitted ({lines} lines). Call it again if needed."
+
+
+_RESULT_WHY = {
+    "search": "search-like (a {argument!r} argument): the reference names the query",
+    "read": "read-like (a {argument!r} argument): the reference names where it came from",
+    "shell": "shell-like (a {argument!r} argument): the reference names the command (long ones cut with …)",
+    "other": "no path, query or command among its arguments: a generic reference",
+}
+
+
+def _sizes(sizes: tuple[int, ...]) -> str:
+    return f"{len(sizes)} of {sum(sizes):,} tokens, largest {max(sizes):,}"
+
+
+def _result_row(tool: _Tool, meter: Meter) -> Row | None:
+    if not tool.results or max(tool.results) < LARGE_RESULT:
+        return None
+    kind, argument = _result_kind(tool)
+    template = _result_template(kind, argument)
+    floor = min_tokens(tool.results, meter.text(template))
+    why = (f"{_RESULT_WHY[kind].format(argument=argument)}. Results: {_sizes(tool.results)}; "
+           f"{_left_alone(tool.results, floor, 'result')}.")
+    rule = {"tool": tool.name, "template": template, "enabled": True, "min_tokens": floor}
+    return Row("tool_results", rule, kind, why)
+
+
+def _left_alone(sizes: tuple[int, ...], floor: int, noun: str) -> str:
+    """What ``min_tokens`` = ``floor`` leaves as it is, in words."""
+    small = [size for size in sizes if size < floor]
+    if not small:
+        return f"min_tokens {floor:,}: every {noun} here is at least that large"
+    share = sum(small) / (sum(sizes) or 1)
+    return (f"min_tokens {floor:,} leaves the {len(small)} smaller {noun}s ({share:.0%} of these tokens) as they are: "
+            f"a reference would save little on them")
+
+
+def _call_rows(tool: _Tool, conversation: Conversation, count: TokenCount, meter: Meter) -> list[Row]:
+    """A row for each large text argument: work done (file content, an edit, a long script).
+
+    ``min_tokens`` compares a call's tokens as they stand when the row is reached, so a second
+    row for the same tool (Edit's ``old_string`` after its ``new_string``) is sized on the calls
+    as the rows before it left them (measured by running them)."""
+    rows: list[Row] = []
+    where = tool.present(READ_ARGUMENTS)
+    standing = count.items
+    for argument in TEXT_ARGUMENTS:
+        sizes = tool.values(argument)
+        if not sizes or max(sizes) < LARGE_ARGUMENT or argument == where:
+            continue
+        target = f" Read {{{where}}} to see the file." if where else ""
+        # A script keeps its head: {command} is cut at the value limit, so the reference to its
+        # output, which names the command too, reads the same on a second pass (nothing changes).
+        replacement = (f"{{{argument}}} [cut after it ran: {{chars}} characters]" if argument in SHELL_ARGUMENTS
+                       else f"[{argument} ({{lines}} lines, {{chars}} characters) omitted: the call succeeded."
+                            f"{target}]")
+        reference = meter.text(replacement)
+        carriers = [n for n, (_, values) in enumerate(tool.calls) if argument in values]
+        reached = tuple(standing[tool.calls[n][0]] for n in carriers)
+        # What a call holds besides its text arguments (its name, a path, a description) must not
+        # lift a short value over the bar.
+        rest = max(count.items[tool.calls[n][0]] - sum(tokens for name, tokens in tool.calls[n][1].items()
+                                                       if name in TEXT_ARGUMENTS) for n in carriers)
+        floor = max(min_tokens(reached, reference), LARGE_ARGUMENT + max(rest, 0))
+        kind = "shell" if argument in SHELL_ARGUMENTS else "write"
+        what = ("a long script in its command (its first characters stay, cut with …)" if kind == "shell"
+                else f"large {argument!r} text written or applied")
+        why = (f"{KINDS[kind]}, {what}: replaced once its result is in and succeeded. Values: {_sizes(sizes)}; "
+               f"{_left_alone(reached, floor, 'call')} (and what the agent ran stays readable).")
+        rows.append(Row("tool_calls", {"tool": tool.name, "argument": argument, "replacement": replacement,
+                                       "enabled": True, "min_tokens": floor}, kind, why))
+        shaped = load_rules({"tool_calls": [dict(row.rule) for row in rows]})
+        standing = meter.items(apply_rules(conversation, shaped, Settings(threshold=0), meter)[0].items)
+    return rows
+
+
+def suggest_rules(conversation: Conversation, meter: Meter) -> Suggestion:
+    """Rules for the tools ``conversation`` uses: a result rule for each tool with large results,
+    a call rule for each large text argument, each row with its explanation."""
+    count = meter.count(conversation)
+    rows: list[Row] = []
+    notes: list[str] = []
+    for tool in _profiles(conversation, meter, count):
+        found = _call_rows(tool, conversation, count, meter)
+        result = _result_row(tool, meter)
+        if result is not None:
+            found.append(result)
+        if not found:
+            largest = max((*tool.results, *(size for _, values in tool.calls for size in values.values())),
+                          default=0)
+            notes.append(f"{tool.name}: its results and arguments are at most {largest:,} tokens; a reference "
+                         f"would save little")
+        rows += found
+    return Suggestion(tuple(rows), tuple(notes))
+
+
+# ---------------------------------------------------------------------------------------------
+# Before a suggestion is added: what each row would do
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What one suggested row does to this conversation on its own, with the page's guards."""
+
+    row: Row
+    edits: int
+    saved: int  # tokens
+    before: str  # the largest item's text before the edit ("" when the row makes no edit)
+    after: str
+    largest_tokens: int  # that item's tokens before
+
+
+def preview(conversation: Conversation, suggestion: Suggestion, settings: Settings, meter: Meter) -> list[Preview]:
+    """Each row applied alone (as compaction would, guards included): how many edits, the
+    tokens saved and its largest edit's text before and after."""
+    previews = []
+    for row in suggestion.rows:
+        compacted, edits, _ = apply_rules(conversation, load_rules({row.table: [dict(row.rule)]}), settings, meter)
+        largest = max(edits, key=lambda edit: edit.tokens_before - edit.tokens_after, default=None)
+        if largest is None:
+            previews.append(Preview(row, 0, 0, "", "", 0))
+            continue
+        previews.append(Preview(row, len(edits), sum(e.tokens_before - e.tokens_after for e in edits),
+                                _edited_text(conversation.items[largest.position], largest.argument),
+                                _edited_text(compacted.items[largest.position], largest.argument),
+                                largest.tokens_before))
+    return previews
+
+
+def _edited_text(item: Any, argument: str | None) -> str:
+    if isinstance(item, ToolResult):
+        return content_text(item.content)
+    value = (item.parsed_arguments() or {}).get(argument, "")
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def add_rows(call_rows: list[dict[str, Any]], result_rows: list[dict[str, Any]], suggestion: Suggestion) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]]]:
+    """The rule tables' rows with the suggested rows added: a suggested row replaces a row for the
+    same tool (and argument); every other row stays as the person left it, even one not valid yet."""
+    calls, results = tables_from_rules(suggestion.rules())
+    taken_calls = {(row["tool"], row["argument"]) for row in calls}
+    taken_results = {row["tool"] for row in results}
+    return ([row for row in call_rows if (row.get("tool"), row.get("argument") or "content") not in taken_calls]
+            + calls, [row for row in result_rows if row.get("tool") not in taken_results] + results)
+
+
+# ---------------------------------------------------------------------------------------------
+# When no rule matches
+
+
+def tool_shares(conversation: Conversation, count: TokenCount) -> list[tuple[str, float]]:
+    """Each tool's share of the request (its calls and results), largest first."""
+    shares: dict[str, int] = {}
+    for item, tokens in zip(conversation.items, count.items, strict=True):
+        if isinstance(item, ToolCall | ToolResult):
+            shares[item.name] = shares.get(item.name, 0) + tokens
+    total = count.total or 1
+    return sorted(((tool, tokens / total) for tool, tokens in shares.items()), key=lambda pair: -pair[1])
+
+
+def no_match_message(conversation: Conversation, count: TokenCount, rules: Rules, edits: int, threshold: int,
+                     shown: int = 3) -> str | None:
+    """The sentence the page shows when compaction ran (the request is at or over the
+    threshold) and made no edit, naming the tools that hold the most tokens; None otherwise."""
+    if edits or count.total < threshold or not any(isinstance(item, ToolCall) for item in conversation.items):
+        return None
+    used = {item.name for item in conversation.items if isinstance(item, ToolCall)}
+    largest = ", ".join(f"{tool} ({share:.0%})" for tool, share in tool_shares(conversation, count)[:shown])
+    if not any(rules.for_result(tool) or rules.for_call(tool) for tool in used):
+        return f"No rule matched any tool; the largest are {largest}."
+    return f"No rule made an edit (every match was too small or guarded); the largest tools are {largest}."
+
