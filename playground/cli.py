@@ -1,4 +1,4 @@
-"""The command line: ``python -m playground count|compact|rules|accuracy``.
+"""The command line: ``python -m playground count|compact|rules|accuracy|replay|compare``.
 
 Bad input of any kind exits with status 2 and one line on stderr naming what is wrong and
 where; nothing is ever written half-way. Set PLAYGROUND_DEBUG=1 to see tracebacks of bugs.
@@ -260,7 +260,149 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fixtures", default=str(DEFAULT_FIXTURES), help="folder of token-count fixture files")
     p.add_argument("--json", action="store_true", help="print every case as JSON")
     p.set_defaults(run=cmd_accuracy)
+    _add_run_commands(commands)
     return top
+
+
+# ---------------------------------------------------------------------------------------------
+# replay and compare: a whole run, call by call, under one policy or each of them.
+
+
+def _preset_rules(name: str, conversation: formats.Conversation):
+    """Rules from a named preset (``suggested`` is built for this conversation's tools)."""
+    from .rulesets import RULESETS
+
+    if name not in RULESETS:
+        raise InputError(f"no such rule preset here (this installation has: {', '.join(RULESETS)})", where="--preset",
+                         value=name)
+    return RULESETS[name][1](conversation)
+
+
+def _run_setup(args: argparse.Namespace):
+    """The conversation, the engine's meter (with ``--calibration``'s factor) and the prices every
+    run command needs."""
+    from .prices import read_prices
+
+    conversation = _load_conversation(args.file, args.format)
+    model = args.model or conversation.model
+    meter = _engine(args, conversation).meter(model)
+    price = read_prices().get(model)
+    return conversation, meter, price, args.cache or price.provider
+
+
+def _policy_options(args: argparse.Namespace, conversation: formats.Conversation) -> dict[str, Any]:
+    """Every strategy's options from one command line (each policy takes the ones it knows)."""
+    label = args.preset or (args.rules or "book")
+    rules = _preset_rules(args.preset, conversation) if args.preset else _load_rules(args.rules)
+    return {"rules": rules, "label": label, "threshold": args.threshold, "limit": args.threshold,
+            "keep_recent": args.keep_recent, "summarize": not args.no_summarize, "keep_steps": args.keep_steps,
+            "window": args.window, "trigger": args.trigger, "keep": args.keep, "clear_at_least": args.clear_at_least,
+            "exclude_tools": tuple(name for name in (args.exclude_tools or "").split(",") if name),
+            "clear_tool_inputs": args.clear_inputs}
+
+
+def _money(value: float) -> str:
+    return f"${value:,.4f}"
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .policies import make
+    from .replay import replay, replay_to_json
+
+    conversation, meter, price, cache = _run_setup(args)
+    policy = make(args.strategy, **_policy_options(args, conversation))
+    run = replay(conversation, policy, meter, price, mode=args.mode, cache=cache)
+    if args.json:
+        _write(_dump(replay_to_json(run)), None)
+        return 0
+    lines = [f"{policy.name} {json.dumps(policy.params())}, mode {run.mode}, cache {cache}, "
+             f"{price.model} prices ({price.source})",
+             f"{'call':>6} {'index':>6} {'tokens without':>15} {'tokens with':>12} {'cached without':>15} "
+             f"{'cached with':>12} {'cost without':>13} {'cost with':>10}  fired"]
+    lines += [f"{n:>6} {c.index:>6} {c.tokens_without:>15,} {c.tokens_with:>12,} {c.cached_without:>15,} "
+              f"{c.cached_with:>12,} {_money(c.cost_without):>13} {_money(c.cost_with):>10}  {c.fired or ''}"
+              for n, c in enumerate(run.calls)]
+    t = run.totals
+    lines.append(f"{'total':>6} {'':>6} {t.tokens_without:>15,} {t.tokens_with:>12,} {t.cached_tokens_without:>15,} "
+                 f"{t.cached_tokens_with:>12,} {_money(t.cost_without):>13} {_money(t.cost_with):>10}")
+    for even in run.break_even():
+        repaid = "not repaid before the next firing or the end" if even.repaid_after is None else (
+            f"repaid after {even.repaid_after} more call(s)")
+        lines.append(f"fired at call {even.call} (index {even.index}): cache miss {_money(even.extra)}, {repaid}")
+    _write("\n".join(lines) + "\n", None)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare, rows_to_json
+    from .policies import POLICIES, make
+
+    conversation, meter, price, cache = _run_setup(args)
+    options = _policy_options(args, conversation)
+    policies = [make(name, **options) for name in (args.strategy or list(POLICIES))]
+    rows = compare(conversation, policies, meter, price, mode=args.mode, cache=cache)
+    if args.json:
+        _write(_dump(rows_to_json(rows)), None)
+        return 0
+    lines = [f"mode {args.mode}, cache {cache}, {price.model} prices ({price.source})",
+             f"{'strategy':<16} {'tokens final':>12} {'tokens billed':>14} {'cached':>12} {'cost':>10} "
+             f"{'lost':>9} {'retrievable':>11}  parameters"]
+    lines += [f"{r.strategy:<16} {r.tokens_final:>12,} {r.tokens_billed:>14,} {r.cached_tokens:>12,} "
+              f"{_money(r.cost):>10} {r.tokens_lost:>9,} {r.tokens_retrievable:>11,}  {json.dumps(r.params)}"
+              for r in rows]
+    _write("\n".join(lines) + "\n", None)
+    return 0
+
+
+def _add_run_commands(commands: Any) -> None:
+    from .policies import POLICIES
+    from .promptcache import CACHE_MODELS
+    from .replay import MODES
+
+    for name, text in (("replay", "replay a run call by call: tokens, prompt cache and cost with and without a "
+                                  "policy"),
+                       ("compare", "replay a run under every strategy and print one row each")):
+        p = commands.add_parser(name, help=text)
+        p.add_argument("file", help="conversation JSON file or agent log (JSONL, .traj), or - for stdin")
+        if name == "replay":
+            p.add_argument("--strategy", choices=list(POLICIES), default="rules",
+                           help="the policy to replay (default: rules, the book's optimizer)")
+            p.add_argument("--json", action="store_true", help="print the calls and totals as JSON")
+        else:
+            p.add_argument("--strategy", choices=list(POLICIES), action="append",
+                           help="compare only these (repeat the option; default: every strategy)")
+            p.add_argument("--json", action="store_true", help="print the rows as JSON")
+        source = p.add_mutually_exclusive_group()
+        source.add_argument("--rules", help="rules JSON file for the rules strategy (default: the book's)")
+        source.add_argument("--preset", choices=("book", "masking", "aggressive", "suggested"),
+                            help="named rules for the rules strategy")
+        p.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
+                       help=f"rules: compact at or above this many prompt tokens; summarize and hybrid: summarize at "
+                            f"or above it (default {DEFAULT_THRESHOLD})")
+        p.add_argument("--keep-recent", type=_non_negative, default=0, help="rules: leave the newest N tool uses alone")
+        p.add_argument("--no-summarize", action="store_true",
+                       help="rules: compaction only, never summarize when still over the threshold")
+        p.add_argument("--keep-steps", type=_non_negative, default=DEFAULT_KEEP_STEPS,
+                       help=f"summarize, hybrid, rules: newest steps kept verbatim (default {DEFAULT_KEEP_STEPS})")
+        p.add_argument("--window", type=_non_negative, default=10,
+                       help="masking, hybrid: tool outputs kept in full, newest first (default 10)")
+        p.add_argument("--trigger", type=_non_negative, default=100_000,
+                       help="clear-tool-uses: clear once the prompt exceeds this many tokens (default 100000)")
+        p.add_argument("--keep", type=_non_negative, default=3,
+                       help="clear-tool-uses: newest tool uses kept (default 3)")
+        p.add_argument("--clear-at-least", type=_non_negative, default=0,
+                       help="clear-tool-uses: clear nothing unless at least this many tokens go (default 0)")
+        p.add_argument("--exclude-tools", help="clear-tool-uses: comma-separated tool names never cleared")
+        p.add_argument("--clear-inputs", action="store_true", help="clear-tool-uses: clear the calls' arguments too")
+        p.add_argument("--model", help="model whose accounting and prices to use (default: the request's own)")
+        p.add_argument("--cache", choices=CACHE_MODELS,
+                       help="prompt-cache model (default: the model's provider's)")
+        p.add_argument("--mode", choices=MODES, default="stored",
+                       help="stored: edits kept in the agent's history (the book); per-call: re-applied to a copy "
+                            "for each request (LangChain middleware)")
+        p.add_argument("--format", choices=list(formats.READERS), help="input format (default: detected)")
+        p.add_argument("--calibration", help="JSON file of calibration factors for the model (as for count)")
+        p.set_defaults(run=cmd_replay if name == "replay" else cmd_compare)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,14 +1,18 @@
 """What the playground knows about models: context window and list prices.
 
-Prices are list prices per million input tokens (and per million cached input tokens) as the
-providers published them in 2025. They change: the UI says so, and lets a person type their own.
+Both come from the dated data file ``data/prices.json`` (read by ``prices.read_prices``), the one
+source of prices; this module keeps the small catalogue API the page uses. Prices change: the UI
+says so, and lets a person type their own.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-PRICES_AS_OF = "2025 list prices"
+from .prices import read_prices
+
+_TABLE = read_prices()
+PRICES_AS_OF = f"list prices as of {_TABLE.as_of}"
 
 
 @dataclass(frozen=True)
@@ -19,18 +23,10 @@ class ModelInfo:
     cached_per_million: float  # US dollars, for input tokens read from the prompt cache
 
 
-CATALOG: dict[str, ModelInfo] = {info.name: info for info in (
-    ModelInfo("gpt-4o", 128_000, 2.50, 1.25),
-    ModelInfo("gpt-4o-mini", 128_000, 0.15, 0.075),
-    ModelInfo("gpt-4.1", 1_047_576, 2.00, 0.50),
-    ModelInfo("gpt-4.1-mini", 1_047_576, 0.40, 0.10),
-    ModelInfo("gpt-5", 400_000, 1.25, 0.125),
-    ModelInfo("gpt-5-mini", 400_000, 0.25, 0.025),
-    ModelInfo("o3-mini", 200_000, 1.10, 0.55),
-    ModelInfo("gpt-4", 8_192, 30.00, 30.00),
-    ModelInfo("gpt-3.5-turbo", 16_385, 0.50, 0.50),
-    ModelInfo("claude-sonnet-4-5", 200_000, 3.00, 0.30),
-)}
+CATALOG: dict[str, ModelInfo] = {
+    name: ModelInfo(name, price.context_window, price.input, price.cached_input)
+    for name, price in _TABLE.prices.items()
+}
 DEFAULT_MODEL = "gpt-4o"
 
 

@@ -10,7 +10,11 @@ Targets: ``count`` as a whole process ≤ 1.5× the floor process, ``compact`` �
 threshold at 0 it compacts, then summarizes the older history offline; ``--no-summarize`` alone is
 printed too), and
 recomputing in-process after one rule changes ≤ 0.1× the in-process floor (counts are cached
-per text, so only what the changed rule touched is encoded again).
+per text, so only what the changed rule touched is encoded again). A whole-run ``replay``
+process (every assistant turn one call; the rules policy, stored, default settings) ≤ 3× one
+``compact`` process of the same conversation with default settings, and ``compare`` (every
+strategy) ≤ 10×; the same ratios in process (fresh engines, no start-up or parsing to share) are
+printed too.
 """
 
 from __future__ import annotations
@@ -29,9 +33,13 @@ sys.path.insert(0, str(ROOT))
 
 from playground import formats  # noqa: E402
 from playground.compaction import Settings  # noqa: E402
+from playground.compare import compare  # noqa: E402
 from playground.encodings import get_encoding  # noqa: E402
 from playground.engine import Engine  # noqa: E402
 from playground.model import ToolCall, content_text  # noqa: E402
+from playground.policies import POLICIES, MaskingPolicy, RulesPolicy, make  # noqa: E402
+from playground.prices import read_prices  # noqa: E402
+from playground.replay import replay  # noqa: E402
 from playground.rules import book_rules, load_rules, rules_to_json  # noqa: E402
 from playground.tokens import Meter  # noqa: E402
 
@@ -134,12 +142,16 @@ def main() -> None:
                         "text = open(sys.argv[1], encoding='utf-8').read(); "
                         "print(len(get_encoding('o200k_base').encode_ordinary(text)))")
         out = str(folder / "out.json")
-        floor, count, compact_process, compact_only = _interleaved(args.repeat, [
-            ("-c", floor_script, str(text_file)),
-            ("-m", "playground", "count", str(request)),
-            ("-m", "playground", "compact", str(request), "--threshold", "0", "-o", out),
-            ("-m", "playground", "compact", str(request), "--threshold", "0", "--no-summarize", "-o", out),
-        ])
+        floor, count, compact_process, compact_only, compact_default, replay_process, compare_process = _interleaved(
+            args.repeat, [
+                ("-c", floor_script, str(text_file)),
+                ("-m", "playground", "count", str(request)),
+                ("-m", "playground", "compact", str(request), "--threshold", "0", "-o", out),
+                ("-m", "playground", "compact", str(request), "--threshold", "0", "--no-summarize", "-o", out),
+                ("-m", "playground", "compact", str(request), "-o", out),
+                ("-m", "playground", "replay", str(request), "--json"),
+                ("-m", "playground", "compare", str(request), "--json"),
+            ])
 
     encoding = get_encoding("o200k_base")
     text = all_text(conversation)
@@ -161,11 +173,40 @@ def main() -> None:
     print(f"compact process:    {compact_process:6.2f} s   ratio {compact_process / floor:4.2f}×  (target ≤ 2.0×; "
           "threshold 0, so it also summarizes nearly everything offline)")
     print(f"  compaction only:  {compact_only:6.2f} s   ratio {compact_only / floor:4.2f}×  (--no-summarize)")
+    print(f"compact process, default settings (threshold {Settings().threshold:,}): {compact_default:6.2f} s")
+    print(f"  replay process (rules, stored, defaults): {replay_process:6.2f} s   ratio "
+          f"{replay_process / compact_default:4.2f}×  (target ≤ 3×)")
+    print(f"  compare process (all strategies):         {compare_process:6.2f} s   ratio "
+          f"{compare_process / compact_default:4.2f}×  (target ≤ 10×)")
     print(f"in-process floor (one encoding pass):       {floor_in_process:6.3f} s")
     print(f"first recompute after one rule change: {first_recompute:6.3f} s   "
           f"ratio {first_recompute / floor_in_process:4.2f}×  (uncached: the changed rule's items re-decided)")
     print(f"repeat recompute (best of {args.repeat}):       {recompute:6.3f} s   "
           f"ratio {recompute / floor_in_process:4.2f}×  (decisions cached, as a rerun with nothing new)")
+
+    _replay_ratios(conversation, args.repeat)
+
+
+def _replay_ratios(conversation: formats.Conversation, repeat: int) -> None:
+    """Replay and compare against one compact in process, each with a fresh engine (so each encodes
+    the text once): stricter than the process ratios, which share start-up and parsing."""
+    price = read_prices().get("gpt-4o")
+    one_compact = _best(repeat, lambda: Engine().compact(conversation, book_rules(), Settings()))
+
+    def run(policy, mode="stored"):
+        return lambda: replay(conversation, policy, Engine().meter("gpt-4o"), price, mode=mode)
+
+    stored = _best(repeat, run(RulesPolicy()))
+    everything = _best(repeat, lambda: compare(conversation, [make(name) for name in POLICIES],
+                                                            Engine().meter("gpt-4o"), price))
+    masking_per_call = _best(max(1, repeat // 2), run(MaskingPolicy(), "per-call"))
+    calls = len(replay(conversation, RulesPolicy(), Engine().meter("gpt-4o"), price).calls)
+    print(f"one compact, in process (fresh engine):     {one_compact:6.3f} s   ({calls:,} calls in the run)")
+    print(f"replay, rules, stored:  {stored:6.3f} s   ratio {stored / one_compact:4.2f}×")
+    print(f"compare, all {len(POLICIES)} strategies, stored: {everything:6.3f} s   ratio "
+          f"{everything / one_compact:4.2f}×")
+    print(f"replay, masking, per-call: {masking_per_call:6.3f} s   ratio {masking_per_call / one_compact:4.2f}×  "
+          "(per-call re-applies the policy to the whole prefix at every call)")
 
 
 if __name__ == "__main__":

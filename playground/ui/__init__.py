@@ -14,10 +14,12 @@ from ..summarize import OfflineSummarizer
 from ..tokens import TokenCount
 from . import (
     calibration_panel,
+    compare_panel,
     conversation_panel,
     lessons_panel,
     results,
     rules_panel,
+    run_panel,
     sidebar,
     state,
     stepper_panel,
@@ -139,7 +141,7 @@ def _page() -> None:
     summary_panel.panel(optimized, prefer)
 
     tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons",
-                    "Step-through"], key="tab", on_change="rerun")
+                    "Step-through", "Run", "Compare"], key="tab", on_change="rerun")
     with tabs[0]:
         results.before_after(conversation, optimized)
         with st.expander("Tokens of one item, as the model sees them", icon=":material/token:"):
@@ -162,6 +164,18 @@ def _page() -> None:
     with tabs[4]:
         _export_panel(conversation, optimized, rules, summary.limit if summary else None)
     _teach(tabs[5], tabs[6], conversation, rules, settings, optimized, model_name)
+    _runs(tabs[7], tabs[8], conversation, rules, settings, summary, model_name)
+
+
+def _runs(run_tab, compare_tab, conversation, rules, settings: Settings, summary, model_name: str) -> None:
+    """Run and Compare replay the whole run: only while their tab is open (the tabs rerun on change)."""
+    run_panel.keep()
+    if run_tab.open:
+        with run_tab:
+            run_panel.panel(conversation, rules, settings, summary, model_name)
+    if compare_tab.open:
+        with compare_tab:
+            compare_panel.panel(conversation, rules, settings, summary, model_name)
 
 
 def _teach(lessons_tab, steps_tab, conversation, rules, settings: Settings, optimized: Optimized,

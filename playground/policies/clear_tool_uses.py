@@ -1,0 +1,86 @@
+"""Anthropic's context editing, ``clear_tool_uses_20250919``, run offline.
+
+Once the prompt exceeds ``trigger`` input tokens, the oldest tool results are replaced by a
+placeholder, keeping the newest ``keep`` tool uses and never touching ``exclude_tools``; with
+``clear_tool_inputs`` the calls' arguments go too. If that would clear fewer than
+``clear_at_least`` tokens, nothing is cleared (the cache break would not be worth it). Defaults
+are the API's: trigger 100,000 input tokens, keep 3 tool uses, clear_at_least 0. Cleared content
+is gone from the request (the API gives no way back), so it counts as lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from ..errors import InputError
+from ..model import Conversation, Item, ToolCall, ToolResult, content_text, pairs
+from ..tokens import Meter
+from .base import PolicyResult, RunningTotal, unchanged
+
+PLACEHOLDER = "[cleared]"
+CLEARED_INPUT = "{}"
+
+
+@dataclass(frozen=True)
+class ClearToolUsesPolicy:
+    trigger: int = 100_000
+    keep: int = 3
+    clear_at_least: int = 0
+    exclude_tools: tuple[str, ...] = ()
+    clear_tool_inputs: bool = False
+    # The same cleared item for the same original, so per-call requests share their items.
+    memo: dict[int, tuple[Item, Item]] = field(default_factory=dict, compare=False, repr=False)
+    totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
+    name: ClassVar[str] = "clear-tool-uses"
+
+    def __post_init__(self) -> None:
+        for key in ("trigger", "keep", "clear_at_least"):
+            if getattr(self, key) < 0:
+                raise InputError(f"{key} must be 0 or more", where=key, value=getattr(self, key))
+
+    def params(self) -> dict[str, Any]:
+        return {"trigger": self.trigger, "keep": self.keep, "clear_at_least": self.clear_at_least,
+                "exclude_tools": list(self.exclude_tools), "clear_tool_inputs": self.clear_tool_inputs}
+
+    def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
+        total = self.totals.total(conversation, meter)
+        if total <= self.trigger:
+            return unchanged(conversation)
+        items = conversation.items
+        results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)]
+        calls = {result: call for call, result in pairs(items).items()} if self.clear_tool_inputs else {}
+        edited = list(items)
+        cleared = 0
+        for result in results[:max(0, len(results) - self.keep)]:
+            if items[result].name in self.exclude_tools:  # type: ignore[union-attr]
+                continue
+            cleared += self._clear(edited, result, meter)
+            if result in calls:
+                cleared += self._clear(edited, calls[result], meter)
+        if not cleared or cleared < self.clear_at_least:
+            return unchanged(conversation)
+        result = conversation.with_items(edited)
+        self.totals.remember(result, total - cleared, meter)
+        return PolicyResult(result, "clearing", tokens_lost=cleared)
+
+    def _clear(self, items: list, position: int, meter: Meter) -> int:
+        """Clear one result's content or one call's arguments in place; the tokens that removed
+        (0 for one already cleared, or one the placeholder would not shrink)."""
+        item = items[position]
+        if isinstance(item, ToolResult) and item.content != PLACEHOLDER:
+            text, placeholder = content_text(item.content), PLACEHOLDER
+        elif isinstance(item, ToolCall) and item.arguments != CLEARED_INPUT:
+            text, placeholder = item.arguments, CLEARED_INPUT
+        else:  # already cleared
+            return 0
+        saved = meter.text(text) - meter.text(placeholder)
+        if saved <= 0:
+            return 0
+        known = self.memo.get(id(item))
+        if known is None or known[0] is not item:
+            cleared = (replace(item, content=placeholder) if isinstance(item, ToolResult)
+                       else replace(item, arguments=placeholder))
+            known = self.memo[id(item)] = (item, cleared)
+        items[position] = known[1]
+        return saved

@@ -1,0 +1,77 @@
+"""Observation masking: every tool output older than the newest ``window`` becomes a short
+placeholder (SWE-agent's, studied by JetBrains in "The Complexity Trap", 2025, with a window of 10).
+
+The placeholder says only that something was there, not how to get it back, so what it hides
+counts as lost. The calls stay, so the agent's reasoning about them does too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from ..errors import InputError
+from ..model import Conversation, Item, ToolResult, content_text
+from ..tokens import Meter
+from .base import PolicyResult, unchanged
+
+DEFAULT_WINDOW = 10
+PLACEHOLDER = "[Old {tool} output omitted ({lines} lines).]"
+_HEAD = PLACEHOLDER.split("{", 1)[0]
+
+
+Memo = dict[int, tuple[Item, Item | None, int]]  # id(original) -> (original, its masked twin or None, saved)
+
+
+def _masked(item: ToolResult, meter: Meter) -> tuple[Item | None, int]:
+    """``item`` masked and the tokens that saves, or (None, 0) when there is nothing to gain
+    (already masked, or the placeholder is not smaller)."""
+    text = content_text(item.content)
+    if text.startswith(_HEAD):
+        return None, 0
+    placeholder = PLACEHOLDER.format(tool=item.name or "tool", lines=len(text.splitlines()))
+    saved = meter.text(text) - meter.text(placeholder)
+    return (replace(item, content=placeholder), saved) if saved > 0 else (None, 0)
+
+
+def mask(conversation: Conversation, window: int, meter: Meter, memo: Memo | None = None
+         ) -> tuple[Conversation, int, int]:
+    """The conversation with older outputs masked, the tokens that removed, and how many were masked.
+    ``memo`` hands back the same masked item for the same original, so requests made from the
+    whole history at every call share their items (replay then counts each once) and each output
+    is measured once."""
+    memo = {} if memo is None else memo
+    items = conversation.items
+    results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)]
+    edited = list(items)
+    removed = masked = 0
+    for position in results[:max(0, len(results) - window)]:
+        item = items[position]
+        known = memo.get(id(item))
+        if known is None or known[0] is not item:
+            known = memo[id(item)] = (item, *_masked(item, meter))  # type: ignore[arg-type]
+        if known[1] is not None:
+            edited[position] = known[1]
+            removed += known[2]
+            masked += 1
+    return (conversation.with_items(edited) if masked else conversation), removed, masked
+
+
+@dataclass(frozen=True)
+class MaskingPolicy:
+    window: int = DEFAULT_WINDOW
+    memo: Memo = field(default_factory=dict, compare=False, repr=False)
+    name: ClassVar[str] = "masking"
+
+    def __post_init__(self) -> None:
+        if self.window < 0:
+            raise InputError("window must be 0 or more", where="window", value=self.window)
+
+    def params(self) -> dict[str, Any]:
+        return {"window": self.window}
+
+    def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
+        masked, removed, count = mask(conversation, self.window, meter, self.memo)
+        if not count:
+            return unchanged(conversation)
+        return PolicyResult(masked, "masking", tokens_lost=removed, report={"masked": count})

@@ -1,0 +1,66 @@
+"""The book's way: the two rule tables behind the threshold, and — when the compacted request is
+still at or over it — summarization of the older history (``pipeline.optimize``). References
+can be undone by calling the tool again (retrievable); a summary cannot (lost)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..compaction import DEFAULT_THRESHOLD, DecisionCache, Settings
+from ..model import Conversation
+from ..pipeline import optimize
+from ..rules import Rules, book_rules
+from ..summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings, check_limit
+from ..tokens import Meter
+from .base import PolicyResult, RunningTotal, unchanged
+
+
+@dataclass(frozen=True)
+class RulesPolicy:
+    rules: Rules = field(default_factory=book_rules)
+    threshold: int = DEFAULT_THRESHOLD
+    keep_recent: int = 0
+    summarize: bool = True
+    keep_steps: int = DEFAULT_KEEP_STEPS
+    limit: int | None = None  # summarize at or above this many tokens; None: at the threshold, as the book does
+    label: str = "book"  # where the rules came from, for tables
+    # Owned here so a replay's thousand applications re-decide only items they have not seen.
+    decisions: DecisionCache = field(default_factory=DecisionCache, compare=False, repr=False)
+    totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
+    name: ClassVar[str] = "rules"
+
+    def __post_init__(self) -> None:
+        self.settings()  # bad numbers fail when the policy is made, with located messages
+        if self.summarize:
+            check_limit(self.summary().limit, self.threshold, where="limit")
+
+    def settings(self) -> Settings:
+        return Settings(threshold=self.threshold, keep_recent=self.keep_recent)
+
+    def summary(self) -> SummarySettings:
+        return SummarySettings(limit=self.threshold if self.limit is None else self.limit, keep_steps=self.keep_steps)
+
+    def params(self) -> dict[str, Any]:
+        return {"rules": self.label, "threshold": self.threshold, "keep_recent": self.keep_recent,
+                "summarize": self.summarize, "limit": self.summary().limit, "keep_steps": self.keep_steps}
+
+    def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
+        if self.totals.total(conversation, meter) < self.threshold:  # below it nothing changes: skip the pass
+            return unchanged(conversation)
+        summary = self.summary() if self.summarize else None
+        done = optimize(conversation, self.rules, self.settings(), summary, OfflineSummarizer(), meter=meter,
+                        decisions=self.decisions)
+        report = done.compaction.report
+        compacted = bool(report.edits)
+        summary_report = done.summarization.report if done.summarization is not None else None
+        summarized = (summary_report is not None and summary_report.status == "summarized"
+                      and summary_report.tokens_after < report.tokens_after)
+        if not (compacted or summarized):
+            return unchanged(conversation, done)
+        fired = "+".join(name for name, ran in (("compaction", compacted), ("summarization", summarized)) if ran)
+        lost = summary_report.tokens_before - summary_report.tokens_after if summarized else 0  # type: ignore[union-attr]
+        final = done.conversation if summarized else done.compaction.conversation
+        self.totals.remember(final, summary_report.tokens_after if summarized else report.tokens_after,  # type: ignore[union-attr]
+                             meter)
+        return PolicyResult(final, fired, tokens_lost=lost, tokens_retrievable=report.saved, report=done)

@@ -1,0 +1,108 @@
+"""Prompt-cache models: how much of each call's prompt a provider reads from its cache, and what
+that costs.
+
+A run is a sequence of calls. Each call's prompt is a chain of blocks: the head (tool
+definitions and instructions) and then one block per item. A block's identity is its content
+(``content_key``); a prefix's identity chains the identities of its blocks, so two prompts share
+a prefix exactly when their chains agree up to it — an edited item breaks the chain there, even
+if the token counts are the same. What a call can read is what earlier calls of the same run
+wrote:
+
+* ``openai``: automatic prefix caching. Every prompt of at least 1,024 tokens is written; a later
+  prompt reads the longest prefix it shares with any earlier one, in steps of 128 tokens (from
+  1,024). Writing costs nothing extra; a cached token costs the model's cached-input price.
+* ``anthropic``: explicit caching with one breakpoint on the last message, as coding agents set
+  it. A call writes its whole prompt (if at least the model's minimum cacheable length) at the
+  cache-write price (1.25× input for the 5-minute cache) and reads an entry an earlier call wrote
+  if that entry ends at one of the last 20 block boundaries before the breakpoint (0.1× input).
+* ``none``: every prompt token is billed at the input price.
+
+Items stand for blocks, the cache never expires within a run (calls are taken to be less than 5
+minutes apart), and a changed item's unchanged leading text is not counted as shared: estimates
+that leave the cache a little less generous than a provider may be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+from .errors import InputError
+from .model import Item, Message, ToolCall, content_text
+from .prices import Price, dollars
+
+CACHE_MODELS = ("openai", "anthropic", "none")
+OPENAI_STEP = 128  # cache hits grow in steps of 128 tokens
+ANTHROPIC_LOOKBACK = 20  # block boundaries checked for a hit before the breakpoint
+
+
+def content_key(item: Item) -> Hashable:
+    """What makes two items the same block for a cache: kind, speaker, ids and text."""
+    if isinstance(item, ToolCall):
+        return ("call", item.call_id, item.name, item.arguments)
+    if isinstance(item, Message):
+        return ("message", item.role, item.name, content_text(item.content))
+    return ("result", item.call_id, item.name, item.is_error, content_text(item.content))
+
+
+@dataclass(frozen=True)
+class CacheUse:
+    """What one call did with the cache: prompt tokens read from it and written to it."""
+
+    read: int = 0
+    written: int = 0
+
+
+class PromptCache:
+    """What one run has written to a provider's cache so far; ``use`` is called once per call, in order.
+
+    ``chain[i]`` identifies the prompt's prefix of ``i`` items after the head (``chain[0]`` the
+    head alone) and ``offsets[i]`` is that prefix's length in tokens.
+    """
+
+    def __init__(self, kind: str, min_cacheable: int = 1024) -> None:
+        if kind not in CACHE_MODELS:
+            raise InputError(f"unknown cache model (choose {', '.join(CACHE_MODELS)})", where="cache", value=kind)
+        self.kind = kind
+        self.min_cacheable = min_cacheable
+        self._written: set[int] = set()
+
+    def use(self, chain: Sequence[int], offsets: Sequence[int]) -> CacheUse:
+        if self.kind == "openai":
+            return self._openai(chain, offsets)
+        if self.kind == "anthropic":
+            return self._anthropic(chain, offsets)
+        return CacheUse()
+
+    def _openai(self, chain: Sequence[int], offsets: Sequence[int]) -> CacheUse:
+        # Every prefix of every earlier prompt is written, so "shared with an earlier prompt" holds
+        # for a leading run of prefixes: binary search finds where it ends.
+        low, high = 0, len(chain)  # chain[:low] are all written; chain[high:] are not
+        while low < high:
+            middle = (low + high) // 2
+            if chain[middle] in self._written:
+                low = middle + 1
+            else:
+                high = middle
+        shared = offsets[low - 1] if low else 0
+        if offsets[-1] >= self.min_cacheable:
+            self._written.update(chain[low:])
+        read = shared // OPENAI_STEP * OPENAI_STEP if shared >= self.min_cacheable else 0
+        return CacheUse(read=read)
+
+    def _anthropic(self, chain: Sequence[int], offsets: Sequence[int]) -> CacheUse:
+        last = len(chain) - 1
+        if offsets[last] < self.min_cacheable:
+            return CacheUse()
+        read = next((offsets[i] for i in range(last, max(-1, last - ANTHROPIC_LOOKBACK - 1), -1)
+                     if chain[i] in self._written), 0)
+        self._written.add(chain[last])
+        return CacheUse(read=read, written=offsets[last] - read)
+
+
+def call_cost(prompt: int, use: CacheUse, output: int, price: Price) -> float:
+    """Dollars for one call: uncached prompt tokens at the input price, cache reads and writes at
+    theirs, and the reply at the output price."""
+    plain = prompt - use.read - use.written
+    return (dollars(plain, price.input) + dollars(use.read, price.cached_input)
+            + dollars(use.written, price.cache_write) + dollars(output, price.output))

@@ -1,0 +1,47 @@
+"""The Compare view: the same run under every strategy, one row each (``playground.compare``)."""
+
+from __future__ import annotations
+
+import altair as alt
+import streamlit as st
+
+from ..compaction import Settings
+from ..compare import compare
+from ..model import Conversation
+from ..policies import POLICIES, make
+from ..replay import MODES, call_starts
+from ..rules import Rules
+from ..summarize import SummarySettings
+from . import run_panel, state
+
+MODE, CACHE, SHOW = "compare_mode", "compare_cache", "compare_show"
+
+
+def panel(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
+          model: str) -> None:
+    """The Compare tab: mode and cache, then the strategies table and their costs."""
+    left, right = st.columns(2)
+    run_panel.start(MODE, "stored")
+    left.radio("Mode", MODES, key=MODE, horizontal=True, help=run_panel.MODE_HELP)
+    with right:
+        run_panel.cache_choice(model, CACHE)
+    calls = len(call_starts(conversation.items))
+    run_panel.start(SHOW, calls <= run_panel.LIGHT_RUN)
+    if not st.toggle("Compare the strategies", key=SHOW,
+                     help=f"Replays the whole run ({calls} calls) once per strategy; on a long run that takes a "
+                          "while, so it starts off above 200 calls."):
+        return
+    options = run_panel.policy_options(rules, settings, summary)
+    rows = compare(conversation, [make(name, **options) for name in POLICIES], state.engine().meter(model),
+                   run_panel.price(model), mode=st.session_state[MODE], cache=st.session_state[CACHE])
+    table = [{"strategy": row.strategy, "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items()),
+              "tokens final": row.tokens_final, "tokens billed": row.tokens_billed, "cached": row.cached_tokens,
+              "cost (US$)": round(row.cost, 4), "lost": row.tokens_lost, "retrievable": row.tokens_retrievable,
+              "calls fired": row.fired} for row in rows]
+    st.dataframe(table, hide_index=True, width="stretch")
+    st.caption("Each strategy replayed over the whole run: tokens billed and cost add up every call; lost tokens are "
+               "gone for good (summarized or masked), retrievable ones sit behind a reference a tool call undoes.")
+    chart = alt.Chart(alt.Data(values=table)).mark_bar().encode(
+        x=alt.X("cost (US$):Q"), y=alt.Y("strategy:N", sort=None), tooltip=["strategy:N", "cost (US$):Q"])
+    st.altair_chart(chart, width="stretch")
+    st.caption("Whole-run cost per strategy at the chosen prices and cache model: shorter bars are cheaper runs.")

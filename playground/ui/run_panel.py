@@ -1,0 +1,235 @@
+"""The Run view: a whole run, call by call, with and without a policy — prompt tokens with the
+threshold line, the cached share, the cost so far, and whole-run cost against the threshold.
+Every number comes from ``playground.replay``; this module only lays it out."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import altair as alt
+import streamlit as st
+
+from ..compaction import Settings
+from ..model import Conversation
+from ..policies import POLICIES, Policy, make
+from ..prices import Price, read_prices
+from ..promptcache import CACHE_MODELS
+from ..replay import MODES, Replay, chart_rows, replay, sweep, sweep_points
+from ..rules import Rules
+from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings
+from . import state
+
+CALL = "replay_call"  # the chosen call (position in the run's calls), for the before/after view
+SWEEP = "replay_sweep"
+LIGHT_RUN = 200  # calls: runs up to this long redraw the extra replays on every change without a wait
+STRATEGY, MODE, CACHE = "replay_strategy", "replay_mode", "replay_cache"
+WINDOW, TRIGGER, KEEP, CLEAR_AT_LEAST = "replay_window", "replay_trigger", "replay_keep", "replay_clear_at_least"
+PRICE_FIELDS = {"input": "Input", "cached_input": "Cached input", "cache_write": "Cache write", "output": "Output"}
+SIDE_COLORS = alt.Scale(domain=["without", "with"], range=["#9aa0a6", "#1a73e8"])
+MODE_HELP = ("stored: edits are written into the history the agent keeps (the book's optimizer), so each edit "
+             "breaks the cache once. per-call: edits are re-applied to a copy for every request and the history "
+             "stays whole (LangChain middleware), so the cache breaks again whenever an item crosses into the "
+             "edited region.")
+CACHE_HELP = ("openai: automatic prefix caching, prompts of 1,024+ tokens, hits in 128-token steps. anthropic: one "
+              "breakpoint on the last message, writes at 1.25× input, reads at 0.1×. none: no prompt cache.")
+DEFAULTS = {STRATEGY: "rules", MODE: "stored", WINDOW: 10, TRIGGER: 100_000, KEEP: 3, CLEAR_AT_LEAST: 0}
+PRICE_PREFIX = "replay_price_"
+KEPT = (*DEFAULTS, CACHE, CALL, SWEEP, "compare_mode", "compare_cache", "compare_show")
+
+
+def keep() -> None:
+    """Keep the Run and Compare settings (and typed prices) while their tabs are closed: Streamlit
+    forgets a widget's value in a run that does not draw it, unless the value is set again."""
+    for key in [*KEPT, *(key for key in st.session_state if str(key).startswith(PRICE_PREFIX))]:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def start(key: str, value: Any) -> None:
+    """Give a widget its first value through the session state (never also as ``value=``)."""
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+def price(model: str) -> Price:
+    """The model's prices from the data file, with any the person typed in the Run view."""
+    listed = read_prices().get(model)
+    edits = {name: st.session_state[f"{PRICE_PREFIX}{name}_{model}"] for name in PRICE_FIELDS
+             if f"{PRICE_PREFIX}{name}_{model}" in st.session_state}
+    return replace(listed, **edits) if edits else listed
+
+
+def policy_options(rules: Rules, settings: Settings, summary: SummarySettings | None) -> dict[str, Any]:
+    """Every strategy's settings as the page holds them (each policy takes the ones it knows):
+    rules, threshold and summarization from the page, the rest from the Run view's controls."""
+    get = st.session_state.get
+    limit, keep_steps = (summary.limit, summary.keep_steps) if summary else (settings.threshold, DEFAULT_KEEP_STEPS)
+    return {"rules": rules, "label": "the page's rules", "threshold": settings.threshold, "limit": limit,
+            "keep_recent": settings.keep_recent, "summarize": summary is not None, "keep_steps": keep_steps,
+            "window": get(WINDOW, DEFAULTS[WINDOW]), "trigger": get(TRIGGER, DEFAULTS[TRIGGER]),
+            "keep": get(KEEP, DEFAULTS[KEEP]), "clear_at_least": get(CLEAR_AT_LEAST, DEFAULTS[CLEAR_AT_LEAST])}
+
+
+def cache_choice(model: str, key: str) -> None:
+    """A cache-model select that starts on the model's own provider."""
+    start(key, read_prices().get(model).provider)
+    st.selectbox("Prompt cache", CACHE_MODELS, key=key, help=CACHE_HELP)
+
+
+def _controls(model: str) -> None:
+    for key, value in DEFAULTS.items():
+        start(key, value)
+    left, middle, right = st.columns(3)
+    left.selectbox("Strategy", list(POLICIES), key=STRATEGY,
+                   help="rules: the two tables behind the threshold (the book); masking: old tool outputs become a "
+                        "placeholder; clear-tool-uses: Anthropic's context editing; summarize: older history becomes "
+                        "a summary; hybrid: masking, then a summary when still over; none: the baseline.")
+    middle.radio("Mode", MODES, key=MODE, horizontal=True, help=MODE_HELP)
+    with right:
+        cache_choice(model, CACHE)
+    chosen = st.session_state[STRATEGY]
+    columns = st.columns(4)
+    if chosen in ("masking", "hybrid"):
+        columns[0].number_input("Window (tool outputs kept)", 0, 1000, key=WINDOW,
+                                help="Tool outputs older than the newest N become a placeholder (SWE-agent and "
+                                     "JetBrains use 10).")
+    if chosen == "clear-tool-uses":
+        columns[0].number_input("Trigger (input tokens)", 0, 10_000_000, step=1000, key=TRIGGER,
+                                help="Clear once the prompt exceeds this many tokens (API default 100,000).")
+        columns[1].number_input("Keep (tool uses)", 0, 1000, key=KEEP,
+                                help="The newest N tool uses are never cleared (API default 3).")
+        columns[2].number_input("Clear at least (tokens)", 0, 10_000_000, step=500, key=CLEAR_AT_LEAST,
+                                help="Clear nothing unless at least this many tokens go: a cache break must be "
+                                     "worth it.")
+    if chosen in ("rules", "summarize", "hybrid"):
+        st.caption("Threshold, keep_recent and summarization come from the sidebar, the rules from the *Rules* tab. "
+                   "Summaries in a replay are the offline summarizer's: replaying never calls an LLM.")
+
+
+def _price_editor(model: str) -> None:
+    listed = read_prices().get(model)
+    with st.expander(f"Prices for {model} (US$ per million tokens, {read_prices().as_of})"):
+        st.caption(f"From {listed.source}. Type your own to see the run at your prices.")
+        columns = st.columns(4)
+        for column, (name, label) in zip(columns, PRICE_FIELDS.items(), strict=True):
+            key = f"{PRICE_PREFIX}{name}_{model}"
+            start(key, float(getattr(listed, name)))
+            column.number_input(label, min_value=0.0, step=0.01, format="%.4f", key=key,
+                                help=f"{label} price per million tokens.")
+
+
+def _line(rows: list[dict[str, Any]], field: str, title: str, axis_format: str | None = None) -> alt.Chart:
+    axis = alt.Axis(format=axis_format) if axis_format else alt.Axis()
+    return alt.Chart(alt.Data(values=rows)).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
+        x=alt.X("call:Q", title="call", axis=alt.Axis(format="d", tickMinStep=1)),
+        y=alt.Y(f"{field}:Q", title=title, axis=axis),
+        color=alt.Color("side:N", scale=SIDE_COLORS, title="policy"),
+        tooltip=["call:Q", "index:Q", "side:N", f"{field}:Q", "fired:N"])
+
+
+def _threshold(policy: Policy) -> int | None:
+    params = policy.params()
+    return next((int(params[key]) for key in ("threshold", "limit", "trigger") if key in params), None)
+
+
+def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy) -> None:
+    chart = _line(rows, "tokens", "prompt tokens")
+    line = _threshold(policy)
+    if line is not None:
+        rule = alt.Chart(alt.Data(values=[{"threshold": line}])).mark_rule(color="#d93025", strokeDash=[6, 4]).encode(
+            y="threshold:Q", tooltip=["threshold:Q"])
+        chart = chart + rule
+    st.altair_chart(chart, width="stretch")
+    st.caption("Prompt tokens of every call: without a policy the line only climbs; with one it drops where the "
+               "policy fires (the red line is its threshold), which makes the sawtooth.")
+
+
+def _swept(options: dict[str, Any], key: str, value: int) -> dict[str, Any]:
+    """The options with ``key`` set to ``value``. Moving the rules' threshold moves a summarization
+    limit that follows it, and raises one it would pass, as the sidebar does."""
+    changed = {**options, key: value}
+    if key == "threshold":
+        follows = options["limit"] == options["threshold"]
+        changed["limit"] = value if follows else max(options["limit"], value)
+    return changed
+
+
+def _sweep_chart(conversation: Conversation, run: Replay, policy_name: str, options: dict[str, Any],
+                 meter, chosen_price: Price) -> None:
+    key = {"rules": "threshold", "summarize": "limit", "hybrid": "limit", "clear-tool-uses": "trigger"}.get(policy_name)
+    if key is None or not run.calls:
+        return
+    start(SWEEP, len(run.calls) <= LIGHT_RUN)
+    if not st.toggle("Cost against the threshold", key=SWEEP,
+                     help=f"Replays the whole run once for each of 8 values of the {key}; on a long run that takes "
+                          "a while, so it starts off above 200 calls."):
+        return
+    largest = max(call.tokens_without for call in run.calls)
+    points = sweep(conversation, lambda value: make(policy_name, **_swept(options, key, value)), sweep_points(largest),
+                   meter, chosen_price, mode=run.mode, cache=run.cache)
+    rows = [{"threshold": value, "cost": cost} for value, cost in points]
+    chart = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
+        x=alt.X("threshold:Q", title=key), y=alt.Y("cost:Q", title="whole-run cost (US$)"),
+        tooltip=["threshold:Q", alt.Tooltip("cost:Q", format="$.4f")])
+    st.altair_chart(chart, width="stretch")
+    st.caption(f"Whole-run cost for {len(rows)} values of the {key}: the lowest point is the cheapest setting for "
+               "this run; the last point never fires and costs what doing nothing costs.")
+
+
+def _chosen_call(run: Replay) -> None:
+    if len(run.calls) < 2:
+        st.session_state[CALL] = 0
+        return
+    last = len(run.calls) - 1
+    st.session_state[CALL] = min(st.session_state.get(CALL, last), last)  # the last call first; a shorter run clamps
+    st.slider("Call shown in Before / after", 0, last, key=CALL,
+              help="Pick one call of the run: its numbers are shown here, and the Before / after view shows its "
+                   "request.")
+    call = run.calls[st.session_state[CALL]]
+    fired = f"; the policy fired ({call.fired})" if call.fired else "; the policy did not fire"
+    st.caption(f"Call {st.session_state[CALL]} (item {call.index} of the input): {call.tokens_without:,} → "
+               f"{call.tokens_with:,} prompt tokens, {call.cached_without:,} → {call.cached_with:,} cached, "
+               f"${call.cost_without:.4f} → ${call.cost_with:.4f}{fired}.")
+
+
+def panel(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
+          model: str) -> None:
+    """The Run tab: controls, totals, the charts and the call slider."""
+    _controls(model)
+    _price_editor(model)
+    options = policy_options(rules, settings, summary)
+    policy = make(st.session_state[STRATEGY], **options)
+    meter = state.engine().meter(model)
+    chosen_price = price(model)
+    run = replay(conversation, policy, meter, chosen_price, mode=st.session_state[MODE],
+                 cache=st.session_state[CACHE])
+    if not run.calls:
+        st.info("This conversation has no assistant turn, so there is no LLM call to replay.", icon=":material/info:")
+        return
+    totals = run.totals
+    one, two, three, four = st.columns(4)
+    one.metric("Calls", f"{len(run.calls):,}", help="One LLM call per assistant turn.")
+    two.metric("Prompt tokens billed", f"{totals.tokens_with:,}",
+               delta=f"{totals.tokens_with - totals.tokens_without:,}", delta_color="inverse",
+               help="Over the whole run, with the policy (the change is against no policy).")
+    three.metric("Cached", f"{totals.cached_tokens_with:,}",
+                 delta=f"{totals.cached_tokens_with - totals.cached_tokens_without:,}",
+                 help="Prompt tokens read from the provider's cache over the run, with the policy.")
+    four.metric("Cost", f"${totals.cost_with:.4f}", delta=f"{totals.cost_with - totals.cost_without:+.4f}",
+                delta_color="inverse", help=f"Prompts and replies over the run at {chosen_price.model} prices.")
+    rows = chart_rows(run)
+    _tokens_chart(run, rows, policy)
+    st.altair_chart(_line(rows, "cached_share", "cached share of the prompt", ".0%"), width="stretch")
+    st.caption("The share of each prompt read from the cache: an edit early in the history drops it, because "
+               "everything after the first changed item must be processed again.")
+    st.altair_chart(_line(rows, "cumulative_cost", "cost so far (US$)", "$.2f"), width="stretch")
+    st.caption("Money spent so far: the policy pays off where its line runs below the other one.")
+    evens = run.break_even()
+    if evens:
+        repaid = [e.repaid_after for e in evens if e.repaid_after is not None]
+        st.caption(f"The policy fired {len(evens)} times; {len(repaid)} of those firings repaid their cache miss "
+                   f"(after {max(repaid) if repaid else 0} more calls at most). Estimate: a firing is measured "
+                   "against carrying on at the saving rate the run had just before it.")
+    _chosen_call(run)
+    _sweep_chart(conversation, run, st.session_state[STRATEGY], options, meter, chosen_price)

@@ -1,0 +1,366 @@
+"""Replay, compare, prompt-cache and price arithmetic: hand-checked small cases, invariants on
+generated conversations, the real mini-SWE-agent trace, and the CLI's JSON shapes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from playground import formats, models
+from playground.compare import compare
+from playground.errors import InputError
+from playground.policies import POLICIES, MaskingPolicy, NonePolicy, RulesPolicy, make
+from playground.prices import load_prices, read_prices
+from playground.promptcache import CacheUse, PromptCache, call_cost
+from playground.replay import Call, Replay, call_starts, replay
+from playground.tokens import Meter
+
+from .conftest import ROOT, TRACES, load_shared
+from .strategies import REQUESTS
+from .test_compaction import book_scenario
+
+PRICES = read_prices()
+GPT4O = PRICES.get("gpt-4o")
+SONNET = PRICES.get("claude-sonnet-4-5")
+
+
+# --- the prompt cache, by hand ---------------------------------------------------------------
+
+def test_openai_reads_the_longest_shared_prefix_in_steps_of_128():
+    cache = PromptCache("openai", 1024)
+    assert cache.use([1, 2, 3], [100, 1100, 1300]) == CacheUse(0, 0)  # nothing written yet
+    assert cache.use([1, 2, 3, 4], [100, 1100, 1300, 1500]).read == 1280  # 1,300 shared → 10 × 128
+    assert cache.use([1, 2, 9, 10], [100, 1100, 1250, 1400]).read == 1024  # item 2 edited: 1,100 shared → 8 × 128
+    assert cache.use([1, 7], [100, 1000]).read == 0  # 100 shared: below 1,024
+
+
+def test_openai_does_not_cache_prompts_below_the_minimum():
+    cache = PromptCache("openai", 1024)
+    cache.use([1, 2], [100, 900])  # 900 tokens: never written
+    assert cache.use([1, 2, 3], [100, 900, 2000]).read == 0
+
+
+def test_anthropic_writes_at_the_breakpoint_and_reads_entries_within_20_blocks():
+    cache = PromptCache("anthropic", 1024)
+    assert cache.use([1, 2, 3], [100, 1100, 1300]) == CacheUse(read=0, written=1300)
+    assert cache.use([1, 2, 3, 4], [100, 1100, 1300, 1500]) == CacheUse(read=1300, written=200)
+    # an edit before the last entry: no entry matches, the whole prompt is written again
+    assert cache.use([1, 5, 6, 7], [100, 1150, 1350, 1550]) == CacheUse(read=0, written=1550)
+    # 21 new blocks after an entry: the entry is 21 boundaries back, beyond the lookback of 20
+    far = [1, 5, 6, 7, *range(100, 121)]
+    assert cache.use(far, [100, 1150, 1350, 1550, *range(1560, 1770, 10)]).read == 0
+    assert cache.use([1, 2], [100, 1000]) == CacheUse(0, 0)  # below the minimum: not cached at all
+
+
+def test_call_cost_by_hand():
+    # gpt-4o: 5,904 uncached × $2.50 + 4,096 cached × $1.25 + 100 out × $10, per million
+    assert call_cost(10_000, CacheUse(read=4096), 100, GPT4O) == pytest.approx(0.02088)
+    # sonnet 4.5: 100 × $3 + 8,000 read × $0.30 + 1,900 written × $3.75 + 100 out × $15, per million
+    assert call_cost(10_000, CacheUse(read=8000, written=1900), 100, SONNET) == pytest.approx(0.011325)
+    assert call_cost(10_000, CacheUse(), 0, GPT4O) == pytest.approx(0.025)
+
+
+def test_unknown_cache_model_is_a_located_error():
+    with pytest.raises(InputError, match="cache"):
+        PromptCache("gemini")
+
+
+# --- prices ------------------------------------------------------------------------------------
+
+def test_prices_file_is_the_catalogues_one_source():
+    for name, info in models.CATALOG.items():
+        price = PRICES.get(name)
+        assert (info.input_per_million, info.cached_per_million, info.context_window) == (
+            price.input, price.cached_input, price.context_window)
+    assert PRICES.as_of and all(price.source.startswith("https://") for price in PRICES.prices.values())
+
+
+def test_price_lookup_by_prefix_and_fallback():
+    assert PRICES.get("gpt-4o-2024-08-06").model == "gpt-4o"
+    stand_in = PRICES.get("my-local-llama")
+    assert stand_in.model == "my-local-llama" and stand_in.input == GPT4O.input
+    assert "not listed" in stand_in.source
+
+
+@pytest.mark.parametrize(("entry", "where"), [
+    ({"provider": "openai", "input": 1}, "prices.models.m.source"),
+    ({"provider": "google", "source": "x"}, "prices.models.m.provider"),
+    ({"provider": "openai", "source": "x", "input": -1}, "prices.models.m.input"),
+])
+def test_price_loader_names_the_bad_field(entry, where):
+    with pytest.raises(InputError) as caught:
+        load_prices({"as_of": "2025", "models": {"m": entry}})
+    assert caught.value.where == where
+
+
+# --- replay on the book's example, by hand -----------------------------------------------------
+
+def book() -> formats.Conversation:
+    return formats.read(book_scenario())
+
+
+def test_each_assistant_turn_is_one_call_indexed_by_the_inputs_own_list():
+    conversation = book()
+    run = replay(conversation, NonePolicy(), Meter("gpt-4o"), GPT4O, cache="none")
+    assert [call.index for call in run.calls] == [2, 4, 6, 8]
+    meter = Meter("gpt-4o")
+    for call in run.calls:  # each request is everything before the turn, counted as a whole request would be
+        assert call.tokens_without == meter.count(conversation.with_items(conversation.items[:call.position])).total
+
+
+def test_rules_fire_once_over_the_threshold_and_the_sawtooth_drops():
+    conversation = book()
+    meter = Meter("gpt-4o")
+    last = meter.count(conversation.with_items(conversation.items[:call_starts(conversation.items)[-1]])).total
+    run = replay(conversation, RulesPolicy(threshold=last - 1, summarize=False), meter, GPT4O, cache="none")
+    fired = [call for call in run.calls if call.fired]
+    assert [call.fired for call in fired] == ["compaction"] and fired[0] is run.calls[-1]
+    assert fired[0].tokens_with < fired[0].tokens_without
+    assert run.tokens_retrievable == fired[0].tokens_without - fired[0].tokens_with and run.tokens_lost == 0
+    assert run.totals.cost_with < run.totals.cost_without
+
+
+def test_stored_keeps_the_edits_and_per_call_redoes_them_on_a_whole_history():
+    conversation = book()
+    meter = Meter("gpt-4o")
+    policy = RulesPolicy(threshold=0, summarize=False)
+    stored = replay(conversation, policy, meter, GPT4O, mode="stored")
+    per_call = replay(conversation, policy, meter, GPT4O, mode="per-call")
+    final_prefix = conversation.with_items(conversation.items[:per_call.calls[-1].position])
+    assert per_call.final == policy.apply(final_prefix, meter).conversation
+    assert [c.tokens_with for c in stored.calls] == [c.tokens_with for c in per_call.calls]  # same edits, here
+
+
+def test_break_even_counts_the_calls_that_repay_a_miss():
+    calls = tuple(Call(index=i, position=i, tokens_without=0, tokens_with=0, cached_without=0, cached_with=0,
+                       written_without=0, written_with=0, output_tokens=0, cost_without=1.0, cost_with=cost,
+                       fired="compaction" if i == 1 else None)
+                  for i, cost in enumerate([1.0, 1.5, 0.6, 0.6]))
+    run = Replay(calls, "rules", {}, "stored", "openai", GPT4O, 0, 0, book())
+    (even,) = run.break_even()
+    # the firing call costs 0.50 more; then 0.40 saved per call: -0.50, -0.10, +0.30 → repaid after 2 more calls
+    assert even.call == 1 and even.extra == pytest.approx(0.5) and even.repaid_after == 2
+
+
+# --- invariants on generated conversations ------------------------------------------------------
+
+FIRING = {"rules": {"threshold": 0}, "masking": {"window": 0}, "clear-tool-uses": {"trigger": 0, "keep": 0},
+          "summarize": {"limit": 0, "keep_steps": 0}, "hybrid": {"window": 1, "limit": 0, "keep_steps": 0}, "none": {}}
+NEVER = {"rules": {"threshold": 10**9}, "masking": {"window": 10**6}, "clear-tool-uses": {"trigger": 10**9},
+         "summarize": {"limit": 10**9}, "hybrid": {"window": 10**6, "limit": 10**9}, "none": {}}
+
+
+@settings(max_examples=40)
+@given(st.one_of(*REQUESTS.values()), st.sampled_from(list(POLICIES)), st.sampled_from(["stored", "per-call"]),
+       st.sampled_from(["openai", "anthropic", "none"]))
+def test_a_policy_never_bills_more_and_the_cache_never_exceeds_the_prompt(body, name, mode, cache):
+    conversation = formats.read(body)
+    meter = Meter("gpt-4o")
+    run = replay(conversation, make(name, **FIRING[name]), meter, GPT4O, mode=mode, cache=cache)
+    for call in run.calls:
+        assert call.tokens_with <= call.tokens_without
+        assert 0 <= call.cached_with <= call.tokens_with and 0 <= call.cached_without <= call.tokens_without
+        assert call.cached_with + call.written_with <= call.tokens_with
+    if run.calls:  # the incremental count of what was sent agrees with counting it whole
+        assert run.calls[-1].tokens_with == meter.count(run.final).total
+
+
+@settings(max_examples=30)
+@given(st.one_of(*REQUESTS.values()), st.sampled_from(list(POLICIES)), st.sampled_from(["stored", "per-call"]),
+       st.sampled_from(["openai", "anthropic", "none"]))
+def test_a_policy_that_never_fires_costs_exactly_what_none_costs(body, name, mode, cache):
+    conversation = formats.read(body)
+    meter = Meter("gpt-4o")
+    run = replay(conversation, make(name, **NEVER[name]), meter, GPT4O, mode=mode, cache=cache)
+    assert not any(call.fired for call in run.calls)
+    assert [(c.tokens_with, c.cached_with, c.cost_with) for c in run.calls] == [
+        (c.tokens_without, c.cached_without, c.cost_without) for c in run.calls]
+
+
+# --- the real mini-SWE-agent trace -------------------------------------------------------------
+
+def test_masking_the_miniswe_trace_bills_fewer_tokens_than_none():
+    conversation = formats.read(load_shared(TRACES / "miniswe_pr_astropy-12907.openai.json"))
+    meter = Meter("gpt-4o")
+    rows = {row.strategy: row for row in compare(conversation, [NonePolicy(), MaskingPolicy(10)], meter, GPT4O)}
+    assert rows["masking"].tokens_billed < rows["none"].tokens_billed
+    assert rows["masking"].tokens_lost > 0 and rows["masking"].tokens_retrievable == 0
+    assert rows["masking"].cached_tokens < rows["none"].cached_tokens  # masking breaks the cached prefix
+    assert rows["none"].tokens_billed == sum(c.tokens_without for c in replay(
+        conversation, NonePolicy(), meter, GPT4O).calls)
+
+
+# --- the CLI -----------------------------------------------------------------------------------
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "playground", *args], cwd=ROOT, capture_output=True, text=True,
+                          check=False)
+
+
+@pytest.fixture
+def book_file(tmp_path: Path) -> Path:
+    path = tmp_path / "book.json"
+    path.write_text(json.dumps(book_scenario()))
+    return path
+
+
+def test_replay_json_has_exactly_the_documented_shape(book_file):
+    done = cli("replay", str(book_file), "--threshold", "0", "--no-summarize", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert set(data) == {"calls", "totals"}
+    assert [set(call) for call in data["calls"]] == [{"index", "tokens_without", "tokens_with", "cached_tokens_without",
+                                                      "cached_tokens_with", "cost_without", "cost_with", "fired"}] * 4
+    assert [call["index"] for call in data["calls"]] == [2, 4, 6, 8]
+    assert set(data["totals"]) == {"tokens_without", "tokens_with", "cached_tokens_without", "cached_tokens_with",
+                                   "cost_without", "cost_with"}
+    assert data["totals"]["tokens_with"] == sum(call["tokens_with"] for call in data["calls"])
+    assert any(call["fired"] for call in data["calls"])
+
+
+def test_compare_json_rows_and_no_strategy_bills_more_than_none(book_file):
+    done = cli("compare", str(book_file), "--threshold", "0", "--window", "1", "--trigger", "0", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [row["strategy"] for row in rows] == list(POLICIES)
+    keys = {"strategy", "params", "tokens_final", "tokens_billed", "cached_tokens", "cost", "tokens_lost",
+            "tokens_retrievable"}
+    assert all(keys <= set(row) for row in rows)
+    none = rows[0]["tokens_billed"]
+    assert all(row["tokens_billed"] <= none for row in rows)
+    assert any(row["tokens_billed"] < none for row in rows)
+
+
+@pytest.mark.parametrize("args", [("--strategy", "magic"), ("--cache", "gemini"), ("--rules", "r.json", "--preset",
+                                                                                 "book")])
+def test_replay_refuses_in_one_line(book_file, args):
+    done = cli("replay", str(book_file), *args)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_the_suggested_preset_replays_the_rules_suggested_for_the_conversation(book_file):
+    from playground.rulesets import RULESETS
+
+    done = cli("replay", str(book_file), "--preset", "suggested", "--threshold", "0", "--no-summarize", "--json")
+    if "suggested" not in RULESETS:  # a branch without the suggestion work: one line, exit 2
+        assert done.returncode == 2 and "--preset" in done.stderr and done.stderr.count("\n") == 1
+        return
+    assert done.returncode == 0, done.stderr
+    rules = RULESETS["suggested"][1](book())
+    expected = replay(book(), RulesPolicy(rules=rules, threshold=0, summarize=False), Meter("gpt-4o"), GPT4O)
+    assert [call["tokens_with"] for call in json.loads(done.stdout)["calls"]] == [
+        call.tokens_with for call in expected.calls]
+
+
+@settings(max_examples=60)
+@given(st.one_of(*REQUESTS.values()), st.integers(1, 4))
+def test_a_running_total_agrees_with_counting_the_whole_request(body, step):
+    from playground.policies.base import RunningTotal
+
+    conversation = formats.read(body)
+    meter, running = Meter("gpt-4o"), RunningTotal()
+    for end in [*range(0, len(conversation.items), step), len(conversation.items)]:
+        prefix = conversation.with_items(conversation.items[:end])
+        assert running.total(prefix, meter) == meter.count(prefix).total
+
+
+def test_a_running_total_never_reuses_another_models_count():
+    from playground.policies.base import RunningTotal
+
+    conversation = book()
+    running, gpt5, gpt4o = RunningTotal(), Meter("gpt-5"), Meter("gpt-4o")
+    running.total(conversation.with_items(conversation.items[:4]), gpt4o)
+    longer = conversation.with_items(conversation.items[:6])
+    assert running.total(longer, gpt5) == gpt5.count(longer).total != gpt4o.count(longer).total
+
+
+def reads(count: int) -> formats.Conversation:
+    """A run of ``count`` file reads, each answered by the same 40-line page."""
+    messages = [{"role": "system", "content": "You are a coding agent."}, {"role": "user", "content": "Read them."}]
+    for i in range(count):
+        messages.append({"role": "assistant", "content": None,
+                         "tool_calls": [{"id": f"c{i}", "type": "function", "function": {
+                             "name": "read_file", "arguments": json.dumps({"path": f"f{i}.py"})}}]})
+        page = f"# file {i}\n" + "def main():\n    pass\n" * 40
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": page})
+    messages.append({"role": "assistant", "content": "Read them all."})
+    return formats.read({"model": "gpt-4o", "messages": messages})
+
+
+def test_per_call_edits_every_request_over_the_threshold_stored_only_when_the_history_is():
+    conversation = reads(8)
+    meter = Meter("gpt-4o")
+    starts = call_starts(conversation.items)
+    threshold = meter.count(conversation.with_items(conversation.items[:starts[3]])).total
+    policy = RulesPolicy(threshold=threshold, summarize=False)
+    stored = replay(conversation, policy, meter, GPT4O, mode="stored")
+    per_call = replay(conversation, RulesPolicy(threshold=threshold, summarize=False), meter, GPT4O, mode="per-call")
+    assert [c.fired is not None for c in per_call.calls] == [False] * 3 + [True] * 6
+    assert sum(c.fired is not None for c in stored.calls) < 6  # compacted history stays under for a while
+    assert all(p.tokens_with <= s.tokens_with for p, s in zip(per_call.calls, stored.calls, strict=True))
+    assert per_call.totals.tokens_with < stored.totals.tokens_with
+
+
+class _Reorder:
+    """A policy that rewrites the newest tool result with its words in another order: the same
+    token count, different content."""
+
+    name = "reorder"
+
+    def params(self) -> dict:
+        return {}
+
+    def apply(self, conversation, meter):
+        from dataclasses import replace as swap
+
+        from playground.model import ToolResult, content_text
+        from playground.policies import PolicyResult
+
+        items = list(conversation.items)
+        last = max((p for p, item in enumerate(items) if isinstance(item, ToolResult)), default=None)
+        if last is None:
+            return PolicyResult(conversation)
+        items[last] = swap(items[last], content=" ".join(reversed(content_text(items[last].content).split(" "))))
+        return PolicyResult(conversation.with_items(items), "reorder")
+
+
+def test_the_cache_compares_content_not_just_counts():
+    long_system = {"role": "system", "content": "Follow the house rules. " * 400}
+    conversation = formats.read({**formats.write(reads(3)), "messages": [
+        long_system, *formats.write(reads(3))["messages"][1:]]})
+    meter = Meter("gpt-4o")
+    run = replay(conversation, _Reorder(), meter, GPT4O, mode="per-call", cache="openai")
+    assert [c.tokens_with for c in run.calls] == [c.tokens_without for c in run.calls]  # the same counts…
+    # …but at call 2 the first result is back in its own order (per-call edits a fresh copy) while call 1
+    # wrote it reordered: the cache stops before it, where "without" reads on through it
+    assert run.calls[2].cached_with < run.calls[2].cached_without
+    assert run.calls[2].cached_with >= 1024
+
+
+@settings(max_examples=60)
+@given(st.one_of(*REQUESTS.values()), st.sampled_from(["gpt-4o", "gpt-5", "claude-sonnet-4-5"]),
+       st.sampled_from(["masking", "rules", "clear-tool-uses"]), st.sampled_from(["stored", "per-call"]))
+def test_incremental_counts_equal_counting_each_request_whole(body, model, name, mode):
+    conversation = formats.read(body)
+    meter = Meter(model)
+    run = replay(conversation, make(name, **FIRING[name]), meter, PRICES.get(model), mode=mode)
+    for call in run.calls:
+        assert call.tokens_without == meter.count(conversation.with_items(conversation.items[:call.position])).total
+    if run.calls:
+        assert run.calls[-1].tokens_with == meter.count(run.final).total
+
+
+def test_until_stops_at_a_call_and_final_is_its_request_as_sent():
+    conversation = reads(5)
+    meter = Meter("gpt-4o")
+    whole = replay(conversation, MaskingPolicy(1), meter, GPT4O)
+    for k in range(len(whole.calls)):
+        part = replay(conversation, MaskingPolicy(1), meter, GPT4O, until=k + 1)
+        assert part.calls == whole.calls[:k + 1]
+        assert meter.count(part.final).total == whole.calls[k].tokens_with

@@ -1,0 +1,143 @@
+"""The Run and Compare views through AppTest: they draw without error, and their numbers are the
+engine's own for the same conversation and settings."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from playground import presets
+from playground.compare import compare
+from playground.policies import POLICIES, make
+from playground.prices import read_prices
+from playground.replay import replay
+from playground.tokens import Meter
+from playground.ui import run_panel
+
+from .conftest import ROOT
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_data.clear()
+    yield
+
+
+def start(tab: str = "Run") -> AppTest:
+    """The page with ``tab`` open (the Run and Compare tabs draw only while open)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["tab"] = tab
+    return healthy(at.run())
+
+
+def healthy(at: AppTest) -> AppTest:
+    assert not at.exception, at.exception
+    assert not [e.value for e in at.error if "Something went wrong" in e.value]
+    return at
+
+
+def _metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def test_run_view_shows_the_engines_totals_and_charts():
+    at = start()
+    healthy(at.selectbox(key=run_panel.STRATEGY).select("masking").run())
+    conversation, model = at.session_state["conversation"], at.session_state["model"]
+    price = read_prices().get(model)
+    run = replay(conversation, make("masking", window=10), Meter(model), price, mode="stored", cache=price.provider)
+    assert _metric(at, "Prompt tokens billed") == f"{run.totals.tokens_with:,}"
+    assert _metric(at, "Cost") == f"${run.totals.cost_with:.4f}"
+    assert len(at.get("vega_lite_chart")) >= 3
+    assert at.session_state[run_panel.CALL] == len(run.calls) - 1  # the slider starts on the last call
+
+
+def test_run_view_controls_change_the_run():
+    at = start()
+    healthy(at.radio(key=run_panel.MODE).set_value("per-call").run())
+    healthy(at.selectbox(key=run_panel.CACHE).select("anthropic").run())
+    healthy(at.selectbox(key=run_panel.STRATEGY).select("clear-tool-uses").run())
+    healthy(at.number_input(key=run_panel.TRIGGER).set_value(0).run())
+    healthy(at.slider(key=run_panel.CALL).set_value(0).run())
+    assert at.session_state[run_panel.CALL] == 0
+    assert "Call 0 (item" in " ".join(caption.value for caption in at.caption)
+
+
+def test_edited_prices_change_the_cost():
+    at = start()
+    model = at.session_state["model"]
+    before = _metric(at, "Cost")
+    healthy(at.number_input(key=f"replay_price_output_{model}").set_value(1000.0).run())
+    assert _metric(at, "Cost") != before
+
+
+def test_compare_view_lists_every_strategy_with_the_engines_costs():
+    at = start("Compare")
+    conversation, model = at.session_state["conversation"], at.session_state["model"]
+    frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
+    assert list(frame["strategy"]) == list(POLICIES)
+    price = read_prices().get(model)
+    baseline = compare(conversation, [make("none")], Meter(model), price, cache=price.provider)[0]
+    none = frame[frame["strategy"] == "none"].iloc[0]
+    assert none["tokens billed"] == baseline.tokens_billed
+    assert (frame["tokens billed"] <= none["tokens billed"]).all()
+
+
+def test_the_extra_replays_can_be_switched_off():
+    at = start()
+    charts = len(at.get("vega_lite_chart"))
+    healthy(at.toggle(key=run_panel.SWEEP).set_value(False).run())
+    assert len(at.get("vega_lite_chart")) == charts - 1
+    at = start("Compare")
+    healthy(at.toggle(key="compare_show").set_value(False).run())
+    assert not [table for table in at.dataframe if "strategy" in table.value.columns]
+
+
+def test_summarize_strategy_follows_the_pages_summarization_settings():
+    at = start()
+    healthy(at.selectbox(key=run_panel.STRATEGY).select("summarize").run())
+    healthy(at.number_input(key="keep_steps").set_value(1).run())
+    conversation, model = at.session_state["conversation"], at.session_state["model"]
+    limit = int(at.session_state["summarize_over"])
+    price = read_prices().get(model)
+    run = replay(conversation, make("summarize", limit=limit, keep_steps=1), Meter(model), price,
+                 cache=price.provider)
+    assert _metric(at, "Prompt tokens billed") == f"{run.totals.tokens_with:,}"
+
+
+def test_run_and_compare_draw_nothing_while_closed():
+    at = start("Before / after")
+    assert run_panel.STRATEGY not in at.session_state and not at.get("vega_lite_chart")
+
+
+def test_run_settings_and_typed_prices_survive_another_tab():
+    at = start()
+    model = at.session_state["model"]
+    healthy(at.selectbox(key=run_panel.STRATEGY).select("masking").run())
+    healthy(at.number_input(key=run_panel.WINDOW).set_value(4).run())
+    healthy(at.number_input(key=f"replay_price_input_{model}").set_value(9.0).run())
+    healthy(at.slider(key=run_panel.CALL).set_value(1).run())
+    at.session_state["tab"] = "Before / after"
+    healthy(at.run())
+    assert at.session_state[run_panel.CALL] == 1  # the Before / after view can read the chosen call
+    at.session_state["tab"] = "Run"
+    healthy(at.run())
+    assert at.session_state[run_panel.STRATEGY] == "masking" and at.session_state[run_panel.WINDOW] == 4
+    assert at.session_state[f"replay_price_input_{model}"] == 9.0
+    assert not at.warning  # no widget was given a value twice
+
+
+@pytest.mark.parametrize("preset", [preset.key for preset in presets.list_presets()])
+@pytest.mark.parametrize("tab", ["Run", "Compare"])
+def test_every_preset_replays_without_error(preset, tab):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["tab"] = tab
+    healthy(at.run())
+    healthy(at.selectbox(key="preset").select(preset).run())
+    if tab == "Run":
+        assert _metric(at, "Calls")
+    else:
+        at.session_state["compare_show"] = True
+        healthy(at.run())
+        assert [table for table in at.dataframe if "strategy" in table.value.columns]

@@ -1,0 +1,37 @@
+"""The Run view in a real browser: its chart is drawn (Vega-Lite renders a canvas or SVG), and a
+screenshot of it goes to artifacts/ (ignored by git)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_browser import ARTIFACTS, app_url, browser, idle  # noqa: F401  (fixtures used by name)
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def page(browser, app_url):  # noqa: F811
+    context = browser.new_context(viewport={"width": 1500, "height": 1400})
+    page = context.new_page()
+    page.goto(app_url)
+    idle(page)
+    yield page
+    context.close()
+
+
+def test_run_view_draws_the_per_call_chart(page):
+    from playwright.sync_api import expect
+
+    page.get_by_role("tab", name="Run").click()
+    idle(page)
+    chart = page.get_by_test_id("stVegaLiteChart").first
+    expect(chart).to_be_visible(timeout=30_000)
+    expect(chart.locator("canvas, svg").first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Prompt tokens of every call").first).to_be_visible()
+    box = chart.bounding_box()
+    assert box is not None and box["width"] > 300 and box["height"] > 150
+    ARTIFACTS.mkdir(exist_ok=True)
+    chart.scroll_into_view_if_needed()
+    chart.screenshot(path=str(ARTIFACTS / "e2e-run-chart.png"))
+    assert (ARTIFACTS / "e2e-run-chart.png").stat().st_size > 5_000
