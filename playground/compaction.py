@@ -5,8 +5,10 @@ breaks the provider's prompt-cache prefix). At or above it, one pass over the it
 rules, remembering each call's arguments by position so its result's reference can name the
 path or query. Guards the book's listing lacks: results the model has not read yet, calls whose
 result is not in yet, the newest ``keep_recent`` answered tool uses and error results (flagged by
-the format or recognised by the rules' error patterns) are left alone; a replacement that is not
-smaller is skipped; a second pass changes nothing.
+the format or recognised by the rules' error patterns) are left alone; so is what is below a rule's
+``min_tokens`` (a result's item tokens; for a call rule, the tokens of the argument it replaces, so
+one large argument never lifts a small one over the bar); a replacement that is not smaller is
+skipped; a second pass changes nothing.
 
 The pass is a generator (``walk``) that yields each step — rule lookup, template, every guard,
 verdict — so a teaching view can replay exactly what the engine does; ``apply_rules`` and
@@ -36,7 +38,7 @@ REASONS = {
     "result_pending": "its result is not in the request yet",
     "error_result": "error result: a reference would disguise the failure",
     "keep_recent": "one of the newest answered tool uses (keep_recent)",
-    "below_min_tokens": "the item is smaller than the rule's min_tokens",
+    "below_min_tokens": "smaller than the rule's min_tokens (a result: the item; a call: the argument it replaces)",
     "not_smaller": "the item with the replacement is not smaller, in tokens, than the original",
 }
 STAGES = {
@@ -82,7 +84,11 @@ class Edit:
 
 @dataclass(frozen=True)
 class Skip:
-    """A candidate the rules matched but compaction left alone, and why (a ``REASONS`` key)."""
+    """A candidate the rules matched but compaction left alone, and why (a ``REASONS`` key).
+
+    ``measured``: for ``below_min_tokens``, the tokens compared with ``min_tokens`` — the item's
+    (a result) or the replaced argument's value as the call carries it (a call), a figure no row
+    shows otherwise, so the detail's numbers can be checked."""
 
     position: int
     origin: Origin | None
@@ -91,6 +97,7 @@ class Skip:
     call_id: str
     reason: str
     detail: str = ""
+    measured: int | None = None
 
 
 @dataclass(frozen=True)
@@ -128,7 +135,8 @@ class Step:
     ``passed`` says whether the item got past it, ``detail`` why, with the figures compared),
     ``verdict`` (the ``edit`` made, with its tokens, or the ``skip`` and its reason) and, last of
     all, ``done`` (``items``: the request as the pass leaves it). Token figures are the item's
-    tokens, as its row shows them.
+    tokens, as its row shows them, except in a call rule's ``below_min_tokens`` guard: that one
+    compares (and names) the tokens of the argument the rule replaces.
     """
 
     phase: str
@@ -163,7 +171,7 @@ GUARDS = {
     "result_pending": "is the call's result in the request?",
     "error_result": "is the result (the call's result, for a call) not an error?",
     "keep_recent": "is it older than the newest keep_recent answered tool uses?",
-    "below_min_tokens": "is the item at least the rule's min_tokens?",
+    "below_min_tokens": "is the item (for a call rule: the argument it replaces) at least the rule's min_tokens?",
     "not_smaller": "is the replacement smaller, in tokens, than the original?",
 }
 
@@ -226,6 +234,17 @@ class _Candidate:
             return replace(self.item, content=replacement)
         arguments = {**(self.arguments or {}), str(self.argument): replacement}
         return replace(self.item, arguments=json.dumps(arguments, ensure_ascii=False))
+
+    def measured(self, item_tokens: int, meter: Meter) -> tuple[int, str]:
+        """What ``min_tokens`` is compared with, and its name in a detail: a result's item tokens
+        (what its row shows); for a call rule, the replaced argument's value as the call carries
+        it (JSON-encoded), since "never replace a small argument" is about that value and the
+        rest of the call (other arguments, the name, per-key overheads) must not lift it."""
+        if self.argument is None:
+            return item_tokens, f"item {item_tokens} tokens"
+        value = (self.arguments or {})[self.argument]
+        tokens = meter.text(json.dumps(value, ensure_ascii=False))
+        return tokens, f"argument {self.argument!r} is {tokens} tokens"
 
     def loose(self) -> frozenset[str]:
         """Template fields read from the very argument this call rule replaces: after the edit
@@ -295,11 +314,13 @@ class _Decision:
     missing: tuple[str, ...] = ()
     text: str | None = None
     item: Item | None = None
+    measured: int | None = None  # below_min_tokens: the tokens compared with min_tokens
 
 
 def _decide(ctx: _Context, c: _Candidate) -> _Decision:
     """The compacted item — or the reason (a ``REASONS`` key) it was left alone for — with every
-    guard checked on the way. Figures in a detail are item tokens, the numbers the row shows."""
+    guard checked on the way. Figures in a detail are item tokens, the numbers the row shows —
+    except ``min_tokens``'s for a call rule: the replaced argument's tokens (the skip's ``measured``)."""
     trail: list[tuple[Any, ...]] = []
     before = ctx.meter.item(c.item, parallel=c.parallel)
 
@@ -329,9 +350,10 @@ def _decide(ctx: _Context, c: _Candidate) -> _Decision:
     detail = f"keep_recent = {ctx.settings.keep_recent}"
     if check("keep_recent", c.position in ctx.protected, detail):
         return skip("keep_recent", detail, **filled)
-    detail = f"{before} < {c.rule.min_tokens} tokens"
-    if check("below_min_tokens", before < c.rule.min_tokens, detail, f"{before} ≥ {c.rule.min_tokens} tokens"):
-        return skip("below_min_tokens", detail, **filled)
+    measured, what = c.measured(before, ctx.meter)
+    detail = f"{what} < min_tokens {c.rule.min_tokens}"
+    if check("below_min_tokens", measured < c.rule.min_tokens, detail, f"{what} ≥ min_tokens {c.rule.min_tokens}"):
+        return skip("below_min_tokens", detail, measured=measured, **filled)
     compacted = c.rebuild(text)
     after = ctx.meter.item(compacted, parallel=c.parallel)
     detail = f"{after} ≥ {before} tokens"
@@ -344,7 +366,8 @@ def _verdict(c: _Candidate, decision: _Decision, origin: Origin | None) -> Step:
     common = {"position": c.position, "origin": origin, "tool": c.item.name,
               "kind": "result" if c.argument is None else "call", "call_id": c.item.call_id}
     if decision.reason is not None:
-        return c.step("verdict", skip=Skip(**common, reason=decision.reason, detail=decision.detail),
+        return c.step("verdict", skip=Skip(**common, reason=decision.reason, detail=decision.detail,
+                                           measured=decision.measured),
                       detail=decision.detail, tokens_before=decision.tokens_before,
                       tokens_after=decision.tokens_after)
     edit = Edit(**common, tokens_before=decision.tokens_before, tokens_after=decision.tokens_after,

@@ -5,6 +5,8 @@
 mirrors ``compaction.py`` decision for decision (the threshold aside, which it can only estimate
 without the provider's accounting), and a test runs the export against the engine on every
 preset and trace, so the two cannot drift apart unnoticed. Nothing here imports the playground.
+``count_tokens`` is always a plain tiktoken-style count: for Claude models the model's ratio from
+``CONFIG["accounting"]`` is applied here, as the playground's meter applies it.
 
 Items, in the engine's order: Chat — each message, then each entry of an assistant's
 ``tool_calls``; Responses — each ``input`` item; Anthropic — a message with string (or empty)
@@ -218,7 +220,7 @@ def compact_with(config: dict, request: Any, format: str = "chat",
     new object; below ``config["threshold"]`` (estimated from the JSON text) it comes back as is."""
     count = count_tokens or estimate_tokens
     request, items = _items(request, format)
-    if count(json.dumps(request, ensure_ascii=False)) < config["threshold"]:
+    if _text_tokens(config, count, json.dumps(request, ensure_ascii=False)) < config["threshold"]:
         return request
     _name_results(items)
     answers = _pairs(items)
@@ -260,14 +262,63 @@ def _name_results(items: list[_Item]) -> None:
             item.name = latest.get(item.call_id, "")
 
 
-def _item_tokens(config: dict, count: Callable[[str], int], item: _Item, body: str, parallel: bool) -> int:
-    """Tokens the item adds to the request, as the playground's meter counts them (its
-    per-message and per-call constants for the model the export was made for)."""
+def _text_tokens(config: dict, count: Callable[[str], int], text: str) -> int:
+    """Tokens of ``text`` for the model, as the playground's ``{tokens}`` shows them: the counter's
+    count, times the model's ratio for Claude (whose tokenizer is estimated as o200k_base × a
+    ratio fitted on billed counts)."""
     accounting = config["accounting"]
+    return round(count(text) * accounting["text"]) if accounting["kind"] == "claude" else count(text)
+
+
+def _item_tokens(config: dict, count: Callable[[str], int], item: _Item, body: Any, parallel: bool) -> int:
+    """Tokens the item adds to the request, as the playground's meter counts them for the model
+    the export was made for. ``body``: a call's arguments (JSON text), a result's content (a
+    string or a list of blocks)."""
+    accounting = config["accounting"]
+    if accounting["kind"] == "claude":
+        return _claude_tokens(accounting, count, item, body)
     if item.kind == "result":
-        return accounting["per_message"] + count("tool") + count(body) + count(item.name)
+        return accounting["per_message"] + count("tool") + count(_text(body)) + count(item.name)
     return (count("functions." + item.name) + count(body) + accounting["call"]
             + (accounting["parallel"] if parallel else 0))
+
+
+def _claude_tokens(accounting: dict, count: Callable[[str], int], item: _Item, body: Any) -> int:
+    """Anthropic's fitted accounting: the sum of constant × feature, rounded (Python's ``round``).
+
+    Every call and result carries one message overhead and one tool block: compaction measures
+    an item on its own, and a tool block never continues a text block. Text is counted per
+    block, as the playground does. Thinking is never part of a tool item. Images, documents and
+    other blocks inside a result are not mirrored: they do not cancel out (a reference replaces
+    them too), but they only add to the playground's count before an edit, so this side's
+    "before" can only be smaller — it may leave alone a result with images that the playground
+    replaces, never replace one the playground leaves.
+    """
+    if item.kind == "result":
+        text, keys = sum(count(block) for block in _texts(body)), 0
+    else:
+        text, keys = count(item.name) + count(body), _keys(_parse(body))
+    # Summed in the playground's order, so the floats (and their rounding) are the same.
+    return round(sum((accounting["message"], accounting["tool_block"], text * accounting["text"],
+                      keys * accounting["tool_use_key"])))
+
+
+def _texts(content: Any) -> list[str]:
+    """The text blocks of a content value (a string is one)."""
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return []
+
+
+def _keys(value: Any) -> int:
+    """Keys of a tool_use input, nested ones too: each costs its own markup around the value."""
+    if isinstance(value, dict):
+        return len(value) + sum(_keys(item) for item in value.values())
+    if isinstance(value, list):
+        return sum(_keys(item) for item in value)
+    return 0
 
 
 def _loose(template: _Template, argument: str | None) -> set[str]:
@@ -285,13 +336,17 @@ def _apply(config: dict, count: Callable[[str], int], item: _Item, rule: dict, t
         return
     template = _Template(rule["pieces"])
     builtins = {"tool": lambda: item.name, "call_id": lambda: item.call_id, "chars": lambda: len(text),
-                "lines": lambda: len(text.splitlines()), "tokens": lambda: count(text)}
+                "lines": lambda: len(text.splitlines()), "tokens": lambda: _text_tokens(config, count, text)}
     values = _values(template, arguments, builtins, config["value_limit"])
     if (template.matches(text, values, _loose(template, argument)) or waiting
             or (failed and not config["compact_errors"]) or protected):
         return
-    before = _item_tokens(config, count, item, item.content() if argument is None else item.arguments(), parallel)
-    if before < rule["min_tokens"]:
+    before = _item_tokens(config, count, item, item.wire.get(item.key) if argument is None else item.arguments(),
+                          parallel)
+    # min_tokens: a result's item tokens; for a call rule, the replaced value as the call carries it.
+    measured = before if argument is None else _text_tokens(
+        config, count, json.dumps((arguments or {})[argument], ensure_ascii=False))
+    if measured < rule["min_tokens"]:
         return
     replacement = template.render(values)
     if argument is None:

@@ -12,7 +12,7 @@ import pprint
 from pathlib import Path
 from typing import Any
 
-from . import compactor
+from . import claude, compactor
 from .compaction import Settings
 from .rules import Rules, Template
 from .tokens import accounting_for
@@ -33,8 +33,13 @@ playground does.
 Token counts: pass ``count_tokens(text) -> int`` — e.g. with tiktoken,
 ``enc = tiktoken.get_encoding("o200k_base"); compact(req, count_tokens=lambda t: len(enc.encode_ordinary(t)))``.
 Without it, a rough estimate of one token per four characters decides ``min_tokens``, whether a
-reference is smaller, and ``{tokens}``. The threshold is compared with the count of the whole
-request's JSON text, an estimate that runs a little high (the JSON syntax is counted too).
+reference is smaller, and ``{tokens}``. For a Claude model, pass the plain tiktoken count all the
+same (``o200k_base``, as above): Claude's tokenizer is not published, so the playground counts
+o200k_base tokens and scales them by a ratio fitted on billed counts; this module applies
+``CONFIG["accounting"]["text"]`` itself (do not scale your counter). ``min_tokens`` is compared
+with a result's tokens and, for a call rule, with the tokens of the argument it replaces. The
+threshold is compared with the count of the whole request's JSON text, an estimate that runs a
+little high (the JSON syntax is counted too).
 """
 
 '''
@@ -51,11 +56,23 @@ def _pieces(template: Template) -> list[list[Any]]:
     return [[literal, field] for literal, field in template.pieces]
 
 
+def accounting(model: str | None) -> dict[str, Any]:
+    """The meter's per-item accounting for ``model``, as data (``min_tokens``, "not smaller"
+    and ``{tokens}`` depend on it): for Claude, Anthropic's fitted constants from ``claude.py``
+    — the ratio of the model's text feature (Claude tokens per o200k token) and the message,
+    tool-block and tool_use-key overheads; for every other model, OpenAI's per-message and
+    per-call constants."""
+    if claude.is_claude(model):
+        constants = claude.CONSTANTS
+        return {"kind": "claude", "text": constants[claude.text_feature(str(model))], "message": constants["message"],
+                "tool_block": constants["tool_block"], "tool_use_key": constants["tool_use_key"]}
+    chat = accounting_for(model)
+    return {"kind": "chat", "per_message": chat.per_message, "call": chat.call, "parallel": chat.parallel}
+
+
 def config(rules: Rules, settings: Settings, model: str | None = None) -> dict[str, Any]:
     """Everything the exported compactor decides with, as plain data: the rules with their
-    templates already parsed, the settings, and the meter's per-item constants for ``model``
-    (``min_tokens`` and "not smaller" compare an item's tokens, as the page shows them)."""
-    accounting = accounting_for(model)
+    templates already parsed, the settings, and the meter's accounting for ``model``."""
     return {
         "threshold": settings.threshold,
         "keep_recent": settings.keep_recent,
@@ -63,8 +80,7 @@ def config(rules: Rules, settings: Settings, model: str | None = None) -> dict[s
         "detect_errors": settings.detect_errors,
         "value_limit": rules.value_limit,
         "error_patterns": rules.error_patterns.to_json(),
-        "accounting": {"per_message": accounting.per_message, "call": accounting.call,
-                       "parallel": accounting.parallel},
+        "accounting": accounting(model),
         "tool_calls": [{"tool": r.tool, "argument": r.argument, "replacement": r.replacement.text,
                         "pieces": _pieces(r.replacement), "enabled": r.enabled, "min_tokens": r.min_tokens}
                        for r in rules.tool_calls],

@@ -62,6 +62,8 @@ def _skip(skip: Skip) -> dict[str, Any]:
            "call_id": skip.call_id, "reason": skip.reason, "why": REASONS[skip.reason]}
     if skip.detail:
         row["detail"] = skip.detail
+    if skip.measured is not None:
+        row["measured_tokens"] = skip.measured  # what min_tokens was compared with (the detail's figure)
     return row
 
 

@@ -108,7 +108,9 @@ class Template:
 
 @dataclass(frozen=True)
 class CallRule:
-    """Replace ``argument`` of every call to ``tool`` with ``replacement``."""
+    """Replace ``argument`` of every call to ``tool`` with ``replacement``; ``min_tokens`` is
+    compared with that argument's tokens (its value as the call carries it), never with the whole
+    call, so a large neighbour cannot lift a small argument over the bar."""
 
     tool: str
     argument: str
@@ -119,7 +121,8 @@ class CallRule:
 
 @dataclass(frozen=True)
 class ResultRule:
-    """Replace the body of every result of ``tool`` with ``template``."""
+    """Replace the body of every result of ``tool`` with ``template``; ``min_tokens`` is compared
+    with the result's item tokens (what its row shows)."""
 
     tool: str
     template: Template

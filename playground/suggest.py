@@ -20,7 +20,7 @@ from typing import Any
 
 from .compaction import Settings, apply_rules
 from .model import Conversation, ToolCall, ToolResult, content_text
-from .rules import Rules, load_rules
+from .rules import Rules, Template, field_values, load_rules
 from .ruletable import tables_from_rules
 from .tokens import Meter, TokenCount
 
@@ -88,12 +88,18 @@ class _Tool:
     """What a conversation shows about one tool: its calls' arguments and its sizes in tokens."""
 
     name: str
-    calls: tuple[tuple[int, Mapping[str, int]], ...]  # per call: its position, its string arguments' tokens
+    calls: tuple[Mapping[str, int], ...]  # per call: its string arguments' tokens (what min_tokens is compared with)
     results: tuple[int, ...]  # item tokens of its results (what min_tokens is compared with)
+    arguments: tuple[Mapping[str, Any], ...] = ()  # per call: its arguments
+
+    def largest(self, argument: str) -> Mapping[str, Any]:
+        """The arguments of the call carrying ``argument``'s largest value."""
+        carriers = [(sizes[argument], n) for n, sizes in enumerate(self.calls) if argument in sizes]
+        return self.arguments[max(carriers)[1]]
 
     def values(self, argument: str) -> tuple[int, ...]:
         """Token sizes of ``argument``'s values, in the calls that carry it."""
-        return tuple(sizes[argument] for _, sizes in self.calls if argument in sizes)
+        return tuple(sizes[argument] for sizes in self.calls if argument in sizes)
 
     def present(self, names: Iterable[str]) -> str | None:
         """The first of ``names`` that most of this tool's calls carry (so a reference names it)."""
@@ -101,19 +107,23 @@ class _Tool:
 
 
 def _profiles(conversation: Conversation, meter: Meter, count: TokenCount) -> list[_Tool]:
-    """Each tool the conversation calls, in order of first use. Sizes of whole items are the
-    meter's, as compaction compares them with ``min_tokens``."""
-    calls: dict[str, list[tuple[int, dict[str, int]]]] = {}
+    """Each tool the conversation calls, in order of first use, with the sizes compaction
+    compares with ``min_tokens``: a result's item tokens, an argument value's own tokens."""
+    calls: dict[str, list[dict[str, int]]] = {}
+    arguments: dict[str, list[Mapping[str, Any]]] = {}
     results: dict[str, list[int]] = {}
-    for position, (item, item_tokens) in enumerate(zip(conversation.items, count.items, strict=True)):
+    for item, item_tokens in zip(conversation.items, count.items, strict=True):
         if isinstance(item, ToolCall):
+            parsed = item.parsed_arguments() or {}
             # As the call carries them: JSON-escaped (quotes and newlines in code cost tokens there).
             values = {name: meter.text(json.dumps(value, ensure_ascii=False))
-                      for name, value in (item.parsed_arguments() or {}).items() if isinstance(value, str)}
-            calls.setdefault(item.name, []).append((position, values))
+                      for name, value in parsed.items() if isinstance(value, str)}
+            calls.setdefault(item.name, []).append(values)
+            arguments.setdefault(item.name, []).append(parsed)
         elif isinstance(item, ToolResult):
             results.setdefault(item.name, []).append(item_tokens)
-    return [_Tool(name, tuple(found), tuple(results.get(name, ()))) for name, found in calls.items()]
+    return [_Tool(name, tuple(found), tuple(results.get(name, ())), tuple(arguments[name]))
+            for name, found in calls.items()]
 
 
 def min_tokens(sizes: Iterable[int], reference: int) -> int:
@@ -184,15 +194,15 @@ def _left_alone(sizes: tuple[int, ...], floor: int, noun: str) -> str:
             f"a reference would save little on them")
 
 
-def _call_rows(tool: _Tool, conversation: Conversation, count: TokenCount, meter: Meter) -> list[Row]:
+def _call_rows(tool: _Tool, meter: Meter) -> list[Row]:
     """A row for each large text argument: work done (file content, an edit, a long script).
 
-    ``min_tokens`` compares a call's tokens as they stand when the row is reached, so a second
-    row for the same tool (Edit's ``old_string`` after its ``new_string``) is sized on the calls
-    as the rows before it left them (measured by running them)."""
+    Compaction compares a call rule's ``min_tokens`` with the argument's own tokens, so each
+    row is sized on its argument's values alone: what the call holds besides (a path, another
+    argument Edit's ``old_string`` next to its ``new_string``) never lifts a short value over
+    the bar, and one row never changes what another row measures."""
     rows: list[Row] = []
     where = tool.present(READ_ARGUMENTS)
-    standing = count.items
     for argument in TEXT_ARGUMENTS:
         sizes = tool.values(argument)
         if not sizes or max(sizes) < LARGE_ARGUMENT or argument == where:
@@ -203,24 +213,27 @@ def _call_rows(tool: _Tool, conversation: Conversation, count: TokenCount, meter
         replacement = (f"{{{argument}}} [cut after it ran: {{chars}} characters]" if argument in SHELL_ARGUMENTS
                        else f"[{argument} ({{lines}} lines, {{chars}} characters) omitted: the call succeeded."
                             f"{target}]")
-        reference = meter.text(replacement)
-        carriers = [n for n, (_, values) in enumerate(tool.calls) if argument in values]
-        reached = tuple(standing[tool.calls[n][0]] for n in carriers)
-        # What a call holds besides its text arguments (its name, a path, a description) must not
-        # lift a short value over the bar.
-        rest = max(count.items[tool.calls[n][0]] - sum(tokens for name, tokens in tool.calls[n][1].items()
-                                                       if name in TEXT_ARGUMENTS) for n in carriers)
-        floor = max(min_tokens(reached, reference), LARGE_ARGUMENT + max(rest, 0))
+        floor = max(min_tokens(sizes, _reference(replacement, tool.largest(argument), argument, meter)),
+                    LARGE_ARGUMENT)
         kind = "shell" if argument in SHELL_ARGUMENTS else "write"
         what = ("a long script in its command (its first characters stay, cut with …)" if kind == "shell"
                 else f"large {argument!r} text written or applied")
         why = (f"{KINDS[kind]}, {what}: replaced once its result is in and succeeded. Values: {_sizes(sizes)}; "
-               f"{_left_alone(reached, floor, 'call')} (and what the agent ran stays readable).")
+               f"{_left_alone(sizes, floor, 'value')} (and what the agent ran stays readable).")
         rows.append(Row("tool_calls", {"tool": tool.name, "argument": argument, "replacement": replacement,
                                        "enabled": True, "min_tokens": floor}, kind, why))
-        shaped = load_rules({"tool_calls": [dict(row.rule) for row in rows]})
-        standing = meter.items(apply_rules(conversation, shaped, Settings(threshold=0), meter)[0].items)
     return rows
+
+
+def _reference(replacement: str, arguments: Mapping[str, Any], argument: str, meter: Meter) -> int:
+    """Tokens of a call rule's replacement as it reads on ``arguments`` (the call with the largest
+    value): a shell row keeps the command's head, cut at the value limit, and that head costs
+    tokens too, so a command only a little longer than it is not worth cutting."""
+    template = Template.parse(replacement)
+    value = str(arguments[argument])
+    values, _ = field_values(template, arguments, {"chars": len(value), "lines": len(value.splitlines())},
+                             Rules().value_limit)
+    return meter.text(template.render(values))
 
 
 def suggest_rules(conversation: Conversation, meter: Meter) -> Suggestion:
@@ -230,12 +243,12 @@ def suggest_rules(conversation: Conversation, meter: Meter) -> Suggestion:
     rows: list[Row] = []
     notes: list[str] = []
     for tool in _profiles(conversation, meter, count):
-        found = _call_rows(tool, conversation, count, meter)
+        found = _call_rows(tool, meter)
         result = _result_row(tool, meter)
         if result is not None:
             found.append(result)
         if not found:
-            largest = max((*tool.results, *(size for _, values in tool.calls for size in values.values())),
+            largest = max((*tool.results, *(size for values in tool.calls for size in values.values())),
                           default=0)
             notes.append(f"{tool.name}: its results and arguments are at most {largest:,} tokens; a reference "
                          f"would save little")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import formats, tokens, view
+from playground import formats, report, tokens, view
 from playground.compaction import Settings, apply_rules, compact, final_items, walk
 from playground.errorpatterns import DATA_FILE as DEFAULT_ERROR_PATTERNS_FILE
 from playground.errorpatterns import DEFAULT_ERROR_PATTERNS, error_detail
@@ -255,7 +255,8 @@ def test_skip_figures_are_the_tokens_the_row_shows():
     rules = load_rules({"tool_results": [{"tool": "read_file", "template": "Read {path}.", "min_tokens": 500}]})
     result = run(book_scenario(), rules=rules)
     [skip] = result.report.skipped
-    assert skip.detail == f"{result.report.before.items[skip.position]} < 500 tokens"
+    assert skip.detail == f"item {result.report.before.items[skip.position]} tokens < min_tokens 500"
+    assert skip.measured == result.report.before.items[skip.position]
     edit = run(book_scenario()).report.edits[-1]
     assert edit.tokens_before == result.report.before.items[edit.position]
 
@@ -263,6 +264,28 @@ def test_skip_figures_are_the_tokens_the_row_shows():
 def test_min_tokens_leaves_small_items():
     rules = load_rules({"tool_results": [{"tool": "search_web", "template": "Searched {query}.", "min_tokens": 10**6}]})
     assert [s.reason for s in run(book_scenario(), rules=rules).report.skipped] == ["below_min_tokens"]
+
+
+def test_a_call_rules_min_tokens_is_compared_with_the_argument_it_replaces():
+    # Used to be the whole call's tokens: then a large neighbour (content) lifted a 3-token path over
+    # any bar below the call's size, and "never replace a small argument" did not hold.
+    argument = tokens.Meter("gpt-4o").text(json.dumps(REPORT_TEXT))  # the value as the call carries it
+    call_tokens = run(book_scenario()).report.before.items[3]
+    assert call_tokens > argument + 1  # the name and the path make the call larger than its content
+
+    def content_rule(minimum):
+        return load_rules({"tool_calls": [{"tool": "create_file", "argument": "content", "replacement": "[saved]",
+                                           "min_tokens": minimum}]})
+
+    assert [e.argument for e in run(book_scenario(), rules=content_rule(argument)).report.edits] == ["content"]
+    result = run(book_scenario(), rules=content_rule(argument + 1))
+    [skip] = result.report.skipped
+    assert (skip.reason, skip.measured) == ("below_min_tokens", argument)
+    assert skip.detail == f"argument 'content' is {argument} tokens < min_tokens {argument + 1}"
+    assert report.report_to_json(result.report)["skipped"][0]["measured_tokens"] == argument
+    path_rule = load_rules({"tool_calls": [{"tool": "create_file", "argument": "file_path", "replacement": "[p]",
+                                            "min_tokens": 10}]})
+    assert [s.reason for s in run(book_scenario(), rules=path_rule).report.skipped] == ["below_min_tokens"]
 
 
 def test_disabled_rules_report_themselves():

@@ -99,9 +99,11 @@ RULES = [
                                  for t in ("read_file", "search_web", "bash", "tavily_search")]}),
     load_rules({"tool_results": [{"tool": "bash", "template": "{command}", "min_tokens": 3},
                                  {"tool": "read_file", "template": "gone", "enabled": False}]}),
-    # Tool patterns, a call rule naming the argument it replaces, a tiny value cap, own error patterns.
+    # Tool patterns, a call rule naming the argument it replaces, a tiny value cap, own error patterns,
+    # min_tokens on a call rule (compared with the content's own tokens, never the whole call's).
     load_rules({"tool_calls": [{"tool": "*", "argument": "command", "replacement": "{command} [cut: {chars}]"},
-                               {"tool": "create_*|bash", "argument": "content", "replacement": "[{lines} lines]"}],
+                               {"tool": "create_*|bash", "argument": "content", "replacement": "[{lines} lines]",
+                                "min_tokens": 20}],
                 "tool_results": [{"tool": "read_*|bash", "template": "{tool} {file_path}: {lines} lines"},
                                  {"tool": "*", "template": "[{tool} output omitted]"}],
                 "value_limit": 5, "error_patterns": [{"name": "starts with a", "pattern": "^a"}]}),
@@ -142,3 +144,23 @@ def test_exported_module_uses_only_the_standard_library_and_documents_its_counte
     with pytest.raises(ValueError, match="format must be"):
         module.compact(big, format="gemini")
     assert json.dumps(out)
+
+
+def test_a_claude_call_rules_min_tokens_reads_the_argument_not_the_call(tmp_path):
+    # A short new_string next to a large old_string: the call is large (and Claude's per-key overheads
+    # add to it), the argument is not; the export must leave it exactly as the engine does.
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": [
+        {"role": "user", "content": "Fix the typo."},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Edit", "input": {
+            "file_path": "a.py", "old_string": "def f():\n    return 1\n" * 100, "new_string": "return 2"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok " * 40}]},
+        {"role": "assistant", "content": "Fixed."}]}
+    rules = load_rules({"tool_calls": [{"tool": "Edit", "argument": argument, "replacement": "[gone]", "min_tokens": 30}
+                                       for argument in ("new_string", "old_string")],
+                        "tool_results": [{"tool": "Edit", "template": "{tokens} tokens"}]})
+    conversation = formats.read(body)
+    settings = Settings(threshold=0)
+    report = compact(conversation, rules, settings).report
+    assert [s.detail.split(" is ")[0] for s in report.skipped] == ["argument 'new_string'"]
+    assert [e.argument for e in report.edits] == ["old_string", None]
+    assert _same(conversation, rules, settings, tmp_path) == 2

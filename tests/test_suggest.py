@@ -187,11 +187,11 @@ def test_no_suggested_edit_touches_a_small_argument(name):
     conversation = _load(name)
     meter = Meter(conversation.model)
     _, edits, _ = apply_rules(conversation, RULESETS["suggested"][1](conversation), Settings(threshold=0), meter)
-    sizes = meter.count(conversation).items
-    for edit in edits:
-        if edit.kind == "call":  # min_tokens is compared with the whole call's tokens, as the engine counts them
-            value = conversation.items[edit.position].parsed_arguments()[edit.argument]
-            assert sizes[edit.position] >= LARGE_ARGUMENT and len(value) > 250  # never a short command
+    calls = [edit for edit in edits if edit.kind == "call"]
+    for edit in calls:  # the argument replaced, measured as the engine does (its value as the call carries it)
+        value = conversation.items[edit.position].parsed_arguments()[edit.argument]
+        assert meter.text(json.dumps(value, ensure_ascii=False)) >= LARGE_ARGUMENT, (edit.argument, value[:80])
+        assert len(value) > 250, (edit.argument, value)  # never a short command or a one-line edit
 
 
 @pytest.mark.parametrize("name", TRACE_FILES + SESSION_FILES)
