@@ -68,11 +68,16 @@ def test_token_view_in_the_browser(page):
     from playwright.sync_api import expect
 
     page.get_by_text("Tokens of one item, as the model sees them").click()
+    idle(page)
+    shown = page.locator(".tokens").first
+    expect(shown).to_be_visible()
+    item_0 = shown.inner_text()
     field = page.get_by_role("spinbutton", name="Item")
     field.click()
     page.keyboard.press("ControlOrMeta+A")
     page.keyboard.type("3")
     page.keyboard.press("Enter")
+    expect(shown).not_to_have_text(item_0)  # the rerun drew item 3 (idle alone can see the run before it)
     idle(page)
     expect(page.locator(".tokens .tok").first).to_be_visible()
     page.locator(".tokens").first.scroll_into_view_if_needed()

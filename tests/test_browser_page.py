@@ -69,10 +69,12 @@ def test_a_pasted_conversation_is_kept_when_a_preset_is_chosen(page):
     expect(sidebar.get_by_text("Your own conversation — OpenAI Chat Completions, 12 items")).to_be_visible()
     expect(sidebar.get_by_text(PRESETS[0].description[:40])).to_have_count(0)
     choose_conversation(page, PRESETS[1].title)
-    assert metric(page, "Before") != pasted
+    before = page.get_by_test_id("stMetric").filter(has=page.get_by_text("Before", exact=True))
+    expect(before.get_by_test_id("stMetricValue")).not_to_have_text(f"{pasted:,}")  # waits for the rerun
     page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").filter(has_text="Conversation").click()
     page.get_by_role("option", name="Your conversation (pasted").click()
-    idle(page)
+    expect(sidebar.get_by_text("Your own conversation — OpenAI Chat Completions, 12 items")).to_be_visible()
+    idle(page)  # (idle alone can see the moment before the rerun starts)
     assert metric(page, "Before") == pasted
     slider = page.get_by_test_id("stSlider")
     expect(slider).to_contain_text(f"{page.get_by_role('spinbutton', name='Exact threshold').input_value()}")
