@@ -64,6 +64,15 @@ def _summarized(summarization: Summarization | None) -> bool:
     return summarization is not None and summarization.report.status == "summarized"
 
 
+def format_title(conversation: Conversation) -> str:
+    """What the conversation was read from, as a person names it: an agent's log (``source``) with
+    the API format it became, else the API format alone."""
+    title = formats.TITLES[conversation.format]
+    if conversation.source:
+        return f"{formats.TITLES.get(conversation.source, conversation.source)}, read as {title}"
+    return title
+
+
 def row_positions(result: Compaction, summarization: Summarization | None, changed_only: bool) -> list[int]:
     """The items the table lists: all, or only those changed, skipped or folded into the summary."""
     report = result.report

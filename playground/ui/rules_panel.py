@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import exports, formats
+from .. import exports, formats, render
 from ..errors import InputError
 from ..model import Conversation
 from ..pipeline import Optimized
@@ -127,7 +127,7 @@ def no_match_notice(conversation: Conversation, optimized: Optimized, rules: Rul
 
 
 def _checks(checks: list[RowCheck], table: str) -> None:
-    lines = [f"{_LEVEL_ICON[c.level]} row {c.row + 1}: {c.message}" for c in checks
+    lines = [f"{_LEVEL_ICON[c.level]} row {c.row + 1}: {render.literal(c.message)}" for c in checks
              if c.table == table and c.level != "empty"]
     if lines:
         st.markdown("  \n".join(lines))
@@ -190,7 +190,7 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
             st.form_submit_button("Import pasted rules", on_click=_import_paste,
                                   help="Check the pasted rules and, if they are valid, replace both tables.")
         if state.message("rules_import"):
-            st.error(state.message("rules_import"))
+            st.error(render.literal(state.message("rules_import")))
         python = exports.rules_python(rules)
         as_json = exports.rules_json(rules)
         one, two = st.columns(2)

@@ -12,7 +12,7 @@ from .. import render, workspace
 from ..errors import InputError
 from ..ruletable import edited_rows, rules_from_tables
 from ..workspace import Summarization, Workspace
-from . import state, summary_panel
+from . import calibration_panel, state, summary_panel
 
 UPLOAD = "workspace_upload"
 # What snapshot() reads: copied on every rerun (cheap), turned into a workspace only on download.
@@ -20,7 +20,7 @@ KEYS = (state.CONVERSATION, state.SOURCE, state.CALL_BASE, state.RESULT_BASE, st
         state.THRESHOLD, state.KEEP_RECENT, state.COMPACT_ERRORS, state.DETECT_ERRORS, state.MODEL, summary_panel.ON,
         summary_panel.FOLLOWS, summary_panel.LIMIT, summary_panel.KEEP_STEPS, summary_panel.BUDGET,
         summary_panel.PROMPT, summary_panel.MODE, summary_panel.BASE_URL, summary_panel.LLM_MODEL,
-        summary_panel.TRANSCRIPT_BUDGET, summary_panel.KEPT)
+        summary_panel.TRANSCRIPT_BUDGET, summary_panel.KEPT, state.ENGINE)
 
 
 def snapshot(values: Mapping[str, Any]) -> Workspace:
@@ -49,7 +49,8 @@ def snapshot(values: Mapping[str, Any]) -> Workspace:
     return Workspace(conversation=conversation, rules=rules, threshold=int(values[state.THRESHOLD]),
                      keep_recent=int(values[state.KEEP_RECENT]), compact_errors=bool(values[state.COMPACT_ERRORS]),
                      detect_errors=bool(values.get(state.DETECT_ERRORS, True)), model=values[state.MODEL],
-                     summarization=summarization, label=values[state.SOURCE])
+                     summarization=summarization, label=values[state.SOURCE],
+                     calibrations=dict(values[state.ENGINE].calibrations) if state.ENGINE in values else {})
 
 
 def _apply(ws: Workspace, name: str) -> None:
@@ -62,6 +63,10 @@ def _apply(ws: Workspace, name: str) -> None:
     st.session_state[state.COMPACT_ERRORS] = ws.compact_errors
     st.session_state[state.DETECT_ERRORS] = ws.detect_errors
     state.set_rules(ws.rules)
+    calibrations = state.engine().calibrations  # the engine remakes a meter whose calibration changed
+    calibrations.clear()
+    calibrations.update(ws.calibrations)
+    st.session_state[calibration_panel.APPLY] = False  # a pasted usage's toggle must not override the file's
     chosen = ws.summarization
     summary_panel.set_values({
         summary_panel.ON: chosen.enabled, summary_panel.FOLLOWS: chosen.limit is None,
