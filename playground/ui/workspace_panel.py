@@ -10,13 +10,13 @@ import streamlit as st
 
 from .. import render, workspace
 from ..errors import InputError
-from ..ruletable import edited_rows, rules_from_tables
 from ..workspace import Summarization, Workspace
-from . import calibration_panel, state, summary_panel
+from . import calibration_panel, rules_panel, state, summary_panel
 
 UPLOAD = "workspace_upload"
 # What snapshot() reads: copied on every rerun (cheap), turned into a workspace only on download.
 KEYS = (state.CONVERSATION, state.SOURCE, state.CALL_BASE, state.RESULT_BASE, state.CALL_EDITOR, state.RESULT_EDITOR,
+        state.PATTERN_BASE, state.PATTERN_EDITOR, state.PATTERNS_GOOD, state.VALUE_LIMIT,
         state.THRESHOLD, state.KEEP_RECENT, state.COMPACT_ERRORS, state.DETECT_ERRORS, state.MODEL, summary_panel.ON,
         summary_panel.FOLLOWS, summary_panel.LIMIT, summary_panel.KEEP_STEPS, summary_panel.BUDGET,
         summary_panel.PROMPT, summary_panel.MODE, summary_panel.BASE_URL, summary_panel.LLM_MODEL,
@@ -28,9 +28,7 @@ def snapshot(values: Mapping[str, Any]) -> Workspace:
     conversation showing, the rules the tables make, the settings. Widgets not drawn this run
     fall back to their defaults."""
     conversation = values[state.CONVERSATION]
-    rules, _ = rules_from_tables(edited_rows(values[state.CALL_BASE], values.get(state.CALL_EDITOR, None)),
-                                 edited_rows(values[state.RESULT_BASE], values.get(state.RESULT_EDITOR, None)),
-                                 conversation)
+    rules, _ = rules_panel.rules_from(values, conversation)
     # A hidden widget's value lives on in the summary panel's kept copy (which also holds a typed API
     # key: only the named settings are read from it, never the key).
     kept = {**summary_panel.DEFAULTS, **values.get(summary_panel.KEPT, {})}
