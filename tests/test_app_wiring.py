@@ -9,7 +9,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from playground import exports, formats, render, view, workspace
+from playground import exports, formats, models, render, view, workspace
 from playground.calibration import Calibration
 from playground.compaction import Settings
 from playground.engine import Engine
@@ -221,3 +221,24 @@ def test_the_page_saves_and_restores_the_calibration_in_effect():
     rerun(fresh)
     assert fresh.session_state[state.ENGINE].calibrations[model].factor == 1.5
     assert metrics(fresh)["Before"] == calibrated
+
+
+def test_the_headline_numbers_are_the_pipelines_stages():
+    preset = PRESETS[0]
+    optimized = Engine().optimize(preset.conversation, preset.rules, Settings(threshold=500),
+                                  SummarySettings(limit=500), None, preset.model)
+    before, compacted, final = optimized.stages
+    numbers = view.summary(preset.conversation, optimized.compaction, models.info(preset.model),
+                           optimized.summarization)
+    assert final.saved > 0  # the case is one where a summary went further than compaction
+    assert (numbers.before, numbers.compacted, numbers.after) == (before.tokens, compacted.tokens, final.tokens)
+    assert (numbers.compaction_saved, numbers.summarized_away) == (compacted.saved, final.saved)
+    assert numbers.compaction_percent == round(100 * compacted.saved / before.tokens, 1)
+
+
+def test_the_meters_draw_a_third_bar_only_for_a_summary():
+    three = render.meters(view.scale(1_000, 300, 500, 128_000, compacted=700), 1_000, 300, 500, 700)
+    two = render.meters(view.scale(1_000, 700, 500, 128_000), 1_000, 700, 500)
+    assert three.count('class="cp-track"') == 3 and two.count('class="cp-track"') == 2
+    assert "after compaction: 700 tokens (retrievable)" in three and "after summarization: 300 tokens (lossy)" in three
+    assert "after: 700 tokens" in two and "lossy" not in two
