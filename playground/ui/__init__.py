@@ -80,14 +80,14 @@ def _export_panel(original, result: Optimized, rules, settings: Settings, model_
                         help="Both rule tables, to import again or pass to the CLI with --rules.")
     one.download_button("Rules (Python)", rules_python.data, rules_python.name, rules_python.mime,
                         width="stretch", help="The book's two dicts.")
-    _runnable_exports(original, rules, settings, model_name)
+    _runnable_exports(two, one, original, rules, settings, model_name)
 
 
-def _runnable_exports(conversation, rules, settings: Settings, model_name: str) -> None:
-    """The exports that run: a compactor module, and context-editing settings when the rules map onto them."""
+def _runnable_exports(one, two, conversation, rules, settings: Settings, model_name: str) -> None:
+    """The exports that run, in columns ``one`` and ``two``: a compactor module, and context-editing
+    settings when the rules map onto them."""
     # Both are small (about 18 kB and 3 kB, made in a millisecond), unlike the conversation exports above.
     compactor = exports.rules_compactor(rules, settings, model_name)
-    one, two = st.columns(2)
     one.download_button("Rules + compactor (Python)", compactor.data, compactor.name, compactor.mime,
                         width="stretch", on_click="ignore",
                         help="One standard-library module with these rules, the error patterns, threshold, "

@@ -33,7 +33,8 @@ def _load_upload() -> None:
 
 def paste_and_upload() -> None:
     st.selectbox("Format", _FORMAT_OPTIONS, key=state.FORMAT_CHOICE, format_func=_format_label,
-                 help="Detected from the JSON's shape unless you choose one. Applies to the next paste or upload.")
+                 help="Detected from the JSON's shape unless you choose one (an API request, or an agent's log)."
+                      " Applies to the next paste or upload.")
     with st.form("paste_form", border=False):
         st.text_area("Paste a conversation (JSON)", key="paste_text", height=180,
                      placeholder='[{"role": "user", "content": "…"}, …]  or a full request body',
@@ -44,7 +45,8 @@ def paste_and_upload() -> None:
                                    "and the current conversation stays.")
     if state.message("paste"):
         st.error(render.literal(state.message("paste")), icon=":material/error:")
-    st.file_uploader("…or upload a file", type=UPLOAD_TYPES, key="upload", on_change=_load_upload,
+    st.file_uploader("…or upload a file (.json, .jsonl, .traj)", type=UPLOAD_TYPES, key="upload",
+                     on_change=_load_upload,
                      help="The same formats as pasting, and the logs agents write to disk: a Claude Code session "
                           "or Codex rollout (.jsonl), a SWE-agent trajectory (.traj) or a mini-SWE-agent one "
                           "(.traj.json). Large files are fine.")

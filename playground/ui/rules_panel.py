@@ -146,9 +146,11 @@ def no_match_notice(conversation: Conversation, optimized: Optimized, rules: Rul
         _suggestion_preview(conversation, "notice")
 
 
-def _checks(checks: list[RowCheck], table: str) -> None:
+def _checks(checks: list[RowCheck], table: str, quiet: bool = False) -> None:
+    """Each row's message; ``quiet``: only rows that are wrong or match something (a pattern that
+    matches nothing here is normal, eight such lines would be noise)."""
     lines = [f"{_LEVEL_ICON[c.level]} row {c.row + 1}: {render.literal(c.message)}" for c in checks
-             if c.table == table and c.level != "empty"]
+             if c.table == table and c.level != "empty" and not (quiet and c.level == "ok" and not c.matches)]
     if lines:
         st.markdown("  \n".join(lines))
 
@@ -175,7 +177,9 @@ def _error_patterns(checks: list[RowCheck]) -> None:
                                                    help="A Python regular expression (re.MULTILINE)."),
         },
     )
-    _checks(checks, "error_patterns")
+    _checks(checks, "error_patterns", quiet=True)
+    if not any(c.table == "error_patterns" and (c.level == "error" or c.matches) for c in checks):
+        st.caption("No pattern recognises a result in this conversation.")
     st.button("Reset to the default patterns", on_click=_reset_patterns, key="reset_error_patterns",
               help="Put back the patterns the playground ships with (your edits to this table are dropped).")
 
