@@ -188,6 +188,9 @@ def test_every_reader_is_offered_and_a_claude_code_session_uploads():
     now = next(c.value for c in at.caption if c.value.startswith("Now showing"))
     assert render.literal(view.format_title(conversation)) in now and "Claude Code" in now
     assert any("Claude Code" in c.value for c in at.sidebar.caption)
+    # The export defaults follow the new conversation: its own API format, its conversion losses listed.
+    assert at.selectbox(key="export_format").value == "anthropic"
+    assert at.toggle(key="export_notes").value is True
 
 
 # 6. Calibrations in the workspace

@@ -179,7 +179,7 @@ def _error_patterns(checks: list[RowCheck]) -> None:
     )
     _checks(checks, "error_patterns", quiet=True)
     if not any(c.table == "error_patterns" and (c.level == "error" or c.matches) for c in checks):
-        st.caption("No pattern recognises a result in this conversation.")
+        st.caption("No pattern recognises a result here (besides any the format itself flags as errors).")
     st.button("Reset to the default patterns", on_click=_reset_patterns, key="reset_error_patterns",
               help="Put back the patterns the playground ships with (your edits to this table are dropped).")
 

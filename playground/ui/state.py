@@ -45,6 +45,7 @@ AUTO = "auto"
 ENGINE = "engine"
 OWN = "own_conversations"  # picker key -> OwnConversation, newest last
 OWN_PREFIX = "own:"
+EXPORT_CHOICES = ("export_format", "export_notes")
 MAX_OWN = 8  # the oldest of the person's own conversations goes when a ninth arrives
 
 
@@ -131,6 +132,8 @@ def set_conversation(conversation: Conversation, source: str, keep_builder: bool
     its own model when the playground lists it; otherwise the model stays and a message says so."""
     st.session_state[CONVERSATION] = conversation
     st.session_state[SOURCE] = source
+    for choice in EXPORT_CHOICES:  # the Export tab's defaults follow the conversation (its format, its losses)
+        st.session_state.pop(choice, None)
     if not keep_builder:
         st.session_state[BUILDER_ITEM] = None
     if conversation.model and models.is_listed(conversation.model):
