@@ -226,7 +226,7 @@ def panel(optimized: Optimized, prefer: str | None) -> None:
 
 def stages_line(optimized: Optimized) -> str:
     """Before → after compaction → after summarization, each saving apart: compaction's can be
-    undone by calling a tool, a summary's cannot. (Kept here until the meter draws the stages.)"""
+    undone by calling a tool, a summary's cannot."""
     before, compacted, final = optimized.stages
     return (f"{before.label}: {before.tokens:,} → {compacted.label.lower()}: {compacted.tokens:,} "
             f"(−{compacted.saved:,}, reversible) → {final.label.lower()}: {final.tokens:,} "
