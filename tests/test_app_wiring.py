@@ -212,10 +212,11 @@ def test_a_bad_calibration_in_a_workspace_is_located():
 
 def test_the_page_saves_and_restores_the_calibration_in_effect():
     at = start()
-    model = at.session_state["model"]
+    model, plain = at.session_state["model"], metrics(at)["Before"]
     at.session_state[state.ENGINE].calibrations[model] = Calibration(model, 1.5, 2)
     rerun(at)
     calibrated = metrics(at)["Before"]
+    assert calibrated == f"{round(int(plain.replace(',', '')) * 1.5):,}"
     saved = snapshot(at.session_state)
     assert saved.calibrations[model].factor == 1.5
     fresh = start()
