@@ -20,6 +20,7 @@ STYLE = """
 .cp-track{position:relative;height:1.6rem;background:#f0f2f6;border-radius:.3rem;margin:.3rem 0}
 .cp-bar{position:absolute;left:0;top:0;bottom:0;border-radius:.3rem}
 .cp-before{background:#9aa5b8}.cp-after{background:#3b82f6}
+.cp-summary{background:repeating-linear-gradient(135deg,#a78bfa 0 .5rem,#c4b5fd .5rem 1rem)}
 .cp-label{position:absolute;left:.5rem;top:.2rem;white-space:nowrap;color:#111;font-weight:600}
 .cp-mark{position:absolute;top:0;bottom:1.3rem;border-left:2px dashed #d9480f}
 .cp-window{border-left:2px solid #111}
@@ -74,8 +75,10 @@ def _tokens(value: int) -> str:
     return f"{value:,}"
 
 
-def meters(view: Scale, before: int, after: int, threshold: int) -> str:
-    """Before and after bars on one scale, with the threshold and context window marked."""
+def meters(view: Scale, before: int, after: int, threshold: int, compacted: int | None = None) -> str:
+    """Before and after bars on one scale, with the threshold and context window marked. With
+    ``compacted`` (a summary went further), three bars: before, after compaction (retrievable)
+    and after summarization (lossy), so the summary's cut is never read as compaction's."""
     def mark(css: str, where: float, text: str) -> str:
         end = " cp-end" if where > 85 else ""  # labels near the right edge hang to the left of their line
         return (f'<div class="cp-mark{css}" style="left:{where}%"><span class="cp-marklabel{end}">{text}</span>'
@@ -87,14 +90,19 @@ def meters(view: Scale, before: int, after: int, threshold: int) -> str:
     off = "" if view.window is not None else (
         f'<div class="cp-offscale">context window {_tokens(view.window_tokens)} → far to the right, off this scale'
         "</div>")
-    return (
-        '<div class="cp-meter" role="img" aria-label="token meters">'
-        f'<div class="cp-track"><div class="cp-bar cp-before" style="width:{view.before}%"></div>'
-        f'<span class="cp-label">before: {_tokens(before)} tokens</span></div>'
-        f'<div class="cp-track"><div class="cp-bar cp-after" style="width:{view.after}%"></div>'
-        f'<span class="cp-label">after: {_tokens(after)} tokens</span></div>'
-        + "".join(marks) + "</div>" + off
-    )
+    bars = [_bar_track("cp-before", view.before, f"before: {_tokens(before)} tokens")]
+    if compacted is None or view.compacted is None:
+        bars.append(_bar_track("cp-after", view.after, f"after: {_tokens(after)} tokens"))
+    else:
+        bars += [_bar_track("cp-after", view.compacted, f"after compaction: {_tokens(compacted)} tokens (retrievable)"),
+                 _bar_track("cp-summary", view.after, f"after summarization: {_tokens(after)} tokens (lossy)")]
+    return ('<div class="cp-meter" role="img" aria-label="token meters">' + "".join(bars) + "".join(marks) + "</div>"
+            + off)
+
+
+def _bar_track(css: str, width: float, label: str) -> str:
+    return (f'<div class="cp-track"><div class="cp-bar {css}" style="width:{width}%"></div>'
+            f'<span class="cp-label">{escape(label)}</span></div>')
 
 
 def _text_cell(text: str) -> str:

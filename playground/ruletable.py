@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .errorpatterns import ErrorPattern, ErrorPatterns, error_detail
 from .errors import InputError
 from .model import Conversation, ToolCall, ToolResult
 from .rules import BUILTINS, FALLBACKS, Rules, Template, load_rules, rules_to_json, tool_matches
@@ -128,12 +129,13 @@ def _check(row: dict[str, Any], table: str, template: Template, conversation: Co
     return RowCheck(table, 0, "ok", f"matches {summary}", matches, tuple(won))
 
 
-def _refusal(exc: InputError) -> str:
-    """An InputError as a row message: the cell it names, never a Python ``None``."""
+def _refusal(exc: InputError, outcome: str = "row ignored") -> str:
+    """An InputError as a row message: the cell it names, never a Python ``None``, and what
+    became of the row (``outcome``)."""
     field = exc.where.rsplit(".", 1)[-1] if exc.where and "." in exc.where else None
     where = f"{field}: " if field else ""
     shown = exc.value not in (None, "") and not (isinstance(exc.value, str) and not exc.value.strip())
-    return f"{where}{exc.message}{f' ({exc.value!r})' if shown else ''}: row ignored"
+    return f"{where}{exc.message}{f' ({exc.value!r})' if shown else ''}: {outcome}"
 
 
 def rules_from_tables(call_rows: Iterable[Mapping[str, Any]], result_rows: Iterable[Mapping[str, Any]],
@@ -193,3 +195,41 @@ def tables_from_rules(rules: Rules) -> tuple[list[dict[str, Any]], list[dict[str
     data = rules_to_json(rules)
     return ([{key: row[key] for key in CALL_COLUMNS} for row in data["tool_calls"]],
             [{key: row[key] for key in RESULT_COLUMNS} for row in data["tool_results"]])
+
+
+PATTERN_COLUMNS = ("name", "pattern")
+KEPT = "the last good patterns still apply"
+
+
+def error_patterns_from_rows(rows: Iterable[Mapping[str, Any]], conversation: Conversation,
+                             last_good: ErrorPatterns) -> tuple[ErrorPatterns, list[RowCheck]]:
+    """The error patterns the table holds, and one check per row: how many of this conversation's
+    results each recognises (the first matching pattern names a result), or what is wrong with it.
+    While any row is wrong, ``last_good`` stays in effect: a half-typed regex must not quietly
+    stop an error from being recognised, which would let a rule replace it."""
+    patterns: list[tuple[int, ErrorPattern]] = []
+    checks: list[RowCheck] = []
+    for number, row in enumerate(rows):
+        name, pattern = _text(row.get("name")).strip(), _text(row.get("pattern"))
+        if not name and not pattern.strip():
+            checks.append(RowCheck("error_patterns", number, "empty", "empty row: ignored"))
+            continue
+        try:
+            patterns.append((number, ErrorPattern.of(name, pattern, "error_patterns.row")))
+        except InputError as exc:
+            checks.append(RowCheck("error_patterns", number, "error", _refusal(exc, KEPT)))
+    if any(check.level == "error" for check in checks):
+        return last_good, checks
+    found = ErrorPatterns(tuple(pattern for _, pattern in patterns))
+    recognised: dict[str, int] = {}
+    for item in conversation.items:
+        if isinstance(item, ToolResult) and not item.is_error:
+            detail = error_detail(item, found)
+            if detail is not None:
+                key = detail.removeprefix("matched: ")
+                recognised[key] = recognised.get(key, 0) + 1
+    for number, pattern in patterns:
+        count = recognised.pop(pattern.name, 0)  # a repeated name: its first row took the results
+        said = f"recognises {count} result{'' if count == 1 else 's'} here" if count else "matches no result here"
+        checks.append(RowCheck("error_patterns", number, "ok", said, count))
+    return found, sorted(checks, key=lambda check: check.row)

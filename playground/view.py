@@ -64,6 +64,15 @@ def _summarized(summarization: Summarization | None) -> bool:
     return summarization is not None and summarization.report.status == "summarized"
 
 
+def format_title(conversation: Conversation) -> str:
+    """What the conversation was read from, as a person names it: an agent's log (``source``) with
+    the API format it became, else the API format alone."""
+    title = formats.TITLES[conversation.format]
+    if conversation.source:
+        return f"{formats.TITLES.get(conversation.source, conversation.source)}, read as {title}"
+    return title
+
+
 def row_positions(result: Compaction, summarization: Summarization | None, changed_only: bool) -> list[int]:
     """The items the table lists: all, or only those changed, skipped or folded into the summary."""
     report = result.report
@@ -152,12 +161,14 @@ class Scale:
     threshold: float
     window: float | None  # None: the context window is far off this scale
     window_tokens: int
+    compacted: float | None = None  # after compaction, when a summary went further (then ``after`` is the final)
 
 
-def scale(before: int, after: int, threshold: int, window: int) -> Scale:
+def scale(before: int, after: int, threshold: int, window: int, compacted: int | None = None) -> Scale:
     """A scale that shows before, after and the threshold, and the context window too unless it
-    is so much larger that everything else would shrink to a sliver."""
-    visible = max(before, after, threshold, 1)
+    is so much larger that everything else would shrink to a sliver. ``compacted``: the stage
+    between, when summarization took the request further than compaction did."""
+    visible = max(before, after, threshold, compacted or 0, 1)
     maximum = max(visible, window) if window <= 4 * visible else visible
     maximum = int(maximum * 1.05)
 
@@ -165,7 +176,8 @@ def scale(before: int, after: int, threshold: int, window: int) -> Scale:
         return round(100 * value / maximum, 2)
 
     return Scale(maximum, percent(before), percent(after), percent(threshold),
-                 percent(window) if window <= maximum else None, window)
+                 percent(window) if window <= maximum else None, window,
+                 None if compacted is None else percent(compacted))
 
 
 def threshold_range(before: int, threshold: int) -> tuple[int, int]:
@@ -226,13 +238,32 @@ class Summary:
 
     before: int
     after: int  # the request as it will be sent (after summarization, if it ran)
-    saved: int
+    saved: int  # by both steps
     saved_percent: float
     cached_prefix: int
     cached_percent: float  # of the compacted request
     first_change: str | None
     costs: Costs
     model: models.ModelInfo
+    compacted: int = 0  # after compaction, before any summary
+
+    @property
+    def compaction_saved(self) -> int:
+        """What compaction removed: retrievable, since the agent can call the tool again."""
+        return self.before - self.compacted
+
+    @property
+    def compaction_percent(self) -> float:
+        return _percent(self.compaction_saved, self.before)
+
+    @property
+    def summarized_away(self) -> int:
+        """What the summary removed beyond compaction: lost for good (0 when no summary was applied)."""
+        return self.compacted - self.after
+
+    @property
+    def summarized_percent(self) -> float:
+        return _percent(self.summarized_away, self.before)
 
     @property
     def window_warning(self) -> str | None:
@@ -263,11 +294,16 @@ def summary(original: Conversation, result: Compaction, model: models.ModelInfo,
         before=before,
         after=after,
         saved=before - after,
-        saved_percent=round(100 * (before - after) / before, 1) if before else 0.0,
+        saved_percent=_percent(before - after, before),
         cached_prefix=cached,
         cached_percent=round(100 * min(cached, after) / after, 1) if after else 0.0,
         first_change=first,
         costs=costs(before, after, None if position is None else cached,
                     previous_call_prefix(original, report.before), model),
         model=model,
+        compacted=report.tokens_after,
     )
+
+
+def _percent(part: int, whole: int) -> float:
+    return round(100 * part / whole, 1) if whole else 0.0

@@ -5,7 +5,7 @@
      "conversation": {"format": "chat", "request": <the request, written in its own format>},
      "rules": {"tool_calls": […], "tool_results": […]},
      "threshold": 5000, "keep_recent": 0, "compact_errors": false, "detect_errors": true,
-     "model": "gpt-4o",
+     "model": "gpt-4o", "calibrations": {"gpt-4o": 1.04},
      "summarization": {"enabled": true, "limit": null, "keep_steps": 3, "item_budget": 600,
                        "transcript_budget": 24000,
                        "prompt": "…", "summarizer": "offline", "base_url": "", "llm_model": "gpt-4o-mini"}}
@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from . import formats, models
+from .calibration import Calibration, load_calibrations
+from .calibration import to_json as calibrations_to_json
 from .errors import InputError
 from .model import Conversation
 from .rules import Rules, book_rules, load_rules, rules_to_json
@@ -61,6 +63,7 @@ class Workspace:
     model: str = models.DEFAULT_MODEL
     summarization: Summarization = Summarization()
     label: str = ""  # which conversation this is, as the page's picker names it
+    calibrations: Mapping[str, Calibration] = field(default_factory=dict)  # model -> correction in effect
     notes: tuple[str, ...] = field(default=(), compare=False)  # what reading the file ignored
 
 
@@ -76,6 +79,7 @@ def to_json(ws: Workspace) -> dict[str, Any]:
         "compact_errors": ws.compact_errors,
         "detect_errors": ws.detect_errors,
         "model": ws.model,
+        "calibrations": calibrations_to_json(ws.calibrations),
         "summarization": {f.name: getattr(ws.summarization, f.name) for f in fields(Summarization)},
     }
 
@@ -153,12 +157,13 @@ def from_json(data: Any) -> Workspace:
     except InputError as exc:
         raise exc.within("rules") from None
     summarization, notes = _summarization(data.get("summarization", {}), "summarization")
+    calibrations = load_calibrations(data["calibrations"], "calibrations") if data.get("calibrations") else {}
     scalars = {"threshold": (int, 50_000), "keep_recent": (int, 0), "compact_errors": (bool, False),
                "detect_errors": (bool, True), "model": (str, conversation.model or models.DEFAULT_MODEL),
                "label": (str, "")}
     values = {key: _get(data, key, (kind,), "", default) for key, (kind, default) in scalars.items()}
-    known = {"kind", "version", "conversation", "rules", "summarization", *scalars}
-    return Workspace(conversation=conversation, rules=rules, summarization=summarization,
+    known = {"kind", "version", "conversation", "rules", "summarization", "calibrations", *scalars}
+    return Workspace(conversation=conversation, rules=rules, summarization=summarization, calibrations=calibrations,
                      notes=tuple(_unknown(data, known, "") + notes), **values)
 
 

@@ -107,7 +107,7 @@ def script_reruns(path: Path, changes: int) -> list[float]:
 def browser_updates(page, path: Path, changes: int) -> list[float]:
     """Seconds from Enter in the threshold box to a settled page, in Chromium."""
     page.get_by_role("tab", name="Conversation").click()
-    uploader = page.get_by_test_id("stFileUploader").filter(has_text="upload a .json file")
+    uploader = page.get_by_test_id("stFileUploader").filter(has_text="upload a file")
     uploader.locator("input[type=file]").set_input_files(str(path))
     page.get_by_text(f"Now showing: {path.name}").wait_for(timeout=600_000)
     page.wait_for_selector(IDLE, timeout=600_000)

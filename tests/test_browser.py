@@ -158,7 +158,7 @@ def test_uploading_a_file_replaces_the_conversation(page, tmp_path):
     upload = tmp_path / "book-scenario.json"
     upload.write_text(json.dumps(book_scenario()))
     page.get_by_role("tab", name="Conversation").click()
-    uploader = page.get_by_test_id("stFileUploader").filter(has_text="upload a .json file")
+    uploader = page.get_by_test_id("stFileUploader").filter(has_text="upload a file")
     uploader.locator("input[type=file]").set_input_files(str(upload))
     expect(page.get_by_text("Now showing: book-scenario.json")).to_be_visible(timeout=30_000)
     idle(page)

@@ -6,7 +6,7 @@ import logging
 
 import streamlit as st
 
-from .. import exports, formats, models, render
+from .. import exports, formats, models, render, view
 from ..compaction import Settings
 from ..errors import InputError
 from ..pipeline import Optimized
@@ -47,7 +47,8 @@ edit the two rule tables (*Rules*), move the threshold, and watch the meters and
 """
 
 
-def _export_panel(original, result: Optimized, rules, summary_limit: int | None) -> None:
+def _export_panel(original, result: Optimized, rules, settings: Settings, model_name: str,
+                  summary_limit: int | None) -> None:
     stem = "conversation"
     choice = st.selectbox("Export format", list(formats.FORMATS), key="export_format",
                           index=list(formats.FORMATS).index(original.format), format_func=formats.TITLES.get,
@@ -81,6 +82,26 @@ def _export_panel(original, result: Optimized, rules, summary_limit: int | None)
                         help="Both rule tables, to import again or pass to the CLI with --rules.")
     one.download_button("Rules (Python)", rules_python.data, rules_python.name, rules_python.mime,
                         width="stretch", help="The book's two dicts.")
+    _runnable_exports(two, one, original, rules, settings, model_name)
+
+
+def _runnable_exports(one, two, conversation, rules, settings: Settings, model_name: str) -> None:
+    """The exports that run, in columns ``one`` and ``two``: a compactor module, and context-editing
+    settings when the rules map onto them."""
+    # Both are small (about 18 kB and 3 kB, made in a millisecond), unlike the conversation exports above.
+    compactor = exports.rules_compactor(rules, settings, model_name)
+    one.download_button("Rules + compactor (Python)", compactor.data, compactor.name, compactor.mime,
+                        width="stretch", on_click="ignore",
+                        help="One standard-library module with these rules, the error patterns, threshold, "
+                             "keep_recent and min_tokens built in, and compact(request, format) for a Chat "
+                             "Completions, Responses or Anthropic message list. Gives the page's result.")
+    framework = exports.framework_settings(conversation, rules, settings)
+    if framework is not None:
+        two.download_button("Context editing settings (Anthropic, LangChain)", framework.data, framework.name,
+                            framework.mime, width="stretch", on_click="ignore",
+                            help="The same clearing as Anthropic's context_management clear_tool_uses and "
+                                 "LangChain's ClearToolUsesEdit, with what does not carry over (per-tool "
+                                 "templates, the error guard, …).")
 
 
 def main() -> None:
@@ -152,7 +173,7 @@ def _page() -> None:
         rules_panel.panel(checks, rules)
     with tabs[3]:
         source = render.literal(st.session_state[state.SOURCE])
-        st.caption(f"Now showing: {source} — {formats.TITLES[conversation.format]}, {len(conversation.items):,} items, "
+        st.caption(f"Now showing: {source} — {view.format_title(conversation)}, {len(conversation.items):,} items, "
                    f"{before.total:,} tokens.")
         paste, build = st.columns([1, 1], gap="large")
         with paste:
@@ -162,7 +183,7 @@ def _page() -> None:
             st.subheader("Build item by item")
             conversation_panel.build()
     with tabs[4]:
-        _export_panel(conversation, optimized, rules, summary.limit if summary else None)
+        _export_panel(conversation, optimized, rules, settings, model_name, summary.limit if summary else None)
     _teach(tabs[5], tabs[6], conversation, rules, settings, optimized, model_name)
     _runs(tabs[7], tabs[8], conversation, rules, settings, summary, model_name)
 

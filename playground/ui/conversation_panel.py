@@ -10,7 +10,8 @@ from ..errors import InputError
 from ..model import Conversation
 from . import state
 
-_FORMAT_OPTIONS = [state.AUTO, *formats.FORMATS]
+_FORMAT_OPTIONS = [state.AUTO, *formats.READERS]
+UPLOAD_TYPES = ["json", "jsonl", "traj"]  # .traj.json ends in .json
 PICKER_LIST_LIMIT = 200  # items; a longer conversation picks its item by number
 
 
@@ -32,7 +33,8 @@ def _load_upload() -> None:
 
 def paste_and_upload() -> None:
     st.selectbox("Format", _FORMAT_OPTIONS, key=state.FORMAT_CHOICE, format_func=_format_label,
-                 help="Detected from the JSON's shape unless you choose one. Applies to the next paste or upload.")
+                 help="Detected from the JSON's shape unless you choose one (an API request, or an agent's log)."
+                      " Applies to the next paste or upload.")
     with st.form("paste_form", border=False):
         st.text_area("Paste a conversation (JSON)", key="paste_text", height=180,
                      placeholder='[{"role": "user", "content": "…"}, …]  or a full request body',
@@ -43,8 +45,11 @@ def paste_and_upload() -> None:
                                    "and the current conversation stays.")
     if state.message("paste"):
         st.error(render.literal(state.message("paste")), icon=":material/error:")
-    st.file_uploader("…or upload a .json file", type=["json"], key="upload", on_change=_load_upload,
-                     help="The same formats as pasting. Large files are fine.")
+    st.file_uploader("…or upload a file (.json, .jsonl, .traj)", type=UPLOAD_TYPES, key="upload",
+                     on_change=_load_upload,
+                     help="The same formats as pasting, and the logs agents write to disk: a Claude Code session "
+                          "or Codex rollout (.jsonl), a SWE-agent trajectory (.traj) or a mini-SWE-agent one "
+                          "(.traj.json). Large files are fine.")
     if state.message("upload"):
         st.error(render.literal(state.message("upload")), icon=":material/error:")
 

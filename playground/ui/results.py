@@ -26,22 +26,31 @@ def headline(original: Conversation, optimized: Optimized, model: models.ModelIn
     badges.badge(STAGES[report.stage].capitalize(), icon=icon, color=color)
     done = optimized.summarization
     if done is not None and done.report.status == "summarized":
-        badges.badge(f"then summarized ({done.report.summarizer})", icon=":material/summarize:", color="violet")
+        badges.badge(f"then summarized ({render.literal(done.report.summarizer)}): lossy", icon=":material/summarize:",
+                     color="violet")
     numbers = view.summary(original, optimized.compaction, model, done)
     final = numbers.after
-    before, after, saved, cache = st.columns(4)
+    summarized = numbers.summarized_away != 0
+    before, after, saved, *lost, cache = st.columns(5 if summarized else 4)
     before.metric("Before", f"{report.tokens_before:,}", help="Prompt tokens of the request as it is.")
     after.metric("After", f"{final:,}",
                  delta=f"-{numbers.saved:,}" if numbers.saved else None, delta_color="inverse",
-                 help="Prompt tokens after compaction (and summarization, if it ran).")
-    saved.metric("Saved", f"{numbers.saved_percent}%", help="Share of the request that compaction removed.")
+                 help="Prompt tokens of the request as sent: after compaction, and after summarization if it ran.")
+    saved.metric("Saved by compaction", f"{numbers.compaction_percent}%",
+                 help=f"{numbers.compaction_saved:,} tokens: the share of the request compaction replaced with "
+                      "references. Retrievable: the agent can call the tool again. A summary's cut is not in it.")
+    if summarized:
+        lost[0].metric("Summarized away", f"{numbers.summarized_percent}%",
+                       help=f"{numbers.summarized_away:,} tokens of older history the summary replaced, beyond "
+                            "compaction. Lossy: no tool call brings them back.")
     cache.metric("Cacheable prefix", f"{numbers.cached_prefix:,}",
                  help="Tokens before the first changed item: a provider's prompt cache can still reuse them. "
                       "Every token after the first edit is billed at the full price on the next request.")
     if numbers.window_warning:
         st.warning(render.literal(numbers.window_warning), icon=":material/warning:")
-    scale = view.scale(report.tokens_before, final, report.threshold, model.context_window)
-    st.html(render.meters(scale, report.tokens_before, final, report.threshold))
+    compacted = numbers.compacted if summarized else None
+    scale = view.scale(report.tokens_before, final, report.threshold, model.context_window, compacted)
+    st.html(render.meters(scale, report.tokens_before, final, report.threshold, compacted))
     estimate = "" if report.before.exact else " Counts are estimates: " + render.literal(
         "; ".join(report.before.notes)) + "."
     first = (f"The first change is at {render.literal(numbers.first_change)}: the {numbers.cached_prefix:,} tokens "

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import streamlit as st
 
-from .. import exports, formats
+from .. import exports, formats, render
+from ..errorpatterns import DEFAULT_ERROR_PATTERNS
 from ..errors import InputError
 from ..model import Conversation
 from ..pipeline import Optimized
 from ..rules import Rules, load_rules
 from ..rulesets import MASK_KEEP_RECENT, RULESETS
-from ..ruletable import RowCheck, rules_from_tables
+from ..ruletable import RowCheck, edited_rows, error_patterns_from_rows, rules_from_tables, tables_from_rules
 from ..suggest import Suggestion, add_rows, no_match_message, preview, suggest_rules
 from . import state
 
@@ -21,14 +25,30 @@ _LEVEL_ICON = {"ok": ":green[:material/check_circle:]", "warning": ":orange[:mat
                "error": ":red[:material/error:]"}
 
 
+def rules_from(values: Mapping[str, Any], conversation: Conversation) -> tuple[Rules, list[RowCheck]]:
+    """The rules a session's state holds (``st.session_state``, or a copy of its keys): both tables,
+    the error patterns (the last good ones while a row is wrong) and the value cap, with every
+    row's check."""
+    patterns, pattern_checks = error_patterns_from_rows(
+        edited_rows(values[state.PATTERN_BASE], values.get(state.PATTERN_EDITOR)), conversation,
+        values[state.PATTERNS_GOOD])
+    base = Rules(error_patterns=patterns, value_limit=values[state.VALUE_LIMIT])
+    rules, checks = rules_from_tables(edited_rows(values[state.CALL_BASE], values.get(state.CALL_EDITOR)),
+                                      edited_rows(values[state.RESULT_BASE], values.get(state.RESULT_EDITOR)),
+                                      conversation, base)
+    return rules, checks + pattern_checks
+
+
 def current_rules(conversation: Conversation) -> tuple[Rules, list[RowCheck]]:
-    calls, results = state.rule_rows()
-    return rules_from_tables(calls, results, conversation)
+    rules, checks = rules_from(st.session_state, conversation)
+    st.session_state[state.PATTERNS_GOOD] = rules.error_patterns
+    return rules, checks
 
 
 def _apply_ruleset() -> None:
+    """Both tables from a preset; the error patterns and value cap stay as they are (no preset sets them)."""
     key = st.session_state["ruleset"]
-    state.set_rules(RULESETS[key][1](st.session_state[state.CONVERSATION]))
+    state.set_rule_rows(*tables_from_rules(RULESETS[key][1](st.session_state[state.CONVERSATION])))
     if key == "masking" and st.session_state[state.KEEP_RECENT] == 0:
         st.session_state[state.KEEP_RECENT] = MASK_KEEP_RECENT
     state.set_message("rules_import", None)
@@ -126,11 +146,42 @@ def no_match_notice(conversation: Conversation, optimized: Optimized, rules: Rul
         _suggestion_preview(conversation, "notice")
 
 
-def _checks(checks: list[RowCheck], table: str) -> None:
-    lines = [f"{_LEVEL_ICON[c.level]} row {c.row + 1}: {c.message}" for c in checks
-             if c.table == table and c.level != "empty"]
+def _checks(checks: list[RowCheck], table: str, quiet: bool = False) -> None:
+    """Each row's message; ``quiet``: only rows that are wrong or match something (a pattern that
+    matches nothing here is normal, eight such lines would be noise)."""
+    lines = [f"{_LEVEL_ICON[c.level]} row {c.row + 1}: {render.literal(c.message)}" for c in checks
+             if c.table == table and c.level != "empty" and not (quiet and c.level == "ok" and not c.matches)]
     if lines:
         st.markdown("  \n".join(lines))
+
+
+def _reset_patterns() -> None:
+    state.set_error_patterns(DEFAULT_ERROR_PATTERNS)
+
+
+def _error_patterns(checks: list[RowCheck]) -> None:
+    """The error patterns: results they recognise are errors, which no rule replaces."""
+    st.markdown("**Error patterns**: a result whose first 2,000 characters match one is an error and stays as it is "
+                "(for formats with no error flag, such as Chat Completions and agent logs). Regular expressions, "
+                "searched line by line (`^` is a line start).")
+    if not st.session_state.get(state.DETECT_ERRORS, True):
+        st.caption("Off: *Recognise errors by their text* is unticked in the sidebar, so only a format's own error "
+                   "flag marks an error.")
+    st.data_editor(
+        state.get(state.PATTERN_BASE), key=state.PATTERN_EDITOR, num_rows="dynamic", width="stretch",
+        hide_index=True, column_order=("name", "pattern"),
+        column_config={
+            "name": st.column_config.TextColumn("name", help="Shown in the report: error result (matched: name).",
+                                                required=True),
+            "pattern": st.column_config.TextColumn("pattern", width="large",
+                                                   help="A Python regular expression (re.MULTILINE)."),
+        },
+    )
+    _checks(checks, "error_patterns", quiet=True)
+    if not any(c.table == "error_patterns" and (c.level == "error" or c.matches) for c in checks):
+        st.caption("No pattern recognises a result here (besides any the format itself flags as errors).")
+    st.button("Reset to the default patterns", on_click=_reset_patterns, key="reset_error_patterns",
+              help="Put back the patterns the playground ships with (your edits to this table are dropped).")
 
 
 def panel(checks: list[RowCheck], rules: Rules) -> None:
@@ -142,7 +193,8 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
     left.selectbox("Start from", list(RULESETS), key="ruleset", format_func=lambda key: RULESETS[key][0],
                    help="Replace both tables with a rule preset built for this conversation's tools.")
     right.button("Use these rules", on_click=_apply_ruleset, width="stretch",
-                 help="Replaces both tables. Your edits to the current rules are dropped.")
+                 help="Replaces both tables. Your edits to the current rules are dropped; the error patterns "
+                      "stay.")
     st.button("Suggest rules for this conversation", on_click=_suggest, icon=":material/auto_fix_high:",
               help="A rule for each tool with large results or arguments, classified by its arguments (path, query, "
                    "command, content…) with min_tokens from its sizes. You see what each row would do first.")
@@ -179,6 +231,7 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
         },
     )
     _checks(checks, "tool_results")
+    _error_patterns(checks)
 
     with st.expander("Import or export rules"):
         st.file_uploader("Import a rules file (JSON)", type=["json"], key="rules_upload", on_change=_import_upload,
@@ -190,7 +243,7 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
             st.form_submit_button("Import pasted rules", on_click=_import_paste,
                                   help="Check the pasted rules and, if they are valid, replace both tables.")
         if state.message("rules_import"):
-            st.error(state.message("rules_import"))
+            st.error(render.literal(state.message("rules_import")))
         python = exports.rules_python(rules)
         as_json = exports.rules_json(rules)
         one, two = st.columns(2)

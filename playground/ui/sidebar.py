@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import formats, models, render
+from .. import models, render, view
 from . import state
 
 
@@ -28,7 +28,7 @@ def conversation_picker() -> None:
     key = state.get(state.PRESET)
     if state.is_own(key):
         conversation = state.get(state.CONVERSATION)
-        st.caption(f"Your own conversation — {formats.TITLES[conversation.format]}, {len(conversation.items):,} "
+        st.caption(f"Your own conversation — {view.format_title(conversation)}, {len(conversation.items):,} "
                    "items. Choosing a preset keeps it in this list.")
     else:
         st.caption(render.literal(state.all_presets()[key].description))

@@ -16,6 +16,7 @@ import streamlit as st
 from .. import formats, models, presets
 from ..compaction import Settings
 from ..engine import Engine
+from ..errorpatterns import ErrorPatterns
 from ..errors import InputError
 from ..model import Conversation
 from ..rules import Rules, book_rules
@@ -33,6 +34,10 @@ COMPACT_ERRORS = "compact_errors"
 DETECT_ERRORS = "detect_errors"  # recognise error results by pattern (core's switch); saved in workspaces
 CALL_BASE, RESULT_BASE = "call_rules_base", "result_rules_base"
 CALL_EDITOR, RESULT_EDITOR = "call_rules_editor", "result_rules_editor"
+# The error-pattern table (base rows + its editor's edits, like the rule tables), the patterns last
+# in effect (kept while a row is wrong), and the rules' cap on {field} values: all part of the rules.
+PATTERN_BASE, PATTERN_EDITOR, PATTERNS_GOOD = "error_patterns_base", "error_patterns_editor", "error_patterns_good"
+VALUE_LIMIT = "value_limit"
 MESSAGES = "messages"  # input name -> error text, shown next to that input
 FORMAT_CHOICE = "format_choice"
 BUILDER_ITEM = "builder_item"
@@ -40,6 +45,7 @@ AUTO = "auto"
 ENGINE = "engine"
 OWN = "own_conversations"  # picker key -> OwnConversation, newest last
 OWN_PREFIX = "own:"
+EXPORT_CHOICES = ("export_format", "export_notes")
 MAX_OWN = 8  # the oldest of the person's own conversations goes when a ninth arrives
 
 
@@ -92,8 +98,22 @@ def set_rule_rows(calls: list[dict[str, Any]], results: list[dict[str, Any]]) ->
         st.session_state.pop(editor, None)
 
 
+def set_error_patterns(patterns: ErrorPatterns) -> None:
+    """A new base for the error-pattern table (its pending edits go), in effect at once."""
+    st.session_state[PATTERN_BASE] = patterns.to_json()
+    st.session_state[PATTERNS_GOOD] = patterns
+    st.session_state.pop(PATTERN_EDITOR, None)
+
+
 def set_rules(rules: Rules) -> None:
+    """Everything the rules hold: both tables, the error patterns and the value cap."""
     set_rule_rows(*tables_from_rules(rules))
+    set_error_patterns(rules.error_patterns)
+    st.session_state[VALUE_LIMIT] = rules.value_limit
+
+
+def pattern_rows() -> list[dict[str, Any]]:
+    return edited_rows(get(PATTERN_BASE), st.session_state.get(PATTERN_EDITOR))
 
 
 def rule_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -112,6 +132,8 @@ def set_conversation(conversation: Conversation, source: str, keep_builder: bool
     its own model when the playground lists it; otherwise the model stays and a message says so."""
     st.session_state[CONVERSATION] = conversation
     st.session_state[SOURCE] = source
+    for choice in EXPORT_CHOICES:  # the Export tab's defaults follow the conversation (its format, its losses)
+        st.session_state.pop(choice, None)
     if not keep_builder:
         st.session_state[BUILDER_ITEM] = None
     if conversation.model and models.is_listed(conversation.model):

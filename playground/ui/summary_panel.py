@@ -18,7 +18,7 @@ import os
 
 import streamlit as st
 
-from .. import keys
+from .. import keys, render
 from ..errors import InputError
 from ..llm import Endpoint, OpenAISummarizer
 from ..pipeline import Optimized
@@ -139,11 +139,11 @@ def settings() -> None:
                            "Base URL gets a key only if you type one here.")
         st.caption(f"Key: {key_choice().label}.")
         if st.button("Test connection", width="stretch", help="Sends a one-word request to the endpoint."):
-            with st.spinner(f"Asking {endpoint().where}…"):
+            with st.spinner(render.literal(f"Asking {endpoint().where}…")):
                 try:
                     st.success(OpenAISummarizer(endpoint()).check(), icon=":material/check_circle:")
                 except SummarizerError as exc:
-                    st.error(str(exc), icon=":material/error:")
+                    st.error(render.literal(str(exc)), icon=":material/error:")
     with st.expander("Summary prompt and budget"):
         st.text_area("Prompt", key=PROMPT, height=260, help="What the LLM is asked for. The offline summarizer "
                                                              "does not use it.")
@@ -201,7 +201,7 @@ def panel(optimized: Optimized, prefer: str | None) -> None:
     with st.container(border=True):
         st.markdown(f"**Summarization** — {STATUS_WORDS[report.status]}")
         if report.status in ("nothing_to_summarize", "not_smaller"):
-            st.caption(report.detail[:1].upper() + report.detail[1:] + ".")
+            st.caption(render.literal(report.detail[:1].upper() + report.detail[1:] + "."))
         if report.start is not None:
             st.caption(f"Span: items {report.start}–{report.end - 1} ({report.end - report.start} items). "
                        f"Summarizer: {report.summarizer}. Request {report.tokens_before:,} → "
@@ -210,23 +210,23 @@ def panel(optimized: Optimized, prefer: str | None) -> None:
         if report.status == "summarized":
             st.warning(LOSS, icon=":material/warning:")
         if report.error:
-            st.error(f"{report.error}. Nothing was dropped: the request is as compaction left it.")
+            st.error(render.literal(f"{report.error}. Nothing was dropped: the request is as compaction left it."))
         if report.still_over:
             st.warning(report.still_over_words[:1].upper() + report.still_over_words[1:] + ".",
                        icon=":material/warning:")
         st.caption(stages_line(optimized))
         if prefer and done.plan is not None and report.summarizer != prefer:
             st.info("Showing the offline summary. The endpoint is called only when you ask:", icon=":material/info:")
-            if st.button(f"Summarize with {st.session_state[LLM_MODEL]}", type="primary",
+            if st.button(render.literal(f"Summarize with {st.session_state[LLM_MODEL]}"), type="primary",
                          help="One request to the endpoint; the result is kept for this exact input."):
                 _summarize_with_llm(optimized)
         if state.message("llm"):
-            st.error(state.message("llm"), icon=":material/error:")
+            st.error(render.literal(state.message("llm")), icon=":material/error:")
 
 
 def stages_line(optimized: Optimized) -> str:
     """Before → after compaction → after summarization, each saving apart: compaction's can be
-    undone by calling a tool, a summary's cannot. (Kept here until the meter draws the stages.)"""
+    undone by calling a tool, a summary's cannot."""
     before, compacted, final = optimized.stages
     return (f"{before.label}: {before.tokens:,} → {compacted.label.lower()}: {compacted.tokens:,} "
             f"(−{compacted.saved:,}, reversible) → {final.label.lower()}: {final.tokens:,} "

@@ -10,17 +10,17 @@ import streamlit as st
 
 from .. import render, workspace
 from ..errors import InputError
-from ..ruletable import edited_rows, rules_from_tables
 from ..workspace import Summarization, Workspace
-from . import state, summary_panel
+from . import calibration_panel, rules_panel, state, summary_panel
 
 UPLOAD = "workspace_upload"
 # What snapshot() reads: copied on every rerun (cheap), turned into a workspace only on download.
 KEYS = (state.CONVERSATION, state.SOURCE, state.CALL_BASE, state.RESULT_BASE, state.CALL_EDITOR, state.RESULT_EDITOR,
+        state.PATTERN_BASE, state.PATTERN_EDITOR, state.PATTERNS_GOOD, state.VALUE_LIMIT,
         state.THRESHOLD, state.KEEP_RECENT, state.COMPACT_ERRORS, state.DETECT_ERRORS, state.MODEL, summary_panel.ON,
         summary_panel.FOLLOWS, summary_panel.LIMIT, summary_panel.KEEP_STEPS, summary_panel.BUDGET,
         summary_panel.PROMPT, summary_panel.MODE, summary_panel.BASE_URL, summary_panel.LLM_MODEL,
-        summary_panel.TRANSCRIPT_BUDGET, summary_panel.KEPT)
+        summary_panel.TRANSCRIPT_BUDGET, summary_panel.KEPT, state.ENGINE)
 
 
 def snapshot(values: Mapping[str, Any]) -> Workspace:
@@ -28,9 +28,7 @@ def snapshot(values: Mapping[str, Any]) -> Workspace:
     conversation showing, the rules the tables make, the settings. Widgets not drawn this run
     fall back to their defaults."""
     conversation = values[state.CONVERSATION]
-    rules, _ = rules_from_tables(edited_rows(values[state.CALL_BASE], values.get(state.CALL_EDITOR, None)),
-                                 edited_rows(values[state.RESULT_BASE], values.get(state.RESULT_EDITOR, None)),
-                                 conversation)
+    rules, _ = rules_panel.rules_from(values, conversation)
     # A hidden widget's value lives on in the summary panel's kept copy (which also holds a typed API
     # key: only the named settings are read from it, never the key).
     kept = {**summary_panel.DEFAULTS, **values.get(summary_panel.KEPT, {})}
@@ -49,7 +47,8 @@ def snapshot(values: Mapping[str, Any]) -> Workspace:
     return Workspace(conversation=conversation, rules=rules, threshold=int(values[state.THRESHOLD]),
                      keep_recent=int(values[state.KEEP_RECENT]), compact_errors=bool(values[state.COMPACT_ERRORS]),
                      detect_errors=bool(values.get(state.DETECT_ERRORS, True)), model=values[state.MODEL],
-                     summarization=summarization, label=values[state.SOURCE])
+                     summarization=summarization, label=values[state.SOURCE],
+                     calibrations=dict(values[state.ENGINE].calibrations) if state.ENGINE in values else {})
 
 
 def _apply(ws: Workspace, name: str) -> None:
@@ -62,6 +61,10 @@ def _apply(ws: Workspace, name: str) -> None:
     st.session_state[state.COMPACT_ERRORS] = ws.compact_errors
     st.session_state[state.DETECT_ERRORS] = ws.detect_errors
     state.set_rules(ws.rules)
+    calibrations = state.engine().calibrations  # the engine remakes a meter whose calibration changed
+    calibrations.clear()
+    calibrations.update(ws.calibrations)
+    st.session_state[calibration_panel.APPLY] = False  # a pasted usage's toggle must not override the file's
     chosen = ws.summarization
     summary_panel.set_values({
         summary_panel.ON: chosen.enabled, summary_panel.FOLLOWS: chosen.limit is None,
