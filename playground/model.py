@@ -102,7 +102,18 @@ class ToolCall:
     def parsed_arguments(self) -> JsonObject | None:
         """The arguments as a read-only object, or None when they are not a JSON object
         (models do sometimes emit malformed arguments; we keep those untouched)."""
-        return _parse_arguments(self.arguments)
+        return self._parsed
+
+    @functools.cached_property
+    def _parsed(self) -> JsonObject | None:
+        # Parsed once per call item (compaction and the page ask many times per rerun); the cache
+        # lives and dies with the item, so no session's arguments outlive it in a module global.
+        # (A frozen dataclass still allows this: cached_property writes the instance __dict__.)
+        try:
+            value = json.loads(self.arguments)
+        except (ValueError, RecursionError):
+            return None
+        return MappingProxyType(value) if isinstance(value, dict) else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,16 +126,6 @@ class ToolResult:
     is_error: bool = False
     origin: Origin | None = None
     extra: JsonObject = field(default_factory=_empty)
-
-
-@functools.lru_cache(maxsize=8192)
-def _parse_arguments(text: str) -> JsonObject | None:
-    # Cached: compaction and the UI ask for the same call's arguments many times per rerun.
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    return MappingProxyType(value) if isinstance(value, dict) else None
 
 
 Item = Message | ToolCall | ToolResult
