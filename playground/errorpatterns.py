@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, located_objects
 from .model import ToolResult, content_text
 
 DATA_FILE = Path(__file__).parent / "data" / "error_patterns.json"
@@ -64,15 +64,8 @@ class ErrorPatterns:
 def load_error_patterns(data: Any, where: str = "error_patterns") -> ErrorPatterns:
     """Patterns from their JSON shape, a list of ``{"name", "pattern"}`` objects (other keys,
     such as the shipped file's ``example`` and ``about``, are allowed). ``[]``: recognise none."""
-    if not isinstance(data, list):
-        raise InputError("expected a list of {\"name\", \"pattern\"} objects", where=where, value=data)
-    patterns = []
-    for position, row in enumerate(data):
-        place = f"{where}[{position}]"
-        if not isinstance(row, dict):
-            raise InputError("expected an object with \"name\" and \"pattern\"", where=place, value=row)
-        patterns.append(ErrorPattern.of(row.get("name"), row.get("pattern"), place))
-    return ErrorPatterns(tuple(patterns))
+    rows = located_objects(data, where, 'a list of {"name", "pattern"} objects', 'an object with "name" and "pattern"')
+    return ErrorPatterns(tuple(ErrorPattern.of(row.get("name"), row.get("pattern"), place) for row, place in rows))
 
 
 def _shipped() -> ErrorPatterns:

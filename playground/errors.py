@@ -31,6 +31,21 @@ class InputError(ValueError):
         return InputError(self.message, where=where, value=self.value)
 
 
+def located_objects(data: Any, where: str, expected: str, row: str) -> list[tuple[dict, str]]:
+    """``data`` as a list of (object, place) pairs — ``rules[2]``, ``error_patterns[0]`` — so each
+    loader names the very entry that is wrong. ``expected``/``row`` say what the list and an entry
+    should be, in the loader's words."""
+    if not isinstance(data, list):
+        raise InputError(f"expected {expected}", where=where, value=data)
+    found = []
+    for position, entry in enumerate(data):
+        place = f"{where}[{position}]"
+        if not isinstance(entry, dict):
+            raise InputError(f"expected {row}", where=place, value=entry)
+        found.append((entry, place))
+    return found
+
+
 def _short(value: Any, limit: int = 80) -> str:
     """A repr short enough for one line of an error message."""
     text = repr(value)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errorpatterns import DEFAULT_ERROR_PATTERNS, ErrorPatterns, load_error_patterns
-from .errors import InputError
+from .errors import InputError, located_objects
 
 UNKNOWN = "unknown"
 BUILTINS = {
@@ -225,15 +225,7 @@ def _rows(data: Mapping[str, Any], table: str, value_key: str) -> list[tuple[dic
     raw = data.get(table, [])
     if isinstance(raw, Mapping):
         raw = [{"tool": tool, value_key: text} for tool, text in raw.items()]
-    if not isinstance(raw, list):
-        raise InputError("expected a list of rules", where=table, value=raw)
-    rows = []
-    for position, row in enumerate(raw):
-        where = f"{table}[{position}]"
-        if not isinstance(row, dict):
-            raise InputError("expected an object", where=where, value=row)
-        rows.append((row, where))
-    return rows
+    return located_objects(raw, table, "a list of rules", "an object")
 
 
 def _text(row: dict, key: str, where: str) -> Template:

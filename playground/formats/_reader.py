@@ -24,3 +24,11 @@ class Reader:
 def counted(counts: dict[str, int]) -> str:
     """``{"summary": 2, "system": 1}`` as ``summary 2, system 1`` (largest first), for notes."""
     return ", ".join(f"{name} {count}" for name, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def log_lines(data: Any) -> list[Any] | None:
+    """An agent log's records: JSONL parses to a list (one object a line), a one-line log to that
+    one object; anything else is not a log."""
+    if isinstance(data, dict):
+        return [data]
+    return data if isinstance(data, list) else None

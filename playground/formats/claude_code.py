@@ -21,7 +21,7 @@ from typing import Any
 
 from ..model import Conversation
 from . import anthropic
-from ._reader import Reader, counted
+from ._reader import Reader, counted, log_lines
 from ._wire import check, need
 
 NAME = "claude-code"
@@ -30,14 +30,8 @@ _ROLES = ("user", "assistant")
 _SYNTHETIC = "<synthetic>"  # the model name Claude Code gives messages it made up itself (API errors…)
 
 
-def _lines(data: Any) -> list[Any] | None:
-    if isinstance(data, dict):
-        return [data]
-    return data if isinstance(data, list) else None
-
-
 def looks_like(data: Any) -> int:
-    lines = _lines(data)
+    lines = log_lines(data)
     if not lines or not all(isinstance(line, dict) and isinstance(line.get("type"), str) for line in lines):
         return 0
     turns = [line for line in lines if line["type"] in _ROLES]
@@ -127,7 +121,7 @@ def _alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def read(data: Any) -> Conversation:
-    lines = _lines(data)
+    lines = log_lines(data)
     if lines is None:
         check(data, list, "document")
     log = _Log()

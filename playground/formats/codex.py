@@ -20,7 +20,7 @@ from typing import Any
 
 from ..model import Conversation
 from . import responses
-from ._reader import Reader, counted
+from ._reader import Reader, counted, log_lines
 from ._wire import check, need
 
 NAME = "codex"
@@ -28,14 +28,8 @@ TITLE = "Codex CLI rollout (JSONL)"
 _LINE_TYPES = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")
 
 
-def _lines(data: Any) -> list[Any] | None:
-    if isinstance(data, dict):
-        return [data]
-    return data if isinstance(data, list) else None
-
-
 def looks_like(data: Any) -> int:
-    lines = _lines(data)
+    lines = log_lines(data)
     if not lines:
         return 0
     # Every line is {type, payload}; at least one is a type we know (later Codex versions add line types,
@@ -65,7 +59,7 @@ def _instructions(payload: dict) -> str | None:
 
 
 def read(data: Any) -> Conversation:
-    lines = _lines(data)
+    lines = log_lines(data)
     if lines is None:
         check(data, list, "document")
     items: list[dict] = []
