@@ -141,3 +141,33 @@ def test_every_preset_replays_without_error(preset, tab):
         at.session_state["compare_show"] = True
         healthy(at.run())
         assert [table for table in at.dataframe if "strategy" in table.value.columns]
+
+
+def _rows_in_before_after(at: AppTest) -> int:
+    """Items in the Before / after table (one ``<tr>`` per item in its body)."""
+    table = next(html.proto.body for html in at.get("html") if 'class="cp-rows"' in html.proto.body)
+    return table.count("<tr class=")
+
+
+def test_choosing_a_call_shows_its_request_in_before_after_and_the_button_goes_back():
+    at = start()
+    healthy(at.selectbox(key=run_panel.STRATEGY).select("masking").run())
+    conversation = at.session_state["conversation"]
+    starts = replay(conversation, make("none"), Meter(at.session_state["model"]),
+                    read_prices().get(at.session_state["model"])).calls
+    at.session_state["tab"] = "Before / after"
+    healthy(at.run())
+    whole = _rows_in_before_after(at)
+    assert not [i for i in at.info if "Showing call" in i.value]  # nothing chosen: the whole view, as before
+    at.session_state["tab"] = "Run"
+    healthy(at.run())
+    healthy(at.slider(key=run_panel.CALL).set_value(1).run())
+    at.session_state["tab"] = "Before / after"
+    healthy(at.run())
+    assert [i.value for i in at.info if i.value.startswith(f"Showing call 1 of {len(starts)} (chosen in the Run tab)")]
+    assert _rows_in_before_after(at) == starts[1].position < whole
+    befores = [m.value for m in at.metric if m.label == "Before"]  # the page's headline, then the call's
+    assert befores[-1] == f"{starts[1].tokens_without:,}" != befores[0]
+    healthy(at.button(key="call_view_back").click().run())
+    assert not [i for i in at.info if "Showing call" in i.value]
+    assert _rows_in_before_after(at) == whole
