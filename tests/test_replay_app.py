@@ -3,17 +3,20 @@ engine's own for the same conversation and settings."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from playground import presets
+from playground import presets, workspace
 from playground.compare import compare
 from playground.policies import POLICIES, make
 from playground.prices import read_prices
 from playground.replay import replay
 from playground.tokens import Meter
 from playground.ui import run_panel
+from playground.ui.workspace_panel import saved_values, snapshot
 
 from .conftest import ROOT
 
@@ -171,3 +174,28 @@ def test_choosing_a_call_shows_its_request_in_before_after_and_the_button_goes_b
     healthy(at.button(key="call_view_back").click().run())
     assert not [i for i in at.info if "Showing call" in i.value]
     assert _rows_in_before_after(at) == whole
+
+
+def test_run_settings_and_typed_prices_come_back_from_a_saved_workspace():
+    at = start()
+    model = at.session_state["model"]
+    healthy(at.selectbox(key=run_panel.STRATEGY).select("clear-tool-uses").run())
+    healthy(at.number_input(key=run_panel.TRIGGER).set_value(2000).run())
+    healthy(at.radio(key=run_panel.MODE).set_value("per-call").run())
+    healthy(at.number_input(key=f"replay_price_input_{model}").set_value(7.5).run())
+    cost = _metric(at, "Cost")
+    at.session_state["tab"] = "Before / after"  # the Run tab closed: its values must still be saved
+    healthy(at.run())
+    saved = workspace.to_json(snapshot(saved_values(at.session_state)))
+    assert saved["replay"]["prices"] == {model: {"input": 7.5}}  # only what was typed over the data file
+    fresh = start()
+    assert fresh.session_state[run_panel.STRATEGY] == "rules" and _metric(fresh, "Cost") != cost
+    fresh.sidebar.file_uploader(key="workspace_upload").set_value(
+        ("run.json", json.dumps(saved).encode(), "application/json"))
+    healthy(fresh.run())
+    healthy(fresh.run())  # a rerun that draws the Run tab again keeps what the file set
+    assert fresh.session_state[run_panel.STRATEGY] == "clear-tool-uses"
+    assert fresh.session_state[run_panel.TRIGGER] == 2000 and fresh.session_state[run_panel.MODE] == "per-call"
+    assert fresh.session_state[f"replay_price_input_{model}"] == 7.5
+    assert fresh.number_input(key=f"replay_price_input_{model}").value == 7.5
+    assert _metric(fresh, "Cost") == cost and not fresh.warning

@@ -19,6 +19,7 @@ from ..replay import MODES, Replay, call_starts, chart_rows, replay, sweep, swee
 from ..rules import Rules
 from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings
 from ..view import CallView, call_view
+from ..workspace import ReplaySettings
 from . import state
 
 CALL = "replay_call"  # the chosen call (position in the run's calls), for the before/after view
@@ -35,7 +36,9 @@ MODE_HELP = ("stored: edits are written into the history the agent keeps (the bo
              "edited region.")
 CACHE_HELP = ("openai: automatic prefix caching, prompts of 1,024+ tokens, hits in 128-token steps. anthropic: one "
               "breakpoint on the last message, writes at 1.25× input, reads at 0.1×. none: no prompt cache.")
-DEFAULTS = {STRATEGY: "rules", MODE: "stored", WINDOW: 10, TRIGGER: 100_000, KEEP: 3, CLEAR_AT_LEAST: 0}
+_START = ReplaySettings()  # a new session starts where a workspace without these settings opens
+DEFAULTS = {STRATEGY: _START.strategy, MODE: _START.mode, WINDOW: _START.window, TRIGGER: _START.trigger,
+            KEEP: _START.keep, CLEAR_AT_LEAST: _START.clear_at_least}
 PRICE_PREFIX = "replay_price_"
 KEPT = (*DEFAULTS, CACHE, CALL, SWEEP, "compare_mode", "compare_cache", "compare_show")
 
