@@ -167,7 +167,8 @@ def test_choosing_a_call_shows_its_request_in_before_after_and_the_button_goes_b
     healthy(at.slider(key=run_panel.CALL).set_value(1).run())
     at.session_state["tab"] = "Before / after"
     healthy(at.run())
-    assert [i.value for i in at.info if i.value.startswith(f"Showing call 1 of {len(starts)} (chosen in the Run tab)")]
+    heading = f"Showing call 1 of {len(starts)} (calls 0–{len(starts) - 1}, chosen in the Run tab)"
+    assert [i.value for i in at.info if i.value.startswith(heading)]
     assert _rows_in_before_after(at) == starts[1].position < whole
     befores = [m.value for m in at.metric if m.label == "Before"]  # the page's headline, then the call's
     assert befores[-1] == f"{starts[1].tokens_without:,}" != befores[0]
