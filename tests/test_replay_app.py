@@ -185,17 +185,25 @@ def test_run_settings_and_typed_prices_come_back_from_a_saved_workspace():
     healthy(at.radio(key=run_panel.MODE).set_value("per-call").run())
     healthy(at.number_input(key=f"replay_price_input_{model}").set_value(7.5).run())
     cost = _metric(at, "Cost")
+    at.session_state["tab"] = "Compare"
+    healthy(at.run())
+    healthy(at.radio(key="compare_mode").set_value("per-call").run())
     at.session_state["tab"] = "Before / after"  # the Run tab closed: its values must still be saved
     healthy(at.run())
     saved = workspace.to_json(snapshot(saved_values(at.session_state)))
     assert saved["replay"]["prices"] == {model: {"input": 7.5}}  # only what was typed over the data file
     fresh = start()
     assert fresh.session_state[run_panel.STRATEGY] == "rules" and _metric(fresh, "Cost") != cost
+    fresh.session_state["tab"] = "Before / after"  # opened while the Run tab is closed
+    healthy(fresh.run())
     fresh.sidebar.file_uploader(key="workspace_upload").set_value(
         ("run.json", json.dumps(saved).encode(), "application/json"))
     healthy(fresh.run())
-    healthy(fresh.run())  # a rerun that draws the Run tab again keeps what the file set
+    healthy(fresh.run())  # a rerun that does not draw the Run tab keeps what the file set
+    fresh.session_state["tab"] = "Run"
+    healthy(fresh.run())
     assert fresh.session_state[run_panel.STRATEGY] == "clear-tool-uses"
+    assert fresh.session_state["compare_mode"] == "per-call"
     assert fresh.session_state[run_panel.TRIGGER] == 2000 and fresh.session_state[run_panel.MODE] == "per-call"
     assert fresh.session_state[f"replay_price_input_{model}"] == 7.5
     assert fresh.number_input(key=f"replay_price_input_{model}").value == 7.5
