@@ -338,6 +338,8 @@ def call_view(conversation: Conversation, run: Replay, calls: int, meter: Meter)
     while head < limit and without.items[head] == sent.items[head]:
         head += 1
     shorter = len(without.items) - len(sent.items)
+    if shorter > 0:  # the summary stands at the first difference, which is within what was sent
+        head = min(head, max(len(sent.items) - 1, 0))
     return CallView(len(run.calls) - 1, calls, call, run.strategy, without, sent, meter.items(without.items),
                     meter.items(sent.items), head, shorter + 1 if shorter > 0 else 0)
 
@@ -348,17 +350,23 @@ def _partner(view: CallView, position: int) -> int | None:
     if not view.folded or position < view.head:
         return position
     if position < view.head + view.folded:
-        return view.head if position == view.head else None
+        return view.head if position == view.head and view.head < len(view.sent.items) else None
     return position - view.folded + 1
+
+
+def _folded(view: CallView, position: int) -> bool:
+    return view.head <= position < view.head + view.folded
+
+
+def _changed(view: CallView, position: int) -> bool:
+    partner = _partner(view, position)
+    return _folded(view, position) or view.sent.items[partner] != view.without.items[position]
 
 
 def call_positions(view: CallView, changed_only: bool) -> list[int]:
     """The items the call's table lists: all, or only those the policy changed or folded."""
     every = range(len(view.without.items))
-    if not changed_only:
-        return list(every)
-    return [p for p in every if p >= view.head and (_partner(view, p) is None or p < view.head + view.folded
-                                                    or view.sent.items[_partner(view, p)] != view.without.items[p])]
+    return [p for p in every if _changed(view, p)] if changed_only else list(every)
 
 
 def call_rows(view: CallView, positions: Iterable[int]) -> list[Row]:
@@ -367,10 +375,9 @@ def call_rows(view: CallView, positions: Iterable[int]) -> list[Row]:
     for position in positions:
         before = view.without.items[position]
         partner = _partner(view, position)
-        summarized = view.head <= position < view.head + view.folded
-        after = None if partner is None else view.sent.items[partner]
-        changed = summarized or after != before
-        shown = after is not None and (not summarized or position == view.head)
+        summarized, changed = _folded(view, position), _changed(view, position)
+        shown = partner is not None
+        after = view.sent.items[partner] if shown else None
         out.append(Row(
             position=position,
             location=formats.where(view.without, before) if before.origin else f"item {position}",

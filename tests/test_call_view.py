@@ -4,11 +4,13 @@ summary folds the span it replaced."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from playground import formats, view
-from playground.policies import POLICIES, RulesPolicy, SummarizePolicy, make
+from playground.policies import POLICIES, NonePolicy, RulesPolicy, SummarizePolicy, make
 from playground.prices import read_prices
 from playground.replay import call_starts, replay
 from playground.tokens import Meter
@@ -84,3 +86,14 @@ def test_any_call_under_any_policy_lines_up_item_for_item(body, name, mode, data
     assert view.call_positions(shown, True) == [row.position for row in rows if row.changed]
     if name == "none":
         assert not any(row.changed or row.cache_boundary for row in rows)
+
+
+def test_a_request_sent_shorter_at_its_end_still_lines_up():
+    conversation, meter = book(), Meter("gpt-4o")
+    run = replay(conversation, NonePolicy(), meter, GPT4O, cache="none")
+    cut = replace(run, final=run.final.with_items(run.final.items[:-2]))  # a policy that dropped the last two
+    shown = view.call_view(conversation, cut, len(run.calls), meter)
+    rows = view.call_rows(shown, view.call_positions(shown, False))
+    assert len(rows) == len(shown.without.items)
+    assert [row.position for row in rows if row.summarized] == list(range(len(rows) - 3, len(rows)))
+    assert sum(row.tokens_after for row in rows) == sum(shown.tokens_sent)
