@@ -9,7 +9,6 @@ The vocabulary is documented in ``presets/lessons/README.md``.
 
 from __future__ import annotations
 
-import importlib.util
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -21,13 +20,12 @@ from .errors import InputError
 from .model import Conversation, ToolResult
 from .pipeline import Optimized
 from .rules import Rules, book_rules, load_rules
+from .suggest import suggest_rules
 from .tokens import Meter
 
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "presets" / "lessons"
 FENCE = "+++"
 
-# Optional parts of the app a lesson may need, by the module that provides each.
-FEATURES = {"suggest": "playground.suggest", "replay": "playground.replay"}
 RULE_SETS = ("book", "none", "preset", "suggested")  # named rule sets a change may ask for
 
 # Conditions, each with the type of its value. "…_at_least" holds when that number on the page is at
@@ -43,14 +41,6 @@ CHANGES = {"threshold": int, "keep_recent": int, "compact_errors": bool, "summar
 
 
 @dataclass(frozen=True)
-class Part:
-    """Text shown only when an optional feature is present (else a note says what is missing)."""
-
-    requires: str
-    text: str
-
-
-@dataclass(frozen=True)
 class Lesson:
     key: str  # the file's stem, e.g. "01-threshold"
     title: str
@@ -60,8 +50,6 @@ class Lesson:
     done: Mapping[str, Any]  # condition: every entry must hold
     show_me: Mapping[str, Any]  # the state changes that do the task
     start: Mapping[str, Any]  # state changes applied after loading the preset
-    requires: tuple[str, ...] = ()
-    parts: tuple[Part, ...] = ()
     minutes: int = 2
 
 
@@ -127,32 +115,19 @@ def parse_lesson(text: str, key: str) -> Lesson:
         data = tomllib.loads("\n".join(lines[1:close]))
     except tomllib.TOMLDecodeError as exc:  # its message names the line within the front matter
         raise InputError(f"front matter is not valid TOML: {exc} (line 1 is the file's line 2)", where=key) from None
-    known = {"title", "preset", "task", "minutes", "requires", "start", "done", "show_me", "parts"}
+    known = {"title", "preset", "task", "minutes", "start", "done", "show_me"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise InputError(f"unknown key; known: {', '.join(sorted(known))}", where=f"{key}.{unknown[0]}",
                          value=unknown[0])
-    requires = data.get("requires", [])
-    if not isinstance(requires, list) or any(name not in FEATURES for name in requires):
-        raise InputError(f"expected a list of features from: {', '.join(FEATURES)}", where=f"{key}.requires",
-                         value=requires)
-    parts = []
-    for index, part in enumerate(data.get("parts", [])):
-        where = f"{key}.parts[{index}]"
-        if not isinstance(part, dict) or part.get("requires") not in FEATURES:
-            raise InputError(f"a part needs 'requires' (one of: {', '.join(FEATURES)}) and 'text'", where=where)
-        parts.append(Part(part["requires"], _text(part, "text", where)))
     body = "\n".join(lines[close + 1:]).strip()
     if not body:
         raise InputError("the lesson has no text after its front matter", where=key)
-    lesson = Lesson(key=key, title=_text(data, "title", key), preset=_text(data, "preset", key),
-                    task=_text(data, "task", key), body=body, done=_condition(data.get("done"), f"{key}.done"),
-                    show_me=_changes(data.get("show_me"), f"{key}.show_me"),
-                    start=_changes(data.get("start", {}), f"{key}.start"), requires=tuple(requires),
-                    parts=tuple(parts), minutes=_typed(data.get("minutes", 2), int, f"{key}.minutes"))
-    if "suggested" in (lesson.start.get("rules"), lesson.show_me.get("rules")) and "suggest" not in requires:
-        raise InputError("the 'suggested' rules need requires = [\"suggest\"]", where=f"{key}.requires")
-    return lesson
+    return Lesson(key=key, title=_text(data, "title", key), preset=_text(data, "preset", key),
+                  task=_text(data, "task", key), body=body, done=_condition(data.get("done"), f"{key}.done"),
+                  show_me=_changes(data.get("show_me"), f"{key}.show_me"),
+                  start=_changes(data.get("start", {}), f"{key}.start"),
+                  minutes=_typed(data.get("minutes", 2), int, f"{key}.minutes"))
 
 
 def load_lessons(folder: Path = LESSONS_DIR, presets: set[str] | None = None) -> list[Lesson]:
@@ -166,15 +141,6 @@ def load_lessons(folder: Path = LESSONS_DIR, presets: set[str] | None = None) ->
                              value=lesson.preset)
         lessons.append(lesson)
     return lessons
-
-
-def missing_features(lesson: Lesson) -> tuple[str, ...]:
-    """The features this lesson needs that this build of the app lacks."""
-    return tuple(name for name in lesson.requires if not feature_present(name))
-
-
-def feature_present(name: str) -> bool:
-    return importlib.util.find_spec(FEATURES[name]) is not None
 
 
 def observe(conversation: Conversation, rules: Rules, settings: Settings, optimized: Optimized) -> dict[str, Any]:
@@ -232,9 +198,7 @@ def resolve_rules(value: str | Mapping[str, Any], conversation: Conversation, pr
     if value == "preset":
         return preset_rules
     if value == "suggested":
-        from . import suggest  # only with the suggest work; a lesson that needs it is hidden without it
-
-        return suggest.suggest_rules(conversation, meter).rules()
+        return suggest_rules(conversation, meter).rules()
     return Rules()
 
 

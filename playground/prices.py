@@ -18,7 +18,7 @@ from .errors import InputError
 PRICES_FILE = Path(__file__).resolve().parent / "data" / "prices.json"
 PROVIDERS = ("openai", "anthropic")
 DEFAULT_MODEL = "gpt-4o"
-_PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
+PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def _price(name: str, entry: Any, where: str) -> Price:
     source = entry.get("source")
     if not isinstance(source, str) or not source.strip():
         raise InputError("say which page the prices came from", where=f"{where}.source", value=source)
-    numbers = {key: _number(entry, key, where) for key in _PRICE_FIELDS}
+    numbers = {key: _number(entry, key, where) for key in PRICE_FIELDS}
     return Price(name, provider, _number(entry, "context_window", where, int), **numbers,
                  min_cacheable=_number(entry, "min_cacheable", where, int), source=source)
 

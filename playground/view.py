@@ -10,8 +10,9 @@ from typing import TypeVar
 from . import formats, models
 from .compaction import Compaction
 from .model import Conversation, Item, ToolCall, content_text, role_of, tool_name
+from .replay import Call, Replay
 from .summarize import Summarization
-from .tokens import TokenCount
+from .tokens import Meter, TokenCount
 
 T = TypeVar("T")
 
@@ -307,3 +308,89 @@ def summary(original: Conversation, result: Compaction, model: models.ModelInfo,
 
 def _percent(part: int, whole: int) -> float:
     return round(100 * part / whole, 1) if whole else 0.0
+
+
+@dataclass(frozen=True)
+class CallView:
+    """One call of a replayed run as the Before / after view shows it: the request without the
+    policy (everything before the call's turn) beside the request as sent under it. A policy keeps
+    items in place except a summary, which stands for a span of ``folded`` items at ``head``."""
+
+    number: int  # the call's position in the run's calls
+    calls: int  # calls in the whole run
+    call: Call
+    strategy: str
+    without: Conversation
+    sent: Conversation
+    tokens_without: tuple[int, ...]
+    tokens_sent: tuple[int, ...]
+    head: int  # items both requests share from the start
+    folded: int  # items of ``without`` one summary item replaced (0: no summary)
+
+
+def call_view(conversation: Conversation, run: Replay, calls: int, meter: Meter) -> CallView:
+    """The last call of ``run`` (a replay stopped there with ``until=``) as a before/after view.
+    ``calls`` is how many the whole run has, for "call k of N"."""
+    call = run.calls[-1]
+    without, sent = conversation.with_items(conversation.items[:call.position]), run.final
+    head = 0
+    limit = min(len(without.items), len(sent.items))
+    while head < limit and without.items[head] == sent.items[head]:
+        head += 1
+    shorter = len(without.items) - len(sent.items)
+    if shorter > 0:  # the summary stands at the first difference, which is within what was sent
+        head = min(head, max(len(sent.items) - 1, 0))
+    return CallView(len(run.calls) - 1, calls, call, run.strategy, without, sent, meter.items(without.items),
+                    meter.items(sent.items), head, shorter + 1 if shorter > 0 else 0)
+
+
+def _partner(view: CallView, position: int) -> int | None:
+    """Where the item at ``position`` of the request without the policy stands in the one sent:
+    None when a summary took it (the summary itself stands at the span's first position)."""
+    if not view.folded or position < view.head:
+        return position
+    if position < view.head + view.folded:
+        return view.head if position == view.head and view.head < len(view.sent.items) else None
+    return position - view.folded + 1
+
+
+def _folded(view: CallView, position: int) -> bool:
+    return view.head <= position < view.head + view.folded
+
+
+def _changed(view: CallView, position: int) -> bool:
+    partner = _partner(view, position)
+    return _folded(view, position) or view.sent.items[partner] != view.without.items[position]
+
+
+def call_positions(view: CallView, changed_only: bool) -> list[int]:
+    """The items the call's table lists: all, or only those the policy changed or folded."""
+    every = range(len(view.without.items))
+    return [p for p in every if _changed(view, p)] if changed_only else list(every)
+
+
+def call_rows(view: CallView, positions: Iterable[int]) -> list[Row]:
+    """One row per item of the call's request without the policy, beside what was sent for it."""
+    out = []
+    for position in positions:
+        before = view.without.items[position]
+        partner = _partner(view, position)
+        summarized, changed = _folded(view, position), _changed(view, position)
+        shown = partner is not None
+        after = view.sent.items[partner] if shown else None
+        out.append(Row(
+            position=position,
+            location=formats.where(view.without, before) if before.origin else f"item {position}",
+            role=role_of(before), tool=tool_name(before), before=item_text(before),
+            after=item_text(after) if shown else "",
+            tokens_before=view.tokens_without[position],
+            tokens_after=view.tokens_sent[partner] if shown else 0,
+            changed=changed, rules=(view.strategy,) if changed and not summarized else (), skipped=(),
+            cache_boundary=position == view.head and view.head < len(view.without.items),
+            summarized=summarized))
+    return out
+
+
+def call_largest(view: CallView) -> int:
+    """The largest item on either side of the call, for the rows' bars."""
+    return max([*view.tokens_without, *view.tokens_sent], default=0)

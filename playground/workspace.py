@@ -8,11 +8,16 @@
      "model": "gpt-4o", "calibrations": {"gpt-4o": 1.04},
      "summarization": {"enabled": true, "limit": null, "keep_steps": 3, "item_budget": 600,
                        "transcript_budget": 24000,
-                       "prompt": "…", "summarizer": "offline", "base_url": "", "llm_model": "gpt-4o-mini"}}
+                       "prompt": "…", "summarizer": "offline", "base_url": "", "llm_model": "gpt-4o-mini"},
+     "replay": {"strategy": "masking", "mode": "stored", "cache": null, "window": 10, "trigger": 100000,
+                "keep": 3, "clear_at_least": 0, "prices": {"gpt-4o": {"input": 2.0}},
+                "compare": {"mode": "per-call", "cache": "anthropic"}}}
 
 The conversation is kept as its own format writes it (with the format's name) rather than in the
 native format, because that is the form that reads back exactly: wire keys we do not model and
-every item's location survive. ``limit`` null means "the same as the threshold". There is no
+every item's location survive. ``limit`` null means "the same as the threshold"; a ``cache`` null
+means "the model's own provider's"; ``prices`` holds only the prices typed over the data file's
+(US$ per million tokens, per model and field). There is no
 field for an API key, so a key can never be saved or shared. Keys this version does not know are
 ignored with a note (a newer file opens in an older playground); a bad value is an InputError
 naming its place, so the page keeps its last good state.
@@ -29,6 +34,10 @@ from .calibration import Calibration, load_calibrations
 from .calibration import to_json as calibrations_to_json
 from .errors import InputError
 from .model import Conversation
+from .policies import POLICIES
+from .prices import PRICE_FIELDS
+from .promptcache import CACHE_MODELS
+from .replay import MODES
 from .rules import Rules, book_rules, load_rules, rules_to_json
 from .summarize import DEFAULT_ITEM_BUDGET, DEFAULT_KEEP_STEPS, DEFAULT_PROMPT, DEFAULT_TRANSCRIPT_BUDGET
 
@@ -53,6 +62,23 @@ class Summarization:
 
 
 @dataclass(frozen=True)
+class ReplaySettings:
+    """The Run and Compare views' settings and the prices typed over the data file's. The Run
+    view starts from these defaults, so a new session and an old file agree."""
+
+    strategy: str = "rules"
+    mode: str = "stored"
+    cache: str | None = None  # None: the model's own provider's cache
+    window: int = 10
+    trigger: int = 100_000
+    keep: int = 3
+    clear_at_least: int = 0
+    prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # model -> field -> US$ per million
+    compare_mode: str = "stored"
+    compare_cache: str | None = None
+
+
+@dataclass(frozen=True)
 class Workspace:
     conversation: Conversation
     rules: Rules
@@ -64,6 +90,7 @@ class Workspace:
     summarization: Summarization = Summarization()
     label: str = ""  # which conversation this is, as the page's picker names it
     calibrations: Mapping[str, Calibration] = field(default_factory=dict)  # model -> correction in effect
+    replay: ReplaySettings = ReplaySettings()
     notes: tuple[str, ...] = field(default=(), compare=False)  # what reading the file ignored
 
 
@@ -81,7 +108,15 @@ def to_json(ws: Workspace) -> dict[str, Any]:
         "model": ws.model,
         "calibrations": calibrations_to_json(ws.calibrations),
         "summarization": {f.name: getattr(ws.summarization, f.name) for f in fields(Summarization)},
+        "replay": _replay_to_json(ws.replay),
     }
+
+
+def _replay_to_json(chosen: ReplaySettings) -> dict[str, Any]:
+    plain = ("strategy", "mode", "cache", "window", "trigger", "keep", "clear_at_least")
+    return {**{name: getattr(chosen, name) for name in plain},
+            "prices": {model: dict(typed) for model, typed in chosen.prices.items()},
+            "compare": {"mode": chosen.compare_mode, "cache": chosen.compare_cache}}
 
 
 def _at(where: str, key: str) -> str:
@@ -140,6 +175,48 @@ def _summarization(data: Any, where: str) -> tuple[Summarization, list[str]]:
     return Summarization(**values), _unknown(data, {f.name for f in fields(Summarization)}, where)
 
 
+def _choice(data: Mapping[str, Any], key: str, choices: tuple[str, ...], where: str, default: str | None) -> Any:
+    """``data[key]``, one of ``choices`` (or null when the default is)."""
+    value = data.get(key, default)
+    if value not in choices and not (value is None and default is None):
+        raise InputError(f"expected one of {', '.join(choices)}", where=_at(where, key), value=value)
+    return value
+
+
+def _prices(data: Any, where: str) -> dict[str, dict[str, float]]:
+    """Typed prices: per model, per field, a number of US dollars per million tokens, 0 or more."""
+    prices = {}
+    for model, entry in _object(data, where).items():
+        at = _at(where, model)
+        typed = _object(entry, at)
+        unknown = [name for name in typed if name not in PRICE_FIELDS]
+        if unknown:
+            raise InputError(f"unknown price (one of {', '.join(PRICE_FIELDS)})", where=_at(at, unknown[0]),
+                             value=typed[unknown[0]])
+        for name, value in typed.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+                raise InputError("expected a price, a number 0 or more", where=_at(at, name), value=value)
+        prices[model] = {name: float(value) for name, value in typed.items()}
+    return prices
+
+
+def _replay(data: Any, where: str) -> tuple[ReplaySettings, list[str]]:
+    data = _object(data, where)
+    default = ReplaySettings()
+    compare = _object(data.get("compare", {}), _at(where, "compare"))
+    chosen = ReplaySettings(
+        strategy=_choice(data, "strategy", tuple(POLICIES), where, default.strategy),
+        mode=_choice(data, "mode", MODES, where, default.mode),
+        cache=_choice(data, "cache", CACHE_MODELS, where, None),
+        **{name: _get(data, name, (int,), where, getattr(default, name))
+           for name in ("window", "trigger", "keep", "clear_at_least")},
+        prices=_prices(data.get("prices", {}), _at(where, "prices")),
+        compare_mode=_choice(compare, "mode", MODES, _at(where, "compare"), default.compare_mode),
+        compare_cache=_choice(compare, "cache", CACHE_MODELS, _at(where, "compare"), None))
+    known = {"strategy", "mode", "cache", "window", "trigger", "keep", "clear_at_least", "prices", "compare"}
+    return chosen, _unknown(data, known, where) + _unknown(compare, {"mode", "cache"}, _at(where, "compare"))
+
+
 def from_json(data: Any) -> Workspace:
     """A workspace file's data, checked; errors name the place (``rules, tool_results[0].template``).
     Without rules, the book's."""
@@ -158,13 +235,14 @@ def from_json(data: Any) -> Workspace:
         raise exc.within("rules") from None
     summarization, notes = _summarization(data.get("summarization", {}), "summarization")
     calibrations = load_calibrations(data["calibrations"], "calibrations") if data.get("calibrations") else {}
+    replay, replay_notes = _replay(data.get("replay", {}), "replay")
     scalars = {"threshold": (int, 50_000), "keep_recent": (int, 0), "compact_errors": (bool, False),
                "detect_errors": (bool, True), "model": (str, conversation.model or models.DEFAULT_MODEL),
                "label": (str, "")}
     values = {key: _get(data, key, (kind,), "", default) for key, (kind, default) in scalars.items()}
-    known = {"kind", "version", "conversation", "rules", "summarization", "calibrations", *scalars}
+    known = {"kind", "version", "conversation", "rules", "summarization", "calibrations", "replay", *scalars}
     return Workspace(conversation=conversation, rules=rules, summarization=summarization, calibrations=calibrations,
-                     notes=tuple(_unknown(data, known, "") + notes), **values)
+                     replay=replay, notes=tuple(_unknown(data, known, "") + notes + replay_notes), **values)
 
 
 def loads(text: str | bytes, name: str = "workspace") -> Workspace:

@@ -13,6 +13,7 @@ from playground.errors import InputError
 from playground.model import ToolCall
 from playground.pipeline import optimize
 from playground.presets import list_presets
+from playground.suggest import suggest_rules
 from playground.summarize import SummarySettings
 from playground.tokens import Meter
 
@@ -49,8 +50,6 @@ def test_there_are_five_to_seven_lessons_each_on_a_preset():
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.key)
 def test_a_lesson_starts_unfinished_and_show_me_finishes_it(lesson: lessons.Lesson):
-    if lessons.missing_features(lesson):
-        pytest.skip(f"needs {lesson.requires}, not in this build (arrives with the merge)")
     _, before = observed(lesson, {})
     assert not lessons.check(lesson, before), "the task is already done when the lesson starts"
     _, after = observed(lesson, lessons.show_me(lesson))
@@ -126,10 +125,9 @@ def test_show_me_is_the_lessons_changes_and_does_not_share_them():
      "x.show_me.rules, tool_results[0].tool", "missing tool name"),
     (GOOD.replace('task = "Do the thing."\n', ""), "x.task", "non-empty string"),
     (GOOD.replace("+++\nSome *Markdown*.\n", "+++\n"), "x", "no text"),
-    (GOOD.replace('preset = "book-report"', 'preset = "book-report"\nrequires = ["teleport"]'), "x.requires",
-     "features"),
     (GOOD.replace('preset = "book-report"', 'preset = "book-report"\ncolour = 1'), "x.colour", "unknown key"),
-    (GOOD.replace("{ threshold = 5000 }", '{ rules = "suggested" }'), "x.requires", "suggested"),
+    (GOOD.replace('preset = "book-report"', 'preset = "book-report"\nrequires = ["suggest"]'), "x.requires",
+     "unknown key"),  # every feature is in the app: a lesson no longer declares any
 ])
 def test_a_broken_lesson_says_where(text: str, where: str, words: str):
     with pytest.raises(InputError) as caught:
@@ -146,7 +144,8 @@ def test_a_lesson_on_an_unknown_preset_is_refused(tmp_path):
     assert [lesson.key for lesson in lessons.load_lessons(tmp_path)] == ["01-a"]
 
 
-def test_a_feature_this_build_lacks_is_reported_missing():
-    lesson = replace(lessons.parse_lesson(GOOD, "x"), requires=("suggest", "replay"))
-    present = {name for name in ("suggest", "replay") if lessons.feature_present(name)}
-    assert set(lessons.missing_features(lesson)) == {"suggest", "replay"} - present
+def test_the_suggested_rule_set_is_the_suggesters_for_the_lessons_conversation():
+    preset = PRESETS["large-200k"]
+    meter = Meter(preset.model)
+    made = lessons.resolve_rules("suggested", preset.conversation, preset.rules, meter)
+    assert made == suggest_rules(preset.conversation, meter).rules() and made.tool_results

@@ -40,8 +40,6 @@ def done(at: AppTest) -> bool:
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.key)
 def test_every_lesson_through_show_me(lesson: lessons.Lesson):
-    if lessons.missing_features(lesson):
-        pytest.skip(f"needs {lesson.requires}, not in this build (arrives with the merge)")
     at = start(lesson)
     assert at.session_state["preset"] == lesson.preset
     assert [i.value for i in at.info if lesson.task in i.value] and not done(at)
@@ -68,10 +66,11 @@ def test_lesson_one_by_hand_then_next():
     assert [p for p in at.get("progress") if "1 of" in p.proto.text]
 
 
-def test_a_lesson_needing_a_missing_feature_is_hidden_with_a_note():
-    needing = [lesson for lesson in LESSONS if lessons.missing_features(lesson)]
-    if not needing:
-        pytest.skip("every lesson's features are in this build")
-    at = healthy(open_lessons().selectbox(key="lesson_pick").set_value(needing[0].key).run())
-    assert [i.value for i in at.info if "does not have yet" in i.value]
-    assert not [b for b in at.button if b.key == "lesson_start"]
+def test_the_prompt_cache_lesson_sends_the_learner_to_the_run_view_which_is_there():
+    lesson = next(lesson for lesson in LESSONS if lesson.key.startswith("05-"))
+    at = start(lesson)
+    assert [m.value for m in at.markdown if "Open the **Run** view" in m.value]
+    at.session_state["tab"] = "Run"
+    at = healthy(at.run())
+    assert [m for m in at.metric if m.label == "Calls"]  # the view the lesson names draws for its preset
+    assert [s.key for s in at.slider if s.key == "replay_call"]

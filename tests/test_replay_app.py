@@ -3,17 +3,20 @@ engine's own for the same conversation and settings."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from playground import presets
+from playground import presets, workspace
 from playground.compare import compare
 from playground.policies import POLICIES, make
 from playground.prices import read_prices
 from playground.replay import replay
 from playground.tokens import Meter
 from playground.ui import run_panel
+from playground.ui.workspace_panel import saved_values, snapshot
 
 from .conftest import ROOT
 
@@ -141,3 +144,67 @@ def test_every_preset_replays_without_error(preset, tab):
         at.session_state["compare_show"] = True
         healthy(at.run())
         assert [table for table in at.dataframe if "strategy" in table.value.columns]
+
+
+def _rows_in_before_after(at: AppTest) -> int:
+    """Items in the Before / after table (one ``<tr>`` per item in its body)."""
+    table = next(html.proto.body for html in at.get("html") if 'class="cp-rows"' in html.proto.body)
+    return table.count("<tr class=")
+
+
+def test_choosing_a_call_shows_its_request_in_before_after_and_the_button_goes_back():
+    at = start()
+    healthy(at.selectbox(key=run_panel.STRATEGY).select("masking").run())
+    conversation = at.session_state["conversation"]
+    starts = replay(conversation, make("none"), Meter(at.session_state["model"]),
+                    read_prices().get(at.session_state["model"])).calls
+    at.session_state["tab"] = "Before / after"
+    healthy(at.run())
+    whole = _rows_in_before_after(at)
+    assert not [i for i in at.info if "Showing call" in i.value]  # nothing chosen: the whole view, as before
+    at.session_state["tab"] = "Run"
+    healthy(at.run())
+    healthy(at.slider(key=run_panel.CALL).set_value(1).run())
+    at.session_state["tab"] = "Before / after"
+    healthy(at.run())
+    heading = f"Showing call 1 of {len(starts)} (calls 0–{len(starts) - 1}, chosen in the Run tab)"
+    assert [i.value for i in at.info if i.value.startswith(heading)]
+    assert _rows_in_before_after(at) == starts[1].position < whole
+    befores = [m.value for m in at.metric if m.label == "Before"]  # the page's headline, then the call's
+    assert befores[-1] == f"{starts[1].tokens_without:,}" != befores[0]
+    healthy(at.button(key="call_view_back").click().run())
+    assert not [i for i in at.info if "Showing call" in i.value]
+    assert _rows_in_before_after(at) == whole
+
+
+def test_run_settings_and_typed_prices_come_back_from_a_saved_workspace():
+    at = start()
+    model = at.session_state["model"]
+    healthy(at.selectbox(key=run_panel.STRATEGY).select("clear-tool-uses").run())
+    healthy(at.number_input(key=run_panel.TRIGGER).set_value(2000).run())
+    healthy(at.radio(key=run_panel.MODE).set_value("per-call").run())
+    healthy(at.number_input(key=f"replay_price_input_{model}").set_value(7.5).run())
+    cost = _metric(at, "Cost")
+    at.session_state["tab"] = "Compare"
+    healthy(at.run())
+    healthy(at.radio(key="compare_mode").set_value("per-call").run())
+    at.session_state["tab"] = "Before / after"  # the Run tab closed: its values must still be saved
+    healthy(at.run())
+    saved = workspace.to_json(snapshot(saved_values(at.session_state)))
+    assert saved["replay"]["prices"] == {model: {"input": 7.5}}  # only what was typed over the data file
+    fresh = start()
+    assert fresh.session_state[run_panel.STRATEGY] == "rules" and _metric(fresh, "Cost") != cost
+    fresh.session_state["tab"] = "Before / after"  # opened while the Run tab is closed
+    healthy(fresh.run())
+    fresh.sidebar.file_uploader(key="workspace_upload").set_value(
+        ("run.json", json.dumps(saved).encode(), "application/json"))
+    healthy(fresh.run())
+    healthy(fresh.run())  # a rerun that does not draw the Run tab keeps what the file set
+    fresh.session_state["tab"] = "Run"
+    healthy(fresh.run())
+    assert fresh.session_state[run_panel.STRATEGY] == "clear-tool-uses"
+    assert fresh.session_state["compare_mode"] == "per-call"
+    assert fresh.session_state[run_panel.TRIGGER] == 2000 and fresh.session_state[run_panel.MODE] == "per-call"
+    assert fresh.session_state[f"replay_price_input_{model}"] == 7.5
+    assert fresh.number_input(key=f"replay_price_input_{model}").value == 7.5
+    assert _metric(fresh, "Cost") == cost and not fresh.warning

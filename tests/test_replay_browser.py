@@ -35,3 +35,28 @@ def test_run_view_draws_the_per_call_chart(page):
     chart.scroll_into_view_if_needed()
     chart.screenshot(path=str(ARTIFACTS / "e2e-run-chart.png"))
     assert (ARTIFACTS / "e2e-run-chart.png").stat().st_size > 5_000
+
+
+def test_a_call_chosen_in_the_run_view_shows_in_before_after(page):
+    from playwright.sync_api import expect
+
+    page.get_by_role("tab", name="Run").click()
+    idle(page)
+    slider = page.get_by_role("slider").last  # the call slider (the threshold's is in the sidebar)
+    slider.scroll_into_view_if_needed()
+    slider.focus()
+    page.keyboard.press("ArrowLeft")  # from the last call to the one before it
+    idle(page)
+    expect(page.get_by_text("The Before / after tab shows this call's request.")).to_be_visible()
+    page.get_by_role("tab", name="Before / after").click()
+    idle(page)
+    heading = page.get_by_text("Showing call", exact=False).first
+    expect(heading).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "e2e-call-before-after.png"))
+    rows = page.locator("table.cp-rows tbody tr")
+    chosen = rows.count()
+    page.get_by_role("button", name="Show the whole conversation").click()
+    idle(page)
+    expect(page.get_by_text("Showing call", exact=False)).to_have_count(0)
+    assert 0 < chosen < rows.count()

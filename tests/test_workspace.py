@@ -11,7 +11,11 @@ from hypothesis import strategies as st
 
 from playground import formats, presets, rulesets, workspace
 from playground.errors import InputError
-from playground.workspace import Summarization, Workspace
+from playground.policies import POLICIES
+from playground.prices import PRICE_FIELDS
+from playground.promptcache import CACHE_MODELS
+from playground.replay import MODES
+from playground.workspace import ReplaySettings, Summarization, Workspace
 
 from .strategies import anthropic_requests, chat_requests, native_documents, responses_requests
 
@@ -101,3 +105,56 @@ def test_unknown_keys_are_ignored_with_a_note():
     assert ws.notes == ("ignored the key 'calibration', which this version of the playground does not know",
                         "ignored the key 'summarization.temperature', which this version of the playground does "
                         "not know")
+
+
+# The Run and Compare views' settings and the typed prices
+
+caches = st.none() | st.sampled_from(CACHE_MODELS)
+replays = st.builds(
+    ReplaySettings, strategy=st.sampled_from(list(POLICIES)), mode=st.sampled_from(MODES), cache=caches,
+    window=st.integers(0, 1000), trigger=st.integers(0, 10**7), keep=st.integers(0, 1000),
+    clear_at_least=st.integers(0, 10**7),
+    prices=st.dictionaries(st.text(min_size=1), st.dictionaries(
+        st.sampled_from(PRICE_FIELDS), st.floats(0, 1e6, allow_nan=False) | st.integers(0, 10**6).map(float)),
+        max_size=3),
+    compare_mode=st.sampled_from(MODES), compare_cache=caches)
+
+
+@given(chosen=replays)
+def test_replay_settings_and_typed_prices_round_trip(chosen):
+    ws = Workspace(PRESETS[0].conversation, PRESETS[0].rules, 5000, replay=chosen)
+    back = round_trip(ws)
+    assert back.replay == chosen and back.notes == ()
+
+
+def test_a_file_without_replay_settings_opens_with_the_run_views_defaults():
+    data = _saved()
+    del data["replay"]
+    assert workspace.from_json(data).replay == ReplaySettings()
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"strategy": "yolo"}, "replay.strategy: expected one of none, rules"),
+    ({"mode": "sometimes"}, "replay.mode: expected one of stored, per-call: 'sometimes'"),
+    ({"cache": "redis"}, "replay.cache: expected one of openai, anthropic, none: 'redis'"),
+    ({"compare": {"cache": 3}}, "replay.compare.cache: expected one of openai"),
+    ({"window": -1}, "replay.window: expected a whole number, 0 or more: -1"),
+    ({"prices": {"gpt-4o": {"input": -2}}}, "replay.prices.gpt-4o.input: expected a price, a number 0 or more: -2"),
+    ({"prices": {"gpt-4o": {"input": "2"}}}, "replay.prices.gpt-4o.input: expected a price"),
+    ({"prices": {"gpt-4o": {"input": True}}}, "replay.prices.gpt-4o.input: expected a price"),
+    ({"prices": {"gpt-4o": {"inputs": 2}}}, "replay.prices.gpt-4o.inputs: unknown price (one of input, cached_input"),
+    ({"prices": {"gpt-4o": 2}}, "replay.prices.gpt-4o: expected an object"),
+])
+def test_bad_replay_settings_name_their_place(change, message):
+    data = _saved()
+    data["replay"].update(change)
+    with pytest.raises(InputError) as error:
+        workspace.from_json(data)
+    assert str(error.value).startswith(message)
+
+
+def test_unknown_replay_keys_are_ignored_with_a_note():
+    data = _saved()
+    data["replay"]["speed"] = 2
+    assert workspace.from_json(data).notes == (
+        "ignored the key 'replay.speed', which this version of the playground does not know",)

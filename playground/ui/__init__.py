@@ -164,7 +164,11 @@ def _page() -> None:
     tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons",
                     "Step-through", "Run", "Compare"], key="tab", on_change="rerun")
     with tabs[0]:
-        results.before_after(conversation, optimized)
+        call = run_panel.chosen_call(conversation, rules, settings, summary, model_name) if tabs[0].open else None
+        if call is None:
+            results.before_after(conversation, optimized)
+        else:
+            results.call_before_after(call, run_panel.show_whole)
         with st.expander("Tokens of one item, as the model sees them", icon=":material/token:"):
             tokenview_panel.panel(conversation, optimized.compaction.conversation, state.engine().meter(model_name))
     with tabs[1]:

@@ -12,6 +12,7 @@ from ..policies import POLICIES, make
 from ..replay import MODES, call_starts
 from ..rules import Rules
 from ..summarize import SummarySettings
+from ..workspace import ReplaySettings
 from . import run_panel, state
 
 MODE, CACHE, SHOW = "compare_mode", "compare_cache", "compare_show"
@@ -21,7 +22,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
           model: str) -> None:
     """The Compare tab: mode and cache, then the strategies table and their costs."""
     left, right = st.columns(2)
-    run_panel.start(MODE, "stored")
+    run_panel.start(MODE, ReplaySettings().compare_mode)
     left.radio("Mode", MODES, key=MODE, horizontal=True, help=run_panel.MODE_HELP)
     with right:
         run_panel.cache_choice(model, CACHE)

@@ -22,7 +22,6 @@ from . import state, summary_panel
 PICK = "lesson_pick"
 ACTIVE = "lesson_active"  # the lesson whose preset is loaded, or None
 DONE = "lessons_done"  # keys of the lessons the learner completed
-FEATURE_WORDS = {"suggest": "suggested rules (the Real agents work)", "replay": "the Run view (the Replay work)"}
 
 
 @st.cache_resource(show_spinner=False)
@@ -64,8 +63,7 @@ def _by_key(key: str) -> lessons.Lesson:
 def _label(lesson: lessons.Lesson, number: int) -> str:
     """A lesson's name in the picker; it never changes during a session (a picker whose labels
     change is a new widget to Streamlit, and would lose its place)."""
-    missing = " (not in this build)" if lessons.missing_features(lesson) else ""
-    return f"{number}. {lesson.title}{missing}"
+    return f"{number}. {lesson.title}"
 
 
 def panel(conversation: Conversation, rules: Rules, settings: Settings, optimized: Optimized) -> None:
@@ -95,12 +93,6 @@ def _lesson(keys: list[str], numbers: dict[str, int], done: set[str], conversati
     key = st.selectbox("Lesson", keys, key=PICK, format_func=lambda k: _label(_by_key(k), numbers[k]),
                        help="Each lesson takes about two minutes on its own preset and asks you to do one thing.")
     lesson = _by_key(key)
-    missing = lessons.missing_features(lesson)
-    if missing:
-        needs = ", ".join(FEATURE_WORDS.get(name, name) for name in missing)
-        st.info(f"This lesson needs {needs}, which this build of the playground does not have yet; it is hidden "
-                "until then.", icon=":material/hourglass_empty:")
-        return
     st.subheader(lesson.title)
     if st.session_state.get(ACTIVE) != key:
         st.markdown(f"**Your task:** {lesson.task}")
@@ -120,7 +112,7 @@ def _lesson(keys: list[str], numbers: dict[str, int], done: set[str], conversati
     show, following = st.columns(2)
     show.button("Show me", key="lesson_show_me", on_click=_show_me, args=(key,), disabled=passed, width="stretch",
                 icon=":material/visibility:", help="Does the task for you, so you can see what changes.")
-    later = [k for k in keys[keys.index(key) + 1:] if not lessons.missing_features(_by_key(k))]
+    later = keys[keys.index(key) + 1:]
     if later:
         following.button("Next lesson", key="lesson_next", type="primary", disabled=not passed, on_click=_start,
                          args=(later[0],), width="stretch", icon=":material/arrow_forward:",
@@ -128,9 +120,3 @@ def _lesson(keys: list[str], numbers: dict[str, int], done: set[str], conversati
     elif passed:
         following.caption("That was the last lesson.")
     st.markdown(lesson.body)
-    for part in lesson.parts:
-        if lessons.feature_present(part.requires):
-            st.markdown(part.text)
-        else:
-            st.caption(f"One more step here needs {FEATURE_WORDS.get(part.requires, part.requires)}, which this "
-                       "build does not have yet.")

@@ -85,6 +85,43 @@ def before_after(original: Conversation, optimized: Optimized) -> None:
     st.html(render.rows_table(rows, view.largest_tokens(optimized.compaction, done)))
 
 
+def call_before_after(call: view.CallView, back) -> None:
+    """Before / after for one call of the run chosen in the Run tab: its request without the
+    policy beside the request as sent, with that call's numbers; ``back`` returns to the whole."""
+    info, button = st.columns([3, 1], vertical_alignment="center")
+    info.info(f"Showing call {call.number} of {call.calls} (calls 0–{call.calls - 1}, chosen in the Run tab): the "
+              f"request that call sent, {len(call.without.items):,} items, without and with the "
+              f"{render.literal(call.strategy)} strategy. The meters above stay on the last request.",
+              icon=":material/timeline:")
+    button.button("Show the whole conversation", key="call_view_back", on_click=back, type="primary",
+                  help="Back to the last request, as compacted with the page's rules.")
+    numbers = call.call
+    before, after, cached, cost = st.columns(4)
+    before.metric("Before", f"{numbers.tokens_without:,}", help="Prompt tokens of this call without the policy.")
+    after.metric("After", f"{numbers.tokens_with:,}", delta=_change(numbers.tokens_with - numbers.tokens_without),
+                 delta_color="inverse", help="Prompt tokens of this call as sent under the policy.")
+    cached.metric("Cached", f"{numbers.cached_with:,}", delta=_change(numbers.cached_with - numbers.cached_without),
+                  help="Prompt tokens this call read from the provider's cache, with the policy (the change is "
+                       "against no policy).")
+    cost.metric("Cost", f"${numbers.cost_with:.4f}",
+                delta=_change(numbers.cost_with - numbers.cost_without, "{:+.4f}"), delta_color="inverse",
+                help="This call's prompt and reply at the Run tab's prices (the change is against no policy).")
+    left, right = st.columns([1, 1])
+    changed_only = left.toggle("Changed only", key="call_changed_only",
+                               help="Hide items the policy left as they were.")
+    positions = view.call_positions(call, changed_only)
+    _, pages = view.page(positions, 1, PAGE_SIZE)
+    number = right.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key="call_page",
+                                help=f"{PAGE_SIZE} items per page.") if pages > 1 else 1
+    shown, _ = view.page(positions, int(number), PAGE_SIZE)
+    st.html(render.rows_table(view.call_rows(call, shown), view.call_largest(call)))
+
+
+def _change(value: float, shape: str = "{:,}") -> str | None:
+    """A metric's change, or none when the policy changed nothing (a red "+0.0000" reads as a loss)."""
+    return shape.format(value) if round(value, 4) else None
+
+
 def _add_rule(tool: str, kind: str) -> None:
     calls, results = state.rule_rows()
     row = breakdown.suggest_rule(st.session_state[state.CONVERSATION], tool, kind)

@@ -15,12 +15,15 @@ from ..model import Conversation
 from ..policies import POLICIES, Policy, make
 from ..prices import Price, read_prices
 from ..promptcache import CACHE_MODELS
-from ..replay import MODES, Replay, chart_rows, replay, sweep, sweep_points
+from ..replay import MODES, Replay, call_starts, chart_rows, replay, sweep, sweep_points
 from ..rules import Rules
 from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings
+from ..view import CallView, call_view
+from ..workspace import ReplaySettings
 from . import state
 
 CALL = "replay_call"  # the chosen call (position in the run's calls), for the before/after view
+SHOWN = "replay_call_shown"  # True once the person moved the call slider: Before / after shows that call
 SWEEP = "replay_sweep"
 LIGHT_RUN = 200  # calls: runs up to this long redraw the extra replays on every change without a wait
 STRATEGY, MODE, CACHE = "replay_strategy", "replay_mode", "replay_cache"
@@ -33,7 +36,9 @@ MODE_HELP = ("stored: edits are written into the history the agent keeps (the bo
              "edited region.")
 CACHE_HELP = ("openai: automatic prefix caching, prompts of 1,024+ tokens, hits in 128-token steps. anthropic: one "
               "breakpoint on the last message, writes at 1.25× input, reads at 0.1×. none: no prompt cache.")
-DEFAULTS = {STRATEGY: "rules", MODE: "stored", WINDOW: 10, TRIGGER: 100_000, KEEP: 3, CLEAR_AT_LEAST: 0}
+_START = ReplaySettings()  # a new session starts where a workspace without these settings opens
+DEFAULTS = {STRATEGY: _START.strategy, MODE: _START.mode, WINDOW: _START.window, TRIGGER: _START.trigger,
+            KEEP: _START.keep, CLEAR_AT_LEAST: _START.clear_at_least}
 PRICE_PREFIX = "replay_price_"
 KEPT = (*DEFAULTS, CACHE, CALL, SWEEP, "compare_mode", "compare_cache", "compare_show")
 
@@ -69,6 +74,43 @@ def policy_options(rules: Rules, settings: Settings, summary: SummarySettings | 
             "keep_recent": settings.keep_recent, "summarize": summary is not None, "keep_steps": keep_steps,
             "window": get(WINDOW, DEFAULTS[WINDOW]), "trigger": get(TRIGGER, DEFAULTS[TRIGGER]),
             "keep": get(KEEP, DEFAULTS[KEEP]), "clear_at_least": get(CLEAR_AT_LEAST, DEFAULTS[CLEAR_AT_LEAST])}
+
+
+def _policy(rules: Rules, settings: Settings, summary: SummarySettings | None) -> tuple[Policy, dict[str, Any]]:
+    options = policy_options(rules, settings, summary)
+    return make(st.session_state.get(STRATEGY, DEFAULTS[STRATEGY]), **options), options
+
+
+def _replay(conversation: Conversation, policy: Policy, model: str, until: int | None = None) -> Replay:
+    """The run as the Run view's controls set it (the defaults while the view has not been drawn)."""
+    start(MODE, DEFAULTS[MODE])
+    start(CACHE, read_prices().get(model).provider)
+    return replay(conversation, policy, state.engine().meter(model), price(model), mode=st.session_state[MODE],
+                  cache=st.session_state[CACHE], until=until)
+
+
+def chosen_call(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
+                model: str) -> CallView | None:
+    """The call chosen with the Run view's slider, replayed only up to it; None when none is chosen
+    (then Before / after shows the whole conversation and nothing is replayed)."""
+    if not st.session_state.get(SHOWN):
+        return None
+    calls = len(call_starts(conversation.items))
+    if not calls:
+        return None
+    number = min(int(st.session_state.get(CALL, calls - 1)), calls - 1)
+    policy, _ = _policy(rules, settings, summary)
+    run = _replay(conversation, policy, model, until=number + 1)
+    return call_view(conversation, run, calls, state.engine().meter(model))
+
+
+def show_whole() -> None:
+    """Back to the whole conversation in Before / after."""
+    st.session_state[SHOWN] = False
+
+
+def _show_call() -> None:
+    st.session_state[SHOWN] = True
 
 
 def cache_choice(model: str, key: str) -> None:
@@ -183,14 +225,20 @@ def _chosen_call(run: Replay) -> None:
         return
     last = len(run.calls) - 1
     st.session_state[CALL] = min(st.session_state.get(CALL, last), last)  # the last call first; a shorter run clamps
-    st.slider("Call shown in Before / after", 0, last, key=CALL,
-              help="Pick one call of the run: its numbers are shown here, and the Before / after view shows its "
-                   "request.")
+    st.slider("Call shown in Before / after", 0, last, key=CALL, on_change=_show_call,
+              help="Pick one call of the run: its numbers are shown here, and the Before / after tab shows its "
+                   "request, without and with the policy.")
     call = run.calls[st.session_state[CALL]]
     fired = f"; the policy fired ({call.fired})" if call.fired else "; the policy did not fire"
     st.caption(f"Call {st.session_state[CALL]} (item {call.index} of the input): {call.tokens_without:,} → "
                f"{call.tokens_with:,} prompt tokens, {call.cached_without:,} → {call.cached_with:,} cached, "
                f"${call.cost_without:.4f} → ${call.cost_with:.4f}{fired}.")
+    if st.session_state.get(SHOWN):
+        left, right = st.columns([3, 1], vertical_alignment="center")
+        left.caption("The *Before / after* tab shows this call's request.")
+        right.button("Show the whole conversation there", key="replay_call_whole_run", on_click=show_whole)
+    else:
+        st.caption("Move the slider to see a call's request in the *Before / after* tab.")
 
 
 def panel(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
@@ -198,12 +246,10 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     """The Run tab: controls, totals, the charts and the call slider."""
     _controls(model)
     _price_editor(model)
-    options = policy_options(rules, settings, summary)
-    policy = make(st.session_state[STRATEGY], **options)
+    policy, options = _policy(rules, settings, summary)
     meter = state.engine().meter(model)
     chosen_price = price(model)
-    run = replay(conversation, policy, meter, chosen_price, mode=st.session_state[MODE],
-                 cache=st.session_state[CACHE])
+    run = _replay(conversation, policy, model)
     if not run.calls:
         st.info("This conversation has no assistant turn, so there is no LLM call to replay.", icon=":material/info:")
         return

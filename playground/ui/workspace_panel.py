@@ -10,8 +10,9 @@ import streamlit as st
 
 from .. import render, workspace
 from ..errors import InputError
-from ..workspace import Summarization, Workspace
-from . import calibration_panel, rules_panel, state, summary_panel
+from ..prices import PRICE_FIELDS, read_prices
+from ..workspace import ReplaySettings, Summarization, Workspace
+from . import calibration_panel, compare_panel, rules_panel, run_panel, state, summary_panel
 
 UPLOAD = "workspace_upload"
 # What snapshot() reads: copied on every rerun (cheap), turned into a workspace only on download.
@@ -20,7 +21,52 @@ KEYS = (state.CONVERSATION, state.SOURCE, state.CALL_BASE, state.RESULT_BASE, st
         state.THRESHOLD, state.KEEP_RECENT, state.COMPACT_ERRORS, state.DETECT_ERRORS, state.MODEL, summary_panel.ON,
         summary_panel.FOLLOWS, summary_panel.LIMIT, summary_panel.KEEP_STEPS, summary_panel.BUDGET,
         summary_panel.PROMPT, summary_panel.MODE, summary_panel.BASE_URL, summary_panel.LLM_MODEL,
-        summary_panel.TRANSCRIPT_BUDGET, summary_panel.KEPT, state.ENGINE)
+        summary_panel.TRANSCRIPT_BUDGET, summary_panel.KEPT, state.ENGINE, *run_panel.DEFAULTS, run_panel.CACHE,
+        compare_panel.MODE, compare_panel.CACHE)  # and every typed price (``run_panel.PRICE_PREFIX``)
+
+
+def _typed_prices(values: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """The prices typed in the Run view that differ from the data file's, per model and field."""
+    typed: dict[str, dict[str, float]] = {}
+    for key, value in values.items():
+        rest = str(key).removeprefix(run_panel.PRICE_PREFIX)
+        name = next((name for name in PRICE_FIELDS if rest.startswith(f"{name}_")), None)
+        if rest == key or name is None:
+            continue
+        model = rest.removeprefix(f"{name}_")
+        if float(value) != getattr(read_prices().get(model), name):
+            typed.setdefault(model, {})[name] = float(value)
+    return typed
+
+
+def _replay_settings(values: Mapping[str, Any]) -> ReplaySettings:
+    """The Run and Compare views' settings; those never drawn keep their defaults."""
+    start = ReplaySettings()
+    return ReplaySettings(
+        strategy=values.get(run_panel.STRATEGY, start.strategy), mode=values.get(run_panel.MODE, start.mode),
+        cache=values.get(run_panel.CACHE), window=int(values.get(run_panel.WINDOW, start.window)),
+        trigger=int(values.get(run_panel.TRIGGER, start.trigger)), keep=int(values.get(run_panel.KEEP, start.keep)),
+        clear_at_least=int(values.get(run_panel.CLEAR_AT_LEAST, start.clear_at_least)),
+        prices=_typed_prices(values), compare_mode=values.get(compare_panel.MODE, start.compare_mode),
+        compare_cache=values.get(compare_panel.CACHE))
+
+
+def _apply_replay(chosen: ReplaySettings) -> None:
+    """The file's Run and Compare settings and typed prices, in place of the session's (a cache
+    left open starts on the model's own provider, as in a new session)."""
+    for key in [key for key in st.session_state if str(key).startswith(run_panel.PRICE_PREFIX)]:
+        del st.session_state[key]
+    settings = {run_panel.STRATEGY: chosen.strategy, run_panel.MODE: chosen.mode, run_panel.WINDOW: chosen.window,
+                run_panel.TRIGGER: chosen.trigger, run_panel.KEEP: chosen.keep,
+                run_panel.CLEAR_AT_LEAST: chosen.clear_at_least, run_panel.CACHE: chosen.cache,
+                compare_panel.MODE: chosen.compare_mode, compare_panel.CACHE: chosen.compare_cache}
+    settings |= {f"{run_panel.PRICE_PREFIX}{name}_{model}": value
+                 for model, typed in chosen.prices.items() for name, value in typed.items()}
+    for key, value in settings.items():
+        if value is None:
+            st.session_state.pop(key, None)
+        else:
+            st.session_state[key] = value
 
 
 def snapshot(values: Mapping[str, Any]) -> Workspace:
@@ -48,7 +94,8 @@ def snapshot(values: Mapping[str, Any]) -> Workspace:
                      keep_recent=int(values[state.KEEP_RECENT]), compact_errors=bool(values[state.COMPACT_ERRORS]),
                      detect_errors=bool(values.get(state.DETECT_ERRORS, True)), model=values[state.MODEL],
                      summarization=summarization, label=values[state.SOURCE],
-                     calibrations=dict(values[state.ENGINE].calibrations) if state.ENGINE in values else {})
+                     calibrations=dict(values[state.ENGINE].calibrations) if state.ENGINE in values else {},
+                     replay=_replay_settings(values))
 
 
 def _apply(ws: Workspace, name: str) -> None:
@@ -74,6 +121,7 @@ def _apply(ws: Workspace, name: str) -> None:
         summary_panel.PROMPT: chosen.prompt, summary_panel.MODE: chosen.summarizer,
         summary_panel.BASE_URL: chosen.base_url, summary_panel.LLM_MODEL: chosen.llm_model,
     })
+    _apply_replay(ws.replay)
 
 
 def _open() -> None:
@@ -90,14 +138,20 @@ def _open() -> None:
     state.set_message("workspace_notes", "\n".join(ws.notes) or None)
 
 
+def saved_values(session: Mapping[str, Any]) -> dict[str, Any]:
+    """What of a session's state the workspace is made from: ``KEYS`` and every typed price."""
+    return {key: session[key] for key in list(session) if key in KEYS or str(key).startswith(run_panel.PRICE_PREFIX)}
+
+
 def panel() -> None:
     """A download button (the file is built only when pressed) and an uploader."""
-    values = {key: st.session_state[key] for key in KEYS if key in st.session_state}
+    values = saved_values(st.session_state)
     st.download_button("Save workspace",
                        lambda: json.dumps(workspace.to_json(snapshot(values)), ensure_ascii=False, indent=1),
                        "playground.workspace.json", "application/json", width="stretch", on_click="ignore",
-                       help="One JSON file with the conversation showing, both rule tables, the thresholds, the model "
-                            "and the summarization settings, to open later or share. Never the API key.")
+                       help="One JSON file with the conversation showing, both rule tables, the thresholds, the model, "
+                            "the summarization settings, the Run and Compare settings and the prices you typed, to "
+                            "open later or share. Never the API key.")
     st.file_uploader("Open workspace", type=["json"], key=UPLOAD, on_change=_open,
                      help="A file saved with Save workspace. It replaces the rules and settings; its conversation "
                           "is added to the picker above. A bad file changes nothing.")
