@@ -23,8 +23,14 @@ TABS = ["Before / after", "Where the tokens go", "Rules", "Conversation", "Expor
 
 
 def choose_conversation(page, title: str) -> None:
-    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").filter(has_text="Conversation").click()
+    from playwright.sync_api import expect
+
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_test_id("stSelectbox").filter(has_text="Conversation").click()
     page.get_by_role("option", name=title, exact=True).click()
+    preset = next((p for p in PRESETS if p.title == title), None)
+    if preset is not None:  # wait for the rerun the choice starts (idle alone can see the moment before it)
+        expect(sidebar.get_by_text(preset.description[:40])).to_be_visible(timeout=60_000)
     idle(page)
 
 
@@ -38,7 +44,7 @@ def test_every_preset_and_every_tab_asks_only_the_apps_own_origin(browser, app_u
     for preset in PRESETS:
         choose_conversation(page, preset.title)
         for tab in TABS:
-            page.get_by_role("tab", name=tab).click()
+            page.get_by_role("tab", name=tab).click(timeout=60_000)  # the 200k preset reruns slowly under load
             idle(page)
     page.get_by_text("Save or open a workspace").click()
     page.get_by_text("New here? What compaction is").click()
