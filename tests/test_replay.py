@@ -4,8 +4,6 @@ generated conversations, the real mini-SWE-agent trace, and the CLI's JSON shape
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,8 +19,9 @@ from playground.promptcache import CacheUse, PromptCache, call_cost
 from playground.replay import Call, Replay, call_starts, replay
 from playground.tokens import Meter
 
-from .conftest import ROOT, TRACES, load_shared
+from .conftest import TRACES, load_shared
 from .strategies import REQUESTS
+from .test_cli import cli
 from .test_compaction import book_scenario
 
 PRICES = read_prices()
@@ -197,11 +196,6 @@ def test_masking_the_miniswe_trace_bills_fewer_tokens_than_none():
 
 
 # --- the CLI -----------------------------------------------------------------------------------
-
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "playground", *args], cwd=ROOT, capture_output=True, text=True,
-                          check=False)
-
 
 @pytest.fixture
 def book_file(tmp_path: Path) -> Path:
