@@ -54,3 +54,13 @@ def load_shared(path: Path) -> Any:
 def trace(request: pytest.FixtureRequest) -> Any:
     """Each real agent trace, as parsed JSON."""
     return load_shared(TRACES / request.param)
+
+
+@pytest.fixture
+def book_file(tmp_path: Path) -> Path:
+    """The book's scenario as a Chat Completions request file, for the command-line tests."""
+    from .test_compaction import book_scenario  # here, not at the top: test_compaction imports conftest
+
+    path = tmp_path / "book.json"
+    path.write_text(json.dumps(book_scenario()))
+    return path

@@ -80,14 +80,19 @@ def browser():
         chromium.close()
 
 
-@pytest.fixture
-def page(browser, app_url):
-    context = browser.new_context(viewport={"width": 1500, "height": 1200})
+def opened(browser, app_url: str, height: int = 1200) -> Iterator:
+    """A fresh page on the app, settled; closed when the test is done."""
+    context = browser.new_context(viewport={"width": 1500, "height": height})
     page = context.new_page()
     page.goto(app_url)
     idle(page)
     yield page
     context.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    yield from opened(browser, app_url)
 
 
 def idle(page) -> None:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from .conftest import ROOT, TRACES, shared
-from .test_compaction import book_scenario
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -18,27 +16,20 @@ def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
                           text=True, check=False)
 
 
-@pytest.fixture
-def book(tmp_path: Path) -> Path:
-    path = tmp_path / "book.json"
-    path.write_text(json.dumps(book_scenario()))
-    return path
-
-
-def test_count_prints_a_bare_integer(book):
-    done = cli("count", str(book))
+def test_count_prints_a_bare_integer(book_file):
+    done = cli("count", str(book_file))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().isdigit()
 
 
-def test_count_json_has_the_fields_tools_rely_on(book):
-    done = cli("count", str(book), "--json")
+def test_count_json_has_the_fields_tools_rely_on(book_file):
+    done = cli("count", str(book_file), "--json")
     data = json.loads(done.stdout)
     assert {"total", "encoding", "exact", "items"} <= set(data)
     assert data["encoding"] == "o200k_base" and data["exact"] is False and data["estimate_because"]
     assert sum(i["tokens"] for i in data["items"]) + data["tools"] + data["instructions"] + data["priming"] == data[
         "total"]
-    assert str(data["total"]) == cli("count", str(book)).stdout.strip()
+    assert str(data["total"]) == cli("count", str(book_file)).stdout.strip()
 
 
 def test_count_reads_stdin_and_honours_model_and_format():
@@ -49,9 +40,9 @@ def test_count_reads_stdin_and_honours_model_and_format():
     assert as_responses["format"] == "responses"
 
 
-def test_compact_writes_the_conversation_and_the_report(book, tmp_path):
+def test_compact_writes_the_conversation_and_the_report(book_file, tmp_path):
     out, report_path = tmp_path / "out.json", tmp_path / "report.json"
-    done = cli("compact", str(book), "--threshold", "1000", "--report", str(report_path), "-o", str(out))
+    done = cli("compact", str(book_file), "--threshold", "1000", "--report", str(report_path), "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     compacted = json.loads(out.read_text())
@@ -63,20 +54,20 @@ def test_compact_writes_the_conversation_and_the_report(book, tmp_path):
     assert [(e["index"], e.get("block")) for e in report["edits"]] == [(2, 0), (5, None), (7, None)]
 
 
-def test_compact_defaults_to_the_books_threshold_and_stdout(book):
-    done = cli("compact", str(book))
-    assert json.loads(done.stdout) == json.loads(book.read_text())  # far below 50,000 tokens: unchanged
+def test_compact_defaults_to_the_books_threshold_and_stdout(book_file):
+    done = cli("compact", str(book_file))
+    assert json.loads(done.stdout) == json.loads(book_file.read_text())  # far below 50,000 tokens: unchanged
 
 
-def test_compact_keep_recent_leaves_the_newest_answered_pairs_as_they_were(book, tmp_path):
+def test_compact_keep_recent_leaves_the_newest_answered_pairs_as_they_were(book_file, tmp_path):
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps({"tool_calls": [{"tool": "create_file", "argument": "content", "replacement": "[s]"}],
                                  "tool_results": [{"tool": "*", "template": "[{tool} output omitted]"}]}))
-    source = json.loads(book.read_text())["messages"]
+    source = json.loads(book_file.read_text())["messages"]
 
     def changed(keep: str) -> list[int]:
         out = tmp_path / f"out{keep}.json"
-        done = cli("compact", str(book), "--rules", str(rules), "--threshold", "0", "--no-summarize",
+        done = cli("compact", str(book_file), "--rules", str(rules), "--threshold", "0", "--no-summarize",
                    "--keep-recent", keep, "-o", str(out))
         assert done.returncode == 0, done.stderr
         return [i for i, (a, b) in enumerate(zip(source, json.loads(out.read_text())["messages"], strict=True))
@@ -121,11 +112,11 @@ def test_rules_command_prints_python():
                                                                "arguments": 5}]}),
      ["count", "{file}"], "{file}, items[0].arguments: expected an object or a string: 5"),
 ])
-def test_bad_input_exits_2_with_one_line(tmp_path, book, setup, args, expected):
+def test_bad_input_exits_2_with_one_line(tmp_path, book_file, setup, args, expected):
     file = tmp_path / "input.json"
     if setup is not None:
         file.write_text(setup)
-    args = [a.format(file=file, book=book) for a in args]
+    args = [a.format(file=file, book=book_file) for a in args]
     done = cli(*args)
     assert done.returncode == 2, done
     lines = done.stderr.splitlines()
@@ -134,9 +125,9 @@ def test_bad_input_exits_2_with_one_line(tmp_path, book, setup, args, expected):
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 
-def test_output_is_not_half_written_on_error(tmp_path, book):
+def test_output_is_not_half_written_on_error(tmp_path, book_file):
     out = tmp_path / "out.json"
-    done = cli("compact", str(book), "--rules", str(tmp_path / "none.json"), "-o", str(out))
+    done = cli("compact", str(book_file), "--rules", str(tmp_path / "none.json"), "-o", str(out))
     assert done.returncode == 2 and not out.exists()
 
 
@@ -164,8 +155,8 @@ def test_compact_writes_a_sendable_request_for_a_log(tmp_path):
     assert converted["model"] == "gpt-4o" and converted["input"]
 
 
-def test_compact_request_flag_makes_an_api_input_sendable(book):
-    body = json.loads(cli("compact", str(book), "--to", "anthropic", "--request").stdout)
+def test_compact_request_flag_makes_an_api_input_sendable(book_file):
+    body = json.loads(cli("compact", str(book_file), "--to", "anthropic", "--request").stdout)
     assert body["model"].startswith("claude") and body["max_tokens"] > 0
 
 

@@ -4,7 +4,6 @@ generated conversations, the real mini-SWE-agent trace, and the CLI's JSON shape
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -100,12 +99,12 @@ def test_price_loader_names_the_bad_field(entry, where):
 
 # --- replay on the book's example, by hand -----------------------------------------------------
 
-def book() -> formats.Conversation:
+def book_conversation() -> formats.Conversation:
     return formats.read(book_scenario())
 
 
 def test_each_assistant_turn_is_one_call_indexed_by_the_inputs_own_list():
-    conversation = book()
+    conversation = book_conversation()
     run = replay(conversation, NonePolicy(), Meter("gpt-4o"), GPT4O, cache="none")
     assert [call.index for call in run.calls] == [2, 4, 6, 8]
     meter = Meter("gpt-4o")
@@ -114,7 +113,7 @@ def test_each_assistant_turn_is_one_call_indexed_by_the_inputs_own_list():
 
 
 def test_rules_fire_once_over_the_threshold_and_the_sawtooth_drops():
-    conversation = book()
+    conversation = book_conversation()
     meter = Meter("gpt-4o")
     last = meter.count(conversation.with_items(conversation.items[:call_starts(conversation.items)[-1]])).total
     run = replay(conversation, RulesPolicy(threshold=last - 1, summarize=False), meter, GPT4O, cache="none")
@@ -126,7 +125,7 @@ def test_rules_fire_once_over_the_threshold_and_the_sawtooth_drops():
 
 
 def test_stored_keeps_the_edits_and_per_call_redoes_them_on_a_whole_history():
-    conversation = book()
+    conversation = book_conversation()
     meter = Meter("gpt-4o")
     policy = RulesPolicy(threshold=0, summarize=False)
     stored = replay(conversation, policy, meter, GPT4O, mode="stored")
@@ -141,7 +140,7 @@ def test_break_even_counts_the_calls_that_repay_a_miss():
                        written_without=0, written_with=0, output_tokens=0, cost_without=1.0, cost_with=cost,
                        fired="compaction" if i == 1 else None)
                   for i, cost in enumerate([1.0, 1.5, 0.6, 0.6]))
-    run = Replay(calls, "rules", {}, "stored", "openai", GPT4O, 0, 0, book())
+    run = Replay(calls, "rules", {}, "stored", "openai", GPT4O, 0, 0, book_conversation())
     (even,) = run.break_even()
     # the firing call costs 0.50 more; then 0.40 saved per call: -0.50, -0.10, +0.30 → repaid after 2 more calls
     assert even.call == 1 and even.extra == pytest.approx(0.5) and even.repaid_after == 2
@@ -197,13 +196,6 @@ def test_masking_the_miniswe_trace_bills_fewer_tokens_than_none():
 
 # --- the CLI -----------------------------------------------------------------------------------
 
-@pytest.fixture
-def book_file(tmp_path: Path) -> Path:
-    path = tmp_path / "book.json"
-    path.write_text(json.dumps(book_scenario()))
-    return path
-
-
 def test_replay_json_has_exactly_the_documented_shape(book_file):
     done = cli("replay", str(book_file), "--threshold", "0", "--no-summarize", "--json")
     assert done.returncode == 0, done.stderr
@@ -246,8 +238,9 @@ def test_the_suggested_preset_replays_the_rules_suggested_for_the_conversation(b
         assert done.returncode == 2 and "--preset" in done.stderr and done.stderr.count("\n") == 1
         return
     assert done.returncode == 0, done.stderr
-    rules = RULESETS["suggested"][1](book())
-    expected = replay(book(), RulesPolicy(rules=rules, threshold=0, summarize=False), Meter("gpt-4o"), GPT4O)
+    rules = RULESETS["suggested"][1](book_conversation())
+    expected = replay(book_conversation(), RulesPolicy(rules=rules, threshold=0, summarize=False), Meter("gpt-4o"),
+                      GPT4O)
     assert [call["tokens_with"] for call in json.loads(done.stdout)["calls"]] == [
         call.tokens_with for call in expected.calls]
 
@@ -267,7 +260,7 @@ def test_a_running_total_agrees_with_counting_the_whole_request(body, step):
 def test_a_running_total_never_reuses_another_models_count():
     from playground.policies.base import RunningTotal
 
-    conversation = book()
+    conversation = book_conversation()
     running, gpt5, gpt4o = RunningTotal(), Meter("gpt-5"), Meter("gpt-4o")
     running.total(conversation.with_items(conversation.items[:4]), gpt4o)
     longer = conversation.with_items(conversation.items[:6])

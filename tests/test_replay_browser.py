@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from .test_browser import ARTIFACTS, app_url, browser, idle  # noqa: F401  (fixtures used by name)
+from .test_browser import ARTIFACTS, app_url, browser, idle, opened  # noqa: F401  (fixtures used by name)
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
 def page(browser, app_url):  # noqa: F811
-    context = browser.new_context(viewport={"width": 1500, "height": 1400})
-    page = context.new_page()
-    page.goto(app_url)
-    idle(page)
-    yield page
-    context.close()
+    yield from opened(browser, app_url, height=1400)  # taller: the Run view's first chart below its controls
 
 
 def test_run_view_draws_the_per_call_chart(page):
