@@ -282,12 +282,15 @@ def _run_setup(args: argparse.Namespace):
     """The conversation, the engine's meter (with ``--calibration``'s factor) and the prices every
     run command needs."""
     from .prices import read_prices
+    from .promptcache import check_cache
 
     conversation = _load_conversation(args.file, args.format)
     model = args.model or conversation.model
     meter = _engine(args, conversation).meter(model)
     price = read_prices().get(model)
-    return conversation, meter, price, args.cache or price.provider
+    cache = args.cache or price.provider
+    check_cache(cache, price.provider, price.model, where="--cache")
+    return conversation, meter, price, cache
 
 
 def _policy_options(args: argparse.Namespace, conversation: formats.Conversation) -> dict[str, Any]:

@@ -27,7 +27,7 @@ class Row:
 
 
 def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter, price: Price, *,
-            mode: str = "stored", cache: str = "openai") -> tuple[Row, ...]:
+            mode: str = "stored", cache: str | None = None) -> tuple[Row, ...]:
     rows = []
     for policy in policies:
         run = replay(conversation, policy, meter, price, mode=mode, cache=cache)

@@ -7,12 +7,13 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import formats, framework_export, models
+from . import formats, framework_export
 from .compaction import Settings
 from .errors import InputError
 from .export_python import export_python
 from .model import EMPTY, Conversation, Item, Message, ToolCall, content_text
 from .pipeline import Optimized
+from .prices import DEFAULT_MODEL
 from .report import optimized_to_json
 from .rules import Rules, rules_to_json, rules_to_python
 
@@ -82,9 +83,9 @@ def _request_model(model: str | None, format: str, notes: list[str]) -> str:
         return DEFAULT_CLAUDE_MODEL
     if format != "anthropic" and (model is None or claude):
         named = f"model {model} is not an OpenAI model" if model else "the conversation names no model"
-        notes.append(f"{named}: the request names {models.DEFAULT_MODEL} (change it to yours)")
-        return models.DEFAULT_MODEL
-    return model or models.DEFAULT_MODEL
+        notes.append(f"{named}: the request names {DEFAULT_MODEL} (change it to yours)")
+        return DEFAULT_MODEL
+    return model or DEFAULT_MODEL
 
 
 def _sendable_responses_items(items: tuple[Item, ...], notes: list[str]) -> list[Item]:

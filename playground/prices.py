@@ -1,6 +1,6 @@
 """Prices per model, read from the dated data file ``data/prices.json`` — the one source of
-prices (``models`` builds its catalogue from it) — and the arithmetic that turns a call's tokens
-into dollars.
+prices, for the page, the command line and replay alike — and the arithmetic that turns a call's
+tokens into dollars (the cache rules that decide which price a token pays are in ``promptcache``).
 
 Prices change; the file says when they were read and from which page, and a person can load
 their own with ``load_prices`` (errors name the model and field).
@@ -41,11 +41,18 @@ class PriceTable:
     as_of: str
     prices: dict[str, Price]
 
+    def _listed(self, name: str) -> list[str]:
+        return [listed for listed in self.prices if name == listed or name.startswith(listed + "-")]
+
+    def lists(self, model: str) -> bool:
+        """Whether ``model`` has its own prices here (itself or a dated version of a listed name)."""
+        return bool(self._listed(model))
+
     def get(self, model: str | None, fallback: str = DEFAULT_MODEL) -> Price:
         """``model``'s prices, or its longest listed prefix's (``gpt-4o-2024-08-06`` → ``gpt-4o``);
         a model we do not list is priced as ``fallback``, and its ``source`` says so."""
         name = model or fallback
-        found = [listed for listed in self.prices if name == listed or name.startswith(listed + "-")]
+        found = self._listed(name)
         if found:
             return self.prices[max(found, key=len)]
         if fallback not in self.prices:

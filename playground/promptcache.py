@@ -20,12 +20,18 @@ wrote:
 Items stand for blocks, the cache never expires within a run (calls are taken to be less than 5
 minutes apart), and a changed item's unchanged leading text is not counted as shared: estimates
 that leave the cache a little less generous than a provider may be.
+
+This is the one cost model: replay bills every call with it, and the page's cost line bills the
+next request with it (``next_request``: the previous call's prompt written, then this one read).
+A cache model belongs to its provider: ``check_cache`` refuses Anthropic's cache with a model
+OpenAI prices, and the other way round (the write fee and minimums would be the wrong provider's).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from .errors import InputError
 from .model import Item, Message, ToolCall, content_text
@@ -43,6 +49,49 @@ def content_key(item: Item) -> Hashable:
     if isinstance(item, Message):
         return ("message", item.role, item.name, content_text(item.content))
     return ("result", item.call_id, item.name, item.is_error, content_text(item.content))
+
+
+def link(prefix: int, item: Item) -> int:
+    """The identity of a prefix one item longer than the prefix ``prefix`` identifies."""
+    return hash((prefix, content_key(item)))
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One call's prompt as a cache sees it: ``chain[i]`` identifies its prefix of ``i`` items
+    after the head (``chain[0]`` the head alone), ``offsets[i]`` is that prefix's length in tokens,
+    and ``tokens`` the whole prompt (with what follows the items: reply priming, options)."""
+
+    chain: tuple[int, ...]
+    offsets: tuple[int, ...]
+    tokens: int
+
+
+def prompt(items: Iterable[Item], counts: Iterable[int], head: int, tail: int, head_key: Hashable = "head") -> Prompt:
+    """The prompt of ``items`` (each with its tokens in ``counts``) after a head of ``head`` tokens."""
+    chain, tokens = [hash(head_key)], []
+    for item, count in zip(items, counts, strict=True):
+        chain.append(link(chain[-1], item))
+        tokens.append(count)
+    offsets = tuple(accumulate(tokens, initial=head))
+    return Prompt(tuple(chain), offsets, offsets[-1] + tail)
+
+
+def check_cache(kind: str, provider: str, model: str, where: str = "cache") -> None:
+    """Refuse a cache model that is not the model's provider's (``none`` always fits): Anthropic's
+    cache with OpenAI's prices would bill writes at 1.0× input, OpenAI's with Claude's would skip
+    the 1.25× write fee and Claude's minimums — a bill no provider sends."""
+    if kind not in CACHE_MODELS:
+        raise InputError(f"unknown cache model (choose {', '.join(CACHE_MODELS)})", where=where, value=kind)
+    if kind not in ("none", provider):
+        raise InputError(f"{kind} is {kind.capitalize() if kind != 'openai' else 'OpenAI'}'s prompt cache and "
+                         f"{model} is priced by {provider}: the bill would mix two providers' rules (choose "
+                         f"{provider} or none, or a model {kind} prices)", where=where)
+
+
+def cache_models(provider: str) -> tuple[str, ...]:
+    """The cache models that fit a model of ``provider``: its own first, then none."""
+    return (provider, "none")
 
 
 @dataclass(frozen=True)
@@ -100,9 +149,33 @@ class PromptCache:
         return CacheUse(read=read, written=offsets[last] - read)
 
 
-def call_cost(prompt: int, use: CacheUse, output: int, price: Price) -> float:
-    """Dollars for one call: uncached prompt tokens at the input price, cache reads and writes at
-    theirs, and the reply at the output price."""
+def input_cost(prompt: int, use: CacheUse, price: Price) -> float:
+    """Dollars for one call's prompt: uncached tokens at the input price, cache reads and writes at theirs."""
     plain = prompt - use.read - use.written
-    return (dollars(plain, price.input) + dollars(use.read, price.cached_input)
-            + dollars(use.written, price.cache_write) + dollars(output, price.output))
+    return dollars(plain, price.input) + dollars(use.read, price.cached_input) + dollars(use.written, price.cache_write)
+
+
+def call_cost(prompt: int, use: CacheUse, output: int, price: Price) -> float:
+    """Dollars for one call: its prompt (``input_cost``) and the reply at the output price."""
+    return input_cost(prompt, use, price) + dollars(output, price.output)
+
+
+@dataclass(frozen=True)
+class RequestCost:
+    """What one request's prompt costs: its tokens, what it read from and wrote to the cache, and
+    the dollars (input only: the reply is billed on top, at the output price)."""
+
+    tokens: int
+    use: CacheUse
+    cost: float
+
+
+def next_request(previous: Prompt | None, request: Prompt, kind: str, price: Price) -> RequestCost:
+    """The input cost of ``request`` sent right after ``previous`` (None: a first call), by the
+    same cache model replay bills every call with."""
+    check_cache(kind, price.provider, price.model)
+    cache = PromptCache(kind, price.min_cacheable)
+    if previous is not None:
+        cache.use(previous.chain, previous.offsets)
+    use = cache.use(request.chain, request.offsets)
+    return RequestCost(request.tokens, use, input_cost(request.tokens, use, price))

@@ -27,7 +27,7 @@ from .model import Conversation, Item, Message, content_text, role_of
 from .policies import Policy
 from .policies.base import is_system
 from .prices import Price
-from .promptcache import PromptCache, call_cost, content_key
+from .promptcache import PromptCache, call_cost, check_cache, input_cost, link
 from .tokens import Layout, Meter
 
 MODES = ("stored", "per-call")
@@ -46,11 +46,13 @@ class Call:
     written_without: int  # tokens written to the cache (billed at the cache-write price)
     written_with: int
     output_tokens: int  # the turn's own items, billed as output alike with and without
-    cost_without: float
+    cost_without: float  # the whole call: prompt (input_cost_without) and reply
     cost_with: float
     fired: str | None
     tokens_lost: int = 0  # by this call's application of the policy
     tokens_retrievable: int = 0
+    input_cost_without: float = 0.0  # the prompt alone, as the page's cost line bills a request
+    input_cost_with: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -181,7 +183,7 @@ class _Prompt:
         del self.chain[same + 1:], self.offsets[same + 1:]
         chain, offsets = self.chain, self.offsets
         for position in range(same, len(items)):
-            chain.append(hash((chain[-1], content_key(items[position]))))
+            chain.append(link(chain[-1], items[position]))
             offsets.append(offsets[-1] + self._count(items, position))
         if self._whole is not None:
             self.offsets = list(accumulate(self._whole(items), initial=head))
@@ -207,10 +209,14 @@ def _counter(original: tuple[Item, ...], counts: tuple[int, ...], meter: Meter
 
 
 def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Price, *, mode: str = "stored",
-           cache: str = "openai", until: int | None = None) -> Replay:
-    """Every call of the run with and without ``policy`` (stop after ``until`` calls if given)."""
+           cache: str | None = None, until: int | None = None) -> Replay:
+    """Every call of the run with and without ``policy`` (stop after ``until`` calls if given), with
+    the prompt cache of ``price``'s provider unless ``cache`` names one (it must fit the provider:
+    ``promptcache.check_cache``)."""
     if mode not in MODES:
         raise InputError(f"unknown mode (choose {', '.join(MODES)})", where="mode", value=mode)
+    cache = price.provider if cache is None else cache
+    check_cache(cache, price.provider, price.model)
     items = conversation.items
     counts = meter.items(items)
     count = _counter(items, counts, meter)
@@ -251,12 +257,14 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
             written_without=uses[0].written, written_with=uses[1].written, output_tokens=output,
             cost_without=call_cost(prompts[0], uses[0], output, price),
             cost_with=call_cost(prompts[1], uses[1], output, price),
-            fired=result.fired, tokens_lost=result.tokens_lost, tokens_retrievable=result.tokens_retrievable))
+            fired=result.fired, tokens_lost=result.tokens_lost, tokens_retrievable=result.tokens_retrievable,
+            input_cost_without=input_cost(prompts[0], uses[0], price),
+            input_cost_with=input_cost(prompts[1], uses[1], price)))
     return Replay(tuple(calls), policy.name, policy.params(), mode, cache, price, lost, retrievable, sent)
 
 
 def sweep(conversation: Conversation, make: Callable[[int], Policy], thresholds: Iterable[int], meter: Meter,
-          price: Price, *, mode: str = "stored", cache: str = "openai") -> list[tuple[int, float]]:
+          price: Price, *, mode: str = "stored", cache: str | None = None) -> list[tuple[int, float]]:
     """Whole-run cost with the policy ``make(threshold)`` for each threshold: the curve a person
     picks a threshold from."""
     return [(threshold, replay(conversation, make(threshold), meter, price, mode=mode, cache=cache).totals.cost_with)

@@ -28,7 +28,7 @@ from .breakdown import telling_argument
 from .errorpatterns import error_detail
 from .errors import InputError
 from .model import Conversation, Item, Message, ToolCall, ToolResult, content_text, pairs, role_of
-from .tokens import Meter
+from .tokens import Meter, TokenCount
 
 MARKER = "[Summary of earlier conversation"
 OFFLINE_LABEL = "offline summary — no LLM"
@@ -380,6 +380,7 @@ class Summarization:
     conversation: Conversation
     report: SummaryReport
     plan: Plan | None
+    count: TokenCount | None = None  # the tokens of ``conversation``, item by item (what a cost is computed from)
 
 
 def _origin_span(conversation: Conversation, start: int, end: int) -> tuple[int, int] | None:
@@ -398,12 +399,12 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
     counted = meter.count(compacted)
     before = counted.total
     if before < settings.limit:
-        return Summarization(compacted, SummaryReport("not_needed", settings.limit, before, before), None)
+        return Summarization(compacted, SummaryReport("not_needed", settings.limit, before, before), None, counted)
     chosen = plan(original, compacted, settings, meter)
     if chosen is None:
         detail = f"fewer than {settings.keep_steps + 1} assistant turns after the first user message"
         return Summarization(compacted, SummaryReport("nothing_to_summarize", settings.limit, before, before,
-                                                      detail=detail), None)
+                                                      detail=detail), None, counted)
     cached = cache.get((prefer, chosen.key)) if cache is not None and prefer else None
     label = prefer if cached is not None else summarizer.label
     span_tokens = sum(counted.items[chosen.start:chosen.end])
@@ -416,7 +417,7 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
             raise SummarizerError("the summarizer returned an empty summary")
     except SummarizerError as exc:
         return Summarization(compacted, SummaryReport("failed", tokens_after=before, error=str(exc), **common),
-                             chosen)
+                             chosen, counted)
     result = apply(compacted, chosen, text, label)
     after = meter.count(result)
     summary_tokens = after.items[chosen.start]
@@ -426,9 +427,9 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
                   f"items it would replace ({span_tokens:,} tokens); the request would go from {before:,} to "
                   f"{after.total:,} tokens")
         return Summarization(compacted, SummaryReport("not_smaller", tokens_after=before, summary_tokens=summary_tokens,
-                                                      detail=detail, **common), chosen)
+                                                      detail=detail, **common), chosen, counted)
     return Summarization(result, SummaryReport("summarized", tokens_after=after.total, summary_position=chosen.start,
-                                               summary_tokens=summary_tokens, **common), chosen)
+                                               summary_tokens=summary_tokens, **common), chosen, after)
 
 
 # ---------------------------------------------------------------------------------------------

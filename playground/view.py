@@ -7,9 +7,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from . import formats, models
+from . import formats
 from .compaction import Compaction
 from .model import Conversation, Item, ToolCall, content_text, role_of, tool_name
+from .prices import Price
+from .promptcache import Prompt, RequestCost, next_request, prompt
 from .replay import Call, Replay
 from .summarize import Summarization
 from .tokens import Meter, TokenCount
@@ -189,48 +191,53 @@ def threshold_range(before: int, threshold: int) -> tuple[int, int]:
     return -(-top // step) * step, step
 
 
-def previous_call_prefix(conversation: Conversation, count: TokenCount) -> int:
-    """Tokens the agent's previous call sent, which a provider's prompt cache holds now.
-
-    The previous call's request is this conversation up to its last assistant turn (the
-    assistant's text and tool calls that call answered with); a conversation without an
-    assistant turn is a first call, with nothing cached.
-    """
+def previous_call_end(conversation: Conversation) -> int | None:
+    """Where the previous call's request ends: the start of the conversation's last assistant turn
+    (the assistant's text and tool calls that call answered with); None for a conversation without
+    an assistant turn, a first call with nothing cached."""
     items = conversation.items
     end = next((p for p in range(len(items) - 1, -1, -1) if role_of(items[p]) == "assistant"), None)
     if end is None:
-        return 0
-    start = end
-    while start > 0 and role_of(items[start - 1]) == "assistant":
-        start -= 1
-    return count.prefix(start)
+        return None
+    while end > 0 and role_of(items[end - 1]) == "assistant":
+        end -= 1
+    return end
+
+
+def request_prompt(items: Sequence[Item], count: TokenCount, end: int | None = None) -> Prompt:
+    """The prompt of ``items[:end]`` as a cache sees it, from ``count`` (the count of ``items``):
+    the fixed head (tools, instructions) first, the items' own tokens, reply priming last."""
+    end = len(items) if end is None else end
+    return prompt(items[:end], count.items[:end], count.tools + count.instructions, count.priming)
 
 
 @dataclass(frozen=True)
 class Costs:
-    """Input cost of the next request, as a running agent pays it: with the prompt cache.
+    """Input cost of the next request, as a running agent pays it, by the one cost model replay
+    bills calls with (``promptcache.next_request``): the previous call's prompt is in the cache.
 
-    Before compaction the unchanged request reads the previous call's prefix from the cache; the
-    compacted request can reuse only what it still shares with that prefix (up to the first edit).
+    Before compaction the unchanged request reads what it shares with that prompt; the compacted
+    (or summarized) request reads only what it still shares with it, up to the first edit. Input
+    only: the reply is billed on top at the output price (the Run tab prices whole calls).
     """
 
-    previous_prefix: int  # tokens the previous call sent: in the cache now
-    reused_after: int | None  # tokens of the compacted request read from the cache; None: nothing compacted
-    before_uncached: float
-    before: float  # the request as it is, its previous-call prefix read from the cache
-    after: float | None  # the compacted request with ``reused_after`` cached; None: nothing compacted
+    cache: str  # the prompt-cache model: the price's provider's
+    previous_prefix: int  # tokens the previous call sent: in the cache now (if long enough to be written)
+    before: RequestCost  # the request as it is
+    before_uncached: float  # the same with nothing cached
+    after: RequestCost | None  # the request as it will be sent; None: nothing changed
 
 
-def costs(before: int, after: int, unchanged_prefix: int | None, previous_prefix: int,
-          model: models.ModelInfo) -> Costs:
-    """``unchanged_prefix``: tokens before the first edit (None when nothing changed)."""
-    previous_prefix = min(previous_prefix, before)
-    if unchanged_prefix is None:
-        return Costs(previous_prefix, None, models.request_cost(before, 0, model),
-                     models.request_cost(before, previous_prefix, model), None)
-    reused = min(unchanged_prefix, previous_prefix, after)
-    return Costs(previous_prefix, reused, models.request_cost(before, 0, model),
-                 models.request_cost(before, previous_prefix, model), models.request_cost(after, reused, model))
+def costs(original: Conversation, before: TokenCount, sent: tuple[Sequence[Item], TokenCount] | None,
+          price: Price) -> Costs:
+    """``sent``: the items of the request as it will be sent and their count (None when nothing changed)."""
+    end = previous_call_end(original)
+    previous = None if end is None else request_prompt(original.items, before, end)
+    request = request_prompt(original.items, before)
+    cache = price.provider
+    after = None if sent is None else next_request(previous, request_prompt(*sent), cache, price)
+    return Costs(cache, 0 if previous is None else previous.offsets[-1], next_request(previous, request, cache, price),
+                 next_request(None, request, "none", price).cost, after)
 
 
 @dataclass(frozen=True)
@@ -245,7 +252,7 @@ class Summary:
     cached_percent: float  # of the compacted request
     first_change: str | None
     costs: Costs
-    model: models.ModelInfo
+    model: Price
     compacted: int = 0  # after compaction, before any summary
 
     @property
@@ -273,19 +280,22 @@ class Summary:
         if self.before <= window:
             return None
         fits = "compaction brings it within" if self.after <= window else "it is still over the window after compaction"
-        return (f"This request ({self.before:,} tokens) is larger than {self.model.name}'s context window "
+        return (f"This request ({self.before:,} tokens) is larger than {self.model.model}'s context window "
                 f"({window:,}): the API would refuse it as it is; {fits}.")
 
 
-def summary(original: Conversation, result: Compaction, model: models.ModelInfo,
+def summary(original: Conversation, result: Compaction, model: Price,
             summarization: Summarization | None = None) -> Summary:
-    """Headline numbers for the request as it will be sent (after summarization, if it ran)."""
+    """Headline numbers for the request as it will be sent (after summarization, if it ran), with
+    ``model``'s prices and its provider's prompt cache."""
     report = result.report
     before, after = report.tokens_before, report.tokens_after
     position = report.first_changed_position
     cached = report.cached_prefix_tokens
-    if summarization is not None and summarization.report.status == "summarized":
+    sent = None if position is None else (result.conversation.items, report.after)
+    if _summarized(summarization):
         after = summarization.report.tokens_after
+        sent = (summarization.conversation.items, summarization.count)
         start = int(summarization.report.start or 0)
         if position is None or start < position:
             position, cached = start, report.before.prefix(start)
@@ -299,8 +309,7 @@ def summary(original: Conversation, result: Compaction, model: models.ModelInfo,
         cached_prefix=cached,
         cached_percent=round(100 * min(cached, after) / after, 1) if after else 0.0,
         first_change=first,
-        costs=costs(before, after, None if position is None else cached,
-                    previous_call_prefix(original, report.before), model),
+        costs=costs(original, report.before, sent, model),
         model=model,
         compacted=report.tokens_after,
     )

@@ -29,13 +29,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from . import formats, models
+from . import formats
 from .calibration import Calibration, load_calibrations
 from .calibration import to_json as calibrations_to_json
 from .errors import InputError
 from .model import Conversation
 from .policies import POLICIES
-from .prices import PRICE_FIELDS
+from .prices import DEFAULT_MODEL, PRICE_FIELDS
 from .promptcache import CACHE_MODELS
 from .replay import MODES
 from .rules import Rules, book_rules, load_rules, rules_to_json
@@ -86,7 +86,7 @@ class Workspace:
     keep_recent: int = 0
     compact_errors: bool = False
     detect_errors: bool = True
-    model: str = models.DEFAULT_MODEL
+    model: str = DEFAULT_MODEL
     summarization: Summarization = Summarization()
     label: str = ""  # which conversation this is, as the page's picker names it
     calibrations: Mapping[str, Calibration] = field(default_factory=dict)  # model -> correction in effect
@@ -237,7 +237,7 @@ def from_json(data: Any) -> Workspace:
     calibrations = load_calibrations(data["calibrations"], "calibrations") if data.get("calibrations") else {}
     replay, replay_notes = _replay(data.get("replay", {}), "replay")
     scalars = {"threshold": (int, 50_000), "keep_recent": (int, 0), "compact_errors": (bool, False),
-               "detect_errors": (bool, True), "model": (str, conversation.model or models.DEFAULT_MODEL),
+               "detect_errors": (bool, True), "model": (str, conversation.model or DEFAULT_MODEL),
                "label": (str, "")}
     values = {key: _get(data, key, (kind,), "", default) for key, (kind, default) in scalars.items()}
     known = {"kind", "version", "conversation", "rules", "summarization", "calibrations", "replay", *scalars}

@@ -389,12 +389,13 @@ def _cost_caption(at: AppTest) -> str:
 def test_the_cost_line_prices_before_with_the_cache_and_says_when_nothing_was_compacted():
     at = start()
     compacted = _cost_caption(at)
-    assert "read from the prompt cache" in compacted and " compacted, reading the " in compacted
+    assert "with the openai prompt cache" in compacted and " as it will be sent, " in compacted
+    assert "tokens read from the cache" in compacted and "Input only" in compacted
     at.sidebar.toggle(key="summarize_on").set_value(False)
     at.sidebar.number_input(key="threshold").set_value(10**7)
     rerun(at)
     untouched = _cost_caption(at)
-    assert "Nothing was compacted" in untouched and "compacted, reading" not in untouched
+    assert "Nothing was compacted" in untouched and "as it will be sent" not in untouched
 
 
 # The person's own conversation is kept beside the presets (item 12).

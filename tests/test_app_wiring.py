@@ -9,12 +9,13 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from playground import exports, formats, models, render, view, workspace
+from playground import exports, formats, render, view, workspace
 from playground.calibration import Calibration
 from playground.compaction import Settings
 from playground.engine import Engine
 from playground.errorpatterns import DEFAULT_ERROR_PATTERNS, load_error_patterns
 from playground.model import ToolCall
+from playground.prices import read_prices
 from playground.rules import Rules, book_rules
 from playground.summarize import SummarySettings
 from playground.ui import state
@@ -232,7 +233,7 @@ def test_the_headline_numbers_are_the_pipelines_stages():
     optimized = Engine().optimize(preset.conversation, preset.rules, Settings(threshold=500),
                                   SummarySettings(limit=500), None, preset.model)
     before, compacted, final = optimized.stages
-    numbers = view.summary(preset.conversation, optimized.compaction, models.info(preset.model),
+    numbers = view.summary(preset.conversation, optimized.compaction, read_prices().get(preset.model),
                            optimized.summarization)
     assert final.saved > 0  # the case is one where a summary went further than compaction
     assert (numbers.before, numbers.compacted, numbers.after) == (before.tokens, compacted.tokens, final.tokens)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from playground import formats, models
+from playground import formats
 from playground.compare import compare
 from playground.errors import InputError
 from playground.policies import POLICIES, MaskingPolicy, NonePolicy, RulesPolicy, make
@@ -26,6 +26,7 @@ from .test_compaction import book_scenario
 PRICES = read_prices()
 GPT4O = PRICES.get("gpt-4o")
 SONNET = PRICES.get("claude-sonnet-4-5")
+PRICED = {"openai": GPT4O, "anthropic": SONNET, "none": GPT4O}  # each cache model with a model of its provider
 
 
 # --- the prompt cache, by hand ---------------------------------------------------------------
@@ -71,11 +72,7 @@ def test_unknown_cache_model_is_a_located_error():
 
 # --- prices ------------------------------------------------------------------------------------
 
-def test_prices_file_is_the_catalogues_one_source():
-    for name, info in models.CATALOG.items():
-        price = PRICES.get(name)
-        assert (info.input_per_million, info.cached_per_million, info.context_window) == (
-            price.input, price.cached_input, price.context_window)
+def test_every_listed_price_names_its_page():
     assert PRICES.as_of and all(price.source.startswith("https://") for price in PRICES.prices.values())
 
 
@@ -160,7 +157,7 @@ NEVER = {"rules": {"threshold": 10**9}, "masking": {"window": 10**6}, "clear-too
 def test_a_policy_never_bills_more_and_the_cache_never_exceeds_the_prompt(body, name, mode, cache):
     conversation = formats.read(body)
     meter = Meter("gpt-4o")
-    run = replay(conversation, make(name, **FIRING[name]), meter, GPT4O, mode=mode, cache=cache)
+    run = replay(conversation, make(name, **FIRING[name]), meter, PRICED[cache], mode=mode, cache=cache)
     for call in run.calls:
         assert call.tokens_with <= call.tokens_without
         assert 0 <= call.cached_with <= call.tokens_with and 0 <= call.cached_without <= call.tokens_without
@@ -175,7 +172,7 @@ def test_a_policy_never_bills_more_and_the_cache_never_exceeds_the_prompt(body, 
 def test_a_policy_that_never_fires_costs_exactly_what_none_costs(body, name, mode, cache):
     conversation = formats.read(body)
     meter = Meter("gpt-4o")
-    run = replay(conversation, make(name, **NEVER[name]), meter, GPT4O, mode=mode, cache=cache)
+    run = replay(conversation, make(name, **NEVER[name]), meter, PRICED[cache], mode=mode, cache=cache)
     assert not any(call.fired for call in run.calls)
     assert [(c.tokens_with, c.cached_with, c.cost_with) for c in run.calls] == [
         (c.tokens_without, c.cached_without, c.cost_without) for c in run.calls]
@@ -228,6 +225,17 @@ def test_compare_json_rows_and_no_strategy_bills_more_than_none(book_file):
 def test_replay_refuses_in_one_line(book_file, args):
     done = cli("replay", str(book_file), *args)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("model", "cache"), [("gpt-4o", "anthropic"), ("claude-sonnet-4-5", "openai")])
+def test_a_cache_model_of_another_provider_is_refused(book_file, model, cache):
+    for command in ("replay", "compare"):
+        done = cli(command, str(book_file), "--model", model, "--cache", cache)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "--cache" in done.stderr and f"{model} is priced by" in done.stderr
+    with pytest.raises(InputError, match="two providers"):  # the engine refuses it too, for the page
+        replay(book_conversation(), NonePolicy(), Meter(model), PRICES.get(model), cache=cache)
+    assert cli("replay", str(book_file), "--model", model, "--cache", "none").returncode == 0
 
 
 def test_the_suggested_preset_replays_the_rules_suggested_for_the_conversation(book_file):

@@ -59,12 +59,21 @@ def test_run_view_shows_the_engines_totals_and_charts():
 def test_run_view_controls_change_the_run():
     at = start()
     healthy(at.radio(key=run_panel.MODE).set_value("per-call").run())
-    healthy(at.selectbox(key=run_panel.CACHE).select("anthropic").run())
+    healthy(at.selectbox(key=run_panel.CACHE).select("none").run())
     healthy(at.selectbox(key=run_panel.STRATEGY).select("clear-tool-uses").run())
     healthy(at.number_input(key=run_panel.TRIGGER).set_value(0).run())
     healthy(at.slider(key=run_panel.CALL).set_value(0).run())
     assert at.session_state[run_panel.CALL] == 0
     assert "Call 0 (item" in " ".join(caption.value for caption in at.caption)
+
+
+def test_the_cache_choice_offers_only_the_models_providers_cache_or_none():
+    at = start()
+    assert at.session_state["model"] == "gpt-4o"
+    assert at.selectbox(key=run_panel.CACHE).options == ["openai", "none"]
+    healthy(at.selectbox(key="model").select("claude-sonnet-4-5").run())
+    assert at.selectbox(key=run_panel.CACHE).options == ["anthropic", "none"]
+    assert at.session_state[run_panel.CACHE] == "anthropic"  # the openai cache no longer fits: back to the provider's
 
 
 def test_edited_prices_change_the_cost():

@@ -4,14 +4,16 @@ the item builder, the aligned rows and meters, costs and exports."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
-from playground import breakdown, builder, exports, formats, models, render, rulesets, ruletable, tokens, view
+from playground import breakdown, builder, exports, formats, render, rulesets, ruletable, tokens, view
 from playground.builder import Fields
 from playground.compaction import Settings, compact
 from playground.errors import InputError
 from playground.pipeline import optimize
+from playground.prices import read_prices
 from playground.rules import book_rules, load_rules
 from playground.summarize import SummarySettings
 
@@ -196,7 +198,7 @@ def test_rows_show_the_span_folded_into_the_summary():
     folded = [row for row in rows if row.summarized]
     assert folded[0].after.startswith("[Summary of earlier conversation") and folded[0].cache_boundary
     assert all(row.after == "" and row.tokens_after == 0 for row in folded[1:])
-    numbers = view.summary(conversation, done.compaction, models.info("gpt-4o"), done.summarization)
+    numbers = view.summary(conversation, done.compaction, read_prices().get("gpt-4o"), done.summarization)
     assert numbers.saved == done.compaction.report.tokens_before - done.summarization.report.tokens_after
 
 
@@ -217,18 +219,10 @@ def test_threshold_range_has_room_and_sane_steps():
 
 def test_a_request_over_the_context_window_is_called_out(book):
     result = compact(book, book_rules(), Settings(threshold=0))
-    small = models.ModelInfo("tiny", 1_000, 1.0, 0.5)
+    small = replace(read_prices().get("gpt-4o"), model="tiny", context_window=1_000)
     numbers = view.summary(book, result, small)
     assert numbers.before > 1_000 and "larger than tiny's context window (1,000)" in numbers.window_warning
-    assert view.summary(book, result, models.info("gpt-4o")).window_warning is None
-
-
-def test_costs_follow_the_price_table():
-    gpt4o = models.info("gpt-4o-2024-08-06")
-    assert gpt4o.name == "gpt-4o"
-    assert models.request_cost(1_000_000, 0, gpt4o) == pytest.approx(2.50)
-    assert models.request_cost(1_000_000, 400_000, gpt4o) == pytest.approx(0.6 * 2.50 + 0.4 * 1.25)
-    assert models.info("my-local-llama").name == "my-local-llama"
+    assert view.summary(book, result, read_prices().get("gpt-4o")).window_warning is None
 
 
 def test_rows_render_escaped_and_capped():

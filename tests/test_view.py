@@ -1,26 +1,33 @@
 """What the headline says about cost: the request before compaction priced as a running agent
-pays for it (the previous call's prefix read from the prompt cache), against the compacted one.
-Figures are worked out by hand from small made-up counts."""
+pays for it (the previous call's prompt in the provider's cache, by the cost model replay uses),
+against the compacted one. Figures are worked out by hand from small made-up counts."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import formats, models, render, view
+from playground import formats, render, view
 from playground.compaction import Settings, compact
 from playground.model import role_of
 from playground.pipeline import optimize
+from playground.prices import load_prices, read_prices
 from playground.rules import book_rules
 from playground.summarize import SummarySettings
 from playground.tokens import TokenCount
 
 from .test_compaction import book_scenario, call
 
-PRICES = models.ModelInfo("m", 1_000_000, input_per_million=2.0, cached_per_million=0.5)
+PRICES = load_prices({"as_of": "test", "models": {
+    "o": {"provider": "openai", "context_window": 1_000_000, "input": 2.0, "cached_input": 0.5, "cache_write": 2.0,
+          "output": 8.0, "min_cacheable": 1024, "source": "made up"},
+    "a": {"provider": "anthropic", "context_window": 1_000_000, "input": 2.0, "cached_input": 0.2,
+          "cache_write": 2.5, "output": 8.0, "min_cacheable": 1024, "source": "made up"}}})
+OPENAI, ANTHROPIC = PRICES.get("o"), PRICES.get("a")
 
 
 def counts(*items: int, tools: int = 0, instructions: int = 0) -> TokenCount:
@@ -33,50 +40,71 @@ def test_the_previous_call_sent_everything_before_the_last_assistant_turn():
     # 12 items: system, user, then three turns of (assistant wrapper, call, result), and the final assistant text
     book = formats.read(book_scenario())
     assert [role_of(item) for item in book.items[8:]] == ["assistant", "assistant", "tool", "assistant"]
-    count = counts(*range(10, 130, 10), tools=5, instructions=7)
-    # the last assistant turn is the final text (item 11): the previous call sent items 0-10 and the fixed parts
-    assert view.previous_call_prefix(book, count) == 5 + 7 + sum(range(10, 120, 10))
+    # the last assistant turn is the final text (item 11): the previous call sent items 0-10
+    assert view.previous_call_end(book) == 11
     waiting = book.with_items(book.items[:11])  # ends on a result: its turn (wrapper + call) starts at item 8
-    assert view.previous_call_prefix(waiting, count) == 5 + 7 + 10 + 20 + 30 + 40 + 50 + 60 + 70 + 80
+    assert view.previous_call_end(waiting) == 8
+    count = counts(*range(10, 130, 10), tools=5, instructions=7)
+    assert view.request_prompt(book.items, count, 8).offsets[-1] == 5 + 7 + sum(range(10, 90, 10))
 
 
 def test_a_first_call_has_nothing_cached():
     only_user = formats.read([{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}])
-    assert view.previous_call_prefix(only_user, counts(10, 20, tools=5)) == 0
+    assert view.previous_call_end(only_user) is None
+    done = view.costs(only_user, counts(2000, 20, tools=5), None, OPENAI)
+    assert done.previous_prefix == 0 and done.before.use.read == 0
+    assert done.before.cost == pytest.approx(2028 * 2.0 / 1e6)
 
 
-def test_costs_price_before_with_the_cache_and_after_with_what_it_still_shares():
-    # 10,000 tokens before, 4,000 after; the previous call sent 8,000; the first edit is at token 3,000.
-    done = view.costs(10_000, 4_000, unchanged_prefix=3_000, previous_prefix=8_000, model=PRICES)
-    assert done.before_uncached == pytest.approx(0.020)  # 10,000 × $2/M
-    assert done.before == pytest.approx(0.008)  # 2,000 × $2/M + 8,000 × $0.5/M = 0.004 + 0.004
-    assert done.reused_after == 3_000
-    assert done.after == pytest.approx(0.0035)  # 1,000 × $2/M + 3,000 × $0.5/M = 0.002 + 0.0015
+def _request(shared: int, total: int):
+    """A request whose first item (``shared`` tokens) the previous call sent: a user message, then
+    the assistant turn that call answered with (its message and tool call) and the tool's result."""
+    conversation = formats.read([{"role": "user", "content": "u"},
+                                 {"role": "assistant", "content": None,
+                                  "tool_calls": [{"id": "c", "type": "function",
+                                                  "function": {"name": "f", "arguments": "{}"}}]},
+                                 {"role": "tool", "tool_call_id": "c", "content": "r"}])
+    return conversation, counts(shared, 0, 0, total - shared - 3)  # counts() adds 3 tokens of priming
 
 
-def test_an_edit_past_the_previous_prefix_reuses_only_that_prefix():
-    done = view.costs(10_000, 9_000, unchanged_prefix=9_500, previous_prefix=8_000, model=PRICES)
-    assert done.reused_after == 8_000
-    assert done.after == pytest.approx(0.006)  # 1,000 × $2/M + 8,000 × $0.5/M
+@pytest.mark.parametrize(("price", "shared", "total", "expected"), [
+    # the issue's cases: gpt-4o-like, 1,100 sharing 1,000 — below OpenAI's 1,024 minimum, nothing is read
+    (OPENAI, 1_000, 1_100, 1_100 * 2.0 / 1e6),
+    # 3,000 shared → read 2,944 (23 × 128), the rest at the input price
+    (OPENAI, 3_000, 5_000, (2_944 * 0.5 + 2_056 * 2.0) / 1e6),
+    # Anthropic: 3,000 read at the cached price, the new items written at the cache-write price (the
+    # breakpoint is on the last message: the 3 tokens of reply priming after it are plain input)
+    (ANTHROPIC, 3_000, 5_000, (3_000 * 0.2 + 1_997 * 2.5 + 3 * 2.0) / 1e6),
+])
+def test_the_cost_line_applies_the_providers_cache_rules(price, shared, total, expected):
+    conversation, count = _request(shared, total)
+    done = view.costs(conversation, count, None, price)
+    assert done.cache == price.provider and done.previous_prefix == shared
+    assert done.before.cost == pytest.approx(expected)
+    assert done.before_uncached == pytest.approx(total * 2.0 / 1e6)
 
 
-def test_nothing_compacted_has_no_after_cost():
-    done = view.costs(10_000, 10_000, unchanged_prefix=None, previous_prefix=8_000, model=PRICES)
-    assert done.after is None and done.reused_after is None
-    assert done.before == pytest.approx(0.008)
+def test_the_compacted_request_reads_only_what_it_still_shares():
+    conversation, count = _request(3_000, 10_000)
+    result = conversation.items[3]
+    edited = conversation.with_items((*conversation.items[:3], replace(result, content="ref")))
+    done = view.costs(conversation, count, (edited.items, counts(3_000, 0, 0, 997)), OPENAI)
+    assert done.after is not None and done.after.tokens == 4_000
+    assert done.after.use.read == 2_944  # the shared 3,000 in 128-token steps
+    assert done.after.cost == pytest.approx((2_944 * 0.5 + 1_056 * 2.0) / 1e6)
+    changed_first = edited.with_items((replace(edited.items[0], content="v"), *edited.items[1:]))
+    early = view.costs(conversation, count, (changed_first.items, counts(3_000, 0, 0, 997)), ANTHROPIC)
+    assert early.after.use.read == 0 and early.after.use.written == 4_000 - 3  # the whole prompt rewritten
 
 
 def test_summary_carries_the_costs_of_the_request_as_shown():
     book = formats.read(book_scenario())
-    gpt4o = models.info("gpt-4o")
+    gpt4o = read_prices().get("gpt-4o")
     result = compact(book, book_rules(), Settings(threshold=0))
     numbers = view.summary(book, result, gpt4o)
     report = result.report
-    previous = view.previous_call_prefix(book, report.before)
-    assert numbers.costs.previous_prefix == previous > 0
-    assert numbers.costs.reused_after == min(report.cached_prefix_tokens, previous)
-    assert numbers.costs.after == pytest.approx(models.request_cost(report.tokens_after, numbers.costs.reused_after,
-                                                                    gpt4o))
+    assert numbers.costs.previous_prefix == report.before.prefix(view.previous_call_end(book)) > 0
+    assert numbers.costs.after.tokens == report.tokens_after
     untouched = view.summary(book, compact(book, book_rules(), Settings(threshold=10**9)), gpt4o)
     assert untouched.costs.after is None
 

@@ -6,10 +6,11 @@ import logging
 
 import streamlit as st
 
-from .. import exports, formats, models, render, view
+from .. import exports, formats, render, view
 from ..compaction import Settings
 from ..errors import InputError
 from ..pipeline import Optimized
+from ..prices import read_prices
 from ..summarize import OfflineSummarizer
 from ..tokens import TokenCount
 from . import (
@@ -157,7 +158,7 @@ def _page() -> None:
     summary, prefer = summary_panel.config()
     optimized = state.engine().optimize(conversation, rules, settings, summary, OfflineSummarizer(), model_name,
                          st.session_state[summary_panel.CACHE], prefer)
-    results.headline(conversation, optimized, models.info(model_name))
+    results.headline(conversation, optimized, read_prices().get(model_name))
     rules_panel.no_match_notice(conversation, optimized, rules)
     summary_panel.panel(optimized, prefer)
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import breakdown, models, render, view
+from .. import breakdown, render, view
 from ..compaction import STAGES
 from ..model import Conversation
 from ..pipeline import Optimized
+from ..prices import Price, read_prices
+from ..promptcache import RequestCost
 from ..rules import Rules
 from ..tokens import TokenCount
 from . import state
@@ -19,7 +21,7 @@ _STAGE_LOOK = {"below_threshold": ("gray", ":material/pause_circle:"),
                "still_over": ("orange", ":material/warning:")}
 
 
-def headline(original: Conversation, optimized: Optimized, model: models.ModelInfo) -> None:
+def headline(original: Conversation, optimized: Optimized, model: Price) -> None:
     report = optimized.compaction.report
     color, icon = _STAGE_LOOK[report.stage]
     badges = st.container(horizontal=True)
@@ -59,16 +61,30 @@ def headline(original: Conversation, optimized: Optimized, model: models.ModelIn
     st.caption(f"{first} {_cost_line(numbers.costs, model)}{estimate}")
 
 
-def _cost_line(costs: view.Costs, model: models.ModelInfo) -> str:
-    """The next request's input cost as a running agent pays it: with the previous call's prefix cached."""
-    prices = (f"at {render.literal(model.name)} list prices (${model.input_per_million:g}/M input, "
-              f"${model.cached_per_million:g}/M cached; {models.PRICES_AS_OF}, check the provider's page)")
-    before = (f"${costs.before:.4f} as it is, with the {costs.previous_prefix:,} tokens the previous call sent read "
-              f"from the prompt cache (${costs.before_uncached:.4f} with nothing cached)")
+CACHE_RULES = {"openai": "OpenAI caches prompts of 1,024+ tokens and reads them in 128-token steps",
+               "anthropic": "Anthropic writes the prompt at the cache-write price and reads it at the cached price"}
+
+
+def _cache_use(cost: RequestCost) -> str:
+    """What one request did with the cache, in words."""
+    written = f", {cost.use.written:,} written to it" if cost.use.written else ""
+    return f"{cost.use.read:,} of its {cost.tokens:,} tokens read from the cache{written}"
+
+
+def _cost_line(costs: view.Costs, model: Price) -> str:
+    """The next request's input cost as a running agent pays it, by the cost model replay uses:
+    the previous call's prompt is in the provider's cache."""
+    prices = (f"at {render.literal(model.model)} list prices (${model.input:g}/M input, ${model.cached_input:g}/M "
+              f"cached, ${model.cache_write:g}/M cache write; as of {read_prices().as_of}, check the provider's page) "
+              f"with the {costs.cache} prompt cache ({CACHE_RULES[costs.cache]}) as the previous call "
+              f"({costs.previous_prefix:,} tokens) left it")
+    before = (f"${costs.before.cost:.4f} as it is, {_cache_use(costs.before)} (${costs.before_uncached:.4f} with "
+              "nothing cached)")
+    tail = (f" Input only: the reply is billed on top at ${model.output:g}/M output; the Run tab prices whole calls.")
     if costs.after is None:
-        return f"Input cost of this request {prices}: {before}. Nothing was compacted, so that is what it costs."
-    return (f"Input cost of this request {prices}: {before}; ${costs.after:.4f} compacted, reading the "
-            f"{costs.reused_after:,} unchanged tokens it shares with the previous call from the cache.")
+        return f"Input cost of this request {prices}: {before}. Nothing was compacted, so that is what it costs.{tail}"
+    return (f"Input cost of this request {prices}: {before}; ${costs.after.cost:.4f} as it will be sent, "
+            f"{_cache_use(costs.after)}.{tail}")
 
 
 def before_after(original: Conversation, optimized: Optimized) -> None:

@@ -14,7 +14,7 @@ from ..compaction import Settings
 from ..model import Conversation
 from ..policies import POLICIES, Policy, make
 from ..prices import Price, read_prices
-from ..promptcache import CACHE_MODELS
+from ..promptcache import cache_models
 from ..replay import MODES, Replay, call_starts, chart_rows, replay, sweep, sweep_points
 from ..rules import Rules
 from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings
@@ -35,7 +35,9 @@ MODE_HELP = ("stored: edits are written into the history the agent keeps (the bo
              "stays whole (LangChain middleware), so the cache breaks again whenever an item crosses into the "
              "edited region.")
 CACHE_HELP = ("openai: automatic prefix caching, prompts of 1,024+ tokens, hits in 128-token steps. anthropic: one "
-              "breakpoint on the last message, writes at 1.25× input, reads at 0.1×. none: no prompt cache.")
+              "breakpoint on the last message, writes at 1.25× input, reads at 0.1×. none: no prompt cache. Only the "
+              "model's own provider's cache (or none) is offered: another provider's rules would make a bill no one "
+              "sends.")
 _START = ReplaySettings()  # a new session starts where a workspace without these settings opens
 DEFAULTS = {STRATEGY: _START.strategy, MODE: _START.mode, WINDOW: _START.window, TRIGGER: _START.trigger,
             KEEP: _START.keep, CLEAR_AT_LEAST: _START.clear_at_least}
@@ -84,7 +86,7 @@ def _policy(rules: Rules, settings: Settings, summary: SummarySettings | None) -
 def _replay(conversation: Conversation, policy: Policy, model: str, until: int | None = None) -> Replay:
     """The run as the Run view's controls set it (the defaults while the view has not been drawn)."""
     start(MODE, DEFAULTS[MODE])
-    start(CACHE, read_prices().get(model).provider)
+    _fitting_cache(model, CACHE)
     return replay(conversation, policy, state.engine().meter(model), price(model), mode=st.session_state[MODE],
                   cache=st.session_state[CACHE], until=until)
 
@@ -113,10 +115,18 @@ def _show_call() -> None:
     st.session_state[SHOWN] = True
 
 
+def _fitting_cache(model: str, key: str) -> tuple[str, ...]:
+    """The cache models that fit ``model`` (``promptcache.cache_models``); the one chosen under
+    ``key`` starts on the model's provider's, and goes back to it when the model no longer fits it."""
+    options = cache_models(read_prices().get(model).provider)
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = options[0]
+    return options
+
+
 def cache_choice(model: str, key: str) -> None:
-    """A cache-model select that starts on the model's own provider."""
-    start(key, read_prices().get(model).provider)
-    st.selectbox("Prompt cache", CACHE_MODELS, key=key, help=CACHE_HELP)
+    """A cache-model select offering the model's own provider's cache, or none."""
+    st.selectbox("Prompt cache", _fitting_cache(model, key), key=key, help=CACHE_HELP)
 
 
 def _controls(model: str) -> None:

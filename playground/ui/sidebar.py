@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import models, render, view
+from .. import render, view
+from ..prices import read_prices
 from . import state
 
 
@@ -40,7 +41,7 @@ def conversation_picker() -> None:
 
 def settings(before: int) -> None:
     """Model, threshold (slider and exact number) and keep_recent."""
-    options = list(models.CATALOG)
+    options = list(read_prices().prices)
     current = state.get(state.MODEL)
     if current not in options:
         options.append(current)

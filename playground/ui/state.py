@@ -13,12 +13,13 @@ from typing import Any
 
 import streamlit as st
 
-from .. import formats, models, presets
+from .. import formats, presets
 from ..compaction import Settings
 from ..engine import Engine
 from ..errorpatterns import ErrorPatterns
 from ..errors import InputError
 from ..model import Conversation
+from ..prices import DEFAULT_MODEL, read_prices
 from ..rules import Rules, book_rules
 from ..ruletable import edited_rows, tables_from_rules
 from ..view import threshold_range
@@ -136,7 +137,7 @@ def set_conversation(conversation: Conversation, source: str, keep_builder: bool
         st.session_state.pop(choice, None)
     if not keep_builder:
         st.session_state[BUILDER_ITEM] = None
-    if conversation.model and models.is_listed(conversation.model):
+    if conversation.model and read_prices().lists(conversation.model):
         st.session_state[MODEL] = conversation.model
         set_message("model", None)
     elif conversation.model:
@@ -226,7 +227,7 @@ def init() -> None:
     # No presets folder (the package used on its own): start empty, with the book's settings.
     st.session_state[PRESET] = None
     set_conversation(Conversation(items=(), format="chat"), "nothing yet: paste, upload or build a conversation")
-    st.session_state[MODEL] = models.DEFAULT_MODEL
+    st.session_state[MODEL] = DEFAULT_MODEL
     set_threshold(50_000)
     st.session_state[KEEP_RECENT] = 0
     st.session_state[COMPACT_ERRORS] = False
