@@ -236,7 +236,8 @@ def parser() -> argparse.ArgumentParser:
                             "(default: the threshold; never below it)")
     group.add_argument("--keep-steps", type=_non_negative, default=DEFAULT_KEEP_STEPS,
                        help=f"newest assistant turns (with their tool results) kept verbatim (default "
-                            f"{DEFAULT_KEEP_STEPS})")
+                            f"{DEFAULT_KEEP_STEPS}); 0 keeps none, but never summarizes what follows the last "
+                            "assistant turn: the model has not read it yet")
     group.add_argument("--summarizer", choices=("offline", "openai"), default="offline",
                        help="offline: extractive, no LLM (default); openai: any OpenAI-compatible endpoint, key "
                             "from OPENAI_API_KEY (sent only to api.openai.com and hosts in PLAYGROUND_KEY_HOSTS)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -173,6 +173,21 @@ def role_of(item: Item) -> str:
     if isinstance(item, Message):
         return item.role
     return "assistant" if isinstance(item, ToolCall) else "tool"
+
+
+def turn_starts(items: Sequence[Item]) -> list[int]:
+    """Positions where an assistant turn begins (an assistant item after a non-assistant one): in
+    a run, each is one LLM call's reply."""
+    return [p for p, item in enumerate(items)
+            if role_of(item) == "assistant" and (p == 0 or role_of(items[p - 1]) != "assistant")]
+
+
+def turn_end(items: Sequence[Item], start: int) -> int:
+    """Where the assistant turn beginning at ``start`` ends (the position after its last item)."""
+    end = start
+    while end < len(items) and role_of(items[end]) == "assistant":
+        end += 1
+    return end
 
 
 def item_kind(item: Item) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from .claude import billed_thinking
 from .errors import InputError
-from .model import Conversation, Item, Message, content_text, role_of
+from .model import Conversation, Item, Message, content_text, turn_end, turn_starts
 from .policies import Policy
 from .policies.base import is_system
 from .prices import Price
@@ -115,17 +115,7 @@ class Replay:
         return tuple(found)
 
 
-def call_starts(items: tuple[Item, ...]) -> list[int]:
-    """Positions where an assistant turn — one LLM call's reply — begins."""
-    return [p for p, item in enumerate(items)
-            if role_of(item) == "assistant" and (p == 0 or role_of(items[p - 1]) != "assistant")]
-
-
-def _turn_end(items: tuple[Item, ...], start: int) -> int:
-    end = start
-    while end < len(items) and role_of(items[end]) == "assistant":
-        end += 1
-    return end
+call_starts = turn_starts  # each assistant turn is one LLM call's reply: where the calls of a run begin
 
 
 @dataclass(frozen=True)
@@ -244,7 +234,7 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
         sides[1].update(sent.items, head, ("head", has_system))
         uses = [cache_.use(side.chain, side.offsets) for cache_, side in zip(caches, sides, strict=True)]
         prompts = [side.offsets[-1] + fixed.tail for side in sides]
-        output = sum(counts[start:_turn_end(items, start)])
+        output = sum(counts[start:turn_end(items, start)])
         if mode == "stored":
             lost, retrievable = lost + result.tokens_lost, retrievable + result.tokens_retrievable
         else:

@@ -2,8 +2,10 @@
 
 Kept verbatim: everything up to the first user message (system and developer messages included)
 and the newest ``keep_steps`` steps, a step being one assistant turn with the tool results that
-answer it. The span between them is replaced, in place, by one marked user message. The cut
-moves back until no call is separated from its result, so the request stays valid. The
+answer it — and, with ``keep_steps`` 0, whatever follows the last assistant turn: the model has
+not read it yet, so the span never reaches past that turn. The span between them is replaced, in
+place, by one marked user message. The cut moves back until no call is separated from its
+result, so the request stays valid. The
 summarizer reads the span's original content (not compaction's placeholders), each item trimmed
 to a budget and the whole transcript held to a total budget; a summary already in the span is
 extended, not summarized again. If the summarizer fails, or its summary is not smaller than the
@@ -27,7 +29,18 @@ from . import formats
 from .breakdown import telling_argument
 from .errorpatterns import error_detail
 from .errors import InputError
-from .model import Conversation, Item, Message, ToolCall, ToolResult, content_text, pairs, role_of
+from .model import (
+    Conversation,
+    Item,
+    Message,
+    ToolCall,
+    ToolResult,
+    content_text,
+    pairs,
+    role_of,
+    turn_end,
+    turn_starts,
+)
 from .tokens import Meter, TokenCount
 
 MARKER = "[Summary of earlier conversation"
@@ -155,12 +168,6 @@ def is_summary(item: Item) -> bool:
     return isinstance(item, Message) and item.role == "user" and content_text(item.content).startswith(MARKER)
 
 
-def _step_starts(items: tuple[Item, ...]) -> list[int]:
-    """Positions where an assistant turn begins (an assistant item after a non-assistant one)."""
-    return [p for p, item in enumerate(items)
-            if role_of(item) == "assistant" and (p == 0 or role_of(items[p - 1]) != "assistant")]
-
-
 @dataclass(frozen=True)
 class CutStep:
     """One step of finding the span, for a step-through: where the cut stands after it.
@@ -192,14 +199,19 @@ def _cut(items: tuple[Item, ...], keep_steps: int) -> Iterator[CutStep]:
         return
     start = first_user + 1
     yield CutStep("head", start, None, detail=f"items 0–{first_user} stay verbatim: up to the first user message")
-    starts = [p for p in _step_starts(items) if p > first_user]
+    starts = [p for p in turn_starts(items) if p > first_user]
     if len(starts) <= keep_steps:
         yield CutStep("nothing", start, None, tuple(starts),
                       detail=f"fewer than {keep_steps + 1} assistant turns after the first user message")
         return
-    end = starts[len(starts) - keep_steps] if keep_steps else len(items)
-    yield CutStep("cut", start, end, tuple(p for p in starts if p >= end),
-                  detail=f"the cut starts at item {end}, before the newest {keep_steps} steps")
+    if keep_steps:
+        end = starts[len(starts) - keep_steps]
+        detail = f"the cut starts at item {end}, before the newest {keep_steps} steps"
+    else:  # no step kept, but never what the model has not read: the cut stays after its last turn
+        end = turn_end(items, starts[-1])
+        detail = (f"the cut starts at item {end}, after the last assistant turn: what follows it the model has not "
+                  "read yet" if end < len(items) else "the cut is at the end, after the last assistant turn")
+    yield CutStep("cut", start, end, tuple(p for p in starts if p >= end), detail=detail)
     answers = pairs(items)
     moved = True
     while moved:  # a call before the cut whose result is after it: cut before that call's turn

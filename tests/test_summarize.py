@@ -19,6 +19,7 @@ from playground.errors import InputError
 from playground.llm import Endpoint, OpenAISummarizer
 from playground.model import ToolCall, ToolResult, content_text, pairs, role_of
 from playground.pipeline import optimize
+from playground.presets import list_presets
 from playground.rules import book_rules
 from playground.summarize import (
     MARKER,
@@ -86,6 +87,8 @@ def _check_cut(items, start, end):
         assert (start <= call_position < end) == (start <= result_position < end), "a call and its result split"
     assert all(role_of(item) not in ("system", "developer") for item in items[start:end])
     assert any(role_of(item) == "user" for item in items[:start])
+    last_turn = max(p for p, item in enumerate(items) if role_of(item) == "assistant")
+    assert end <= last_turn + 1, "the span reaches past the last assistant turn: the model has not read that"
 
 
 @pytest.mark.parametrize("name", sorted(REQUESTS))
@@ -119,6 +122,22 @@ def test_the_cut_on_the_real_traces(trace):
             done = run(conversation, conversation, SummarySettings(limit=0, keep_steps=keep), OfflineSummarizer(),
                        meter())
             assert formats.read(formats.write(done.conversation)) == done.conversation
+
+
+def test_keep_steps_0_never_summarizes_what_the_model_has_not_read():
+    preset = next(p for p in list_presets() if p.key == "coding-agent")
+    conversation = preset.conversation
+    unread = conversation.items[-1]
+    assert role_of(unread) == "tool"  # the request ends in a result the model has not read yet
+    done = optimize(conversation, preset.rules, Settings(threshold=0), SummarySettings(limit=0, keep_steps=0),
+                    OfflineSummarizer(), preset.model)
+    assert done.summarization.report.status == "summarized"
+    sent = done.conversation.items
+    assert not is_summary(sent[-1]) and sent[-1].call_id == unread.call_id  # it stays, with the call it answers
+    assert content_text(sent[-1].content) == content_text(done.compaction.conversation.items[-1].content)
+    assert is_summary(sent[done.summarization.report.start])
+    *_, last = cut_steps(conversation.items, 0)
+    assert last.end <= max(p for p, item in enumerate(conversation.items) if role_of(item) == "assistant") + 1
 
 
 def test_the_summarizer_reads_originals_not_placeholders():

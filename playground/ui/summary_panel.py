@@ -123,7 +123,8 @@ def settings() -> None:
                    "the threshold.")
     st.number_input("Steps kept", min_value=0, max_value=1000, step=1, key=KEEP_STEPS,
                     help="The newest assistant turns, each with the tool results that answer it, stay verbatim. "
-                         "The system messages and the first user message always stay.")
+                         "The system messages and the first user message always stay. 0 keeps no turn, but what "
+                         "follows the last assistant turn (results the model has not read yet) is never summarized.")
     st.radio("Summarizer", list(MODES), key=MODE, format_func=MODES.get,
              help="Offline: an extractive digest, no model, free. An endpoint: any server that speaks OpenAI Chat "
                   "Completions — OpenAI, Azure, Ollama, vLLM, LM Studio. It is called only when you press its "
