@@ -25,6 +25,9 @@ from .summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings, c
 from .tokens import Meter
 
 PROG = "python -m playground"
+KEEP_RECENT_HELP = ("leave the newest N tool uses the model has read (call and result, with an assistant turn after "
+                    "the result) as they are; tool uses it has not read yet are left anyway, so each step keeps one "
+                    "more")
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "token-counts"
 
 
@@ -218,8 +221,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
                    help=f"compact only at or above this many prompt tokens (default {DEFAULT_THRESHOLD})")
     p.add_argument("--keep-recent", type=_non_negative, default=0,
-                   help="leave the newest N tool uses that have a result (call and result) as they are; a call "
-                        "still waiting for its result takes no slot")
+                   help=KEEP_RECENT_HELP)
     p.add_argument("--model", help="model whose accounting to use (default: the request's own)")
     p.add_argument("--format", choices=list(formats.READERS), help=format_help)
     p.add_argument("--to", choices=list(formats.FORMATS), help=to_help)
@@ -383,7 +385,7 @@ def _add_run_commands(commands: Any) -> None:
         p.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
                        help=f"rules: compact at or above this many prompt tokens; summarize and hybrid: summarize at "
                             f"or above it (default {DEFAULT_THRESHOLD})")
-        p.add_argument("--keep-recent", type=_non_negative, default=0, help="rules: leave the newest N tool uses alone")
+        p.add_argument("--keep-recent", type=_non_negative, default=0, help=f"rules: {KEEP_RECENT_HELP}")
         p.add_argument("--no-summarize", action="store_true",
                        help="rules: compaction only, never summarize when still over the threshold")
         p.add_argument("--keep-steps", type=_non_negative, default=DEFAULT_KEEP_STEPS,

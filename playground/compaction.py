@@ -3,9 +3,10 @@
 Count first: below the threshold nothing changes (every edit costs a possible re-fetch and
 breaks the provider's prompt-cache prefix). At or above it, one pass over the items applies the
 rules, remembering each call's arguments by position so its result's reference can name the
-path or query. Guards the book's listing lacks: results the model has not read yet, calls whose
-result is not in yet, the newest ``keep_recent`` answered tool uses and error results (flagged by
-the format or recognised by the rules' error patterns) are left alone; so is what is below a rule's
+path or query. Guards the book's listing lacks: tool uses the model has not read yet (a result
+with no assistant turn after it, and its call; a call whose result is not in yet), the newest
+``keep_recent`` tool uses it has read, and error results (flagged by the format or recognised by
+the rules' error patterns) are left alone; so is what is below a rule's
 ``min_tokens`` (a result's item tokens; for a call rule, the tokens of the argument it replaces, so
 one large argument never lifts a small one over the bar); a replacement that is not smaller is
 skipped; a second pass changes nothing.
@@ -34,10 +35,10 @@ REASONS = {
     "rule_disabled": "the rule for this tool is disabled",
     "no_argument": "the call has no such argument",
     "already_compacted": "already compacted by this rule",
-    "not_processed": "not processed by the model yet (no assistant turn after it)",
+    "not_processed": "not processed by the model yet (no assistant turn after it; for a call, after its result)",
     "result_pending": "its result is not in the request yet",
     "error_result": "error result: a reference would disguise the failure",
-    "keep_recent": "one of the newest answered tool uses (keep_recent)",
+    "keep_recent": "one of the newest tool uses the model has read (keep_recent)",
     "below_min_tokens": "smaller than the rule's min_tokens (a result: the item; a call: the argument it replaces)",
     "not_smaller": "the item with the replacement is not smaller, in tokens, than the original",
 }
@@ -50,8 +51,9 @@ STAGES = {
 
 @dataclass(frozen=True)
 class Settings:
-    """``keep_recent``: the newest N tool uses that have a result (call and result) stay as they
-    are. ``compact_errors``: let rules replace error results too. ``detect_errors``: recognise
+    """``keep_recent``: the newest N tool uses the model has read (call and result, with an
+    assistant turn after the result) stay as they are; tool uses it has not read stay anyway, so
+    each step of N keeps one more. ``compact_errors``: let rules replace error results too. ``detect_errors``: recognise
     errors by the rules' ``error_patterns`` as well as by the format's ``is_error`` flag."""
 
     threshold: int = DEFAULT_THRESHOLD
@@ -167,10 +169,10 @@ GUARDS = {
     "rule_disabled": "is the rule switched on?",
     "no_argument": "does the call have the argument the rule replaces?",
     "already_compacted": "is the text not already this rule's replacement?",
-    "not_processed": "has the model read the result (an assistant turn after it)?",
+    "not_processed": "has the model read the result (an assistant turn after it; for a call, after its result)?",
     "result_pending": "is the call's result in the request?",
     "error_result": "is the result (the call's result, for a call) not an error?",
-    "keep_recent": "is it older than the newest keep_recent answered tool uses?",
+    "keep_recent": "is it older than the newest keep_recent tool uses the model has read?",
     "below_min_tokens": "is the item (for a call rule: the argument it replaces) at least the rule's min_tokens?",
     "not_smaller": "is the replacement smaller, in tokens, than the original?",
 }
@@ -194,11 +196,12 @@ class _Context:
     @classmethod
     def build(cls, items: tuple[Item, ...], settings: Settings, meter: Meter, patterns: ErrorPatterns) -> _Context:
         answers = pairs(items)
-        # keep_recent counts tool uses that have a result: a call still waiting takes no slot.
-        answered = sorted(answers)
-        newest = answered[-settings.keep_recent:] if settings.keep_recent else []
-        protected = frozenset(newest) | {answers[p] for p in newest}
         last_assistant = max((p for p, item in enumerate(items) if role_of(item) == "assistant"), default=-1)
+        # keep_recent counts tool uses the model has read: one it has not read (a call still waiting,
+        # a result with no assistant turn after it) is kept by the not-processed guard and takes no slot.
+        read = sorted(call for call, result in answers.items() if result < last_assistant)
+        newest = read[-settings.keep_recent:] if settings.keep_recent else []
+        protected = frozenset(newest) | {answers[p] for p in newest}
         return cls(items, Layout.of(items), answers, {r: c for c, r in answers.items()}, last_assistant, protected,
                    settings, meter, patterns, {})
 
@@ -285,9 +288,9 @@ def _candidates(ctx: _Context, rules: Rules, position: int, item: Item) -> list[
     for rule in call_rules:
         value = arguments.get(rule.argument) if arguments and rule.argument in arguments else None
         text = None if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        found.append(_Candidate(position, item, rule, rule.replacement, text, arguments,
-                                None if result is not None else "result_pending", failed, parallel, rules.value_limit,
-                                rule.argument))
+        waiting = "result_pending" if result is None else "not_processed" if result >= ctx.last_assistant else None
+        found.append(_Candidate(position, item, rule, rule.replacement, text, arguments, waiting, failed, parallel,
+                                rules.value_limit, rule.argument))
     return found
 
 

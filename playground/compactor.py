@@ -230,7 +230,8 @@ def compact_with(config: dict, request: Any, format: str = "chat",
     last_assistant = max((p for p, item in enumerate(items) if item.role == "assistant"), default=-1)
     parallel = {p for p in range(len(items) - 1) if items[p].kind == items[p + 1].kind == "call"}
     parallel |= {p + 1 for p in parallel}
-    newest = sorted(answers)[-config["keep_recent"]:] if config["keep_recent"] else []  # answered tool uses
+    read = sorted(call for call, result in answers.items() if result < last_assistant)  # tool uses the model read
+    newest = read[-config["keep_recent"]:] if config["keep_recent"] else []
     protected = set(newest) | {answers[p] for p in newest}
     for position, item in enumerate(items):
         if item.kind == "result":
@@ -247,7 +248,8 @@ def compact_with(config: dict, request: Any, format: str = "chat",
                 value = arguments.get(rule["argument"]) if arguments else None
                 text = None if value is None else value if isinstance(value, str) else json.dumps(
                     value, ensure_ascii=False)
-                _apply(config, count, item, rule, text, _parse(item.arguments()), result is None, result in errors,
+                waiting = result is None or result >= last_assistant  # its result not in, or not read yet
+                _apply(config, count, item, rule, text, _parse(item.arguments()), waiting, result in errors,
                        position in protected, rule["argument"], position in parallel)
     return request
 

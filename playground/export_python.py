@@ -25,9 +25,9 @@ HEADER = '''"""Compaction rules and compactor exported from Compaction Playgroun
 ``compact`` takes a Chat Completions message list or request, a Responses ``input`` list or
 request, or an Anthropic Messages list or request, and returns a compacted copy (the argument is
 never changed). Tool results the model has read become short references chosen by the rules
-below; a call's large argument is replaced once its result is in; errors, the newest
-``keep_recent`` tool uses, results the model has not read yet, items under a rule's
-``min_tokens`` and replacements that would not be smaller are left alone, exactly as the
+below; a call's large argument is replaced once the model has read its result; errors, the
+newest ``keep_recent`` tool uses the model has read, tool uses it has not read yet, items under a
+rule's ``min_tokens`` and replacements that would not be smaller are left alone, exactly as the
 playground does.
 
 Token counts: pass ``count_tokens(text) -> int`` — e.g. with tiktoken,

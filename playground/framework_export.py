@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .compaction import Settings
-from .model import Conversation, ToolCall
+from .model import Conversation, ToolCall, role_of, turn_end, turn_starts
 from .rules import Rules
 
 ANTHROPIC_BETA = "context-management-2025-06-27"
@@ -57,6 +57,23 @@ def _placeholder(rules: Rules, tools: list[str]) -> tuple[str, bool]:
     return LANGCHAIN_PLACEHOLDER, False
 
 
+def turn_calls(conversation: Conversation) -> int:
+    """The most tool calls one assistant turn of ``conversation`` makes (at least 1): how many tool
+    uses a request of this agent can end with, results in but not read yet."""
+    items = conversation.items
+    return max([1, *(sum(role_of(item) == "assistant" and isinstance(item, ToolCall)
+                         for item in items[start:turn_end(items, start)]) for start in turn_starts(items))])
+
+
+def keep(settings: Settings, conversation: Conversation) -> int:
+    """Both frameworks' ``keep`` for our ``keep_recent``. Theirs counts every tool use; ours counts
+    only those the model has read, since the not-processed guard keeps the others anyway. An
+    agent's request ends in the results of its last turn, not read yet: so ``keep`` is
+    ``keep_recent`` plus the most calls one turn of this conversation makes (``turn_calls``),
+    which keeps at least what ours keeps on every request of the run."""
+    return settings.keep_recent + turn_calls(conversation)
+
+
 def _lost(rules: Rules, settings: Settings, cleared: list[str], same_text: bool) -> list[str]:
     if same_text:
         lost = ["your placeholder text: Anthropic writes its own (it carries over to LangChain's `placeholder`)"]
@@ -66,7 +83,9 @@ def _lost(rules: Rules, settings: Settings, cleared: list[str], same_text: bool)
     if not settings.compact_errors:
         lost.append("the error guard: both clear error results too, so a failure can look like any other output")
     lost.append("the not-processed guard: only `keep` protects the newest results; a result the model has not "
-                "read yet is cleared if it is older than those")
+                "read yet is cleared if it is older than those. `keep` is keep_recent plus the most calls one turn "
+                "makes here, since keep_recent counts only tool uses the model has read and the frameworks count "
+                "the unread ones at the end of the request too")
     if any(rule.min_tokens for tool in cleared if (rule := rules.for_result(tool)) is not None):
         lost.append("min_tokens: small results are cleared too (`clear_at_least` is a total for the whole edit, "
                     "not a size per item)")
@@ -90,14 +109,15 @@ def framework_settings(conversation: Conversation, rules: Rules, settings: Setti
     excluded = [tool for tool in tools if tool not in cleared]
     placeholder, same_text = _placeholder(rules, cleared)
     clear_inputs = any(rule.enabled for rule in rules.tool_calls)
+    kept = keep(settings, conversation)
     edit: dict[str, Any] = {"type": "clear_tool_uses_20250919",
                             "trigger": {"type": "input_tokens", "value": settings.threshold},
-                            "keep": {"type": "tool_uses", "value": settings.keep_recent}}
+                            "keep": {"type": "tool_uses", "value": kept}}
     if excluded:
         edit["exclude_tools"] = excluded
     if clear_inputs:
         edit["clear_tool_inputs"] = True
-    langchain = {"trigger": settings.threshold, "keep": settings.keep_recent, "clear_at_least": 0,
+    langchain = {"trigger": settings.threshold, "keep": kept, "clear_at_least": 0,
                  "exclude_tools": excluded, "placeholder": placeholder, "clear_tool_inputs": clear_inputs}
     return FrameworkSettings(tuple(cleared), {"edits": [edit]}, langchain,
                              tuple(_lost(rules, settings, cleared, same_text)))

@@ -81,7 +81,8 @@ def test_compact_keep_recent_leaves_the_newest_answered_pairs_as_they_were(book_
 
 
 def test_compact_help_defines_keep_recent():
-    assert "newest N tool uses that have a result" in " ".join(cli("compact", "--help").stdout.split())
+    shown = " ".join(cli("compact", "--help").stdout.split())
+    assert "newest N tool uses the model has read" in shown and "each step keeps one more" in shown
 
 
 def test_compact_a_real_trace_in_its_own_format(tmp_path):

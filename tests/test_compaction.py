@@ -222,20 +222,62 @@ WILD = load_rules({"tool_calls": [{"tool": "*", "argument": "content", "replacem
                    "tool_results": [{"tool": "*", "template": "[{tool} output omitted]"}]})
 
 
+def _tool_uses(conversation):
+    """The (call, result) pairs the model has read — an assistant turn after the result — oldest
+    first, and the positions of the tool uses it has not read (a call without a result too)."""
+    items = conversation.items
+    last = max((p for p, item in enumerate(items) if role_of(item) == "assistant"), default=-1)
+    answered = pairs(items)
+    read = sorted((call, result) for call, result in answered.items() if result < last)
+    unread = {p for call, result in answered.items() if result >= last for p in (call, result)}
+    unread |= {p for p, item in enumerate(items) if isinstance(item, ToolCall) and p not in answered}
+    return read, unread
+
+
 @pytest.mark.parametrize("name", sorted(REQUESTS))
 @given(data=st.data())
-def test_keep_recent_leaves_exactly_the_newest_answered_pairs(name, data):
+def test_keep_recent_keeps_exactly_the_newest_read_tool_uses(name, data):
     conversation = formats.read(data.draw(REQUESTS[name]))
-    answered = sorted(pairs(conversation.items).items())
+    read, unread = _tool_uses(conversation)
     calls = sum(isinstance(item, ToolCall) for item in conversation.items)
     keep = data.draw(st.integers(0, calls + 4))  # often above the number of calls
-    newest = answered[len(answered) - min(keep, len(answered)):]
-    protected = {p for pair in newest for p in pair}
+    newest = {p for pair in read[len(read) - min(keep, len(read)):] for p in pair}
     free = compact(conversation, WILD, Settings(threshold=0))
     kept = compact(conversation, WILD, Settings(threshold=0, keep_recent=keep))
-    for position in protected:
+    for position in newest | unread:  # what the model has not read is kept whatever keep_recent says
         assert kept.conversation.items[position] == conversation.items[position]
-    assert {e.position for e in kept.report.edits} == {e.position for e in free.report.edits} - protected
+    assert not {e.position for e in free.report.edits} & unread
+    assert {e.position for e in kept.report.edits} == {e.position for e in free.report.edits} - newest
+
+
+@pytest.mark.parametrize("name", sorted(REQUESTS))
+@given(data=st.data())
+def test_each_step_of_keep_recent_keeps_one_more_read_tool_use(name, data):
+    conversation = formats.read(data.draw(REQUESTS[name]))
+    read, _ = _tool_uses(conversation)
+    keep = data.draw(st.integers(0, max(0, len(read) - 1)))
+    if keep >= len(read):
+        return
+    fewer = compact(conversation, WILD, Settings(threshold=0, keep_recent=keep)).report
+    more = compact(conversation, WILD, Settings(threshold=0, keep_recent=keep + 1)).report
+    call, result = read[len(read) - keep - 1]  # the one more kept: the newest read use older than those kept
+    newly = {s.position for s in more.skipped if s.reason == "keep_recent"} - {
+        s.position for s in fewer.skipped if s.reason == "keep_recent"}
+    assert newly <= {call, result}
+    edited = {e.position for e in fewer.edits}
+    assert {e.position for e in more.edits} == edited - {call, result}  # only that use's edits go
+    assert edited & {call, result} <= newly
+
+
+def test_keep_recent_1_is_not_0_when_the_request_ends_in_results():
+    """The issue's case: the request ends in a result the model has not read. That use is kept
+    anyway, so keep_recent 1 keeps the one before it — it used to take that slot, and 1 did what 0 does."""
+    body = book_scenario()
+    body["messages"] = body["messages"][:-1]  # drop the final answer: the request ends in read_file's result
+    zero, one = run(body).report, run(body, keep_recent=1).report
+    assert [(s.tool, s.reason) for s in zero.skipped if s.kind == "result"][-1] == ("read_file", "not_processed")
+    assert len(one.edits) == len(zero.edits) - 1
+    assert [s.tool for s in one.skipped if s.reason == "keep_recent"] == ["search_web"]
 
 
 def test_a_replacement_that_is_not_smaller_is_skipped():

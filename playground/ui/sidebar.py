@@ -61,7 +61,9 @@ def settings(before: int) -> None:
     st.number_input("Exact threshold", min_value=0, step=step, key=state.THRESHOLD,
                     help="Type an exact number of tokens. The book uses 50,000.")
     st.number_input("keep_recent", min_value=0, max_value=1000, step=1, key=state.KEEP_RECENT,
-                    help="Leave the newest N tool uses (a call and its result) alone, whatever the rules say.")
+                    help="Leave the newest N tool uses the model has read (a call and its result, with an assistant "
+                         "turn after the result) alone, whatever the rules say. Tool uses it has not read yet stay "
+                         "anyway, so each step keeps one more.")
     st.checkbox("Compact error results too", key=state.COMPACT_ERRORS,
                 help="Off by default: a reference in place of 'File not found' would disguise a failure as content.")
     st.checkbox("Recognise errors by their text", key=state.DETECT_ERRORS,
