@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from ..errors import InputError
-from ..model import Conversation, Item, ToolCall, ToolResult, content_text, pairs
-from ..tokens import Meter
+from ..model import Conversation, Item, ToolCall, ToolResult, pairs
+from ..tokens import Layout, Meter
 from .base import PolicyResult, RunningTotal, unchanged
 
 PLACEHOLDER = "[cleared]"
@@ -51,36 +51,36 @@ class ClearToolUsesPolicy:
         results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)]
         calls = {result: call for call, result in pairs(items).items()} if self.clear_tool_inputs else {}
         edited = list(items)
+        layout = Layout.of(items)  # clearing changes content only, so every item keeps its place in it
         cleared = 0
         for result in results[:max(0, len(results) - self.keep)]:
             if items[result].name in self.exclude_tools:  # type: ignore[union-attr]
                 continue
-            cleared += self._clear(edited, result, meter)
+            cleared += self._clear(edited, result, meter, layout)
             if result in calls:
-                cleared += self._clear(edited, calls[result], meter)
+                cleared += self._clear(edited, calls[result], meter, layout)
         if not cleared or cleared < self.clear_at_least:
             return unchanged(conversation)
         result = conversation.with_items(edited)
         self.totals.remember(result, total - cleared, meter)
         return PolicyResult(result, "clearing", tokens_lost=cleared)
 
-    def _clear(self, items: list, position: int, meter: Meter) -> int:
+    def _clear(self, items: list, position: int, meter: Meter, layout: Layout) -> int:
         """Clear one result's content or one call's arguments in place; the tokens that removed
-        (0 for one already cleared, or one the placeholder would not shrink)."""
+        (0 for one already cleared, or one the placeholder would not shrink). Measured as the
+        meter measures the item where it stands, overheads, Claude's ratio and any calibration
+        included, so the running total stays the meter's figure and the trigger is decided on it."""
         item = items[position]
-        if isinstance(item, ToolResult) and item.content != PLACEHOLDER:
-            text, placeholder = content_text(item.content), PLACEHOLDER
-        elif isinstance(item, ToolCall) and item.arguments != CLEARED_INPUT:
-            text, placeholder = item.arguments, CLEARED_INPUT
-        else:  # already cleared
-            return 0
-        saved = meter.text(text) - meter.text(placeholder)
-        if saved <= 0:
-            return 0
+        if not ((isinstance(item, ToolResult) and item.content != PLACEHOLDER)
+                or (isinstance(item, ToolCall) and item.arguments != CLEARED_INPUT)):
+            return 0  # already cleared
         known = self.memo.get(id(item))
         if known is None or known[0] is not item:
-            cleared = (replace(item, content=placeholder) if isinstance(item, ToolResult)
-                       else replace(item, arguments=placeholder))
+            cleared = (replace(item, content=PLACEHOLDER) if isinstance(item, ToolResult)
+                       else replace(item, arguments=CLEARED_INPUT))
             known = self.memo[id(item)] = (item, cleared)
+        saved = meter.item_at(layout, position, item) - meter.item_at(layout, position, known[1])
+        if saved <= 0:
+            return 0
         items[position] = known[1]
         return saved
