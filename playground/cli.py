@@ -20,7 +20,7 @@ from .errors import InputError
 from .report import count_to_json, optimized_to_json
 from .rules import book_rules, load_rules, rules_to_json, rules_to_python
 from .rulesets import RULESETS
-from .suggest import suggest_rules
+from .suggest import no_match_message, suggest_rules, unmatched_message
 from .summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings, check_limit
 from .tokens import Meter
 
@@ -140,6 +140,15 @@ def _summarizer(args: argparse.Namespace):
                                      timeout=args.timeout))
 
 
+def _say(notice: str | None, preset: str | None) -> None:
+    """A note on stderr (the output stays clean): what the rules did not do, and what to try."""
+    if notice is None:
+        return
+    hint = "" if preset == "suggested" else (" Try --preset suggested: rules built for this conversation's tools "
+                                             f"({PROG} rules --suggest FILE shows them and why).")
+    print(f"{PROG}: note: {notice}{hint}", file=sys.stderr)
+
+
 def cmd_compact(args: argparse.Namespace) -> int:
     conversation = _load_conversation(args.file, args.format, args.to)
     rules = RULESETS[args.preset][1](conversation) if args.preset else _load_rules(args.rules)
@@ -150,16 +159,19 @@ def cmd_compact(args: argparse.Namespace) -> int:
         limit=args.threshold if args.summarize_over is None else args.summarize_over, keep_steps=args.keep_steps)
     result = _engine(args, conversation).optimize(conversation, rules, settings, summary,
                                                   _summarizer(args) if summary else None, args.model)
+    report = result.compaction.report
+    _say(no_match_message(conversation, report, rules) or unmatched_message(conversation, report.before, rules),
+         args.preset)
     if args.request or conversation.source:  # a log has no request of its own to give back: write a sendable one
         body, export_notes = exports.request_body(result.conversation)
     else:
         body, export_notes = formats.write(result.conversation), ()
     output = _dump(body)
     notes = {"notes": [*conversation.notes, *export_notes]}
-    report = _dump(optimized_to_json(result, summary.limit if summary else None) | notes) if args.report else None
+    written = _dump(optimized_to_json(result, summary.limit if summary else None) | notes) if args.report else None
     _write(output, args.output)
-    if report is not None:
-        _write(report, args.report)
+    if written is not None:
+        _write(written, args.report)
     failed = result.summarization is not None and result.summarization.report.status == "failed"
     if failed:
         raise InputError(f"summarization failed, the request is as compaction left it: "
@@ -316,7 +328,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from .replay import replay, replay_to_json
 
     conversation, meter, price, cache = _run_setup(args)
-    policy = make(args.strategy, **_policy_options(args, conversation))
+    options = _policy_options(args, conversation)
+    policy = make(args.strategy, **options)
+    if args.strategy == "rules":
+        _say(unmatched_message(conversation, meter.count(conversation), options["rules"]), args.preset)
     run = replay(conversation, policy, meter, price, mode=args.mode, cache=cache)
     if args.json:
         _write(_dump(replay_to_json(run)), None)
@@ -346,6 +361,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     conversation, meter, price, cache = _run_setup(args)
     options = _policy_options(args, conversation)
     policies = [make(name, **options) for name in (args.strategy or list(POLICIES))]
+    if any(policy.name == "rules" for policy in policies):
+        _say(unmatched_message(conversation, meter.count(conversation), options["rules"]), args.preset)
     rows = compare(conversation, policies, meter, price, mode=args.mode, cache=cache)
     if args.json:
         _write(_dump(rows_to_json(rows)), None)

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errorpatterns import ErrorPatterns, error_detail
 from .errors import InputError
 from .model import Conversation, Item, JsonObject, Origin, ToolCall, ToolResult, content_text, pairs, role_of
+from .refetch import one_off_tools
 from .rules import FALLBACKS, CallRule, ResultRule, Rules, Template, book_rules, field_values
 from .tokens import Layout, Meter, TokenCount
 
@@ -115,10 +116,23 @@ class Report:
     cached_prefix_tokens: int
     before: TokenCount
     after: TokenCount
+    # tools whose output calling again does not bring back (``refetch.one_off_tools``), with why:
+    # what the rules replaced of theirs is lost, not retrievable
+    one_off: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def saved(self) -> int:
         return self.tokens_before - self.tokens_after
+
+    @property
+    def tokens_lost(self) -> int:
+        """Saved on tools whose output calling again does not bring back: gone for good."""
+        return sum(edit.tokens_before - edit.tokens_after for edit in self.edits if edit.tool in self.one_off)
+
+    @property
+    def tokens_retrievable(self) -> int:
+        """Saved behind references a tool call undoes."""
+        return self.saved - self.tokens_lost
 
 
 @dataclass(frozen=True)
@@ -523,5 +537,6 @@ def compact(conversation: Conversation, rules: Rules | None = None, settings: Se
         cached_prefix_tokens=before.prefix(first) if first is not None else before.total,
         before=before,
         after=after,
+        one_off=one_off_tools(conversation) if edits else {},
     )
     return Compaction(compacted, report)

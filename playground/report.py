@@ -6,6 +6,7 @@ for Responses, ``items`` for native); ``block`` names a block or call inside one
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .compaction import REASONS, STAGES, Edit, Report, Skip
@@ -45,10 +46,12 @@ def count_to_json(count: TokenCount, conversation: Conversation) -> dict[str, An
     }
 
 
-def _edit(edit: Edit) -> dict[str, Any]:
+def _edit(edit: Edit, one_off: Mapping[str, str]) -> dict[str, Any]:
     row = {**_place(edit.origin, edit.position), "item": edit.position, "tool": edit.tool, "kind": edit.kind,
            "call_id": edit.call_id, "tokens_before": edit.tokens_before, "tokens_after": edit.tokens_after,
-           "rule": edit.rule}
+           "rule": edit.rule, "retrievable": edit.tool not in one_off}
+    if edit.tool in one_off:
+        row["lost_because"] = one_off[edit.tool]
     if edit.argument is not None:
         row["argument"] = edit.argument
     if edit.missing_fields:
@@ -77,11 +80,13 @@ def report_to_json(report: Report) -> dict[str, Any]:
         "tokens_before": report.tokens_before,
         "tokens_after": report.tokens_after,
         "tokens_saved": report.saved,
+        "tokens_retrievable": report.tokens_retrievable,  # behind references a tool call undoes
+        "tokens_lost": report.tokens_lost,  # replaced for tools whose output calling again does not bring back
         "exact": report.before.exact,
         "estimate_because": list(report.before.notes),
         "model": report.before.model,
         "encoding": report.before.encoding,
-        "edits": [_edit(edit) for edit in report.edits],
+        "edits": [_edit(edit, report.one_off) for edit in report.edits],
         "skipped": [_skip(skip) for skip in report.skipped],
         "first_changed_index": first.get("index"),
         "first_changed_block": first.get("block"),

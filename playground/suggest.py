@@ -6,9 +6,13 @@ by its arguments and its sizes, never by its name, so the same reasoning works f
 has seen: a large result of a call with a path or URL is something read (the reference names
 where from), with a query or pattern something searched, with a command something run; a large
 text argument (``content``, ``new_string``, ``patch``…, or a long script in ``command``) is work
-done that the call rule replaces once its result is in. ``min_tokens`` comes from each tool's own
-size distribution, so small items — a 60-character command, a two-line output — are never touched:
-they would save nothing and erase what the agent did.
+done that the call rule replaces once its result is in, and that work's own result keeps its
+status ("Edit on a.py succeeded"). A tool whose output calling again does not bring back
+(``refetch``: a running session, a sub-agent, an action) gets a reference that promises no
+re-fetch. ``min_tokens`` is one figure for all result rows (and one for all call rows), from the
+size distribution of every tool together, so small items — a 60-character command, a two-line
+output — are never touched, and no tool's item is kept while a smaller one of another tool is
+replaced. A row that could not fire on this conversation is not offered.
 """
 
 from __future__ import annotations
@@ -18,17 +22,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .compaction import Settings, apply_rules
+from .compaction import Report, Settings, Skip, apply_rules
 from .model import Conversation, ToolCall, ToolResult, content_text
+from .refetch import READ_ARGUMENTS, SHELL_ARGUMENTS, fetched_by, present, why_not
 from .rules import Rules, Template, field_values, load_rules
 from .ruletable import tables_from_rules
 from .tokens import Meter, TokenCount
 
-# Argument names that say what kind of work a call did (checked in this order: a Grep has both a
-# pattern and a path, and is a search; str_replace_editor has a command and a path, and is a read).
-SEARCH_ARGUMENTS = ("query", "q", "pattern", "search_query", "regex", "search_term", "keywords")
-READ_ARGUMENTS = ("file_path", "path", "filename", "file_name", "file", "url", "uri", "notebook_path")
-SHELL_ARGUMENTS = ("command", "cmd", "script")
+# Arguments that carry work done (the text a call rule may replace).
 WRITE_ARGUMENTS = ("content", "new_string", "new_str", "old_string", "old_str", "text", "patch", "file_text",
                    "new_source", "code", "input", "diff", "body")
 TEXT_ARGUMENTS = (*WRITE_ARGUMENTS, *SHELL_ARGUMENTS)  # what a call rule may replace, in row order
@@ -36,16 +37,15 @@ _URL_ARGUMENTS = ("url", "uri")
 
 LARGE_RESULT = 100  # tokens: a tool whose largest result is smaller gets no result rule
 LARGE_ARGUMENT = 100  # tokens: an argument whose largest value is smaller is never replaced
-COVER = 0.95  # min_tokens leaves out the smallest items, which hold the last 5% of a tool's tokens
-REFERENCE_FACTOR = 3  # …and never goes below three times the reference's own size
-PRESENT = 0.8  # an argument a reference names must be in at least this share of the tool's calls
+COVER = 0.95  # min_tokens leaves out the smallest items, which hold the last 5% of all tools' tokens
+REFERENCE_FACTOR = 3  # …and never goes below three times the longest reference of those rows
 
 KINDS = {
     "read": "read-like",
     "search": "search-like",
     "shell": "shell-like",
     "write": "write-like",
-    "other": "other",
+    "one-off": "not re-fetchable",
 }
 
 
@@ -103,7 +103,7 @@ class _Tool:
 
     def present(self, names: Iterable[str]) -> str | None:
         """The first of ``names`` that most of this tool's calls carry (so a reference names it)."""
-        return next((name for name in names if len(self.values(name)) >= max(1, PRESENT * len(self.calls))), None)
+        return present(self.arguments, names)
 
 
 def _profiles(conversation: Conversation, meter: Meter, count: TokenCount) -> list[_Tool]:
@@ -128,7 +128,7 @@ def _profiles(conversation: Conversation, meter: Meter, count: TokenCount) -> li
 
 def min_tokens(sizes: Iterable[int], reference: int) -> int:
     """The smallest size worth compacting: items at or above it hold ``COVER`` of the tokens,
-    and it is at least ``REFERENCE_FACTOR`` times the reference (smaller items save little)."""
+    and it is at least ``REFERENCE_FACTOR`` times the (longest) reference: smaller items save little."""
     ordered = sorted(sizes, reverse=True)
     total, running, cut = sum(ordered), 0, 0
     for size in ordered:
@@ -140,15 +140,20 @@ def min_tokens(sizes: Iterable[int], reference: int) -> int:
 
 
 def _result_kind(tool: _Tool) -> tuple[str, str | None]:
-    """How a tool's results are referred to, and the argument the reference names."""
-    for kind, names in (("search", SEARCH_ARGUMENTS), ("read", READ_ARGUMENTS), ("shell", SHELL_ARGUMENTS)):
-        argument = tool.present(names)
-        if argument:
-            return kind, argument
-    return "other", None
+    """How a tool's results are referred to, and the argument the reference names: work done
+    (a write argument) keeps its status; a read, search or command names what fetches it again;
+    anything else promises no re-fetch (``refetch``)."""
+    if tool.present(WRITE_ARGUMENTS):
+        return "write", tool.present(READ_ARGUMENTS)
+    found = fetched_by(tool.arguments)
+    return found if found is not None else ("one-off", None)
 
 
 def _result_template(kind: str, argument: str | None) -> str:
+    if kind == "write":  # failed results stay as they are (the error guard): one replaced succeeded
+        where = f" on {{{argument}}}" if argument else ""
+        see = f" Read {{{argument}}} to see the file." if argument else ""
+        return f"{{tool}}{where} succeeded; its output ({{lines}} lines) is omitted.{see}"
     if kind == "search":
         return f"Search results for {{{argument}}} processed. Search again if needed."
     if kind == "read" and argument in _URL_ARGUMENTS:
@@ -157,14 +162,16 @@ def _result_template(kind: str, argument: str | None) -> str:
         return f"File content from {{{argument}}}. Re-read if needed."
     if kind == "shell":
         return f"Output of `{{{argument}}}` omitted ({{lines}} lines). Run it again if needed."
-    return "Output of {tool} omitted ({lines} lines). Call it again if needed."
+    return "Output of {tool} omitted ({lines} lines); calling it again may not bring it back."
 
 
 _RESULT_WHY = {
+    "write": "write-like (work done): a failed result stays as it is (the error guard), so the reference keeps "
+             "its status (succeeded){where}",
     "search": "search-like (a {argument!r} argument): the reference names the query",
     "read": "read-like (a {argument!r} argument): the reference names where it came from",
     "shell": "shell-like (a {argument!r} argument): the reference names the command (long ones cut with …)",
-    "other": "no path, query or command among its arguments: a generic reference",
+    "one-off": "not re-fetchable — {why}: the reference promises no re-fetch, and what it replaces counts as lost",
 }
 
 
@@ -172,36 +179,51 @@ def _sizes(sizes: tuple[int, ...]) -> str:
     return f"{len(sizes)} of {sum(sizes):,} tokens, largest {max(sizes):,}"
 
 
-def _result_row(tool: _Tool, meter: Meter) -> Row | None:
+@dataclass(frozen=True)
+class _Candidate:
+    """A row before its ``min_tokens``, which is shared by every row of its table: the sizes it
+    would be compared with, and its reference's tokens."""
+
+    table: str
+    rule: Mapping[str, Any]
+    kind: str
+    why: str
+    sizes: tuple[int, ...]
+    reference: int
+
+
+def _result_row(tool: _Tool, meter: Meter) -> _Candidate | None:
     if not tool.results or max(tool.results) < LARGE_RESULT:
         return None
     kind, argument = _result_kind(tool)
     template = _result_template(kind, argument)
-    floor = min_tokens(tool.results, meter.text(template))
-    why = (f"{_RESULT_WHY[kind].format(argument=argument)}. Results: {_sizes(tool.results)}; "
-           f"{_left_alone(tool.results, floor, 'result')}.")
-    rule = {"tool": tool.name, "template": template, "enabled": True, "min_tokens": floor}
-    return Row("tool_results", rule, kind, why)
+    where = f" and names the file (its {argument!r})" if argument else ""
+    why = _RESULT_WHY[kind].format(argument=argument, where=where, why=why_not(tool.arguments))
+    rule = {"tool": tool.name, "template": template, "enabled": True}
+    return _Candidate("tool_results", rule, kind, f"{why}. Results: {_sizes(tool.results)}", tool.results,
+                      meter.text(template))
 
 
 def _left_alone(sizes: tuple[int, ...], floor: int, noun: str) -> str:
-    """What ``min_tokens`` = ``floor`` leaves as it is, in words."""
+    """What ``min_tokens`` = ``floor`` leaves as it is, in words, and why it is that figure."""
+    shared = (f"min_tokens {floor:,} for every {noun} row: the smallest {noun}s of all tools, holding the last "
+              f"{1 - COVER:.0%} of their tokens, stay, so no {noun} is kept while a smaller one is replaced")
     small = [size for size in sizes if size < floor]
     if not small:
-        return f"min_tokens {floor:,}: every {noun} here is at least that large"
+        return f"{shared}; every {noun} of this tool is at least that large"
     share = sum(small) / (sum(sizes) or 1)
-    return (f"min_tokens {floor:,} leaves the {len(small)} smaller {noun}s ({share:.0%} of these tokens) as they are: "
-            f"a reference would save little on them")
+    plural = "" if len(small) == 1 else "s"
+    return f"{shared}; here that leaves {len(small)} smaller {noun}{plural} ({share:.0%} of these tokens) as they are"
 
 
-def _call_rows(tool: _Tool, meter: Meter) -> list[Row]:
+def _call_rows(tool: _Tool, meter: Meter) -> list[_Candidate]:
     """A row for each large text argument: work done (file content, an edit, a long script).
 
     Compaction compares a call rule's ``min_tokens`` with the argument's own tokens, so each
     row is sized on its argument's values alone: what the call holds besides (a path, another
     argument Edit's ``old_string`` next to its ``new_string``) never lifts a short value over
     the bar, and one row never changes what another row measures."""
-    rows: list[Row] = []
+    rows: list[_Candidate] = []
     where = tool.present(READ_ARGUMENTS)
     for argument in TEXT_ARGUMENTS:
         sizes = tool.values(argument)
@@ -213,15 +235,14 @@ def _call_rows(tool: _Tool, meter: Meter) -> list[Row]:
         replacement = (f"{{{argument}}} [cut after it ran: {{chars}} characters]" if argument in SHELL_ARGUMENTS
                        else f"[{argument} ({{lines}} lines, {{chars}} characters) omitted: the call succeeded."
                             f"{target}]")
-        floor = max(min_tokens(sizes, _reference(replacement, tool.largest(argument), argument, meter)),
-                    LARGE_ARGUMENT)
         kind = "shell" if argument in SHELL_ARGUMENTS else "write"
         what = ("a long script in its command (its first characters stay, cut with …)" if kind == "shell"
                 else f"large {argument!r} text written or applied")
-        why = (f"{KINDS[kind]}, {what}: replaced once its result is in and succeeded. Values: {_sizes(sizes)}; "
-               f"{_left_alone(sizes, floor, 'value')} (and what the agent ran stays readable).")
-        rows.append(Row("tool_calls", {"tool": tool.name, "argument": argument, "replacement": replacement,
-                                       "enabled": True, "min_tokens": floor}, kind, why))
+        why = f"{KINDS[kind]}, {what}: replaced once the model has read its result and it succeeded. Values: " \
+              f"{_sizes(sizes)}"
+        rows.append(_Candidate("tool_calls", {"tool": tool.name, "argument": argument, "replacement": replacement,
+                                              "enabled": True}, kind, why, sizes,
+                               _reference(replacement, tool.largest(argument), argument, meter)))
     return rows
 
 
@@ -236,11 +257,36 @@ def _reference(replacement: str, arguments: Mapping[str, Any], argument: str, me
     return meter.text(template.render(values))
 
 
+def _floors(candidates: list[_Candidate]) -> dict[str, int]:
+    """One ``min_tokens`` per table, from every candidate's sizes together (so the choice is the
+    same whatever the tool), never below three times the table's longest reference."""
+    floors = {}
+    for table in ("tool_calls", "tool_results"):
+        found = [c for c in candidates if c.table == table]
+        if found:
+            floor = min_tokens([size for c in found for size in c.sizes], max(c.reference for c in found))
+            floors[table] = max(floor, LARGE_ARGUMENT) if table == "tool_calls" else floor
+    return floors
+
+
+def _cannot_fire(conversation: Conversation, row: Row, meter: Meter) -> str | None:
+    """Why ``row`` alone would make no edit on this conversation at any threshold or keep_recent
+    (a row that cannot fire is not offered), else None."""
+    _, edits, skipped = apply_rules(conversation, load_rules({row.table: [dict(row.rule)]}), Settings(threshold=0),
+                                    meter)
+    if edits:
+        return None
+    noun = "result" if row.table == "tool_results" else f"{row.rule.get('argument')!r}"
+    return (f"{row.tool}: a {noun} rule with the shared min_tokens {row.rule['min_tokens']:,} would make no edit here "
+            f"({_stopped(skipped) or 'nothing to replace'}), so none is offered")
+
+
 def suggest_rules(conversation: Conversation, meter: Meter) -> Suggestion:
     """Rules for the tools ``conversation`` uses: a result rule for each tool with large results,
-    a call rule for each large text argument, each row with its explanation."""
+    a call rule for each large text argument, each row with its explanation — only rows that can
+    fire here, all rows of a table sharing one ``min_tokens``."""
     count = meter.count(conversation)
-    rows: list[Row] = []
+    candidates: list[_Candidate] = []
     notes: list[str] = []
     for tool in _profiles(conversation, meter, count):
         found = _call_rows(tool, meter)
@@ -252,7 +298,19 @@ def suggest_rules(conversation: Conversation, meter: Meter) -> Suggestion:
                           default=0)
             notes.append(f"{tool.name}: its results and arguments are at most {largest:,} tokens; a reference "
                          f"would save little")
-        rows += found
+        candidates += found
+    floors = _floors(candidates)
+    rows: list[Row] = []
+    for c in candidates:
+        noun = "result" if c.table == "tool_results" else "value"
+        floor = floors[c.table]
+        row = Row(c.table, {**c.rule, "min_tokens": floor}, c.kind,
+                  f"{c.why}; {_left_alone(c.sizes, floor, noun)}.")
+        why = _cannot_fire(conversation, row, meter)
+        if why is None:
+            rows.append(row)
+        else:
+            notes.append(why)
     return Suggestion(tuple(rows), tuple(notes))
 
 
@@ -321,15 +379,46 @@ def tool_shares(conversation: Conversation, count: TokenCount) -> list[tuple[str
     return sorted(((tool, tokens / total) for tool, tokens in shares.items()), key=lambda pair: -pair[1])
 
 
-def no_match_message(conversation: Conversation, count: TokenCount, rules: Rules, edits: int, threshold: int,
-                     shown: int = 3) -> str | None:
-    """The sentence the page shows when compaction ran (the request is at or over the
-    threshold) and made no edit, naming the tools that hold the most tokens; None otherwise."""
-    if edits or count.total < threshold or not any(isinstance(item, ToolCall) for item in conversation.items):
+def no_match_message(conversation: Conversation, report: Report, rules: Rules, shown: int = 3) -> str | None:
+    """The sentence said when compaction ran (the request is at or over the threshold) and made
+    no edit, naming the tools that hold the most tokens and, when rules matched, the guards that
+    stopped them (``keep_recent = 3``, ``min_tokens``…); None otherwise."""
+    count = report.before
+    if report.edits or count.total < report.threshold or not any(isinstance(i, ToolCall) for i in conversation.items):
         return None
-    used = {item.name for item in conversation.items if isinstance(item, ToolCall)}
-    largest = ", ".join(f"{tool} ({share:.0%})" for tool, share in tool_shares(conversation, count)[:shown])
-    if not any(rules.for_result(tool) or rules.for_call(tool) for tool in used):
-        return f"No rule matched any tool; the largest are {largest}."
-    return f"No rule made an edit (every match was too small or guarded); the largest tools are {largest}."
+    return unmatched_message(conversation, count, rules, shown) or (
+        f"No rule made an edit ({_guards(report)}); the largest tools are {_largest(conversation, count, shown)}.")
 
+
+def unmatched_message(conversation: Conversation, count: TokenCount, rules: Rules, shown: int = 3) -> str | None:
+    """"No rule matched any tool" with the largest tools, when no rule (enabled or not) names a
+    tool the conversation calls, whatever the threshold; None otherwise."""
+    used = {item.name for item in conversation.items if isinstance(item, ToolCall)}
+    if not used or any(rules.for_result(tool) or rules.for_call(tool) for tool in used):
+        return None
+    return f"No rule matched any tool; the largest are {_largest(conversation, count, shown)}."
+
+
+def _largest(conversation: Conversation, count: TokenCount, shown: int) -> str:
+    return ", ".join(f"{tool} ({share:.0%})" for tool, share in tool_shares(conversation, count)[:shown])
+
+
+def _guards(report: Report) -> str:
+    stopped = _stopped(report.skipped)
+    return f"every match was guarded: {stopped}" if stopped else "the rules that match found nothing to replace"
+
+
+def _stopped(skipped: Iterable[Skip]) -> str:
+    """What stopped the rules that matched, most matches first: ``3 kept by keep_recent = 3``."""
+    found: dict[str, list[str]] = {}
+    for skip in skipped:
+        found.setdefault(skip.reason, []).append(skip.detail)
+    return ", ".join(_STOPPED[reason].format(n=len(details), detail=details[0])
+                     for reason, details in sorted(found.items(), key=lambda pair: -len(pair[1])))
+
+
+_STOPPED = {"keep_recent": "{n} kept by {detail}", "not_processed": "{n} not read by the model yet",
+            "result_pending": "{n} waiting for their result", "error_result": "{n} error results",
+            "below_min_tokens": "{n} below their rule's min_tokens ({detail})",
+            "not_smaller": "{n} with a replacement not smaller", "rule_disabled": "{n} under a disabled rule",
+            "no_argument": "{n} without the argument", "already_compacted": "{n} already compacted"}

@@ -254,10 +254,13 @@ class Summary:
     costs: Costs
     model: Price
     compacted: int = 0  # after compaction, before any summary
+    compaction_lost: int = 0  # of what compaction removed, what calling the tool again does not bring back
+    lost_tools: tuple[str, ...] = ()  # the tools that holds
 
     @property
     def compaction_saved(self) -> int:
-        """What compaction removed: retrievable, since the agent can call the tool again."""
+        """What compaction removed: retrievable, since the agent can call the tool again — except
+        ``compaction_lost``, replaced for tools whose output a call does not bring back."""
         return self.before - self.compacted
 
     @property
@@ -312,6 +315,8 @@ def summary(original: Conversation, result: Compaction, model: Price,
         costs=costs(original, report.before, sent, model),
         model=model,
         compacted=report.tokens_after,
+        compaction_lost=report.tokens_lost,
+        lost_tools=tuple(sorted({edit.tool for edit in report.edits if edit.tool in report.one_off})),
     )
 
 

@@ -167,3 +167,35 @@ def test_a_bad_jsonl_line_exits_2_naming_the_line(tmp_path):
     done = cli("count", str(log))
     assert done.returncode == 2
     assert f"{log}, line 2, column 23: invalid JSON" in done.stderr and "Traceback" not in done.stderr
+
+
+SESSION = ROOT.parent / "shared" / "fixtures" / "sessions" / "claude-code-session-196820da.jsonl"
+
+
+def test_compact_says_on_stderr_when_no_rule_matches_any_tool():
+    """A Claude Code log with the book's rules (none names Bash, Read, Edit): the request is written
+    unchanged, exit 0, and stderr names the largest tools and the preset that has rules for them."""
+    done = cli("compact", str(shared(SESSION)))
+    assert done.returncode == 0, done.stderr
+    json.loads(done.stdout)  # the output is still the request, untouched by the note
+    (note,) = done.stderr.splitlines()
+    assert note.startswith("python -m playground: note: No rule matched any tool; the largest are Read (")
+    assert "Bash (" in note and "--preset suggested" in note
+    suggested = cli("compact", str(shared(SESSION)), "--preset", "suggested", "--threshold", "0", "--no-summarize")
+    assert suggested.returncode == 0 and suggested.stderr == ""
+
+
+def test_compact_names_the_guard_that_stopped_every_rule(book_file):
+    done = cli("compact", str(book_file), "--threshold", "0", "--keep-recent", "3", "--no-summarize")
+    assert done.returncode == 0, done.stderr
+    assert "No rule made an edit (every match was guarded: " in done.stderr
+    assert "kept by keep_recent = 3" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["replay", "compare"])
+def test_replay_and_compare_say_when_the_rules_match_no_tool(command):
+    log = ROOT / "tests" / "data" / "codex-rollout.jsonl"  # tools shell, apply_patch: no book rule names them
+    done = cli(command, str(log), "--strategy", "rules")
+    assert done.returncode == 0, done.stderr
+    assert "note: No rule matched any tool; the largest are shell (" in done.stderr
+    assert cli(command, str(log), "--strategy", "masking").stderr == ""

@@ -12,13 +12,14 @@ from playground import formats
 from playground.compaction import Settings, apply_rules, compact
 from playground.errorpatterns import error_detail
 from playground.errors import InputError
-from playground.model import Conversation, Message, ToolCall, ToolResult, link, pairs
+from playground.model import Conversation, Message, ToolCall, ToolResult, content_text, link, pairs
+from playground.report import report_to_json
 from playground.rules import Rules, load_rules, rules_to_json
 from playground.rulesets import RULESETS
 from playground.suggest import LARGE_ARGUMENT, add_rows, min_tokens, no_match_message, preview, suggest_rules
 from playground.tokens import Meter
 
-from .conftest import SHARED, TRACES, shared
+from .conftest import ROOT, SHARED, TRACES, shared
 
 TRACE_FILES = ["sweagent_marshmallow-1867_function_calling.openai.json",
                "invariant_explorer_webarena_trace2.openai.json",
@@ -117,17 +118,79 @@ def test_add_rows_replaces_rows_for_the_same_tool_and_keeps_the_others():
     assert [(r["tool"], r["argument"]) for r in new_calls] == [("Write", "content")]  # blank argument = content
 
 
-def test_no_match_message_names_the_largest_tools():
+def test_no_match_message_names_the_largest_tools_and_the_guard_that_stopped_the_rules():
     conversation = _run(("Bash", {"command": "cat big.log"}, BIG), ("Read", {"file_path": "a"}, BIG[:300]))
     meter = Meter("gpt-4o")
-    count = meter.count(conversation)
-    message = no_match_message(conversation, count, Rules(), edits=0, threshold=0)
-    assert message is not None and message.startswith("No rule matched any tool; the largest are Bash (")
-    assert message.index("Bash") < message.index("Read")
-    assert no_match_message(conversation, count, Rules(), edits=0, threshold=count.total + 1) is None
-    assert no_match_message(conversation, count, Rules(), edits=1, threshold=0) is None
-    book = load_rules({"tool_results": [{"tool": "Bash", "template": "x", "min_tokens": 10**6}]})
-    assert no_match_message(conversation, count, book, edits=0, threshold=0).startswith("No rule made an edit")
+
+    def message(rules, **settings):
+        return no_match_message(conversation, compact(conversation, rules, Settings(**settings), meter=meter).report,
+                                rules)
+
+    found = message(Rules(), threshold=0)
+    assert found is not None and found.startswith("No rule matched any tool; the largest are Bash (")
+    assert found.index("Bash") < found.index("Read")
+    assert message(Rules(), threshold=10**6) is None  # below the threshold nothing was meant to change
+    assert message(suggest_rules(conversation, meter).rules(), threshold=0) is None  # it made edits
+    small = load_rules({"tool_results": [{"tool": "Bash", "template": "x", "min_tokens": 10**6}]})
+    assert message(small, threshold=0).startswith("No rule made an edit (every match was guarded: 1 below their "
+                                                  "rule's min_tokens (item ")
+    both = load_rules({"tool_results": [{"tool": "Bash|Read", "template": "x"}]})
+    assert "every match was guarded: 2 kept by keep_recent = 3" in message(both, threshold=0, keep_recent=3)
+
+
+def test_a_row_that_cannot_fire_is_not_offered():
+    """Every call row shares one min_tokens: large edits set it above every Bash command here, so
+    no Bash call row is offered (it could never fire), and the note says why."""
+    commands = [("Bash", {"command": "python -c '" + "x = 1; " * (20 + n) + "'"}, "ok") for n in range(2)]
+    edits = [("Edit", {"file_path": f"f{n}.py", "new_string": BIG[: 6000 + 400 * n]}, "ok") for n in range(4)]
+    conversation = _run(*commands, *edits)
+    meter = Meter("gpt-4o")
+    suggestion = suggest_rules(conversation, meter)
+    assert [(row.table, row.tool) for row in suggestion.rows] == [("tool_calls", "Edit")]
+    floor = suggestion.rows[0].rule["min_tokens"]
+    largest = max(meter.text(json.dumps(arguments["command"])) for _, arguments, _ in commands)
+    assert LARGE_ARGUMENT <= largest < floor
+    assert any(note.startswith(f"Bash: a 'command' rule with the shared min_tokens {floor:,} would make no edit")
+               for note in suggestion.notes)
+
+
+def test_tools_whose_output_cannot_be_fetched_again_get_no_refetch_promise_and_count_as_lost():
+    conversation = _run(("exec_command", {"cmd": "python -i"}, BIG),
+                        ("write_stdin", {"session_id": 7, "chars": "print(42)\n"}, BIG),
+                        ("Task", {"description": "survey", "prompt": "Find every caller of parse()",
+                                  "subagent_type": "general-purpose"}, BIG),
+                        ("click", {"element": 12}, BIG))
+    meter = Meter("gpt-4o")
+    rows = {row.tool: row for row in suggest_rules(conversation, meter).rows}
+    assert "Run it again if needed" in rows["exec_command"].rule["template"]
+    for tool in ("write_stdin", "Task", "click"):
+        template = rows[tool].rule["template"]
+        assert "again if needed" not in template and "may not bring it back" in template
+        assert rows[tool].kind == "one-off" and "counts as lost" in rows[tool].explanation
+    assert "running session ('session_id')" in rows["write_stdin"].explanation
+    report = compact(conversation, suggest_rules(conversation, meter).rules(), Settings(threshold=0),
+                     meter=meter).report
+    lost = sum(e.tokens_before - e.tokens_after for e in report.edits if e.tool != "exec_command")
+    assert report.tokens_lost == lost > 0 and report.tokens_retrievable == report.saved - lost > 0
+    data = report_to_json(report)
+    assert (data["tokens_lost"], data["tokens_retrievable"]) == (report.tokens_lost, report.tokens_retrievable)
+    assert {edit["tool"]: edit["retrievable"] for edit in data["edits"]} == {
+        "exec_command": True, "write_stdin": False, "Task": False, "click": False}
+    from playground.policies import RulesPolicy
+
+    applied = RulesPolicy(rules=suggest_rules(conversation, meter).rules(), threshold=0, summarize=False).apply(
+        conversation, meter)
+    assert (applied.tokens_lost, applied.tokens_retrievable) == (report.tokens_lost, report.tokens_retrievable)
+
+
+def test_a_write_result_keeps_its_status():
+    conversation = _run(*[("Edit", {"file_path": f"f{n}.py", "old_string": "a", "new_string": BIG[:2000]},
+                           f"The file f{n}.py has been updated. Here is a snippet:\n{BIG}") for n in range(3)])
+    rows = {(row.table, row.tool): row.rule for row in suggest_rules(conversation, Meter("gpt-4o")).rows}
+    template = rows[("tool_results", "Edit")]["template"]
+    assert template == ("{tool} on {file_path} succeeded; its output ({lines} lines) is omitted. Read {file_path} "
+                        "to see the file.")
+    assert not template.startswith("File content")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -202,6 +265,36 @@ def test_compacting_twice_with_suggested_rules_changes_nothing(name):
     once = compact(conversation, rules, settings, meter=meter)
     again = compact(once.conversation, rules, settings, meter=meter)
     assert again.report.edits == () and again.conversation == once.conversation
+
+
+@pytest.mark.parametrize("name", TRACE_FILES + SESSION_FILES + ["codex-rollout.jsonl"])
+def test_on_real_logs_every_row_fires_and_min_tokens_is_one_choice_for_every_tool(name):
+    conversation = (formats.loads((ROOT / "tests" / "data" / name).read_bytes()) if name.endswith("rollout.jsonl")
+                    else _load(name))
+    meter = Meter(conversation.model)
+    suggestion = suggest_rules(conversation, meter)
+    for row in suggestion.rows:  # each row alone, at the most permissive settings, edits something
+        _, edits, _ = apply_rules(conversation, load_rules({row.table: [dict(row.rule)]}), Settings(threshold=0), meter)
+        assert edits, row
+    report = compact(conversation, suggestion.rules(), Settings(threshold=0), meter=meter).report
+    for kind in ("result", "call"):
+        replaced = [e.tokens_before for e in report.edits if e.kind == kind]
+        measured = [s.measured for s in report.skipped if s.kind == kind and s.reason == "below_min_tokens"]
+        if replaced and measured and kind == "result":  # a result is measured by its item tokens, as edited
+            assert max(measured) < min(replaced), "a result kept for its size while a smaller one was replaced"
+        floors = {row.rule["min_tokens"] for row in suggestion.rows if row.table == f"tool_{kind}s"}
+        assert len(floors) <= 1
+
+
+def test_on_a_real_session_edit_results_keep_their_status():
+    conversation = _load("claude-code-session-624a4a58.jsonl")
+    meter = Meter(conversation.model)
+    result = compact(conversation, suggest_rules(conversation, meter).rules(), Settings(threshold=0), meter=meter)
+    edited = [result.conversation.items[e.position] for e in result.report.edits
+              if e.tool == "Edit" and e.kind == "result"]
+    assert edited
+    for item in edited:
+        assert content_text(item.content).startswith("Edit on /") and " succeeded; " in content_text(item.content)
 
 
 def test_cli_prints_loadable_rules_and_explains_each_row_on_stderr(tmp_path, capsys):

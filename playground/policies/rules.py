@@ -1,6 +1,7 @@
 """The book's way: the two rule tables behind the threshold, and — when the compacted request is
 still at or over it — summarization of the older history (``pipeline.optimize``). References
-can be undone by calling the tool again (retrievable); a summary cannot (lost)."""
+can be undone by calling the tool again (retrievable), unless the tool's output cannot be
+fetched again (``refetch``); a summary cannot be undone (lost)."""
 
 from __future__ import annotations
 
@@ -59,8 +60,10 @@ class RulesPolicy:
         if not (compacted or summarized):
             return unchanged(conversation, done)
         fired = "+".join(name for name, ran in (("compaction", compacted), ("summarization", summarized)) if ran)
-        lost = summary_report.tokens_before - summary_report.tokens_after if summarized else 0  # type: ignore[union-attr]
+        summarized_away = summary_report.tokens_before - summary_report.tokens_after if summarized else 0  # type: ignore[union-attr]
         final = done.conversation if summarized else done.compaction.conversation
         self.totals.remember(final, summary_report.tokens_after if summarized else report.tokens_after,  # type: ignore[union-attr]
                              meter)
-        return PolicyResult(final, fired, tokens_lost=lost, tokens_retrievable=report.saved, report=done)
+        # a reference to a tool whose output calling again does not bring back is as lost as a summary
+        return PolicyResult(final, fired, tokens_lost=summarized_away + report.tokens_lost,
+                            tokens_retrievable=report.tokens_retrievable, report=done)

@@ -38,9 +38,13 @@ def headline(original: Conversation, optimized: Optimized, model: Price) -> None
     after.metric("After", f"{final:,}",
                  delta=f"-{numbers.saved:,}" if numbers.saved else None, delta_color="inverse",
                  help="Prompt tokens of the request as sent: after compaction, and after summarization if it ran.")
+    gone = (f" Except {numbers.compaction_lost:,} tokens of {', '.join(map(render.literal, numbers.lost_tools))}: "
+            "calling those tools again does not bring their output back (a session, a sub-agent, an action), so "
+            "that part is lost." if numbers.compaction_lost else "")
     saved.metric("Saved by compaction", f"{numbers.compaction_percent}%",
                  help=f"{numbers.compaction_saved:,} tokens: the share of the request compaction replaced with "
-                      "references. Retrievable: the agent can call the tool again. A summary's cut is not in it.")
+                      f"references. Retrievable: the agent can call the tool again.{gone} A summary's cut is not "
+                      "in it.")
     if summarized:
         lost[0].metric("Summarized away", f"{numbers.summarized_percent}%",
                        help=f"{numbers.summarized_away:,} tokens of older history the summary replaced, beyond "

@@ -134,7 +134,7 @@ def no_match_notice(conversation: Conversation, optimized: Optimized, rules: Rul
     report = optimized.compaction.report
     if report.stage == "below_threshold":
         return
-    sentence = no_match_message(conversation, report.before, rules, len(report.edits), report.threshold)
+    sentence = no_match_message(conversation, report, rules)
     if sentence is None:
         return
     with st.container(border=True):
