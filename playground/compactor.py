@@ -6,7 +6,9 @@ mirrors ``compaction.py`` decision for decision (the threshold aside, which it c
 without the provider's accounting), and a test runs the export against the engine on every
 preset and trace, so the two cannot drift apart unnoticed. Nothing here imports the playground.
 ``count_tokens`` is always a plain tiktoken-style count: for Claude models the model's ratio from
-``CONFIG["accounting"]`` is applied here, as the playground's meter applies it.
+``CONFIG["accounting"]`` is applied here, as the playground's meter applies it. ``tiktoken_counter``
+builds one offline from a local copy of the vocabulary, and ``run`` is the command line
+(``python compactor.py IN.json -o OUT.json``) the export ends with.
 
 Items, in the engine's order: Chat — each message, then each entry of an assistant's
 ``tool_calls``; Responses — each ``input`` item; Anthropic — a message with string (or empty)
@@ -16,11 +18,18 @@ content, or each block of its content. A call is a ``tool_calls`` entry / ``func
 
 from __future__ import annotations
 
+import argparse
 import copy
 import fnmatch
+import gzip
+import hashlib
 import json
+import os
 import re
+import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 NUMERIC = ("chars", "lines", "tokens")
@@ -35,6 +44,33 @@ def estimate_tokens(text: str) -> int:
     English and code with OpenAI's and Anthropic's tokenizers. Pass your tokenizer's counter
     (``lambda t: len(encoding.encode_ordinary(t))`` with tiktoken) for exact decisions."""
     return (len(text) + 3) // 4
+
+
+def tiktoken_counter(vocabulary: str, encoding: str = "o200k_base") -> Callable[[str], int]:
+    """A ``count_tokens`` that works offline: tiktoken's own ``encoding``, its vocabulary read from
+    ``vocabulary`` — the ``.tiktoken`` file OpenAI publishes for it, or a gzipped copy such as the
+    playground's ``playground/vocab/o200k_base.tiktoken.gz``. Needs ``pip install tiktoken``.
+    Nothing is downloaded: the file is put where tiktoken's loader looks first (a private
+    ``TIKTOKEN_CACHE_DIR``, set only while the encoding is built), and tiktoken checks it against
+    the hash it publishes."""
+    import tiktoken  # only here: the rest of this module needs no package
+
+    data = Path(vocabulary).read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    url = f"https://openaipublic.blob.core.windows.net/encodings/{encoding}.tiktoken"  # the key tiktoken caches under
+    previous = os.environ.get("TIKTOKEN_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as cache:
+        Path(cache, hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
+        os.environ["TIKTOKEN_CACHE_DIR"] = cache
+        try:
+            built = tiktoken.get_encoding(encoding)
+        finally:
+            if previous is None:
+                os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = previous
+    return lambda text: len(built.encode_ordinary(text))
 
 
 def tool_matches(pattern: str, name: str) -> bool:
@@ -358,3 +394,53 @@ def _apply(config: dict, count: Callable[[str], int], item: _Item, rule: dict, t
     edited = {**(arguments or {}), argument: replacement}
     if _item_tokens(config, count, item, json.dumps(edited, ensure_ascii=False), parallel) < before:
         item.set_arguments(edited)
+
+
+def detect_format(request: Any) -> str:
+    """The API format of a request or message list: Responses (``input``, or typed items),
+    Anthropic (``tool_use`` / ``tool_result`` blocks, or a top-level ``system``) or Chat."""
+    if isinstance(request, dict) and "input" in request:
+        return "responses"
+    messages = request.get("messages") if isinstance(request, dict) else request
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise ValueError("expected a request with messages or input, or a list of messages")
+    if any("role" not in m and "type" in m for m in messages):
+        return "responses"
+    blocks = [b for m in messages if isinstance(m.get("content"), list) for b in m["content"] if isinstance(b, dict)]
+    if any(b.get("type") in ("tool_use", "tool_result") for b in blocks) or (
+            isinstance(request, dict) and "system" in request):
+        return "anthropic"
+    return "chat"
+
+
+def run(config: dict, argv: list[str] | None = None) -> int:
+    """``python compactor.py IN.json -o OUT.json``: the request compacted with ``config``. Exit 2
+    with one line on stderr for a file it cannot read or a request it cannot take."""
+    parser = argparse.ArgumentParser(prog="compactor.py",
+                                     description="Compact an LLM request with the rules exported from Compaction "
+                                                 "Playground.")
+    parser.add_argument("request", help="request JSON file (a request body or a message list), or - for stdin")
+    parser.add_argument("-o", "--output", help="where to write the compacted request (default: stdout)")
+    parser.add_argument("--format", choices=("chat", "responses", "anthropic"), help="API format (default: detected)")
+    parser.add_argument("--vocab", help=f"local copy of the {config['encoding']} vocabulary "
+                                        "(.tiktoken or .tiktoken.gz; needs tiktoken) for exact token counts; without "
+                                        "it tokens are estimated at four characters each")
+    args = parser.parse_args(argv)
+    try:
+        text = sys.stdin.read() if args.request == "-" else Path(args.request).read_text(encoding="utf-8")
+        request = json.loads(text)
+        format = args.format or detect_format(request)
+        count = tiktoken_counter(args.vocab, config["encoding"]) if args.vocab else None
+        out = json.dumps(compact_with(config, request, format, count), ensure_ascii=False, indent=2) + "\n"
+        if args.output in (None, "-"):
+            sys.stdout.write(out)
+        else:
+            Path(args.output).write_text(out, encoding="utf-8")
+    except (OSError, ValueError, KeyError, TypeError, ImportError) as exc:
+        print(f"compactor.py: error: {args.request}: {exc}", file=sys.stderr)
+        return 2
+    if count is None:
+        print("compactor.py: note: tokens estimated at four characters each (pass --vocab for exact counts): "
+              "min_tokens, 'not smaller' and the threshold may decide differently from the playground",
+              file=sys.stderr)
+    return 0

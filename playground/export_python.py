@@ -15,12 +15,16 @@ from typing import Any
 from . import claude, compactor
 from .compaction import Settings
 from .rules import Rules, Template
-from .tokens import accounting_for
+from .tokens import Meter, accounting_for
 
 HEADER = '''"""Compaction rules and compactor exported from Compaction Playground (standard library only).
 
     from compactor import compact
     request = compact(request, format="chat")   # or "responses", "anthropic"
+
+or, from the command line (the format is detected; --vocab: see "Token counts" below):
+
+    python compactor.py IN.json -o OUT.json [--format chat|responses|anthropic] [--vocab o200k_base.tiktoken]
 
 ``compact`` takes a Chat Completions message list or request, a Responses ``input`` list or
 request, or an Anthropic Messages list or request, and returns a compacted copy (the argument is
@@ -30,13 +34,23 @@ newest ``keep_recent`` tool uses the model has read, tool uses it has not read y
 rule's ``min_tokens`` and replacements that would not be smaller are left alone, exactly as the
 playground does.
 
-Token counts: pass ``count_tokens(text) -> int`` — e.g. with tiktoken,
-``enc = tiktoken.get_encoding("o200k_base"); compact(req, count_tokens=lambda t: len(enc.encode_ordinary(t)))``.
-Without it, a rough estimate of one token per four characters decides ``min_tokens``, whether a
-reference is smaller, and ``{tokens}``. For a Claude model, pass the plain tiktoken count all the
-same (``o200k_base``, as above): Claude's tokenizer is not published, so the playground counts
-o200k_base tokens and scales them by a ratio fitted on billed counts; this module applies
-``CONFIG["accounting"]["text"]`` itself (do not scale your counter). ``min_tokens`` is compared
+Token counts: pass ``count_tokens(text) -> int``, a plain tiktoken count with the encoding in
+``CONFIG["encoding"]``. Offline — ``tiktoken.get_encoding`` downloads its vocabulary, which fails
+without internet — build it from a local copy of the vocabulary file (``pip install tiktoken``;
+the file is OpenAI's ``o200k_base.tiktoken``, or the playground's
+``playground/vocab/o200k_base.tiktoken.gz``):
+
+    from compactor import compact, tiktoken_counter
+    count = tiktoken_counter("o200k_base.tiktoken", CONFIG["encoding"])
+    request = compact(request, format="chat", count_tokens=count)
+
+With that counter the output is exactly the playground's. Without one, a rough estimate of one
+token per four characters decides ``min_tokens``, whether a reference is smaller, ``{tokens}``
+and the threshold, so an item near one of those lines can come out differently from the
+playground's export (the command line says so on stderr). For a Claude model, pass the plain
+tiktoken count all the same (``o200k_base``): Claude's tokenizer is not published, so the
+playground counts o200k_base tokens and scales them by a ratio fitted on billed counts; this
+module applies ``CONFIG["accounting"]["text"]`` itself (do not scale your counter). ``min_tokens`` is compared
 with a result's tokens and, for a call rule, with the tokens of the argument it replaces. The
 threshold is compared with the count of the whole request's JSON text, an estimate that runs a
 little high (the JSON syntax is counted too).
@@ -49,6 +63,10 @@ FOOTER = '''
 def compact(messages_or_request: Any, format: str = "chat", count_tokens: Callable[[str], int] | None = None) -> Any:
     """The request compacted with CONFIG; see the module's docstring."""
     return compact_with(CONFIG, messages_or_request, format, count_tokens)
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(CONFIG))
 '''
 
 
@@ -74,6 +92,7 @@ def config(rules: Rules, settings: Settings, model: str | None = None) -> dict[s
     """Everything the exported compactor decides with, as plain data: the rules with their
     templates already parsed, the settings, and the meter's accounting for ``model``."""
     return {
+        "encoding": Meter(model).choice.encoding,  # what count_tokens must count with (tiktoken_counter's)
         "threshold": settings.threshold,
         "keep_recent": settings.keep_recent,
         "compact_errors": settings.compact_errors,

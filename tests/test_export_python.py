@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -126,8 +128,10 @@ def test_exported_code_on_generated_requests(name, data, rules, keep_recent, com
 def test_exported_module_uses_only_the_standard_library_and_documents_its_counter(tmp_path):
     source = export_python(RULES[0], Settings(threshold=1234))
     imports = {line.split()[1].split(".")[0] for line in source.splitlines() if line.startswith(("import ", "from "))}
-    assert imports <= {"__future__", "copy", "fnmatch", "json", "re", "collections", "typing"}
+    assert imports <= {"__future__", "argparse", "copy", "fnmatch", "gzip", "hashlib", "json", "os", "re", "sys",
+                       "tempfile", "collections", "pathlib", "typing"}  # tiktoken only inside tiktoken_counter
     assert "count_tokens" in source and "four characters" in source
+    assert 'tiktoken.get_encoding("o200k_base")' not in source  # it downloads: offline it fails
     module = _module(source, tmp_path)
     assert module.CONFIG["threshold"] == 1234
     request = [{"role": "user", "content": "hi"}]
@@ -164,3 +168,39 @@ def test_a_claude_call_rules_min_tokens_reads_the_argument_not_the_call(tmp_path
     assert [s.detail.split(" is ")[0] for s in report.skipped] == ["argument 'new_string'"]
     assert [e.argument for e in report.edits] == ["old_string", None]
     assert _same(conversation, rules, settings, tmp_path) == 2
+
+
+VOCAB = Path(__file__).resolve().parent.parent / "playground" / "vocab"
+OFFLINE = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}  # any download fails at once
+
+
+def _command(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """The exported compactor run as a person runs it: ``python compactor.py …`` in its folder."""
+    environ = {key: value for key, value in os.environ.items() if key != "TIKTOKEN_CACHE_DIR"} | OFFLINE
+    return subprocess.run([sys.executable, "compactor.py", *args], cwd=folder, capture_output=True, text=True,
+                          env=environ, check=False)
+
+
+@pytest.mark.parametrize("key", ["coding-agent", "anthropic-support", "research-agent"])
+def test_the_exported_compactor_runs_from_the_command_line_offline(key, tmp_path):
+    preset = next(p for p in presets.list_presets() if p.key == key)
+    conversation, settings = preset.conversation, Settings(threshold=0, keep_recent=1)
+    engine = compact(conversation, preset.rules, settings, meter=Meter(conversation.model))
+    assert engine.report.edits
+    (tmp_path / "compactor.py").write_text(export_python(preset.rules, settings, conversation.model))
+    (tmp_path / "in.json").write_text(json.dumps(formats.write(conversation)))
+    encoding = Meter(conversation.model).choice.encoding
+    done = _command(tmp_path, "in.json", "-o", "out.json", "--vocab", str(VOCAB / f"{encoding}.tiktoken.gz"))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert json.loads((tmp_path / "out.json").read_text()) == formats.write(engine.conversation)  # exactly the engine's
+    estimated = _command(tmp_path, "in.json")  # no counter: stdout, and a note saying what that changes
+    assert estimated.returncode == 0 and json.loads(estimated.stdout)
+    assert "estimated at four characters" in estimated.stderr and "--vocab" in estimated.stderr
+
+
+def test_the_exported_command_line_refuses_bad_input_in_one_line(tmp_path):
+    (tmp_path / "compactor.py").write_text(export_python(RULES[0], Settings(threshold=0)))
+    (tmp_path / "bad.json").write_text("{not json")
+    for args in (("missing.json",), ("bad.json",), ("bad.json", "--vocab", "nowhere.tiktoken")):
+        done = _command(tmp_path, *args)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
