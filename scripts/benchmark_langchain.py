@@ -1,4 +1,4 @@
-"""Suggested rules on the real traces, alone and against LangChain's ClearToolUsesEdit(keep=3).
+"""Suggested rules on the real traces, alone and against LangChain's ClearToolUsesEdit.
 
     .venv/bin/python scripts/benchmark_langchain.py [--keep 3]
 
@@ -11,7 +11,10 @@ LangChain is a benchmark-only dependency (requirements-dev.txt). Each conversati
 LangChain messages (an AIMessage with tool_calls per assistant turn, a ToolMessage per result);
 the edit is applied as ContextEditingMiddleware applies it (``apply(messages, count_tokens=…)``,
 trigger 0 like our threshold 0), and the cleared results are written back into the
-conversation so both sides are counted by the same meter. The table gives what each saves, their
+conversation so both sides are counted by the same meter. Our ``keep_recent`` counts the tool
+uses the model has read and LangChain's ``keep`` every tool use, so ClearToolUsesEdit gets the
+``keep`` the playground exports for it (``framework_export.keep``: keep_recent plus the most calls
+one turn makes), which keeps at least what keep_recent keeps. The table gives what each saves, their
 ratio, and how many error results and unprocessed results (no assistant turn after them) each
 hides. Session logs in ../shared/fixtures/sessions are included once ``formats`` can read them.
 """
@@ -34,6 +37,7 @@ from playground import formats  # noqa: E402
 from playground.compaction import Settings, compact  # noqa: E402
 from playground.errorpatterns import error_detail  # noqa: E402
 from playground.errors import InputError  # noqa: E402
+from playground.framework_export import keep as framework_keep  # noqa: E402
 from playground.model import Conversation, ToolCall, ToolResult, content_text, pairs, role_of  # noqa: E402
 from playground.rules import load_rules  # noqa: E402
 from playground.suggest import suggest_rules  # noqa: E402
@@ -95,6 +99,7 @@ def unprocessed_positions(conversation: Conversation) -> set[int]:
 @dataclass(frozen=True)
 class Row:
     name: str
+    keep: int  # ClearToolUsesEdit's keep for our keep_recent
     before: int
     edits: int
     pairs_intact: bool
@@ -122,8 +127,8 @@ class Row:
 def measure(name: str, conversation: Conversation, keep: int) -> Row:
     meter = Meter(conversation.model)
     before = meter.count(conversation).total
-    theirs = clear_tool_uses(conversation, keep)
     settings = Settings(threshold=0, keep_recent=keep)
+    theirs = clear_tool_uses(conversation, framework_keep(settings, conversation))
     result = compact(conversation, suggest_rules(conversation, meter).rules(), settings, meter=meter)
     ours = result.conversation
     errors, unprocessed = error_positions(conversation), unprocessed_positions(conversation)
@@ -135,8 +140,9 @@ def measure(name: str, conversation: Conversation, keep: int) -> Row:
                                     for p, item in enumerate(theirs.items))
     tools = dict.fromkeys(item.name for item in conversation.items if isinstance(item, ToolCall))
     blank = load_rules({"tool_results": [{"tool": tool, "template": "x"} for tool in tools]})
-    return Row(name, before, len(result.report.edits), pairs(ours.items) == pairs(conversation.items),
-               len(errors) - hidden(ours, errors), compact(conversation, blank, settings, meter=meter).report.saved,
+    return Row(name, framework_keep(settings, conversation), before, len(result.report.edits),
+               pairs(ours.items) == pairs(conversation.items), len(errors) - hidden(ours, errors),
+               compact(conversation, blank, settings, meter=meter).report.saved,
                before - meter.count(theirs).total, before - meter.count(errors_back).total,
                before - meter.count(ours).total, len(errors), hidden(theirs, errors), hidden(ours, errors),
                hidden(theirs, unprocessed), hidden(ours, unprocessed))
@@ -164,10 +170,10 @@ def done_when(rows: list[Row]) -> str:
 
 
 def table(rows: list[Row]) -> str:
-    head = ("| conversation | tokens before | ClearToolUsesEdit saved | suggested saved | ratio | "
+    head = ("| conversation | its keep | tokens before | ClearToolUsesEdit saved | suggested saved | ratio | "
             "ratio, its errors put back | error results | errors hidden (CTU / suggested) | "
-            "unprocessed hidden (CTU / suggested) |\n" + "|---" * 9 + "|")
-    lines = [f"| {r.name} | {r.before:,} | {r.langchain_saved:,} ({r.langchain_saved / r.before:.1%}) | "
+            "unprocessed hidden (CTU / suggested) |\n" + "|---" * 10 + "|")
+    lines = [f"| {r.name} | {r.keep} | {r.before:,} | {r.langchain_saved:,} ({r.langchain_saved / r.before:.1%}) | "
              f"{r.suggested_saved:,} ({r.suggested_saved / r.before:.1%}) | {r.ratio:.0%} | "
              f"{r.ratio_without_errors:.0%} | {r.errors} | "
              f"{r.langchain_errors_hidden} / {r.suggested_errors_hidden} | "
@@ -177,7 +183,8 @@ def table(rows: list[Row]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--keep", type=int, default=3, help="ClearToolUsesEdit keep and our keep_recent (default 3)")
+    parser.add_argument("--keep", type=int, default=3,
+                        help="our keep_recent (default 3); ClearToolUsesEdit gets the keep exported for it")
     args = parser.parse_args()
     found, notes = conversations()
     if not found:

@@ -29,8 +29,9 @@ class ClearToolUsesPolicy:
     clear_at_least: int = 0
     exclude_tools: tuple[str, ...] = ()
     clear_tool_inputs: bool = False
-    # The same cleared item for the same original, so per-call requests share their items.
-    memo: dict[int, tuple[Item, Item]] = field(default_factory=dict, compare=False, repr=False)
+    # The same cleared item for the same original, so per-call requests share their items, and
+    # what clearing it saves, measured once: id(original) -> (original, meter, cleared, saved).
+    memo: dict[int, tuple[Item, Meter, Item, int]] = field(default_factory=dict, compare=False, repr=False)
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     name: ClassVar[str] = "clear-tool-uses"
 
@@ -51,36 +52,38 @@ class ClearToolUsesPolicy:
         results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)]
         calls = {result: call for call, result in pairs(items).items()} if self.clear_tool_inputs else {}
         edited = list(items)
-        layout = Layout.of(items)  # clearing changes content only, so every item keeps its place in it
         cleared = 0
         for result in results[:max(0, len(results) - self.keep)]:
             if items[result].name in self.exclude_tools:  # type: ignore[union-attr]
                 continue
-            cleared += self._clear(edited, result, meter, layout)
+            cleared += self._clear(edited, result, meter)
             if result in calls:
-                cleared += self._clear(edited, calls[result], meter, layout)
+                cleared += self._clear(edited, calls[result], meter)
         if not cleared or cleared < self.clear_at_least:
             return unchanged(conversation)
         result = conversation.with_items(edited)
         self.totals.remember(result, total - cleared, meter)
         return PolicyResult(result, "clearing", tokens_lost=cleared)
 
-    def _clear(self, items: list, position: int, meter: Meter, layout: Layout) -> int:
+    def _clear(self, items: list, position: int, meter: Meter) -> int:
         """Clear one result's content or one call's arguments in place; the tokens that removed
         (0 for one already cleared, or one the placeholder would not shrink). Measured as the
-        meter measures the item where it stands, overheads, Claude's ratio and any calibration
-        included, so the running total stays the meter's figure and the trigger is decided on it."""
+        meter measures the item where it stands (a call's cost depends on whether its neighbours
+        are calls too), overheads, Claude's ratio and any calibration included, so the running
+        total stays the meter's figure and the trigger is decided on it."""
         item = items[position]
         if not ((isinstance(item, ToolResult) and item.content != PLACEHOLDER)
                 or (isinstance(item, ToolCall) and item.arguments != CLEARED_INPUT)):
             return 0  # already cleared
         known = self.memo.get(id(item))
-        if known is None or known[0] is not item:
+        if known is None or known[0] is not item or known[1] is not meter:
             cleared = (replace(item, content=PLACEHOLDER) if isinstance(item, ToolResult)
                        else replace(item, arguments=CLEARED_INPUT))
-            known = self.memo[id(item)] = (item, cleared)
-        saved = meter.item_at(layout, position, item) - meter.item_at(layout, position, known[1])
-        if saved <= 0:
+            low = max(0, position - 1)
+            layout = Layout.of(tuple(items[low:position + 2]))  # clearing changes content, not the layout
+            saved = meter.item_at(layout, position - low, item) - meter.item_at(layout, position - low, cleared)
+            known = self.memo[id(item)] = (item, meter, cleared, saved)
+        if known[3] <= 0:
             return 0
-        items[position] = known[1]
-        return saved
+        items[position] = known[2]
+        return known[3]
