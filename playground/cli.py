@@ -419,7 +419,8 @@ def _add_run_commands(commands: Any) -> None:
         p.add_argument("--clear-inputs", action="store_true", help="clear-tool-uses: clear the calls' arguments too")
         p.add_argument("--model", help="model whose accounting and prices to use (default: the request's own)")
         p.add_argument("--cache", choices=CACHE_MODELS,
-                       help="prompt-cache model (default: the model's provider's)")
+                       help="prompt-cache model (default: the model's provider's; another provider's is refused, "
+                            "none always fits)")
         p.add_argument("--mode", choices=MODES, default="stored",
                        help="stored: edits kept in the agent's history (the book); per-call: re-applied to a copy "
                             "for each request (LangChain middleware)")
