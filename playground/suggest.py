@@ -238,8 +238,8 @@ def _call_rows(tool: _Tool, meter: Meter) -> list[_Candidate]:
         kind = "shell" if argument in SHELL_ARGUMENTS else "write"
         what = ("a long script in its command (its first characters stay, cut with …)" if kind == "shell"
                 else f"large {argument!r} text written or applied")
-        why = f"{KINDS[kind]}, {what}: replaced once the model has read its result and it succeeded. Values: " \
-              f"{_sizes(sizes)}"
+        why = (f"{KINDS[kind]}, {what}: replaced once the model has read its result and it succeeded. "
+               f"Values: {_sizes(sizes)}")
         rows.append(_Candidate("tool_calls", {"tool": tool.name, "argument": argument, "replacement": replacement,
                                               "enabled": True}, kind, why, sizes,
                                _reference(replacement, tool.largest(argument), argument, meter)))
