@@ -125,8 +125,8 @@ def test_bad_input_exits_2_with_one_line(tmp_path, book_file, setup, args, expec
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 
-@pytest.mark.parametrize("args", [["count", "{file}"], ["compact", "{file}"], ["compact", "{book}", "--rules", "{file}"],
-                                  ["replay", "{file}"]])
+@pytest.mark.parametrize("args", [["count", "{file}"], ["compact", "{file}"],
+                                  ["compact", "{book}", "--rules", "{file}"], ["replay", "{file}"]])
 def test_an_empty_file_exits_2_saying_it_is_empty(tmp_path, book_file, args):
     file = tmp_path / "empty.jsonl"
     file.write_text("")
