@@ -69,11 +69,11 @@ class CheckFailedError(Exception):
     """A step failed; the message says which and why."""
 
 
-def install_key() -> str:
+def install_key(root: Path = ROOT) -> str:
     """What decides the install: the requirements, how scripts/app installs them, the Python."""
     digest = hashlib.sha256(platform.python_version().encode())
     for name in ("requirements.txt", "scripts/venv.sh"):
-        digest.update((ROOT / name).read_bytes())
+        digest.update((root / name).read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -90,6 +90,9 @@ def prepared(cold: bool) -> Path:
         if entry.name != ".venv":
             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     fresh_copy(target)
+    if install_key(target) != target.name.removeprefix("runtime-"):  # the files changed while being copied
+        shutil.rmtree(target, ignore_errors=True)
+        raise CheckFailedError("requirements.txt or scripts/venv.sh changed during the copy; run again")
     return target
 
 
@@ -177,13 +180,15 @@ def step(started: float, what: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cold", action="store_true", help="build the virtualenv from nothing")
-    copy = prepared(parser.parse_args().cold)
-    log_path = copy / "server.log"
+    cold = parser.parse_args().cold
+    log_path = None
     try:
+        copy = prepared(cold)
+        log_path = copy / "server.log"
         check(copy, log_path)
     except (CheckFailedError, subprocess.CalledProcessError, OSError) as exc:
         print(f"check-runtime: FAILED: {exc}", file=sys.stderr)
-        if log_path.exists():
+        if log_path is not None and log_path.exists():
             print(f"--- the server's log ({log_path}), last lines:", file=sys.stderr)
             print("\n".join(log_path.read_text(errors="replace").splitlines()[-30:]), file=sys.stderr)
         return 1
