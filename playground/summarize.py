@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from . import formats
+from . import formats, words
 from .breakdown import telling_argument
 from .errorpatterns import error_detail
 from .errors import InputError
@@ -199,7 +199,7 @@ def _cut(items: tuple[Item, ...], keep_steps: int) -> Iterator[CutStep]:
         return
     end = starts[len(starts) - keep_steps] if keep_steps else len(items)
     yield CutStep("cut", start, end, tuple(p for p in starts if p >= end),
-                  detail=f"the cut starts at item {end}, before the newest {keep_steps} steps")
+                  detail=f"the cut starts at item {end}, before the newest {words.count(keep_steps, 'step')}")
     answers = pairs(items)
     moved = True
     while moved:  # a call before the cut whose result is after it: cut before that call's turn
@@ -223,7 +223,8 @@ def _cut(items: tuple[Item, ...], keep_steps: int) -> Iterator[CutStep]:
         yield CutStep("nothing", start, end, kept, detail=why)
         return
     yield CutStep("span", start, end, kept,
-                  detail=f"items {start}–{end - 1} are summarized; {len(kept)} steps from item {end} on stay verbatim")
+                  detail=f"items {start}–{end - 1} are summarized; {words.count(len(kept), 'step')} from item {end} "
+                         "on stay verbatim")
 
 
 def cut_steps(items: tuple[Item, ...], keep_steps: int) -> tuple[CutStep, ...]:
@@ -363,7 +364,7 @@ def plan(original: Conversation, compacted: Conversation, settings: SummarySetti
 
 
 def summary_message(text: str, count: int, label: str) -> Message:
-    header = (f"{MARKER} ({label}): it replaces {count} items. What it leaves out is gone and cannot be "
+    header = (f"{MARKER} ({label}): it replaces {words.count(count, 'item')}. What it leaves out is gone and cannot be "
               "fetched again by calling a tool.]")
     return Message(role="user", content=f"{header}\n\n{text.strip()}")
 
@@ -479,7 +480,7 @@ class OfflineSummarizer:
                 requests.append(f"- {_first_line(content_text(item.content), 300)}")
             elif item.role == "assistant" and content_text(item.content).strip():
                 conclusions.append(f"- {_first_line(content_text(item.content), 300)}")
-        sections = [f"({OFFLINE_LABEL}: extracted from {len(items)} items, not written by a model.)"]
+        sections = [f"({OFFLINE_LABEL}: extracted from {words.count(len(items), 'item')}, not written by a model.)"]
         for title, lines in (("Earlier summary", earlier), ("User requests", requests), ("Tool calls, in order",
                              actions), ("Errors", errors), ("Assistant conclusions", conclusions)):
             if lines:
