@@ -37,7 +37,7 @@ class ModelChoice:
     @property
     def note(self) -> str | None:
         """What the person should know: the named model is not listed, so which one stands in."""
-        if not self.named or self.named == self.model or self.named.startswith(self.model + "-"):
+        if not self.named or self.named == self.model:
             return None
         whose = PROVIDER_TITLES.get(self.provider or "", "")
         return (f"This conversation names the model '{self.named}', which the playground does not list: it is "
@@ -46,10 +46,13 @@ class ModelChoice:
 
 
 def model_for(conversation: Conversation, table: PriceTable) -> ModelChoice:
-    """The model a conversation brings: its own when listed, else the nearest listed one of the
-    same provider (from the name, or from the API format it was sent in), else the format's default."""
+    """The model a conversation brings: its own when listed (a dated snapshot keeps its name: some
+    bill differently from their family, ``gpt-4o-search-preview`` say), else the nearest listed one
+    of the same provider (from the name, or from the API format it was sent in), else the format's
+    default."""
     named = conversation.model or None
-    return ModelChoice(table.nearest(named, conversation.format), named, provider_of(named, conversation.format))
+    model = named if named and table.listed(named) else table.nearest(named, conversation.format)
+    return ModelChoice(model, named, provider_of(named, conversation.format))
 
 
 @dataclass(frozen=True)

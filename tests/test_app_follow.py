@@ -9,7 +9,6 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from playground import defaults
 from playground.presets import list_presets
 from playground.prices import read_prices
 from playground.rules import book_rules
@@ -19,7 +18,7 @@ from .conftest import ROOT, SHARED, shared
 
 CODEX = ROOT / "tests" / "data" / "codex-rollout.jsonl"
 CLAUDE_CODE = SHARED / "sessions" / "claude-code-session-196820da.jsonl"
-FIFTY_K = defaults.BOOK_THRESHOLD
+FIFTY_K = 50_000  # the book's threshold: the defaults for every model with a window of 100,000 or more
 
 
 @pytest.fixture(autouse=True)
@@ -84,7 +83,7 @@ def test_a_claude_code_log_after_a_lesson_gets_claude_anthropic_caching_and_the_
     assert at.session_state["replay_cache"] == "openai"
     at = upload(at, "session.jsonl", shared(CLAUDE_CODE).read_bytes())
     state = at.session_state
-    assert (state["model"], state["threshold"], state["keep_recent"]) == ("claude-sonnet-4-5", FIFTY_K, 0)
+    assert (state["model"], state["threshold"], state["keep_recent"]) == ("claude-sonnet-4-5-20250929", FIFTY_K, 0)
     assert state["replay_cache"] == "anthropic"
     assert (state["export_format"], state["export_notes"]) == ("anthropic", True)  # a log made into a request
     assert "lesson_active" not in state  # loading another conversation ends the lesson

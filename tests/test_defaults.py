@@ -57,7 +57,7 @@ def test_an_unlisted_model_is_priced_as_its_stand_in_and_says_so():
 def test_the_codex_rollout_brings_an_openai_model():
     conversation = formats.loads(CODEX.read_bytes())
     choice = defaults.model_for(conversation, PRICES)
-    assert (conversation.model, choice.model, choice.provider, choice.note) == ("gpt-5-codex", "gpt-5", "openai", None)
+    assert (conversation.model, choice.model, choice.provider, choice.note) == ("gpt-5-codex",) * 2 + ("openai", None)
     renamed = formats.loads(CODEX.read_bytes().replace(b'"gpt-5-codex"', b'"gpt-5.5"'))
     choice = defaults.model_for(renamed, PRICES)
     assert choice.model == "gpt-5" and "'gpt-5.5'" in choice.note and "nearest OpenAI model" in choice.note
@@ -66,7 +66,7 @@ def test_the_codex_rollout_brings_an_openai_model():
 def test_a_claude_code_log_brings_a_claude_model():
     conversation = formats.loads(shared(CLAUDE_CODE).read_bytes())
     choice = defaults.model_for(conversation, PRICES)
-    assert (choice.model, choice.provider, choice.note) == ("claude-sonnet-4-5", "anthropic", None)
+    assert (choice.model, choice.provider, choice.note) == ("claude-sonnet-4-5-20250929", "anthropic", None)
     renamed = formats.loads(shared(CLAUDE_CODE).read_bytes().replace(b"claude-sonnet-4-5-20250929",
                                                                      b"claude-opus-4-9"))
     assert defaults.model_for(renamed, PRICES).model == "claude-sonnet-4-5"
