@@ -184,7 +184,7 @@ def _empty(columns: tuple[str, ...]) -> pandas.DataFrame:
 
 
 def _editor(base: str, editor: str, columns: tuple[str, ...], config: dict[str, Any], blank: dict[str, Any],
-            noun: str) -> None:
+            what: str) -> None:
     """One editable table over its unchanging ``base`` rows, with its column headers even when it
     is empty (an empty list has no columns: Streamlit drew a grey cell nothing could be typed into)
     and a visible button to add a row (the table's own is in a toolbar that shows only on hover)."""
@@ -192,7 +192,7 @@ def _editor(base: str, editor: str, columns: tuple[str, ...], config: dict[str, 
     st.data_editor(rows or _empty(columns), key=editor, num_rows="dynamic", width="stretch",
                    hide_index=True, column_order=columns, column_config=config, on_change=state.changed,
                    args=("rules",))
-    st.button(f"Add a {noun}", key=f"{editor}_add", icon=":material/add:", on_click=_add_row,
+    st.button(f"Add {what}", key=f"{editor}_add", icon=":material/add:", on_click=_add_row,
               args=(base, editor, blank), help="A blank row at the end of the table: click its cells and type.")
 
 
@@ -214,7 +214,7 @@ def _error_patterns(checks: list[RowCheck]) -> None:
                                             required=True),
         "pattern": st.column_config.TextColumn("pattern", width="large",
                                                help="A Python regular expression (re.MULTILINE)."),
-    }, {"name": "", "pattern": ""}, "error pattern")
+    }, {"name": "", "pattern": ""}, "an error pattern")
     _checks(checks, "error_patterns", quiet=True)
     if not any(c.table == "error_patterns" and (c.level == "error" or c.matches) for c in checks):
         st.caption("No pattern recognises a result here (besides any the format itself flags as errors).")
@@ -249,7 +249,7 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
         "min_tokens": st.column_config.NumberColumn("min tokens", min_value=0, step=1, default=0,
                                                     help="Leave calls smaller than this many tokens alone."),
     }, {"enabled": True, "tool": "", "argument": "content", "replacement": CALL_REPLACEMENT, "min_tokens": 0},
-        "tool-call rule")
+        "a tool-call rule")
     _checks(checks, "tool_calls")
     st.markdown("**Tool-result rules**: replace a result's body with a reference the agent can follow back.")
     _editor(state.RESULT_BASE, state.RESULT_EDITOR, RESULT_COLUMNS, {
@@ -259,7 +259,7 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
                                                 width="large"),
         "min_tokens": st.column_config.NumberColumn("min tokens", min_value=0, step=1, default=0,
                                                     help="Leave results smaller than this many tokens alone."),
-    }, {"enabled": True, "tool": "", "template": "", "min_tokens": 0}, "tool-result rule")
+    }, {"enabled": True, "tool": "", "template": "", "min_tokens": 0}, "a tool-result rule")
     _checks(checks, "tool_results")
     _error_patterns(checks)
 
