@@ -5,8 +5,6 @@ added to, and stale or unclear load messages go. Real logs: a Codex rollout and 
 
 from __future__ import annotations
 
-import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from playground.presets import list_presets
@@ -15,26 +13,16 @@ from playground.rules import book_rules
 from playground.ruletable import tables_from_rules
 
 from .conftest import ROOT, SHARED, shared
+from .test_app import _fresh_caches, healthy  # noqa: F401 - the caches fixture, autouse here too
+from .test_app import start as first_run
 
 CODEX = ROOT / "tests" / "data" / "codex-rollout.jsonl"
 CLAUDE_CODE = SHARED / "sessions" / "claude-code-session-196820da.jsonl"
 FIFTY_K = 50_000  # the book's threshold: the defaults for every model with a window of 100,000 or more
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    yield
-
-
-def healthy(at: AppTest) -> AppTest:
-    assert not at.exception, at.exception
-    assert not [e.value for e in at.error if "Something went wrong" in e.value]
-    return at
-
-
 def start(preset: str | None = None) -> AppTest:
-    at = healthy(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run())
+    at = first_run()
     if preset is not None:
         at = healthy(at.sidebar.selectbox(key="preset").set_value(preset).run())
     return at
