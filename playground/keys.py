@@ -10,17 +10,19 @@ operator's key from the ``Authorization`` header.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
-
-import httpx
 
 DEFAULT_HOST = "api.openai.com"
 KEY_NAME = "OPENAI_API_KEY"
 HOSTS_NAME = "PLAYGROUND_KEY_HOSTS"
 
 TYPED, OPERATOR, NONE, WITHHELD = "typed", "operator", "none", "withheld"
+_NAME = re.compile(r"[a-z0-9._-]+")  # a host name or IPv4 address with nothing the client would re-encode
+_IPV6 = re.compile(r"[0-9a-f:.]+")
+_AMBIGUOUS = re.compile(r"[\s\x00-\x1f\x7f\\]")  # parsers disagree on these: such a URL names no host
 
 
 @dataclass(frozen=True)
@@ -46,19 +48,35 @@ class KeyChoice:
 def _authority(url: str) -> str:
     """The part of ``url`` that names the host (``user:password@host:port``), also for a URL
     typed without a scheme."""
-    return urlsplit(url if "//" in url else f"//{url}").netloc
+    try:
+        return urlsplit(url if "//" in url else f"//{url}").netloc
+    except ValueError:  # an unclosed IPv6 bracket
+        return ""
 
 
 def host_of(base_url: str | None) -> str:
     """The host name a request to ``base_url`` goes to (lower case, no port, no user:password);
-    empty when none can be read, which no operator can have listed."""
+    empty when none can be read, which no operator can have listed.
+
+    Read the way the openai client's own parser reads it (the first ``/``, ``?`` or ``#`` ends the
+    authority, its last ``@`` ends the user part; a test checks the two agree). A URL with a space,
+    a control character or a backslash is one parsers disagree on, and a host with anything but
+    letters, digits, dots, dashes (or an IPv6 address in brackets) is one the client re-encodes:
+    either names no host, so the operator's key never goes to a guess."""
     if not base_url or not base_url.strip():
         return DEFAULT_HOST
     url = base_url.strip()
-    try:  # the parser the openai client itself uses, so the check and the request agree on the host
-        return httpx.URL(url if "//" in url else f"//{url}").host.lower()
-    except (httpx.InvalidURL, ValueError):
+    if _AMBIGUOUS.search(url):
         return ""
+    address = _authority(url).rsplit("@", 1)[-1].lower()
+    if address.startswith("["):  # an IPv6 address: [host] or [host]:port
+        host, closed, port = address[1:].partition("]")
+        port = port.removeprefix(":") if closed and (port.startswith(":") or not port) else "not a port"
+        fits = _IPV6.fullmatch(host)
+    else:
+        host, _, port = address.partition(":")
+        fits = _NAME.fullmatch(host)
+    return host if fits and (not port or port.isdigit()) else ""
 
 
 def without_credentials(url: str) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .tokens import Accounting, accounting_for
 
 PRICES_FILE = Path(__file__).resolve().parent / "data" / "prices.json"
 PROVIDERS = ("openai", "anthropic")
@@ -41,24 +42,75 @@ class PriceTable:
     as_of: str
     prices: dict[str, Price]
 
-    def _listed(self, name: str) -> list[str]:
-        return [listed for listed in self.prices if name == listed or name.startswith(listed + "-")]
+    def listed(self, model: str | None) -> str | None:
+        """The row for ``model``: its own, or its longest listed prefix's (``gpt-4o-2024-08-06`` →
+        ``gpt-4o``, ``claude-sonnet-4-5-20250929`` → ``claude-sonnet-4-5``); None if it has none."""
+        found = [name for name in self.prices if model and (model == name or model.startswith(name + "-"))]
+        return max(found, key=len) if found else None
 
-    def lists(self, model: str) -> bool:
-        """Whether ``model`` has its own prices here (itself or a dated version of a listed name)."""
-        return bool(self._listed(model))
+    def nearest(self, model: str | None, api_format: str | None = None) -> str:
+        """The listed row to count and price ``model`` by: its own row; else, for a name of a
+        provider we know, that provider's nearest row — the same prompt format first (gpt-5 and the
+        o-series render prompts alike, gpt-4o another way), then the longest shared start of the
+        name, then of its end, then the order of the file (``gpt-5.5`` → ``gpt-5``, ``gpt-5.1-mini``
+        → ``gpt-5-mini``, ``o4-mini`` → ``o3-mini``, ``claude-opus-4-1`` → a Claude row); else the
+        first row of the provider the conversation's API format implies (``gpt-4o`` for OpenAI's
+        formats, the Claude row for Anthropic's), else ``DEFAULT_MODEL``. Never another provider's
+        row: its tokenizer, prompt cache and prices differ."""
+        own = self.listed(model)
+        if own is not None:
+            return own
+        named = _named_provider(model)
+        provider = named or _FORMAT_PROVIDERS.get(api_format or "")
+        rows = [name for name, price in self.prices.items() if price.provider == provider]
+        if not rows:
+            return DEFAULT_MODEL if DEFAULT_MODEL in self.prices else next(iter(self.prices))
+        if named is None:
+            return rows[0]
+        name = str(model).lower()
+        return min(rows, key=lambda row: (_prompt_format(row) != _prompt_format(name),
+                                          -len(_shared_start(name, row)), -len(_shared_start(name[::-1], row[::-1])),
+                                          rows.index(row)))
 
-    def get(self, model: str | None, fallback: str = DEFAULT_MODEL) -> Price:
-        """``model``'s prices, or its longest listed prefix's (``gpt-4o-2024-08-06`` → ``gpt-4o``);
-        a model we do not list is priced as ``fallback``, and its ``source`` says so."""
-        name = model or fallback
-        found = self._listed(name)
-        if found:
-            return self.prices[max(found, key=len)]
-        if fallback not in self.prices:
-            raise InputError("no prices for this model, nor for the fallback", where="model", value=name)
-        stand_in = self.prices[fallback]
-        return replace(stand_in, model=name, source=f"not listed: priced as {fallback} ({stand_in.source})")
+    def get(self, model: str | None, api_format: str | None = None) -> Price:
+        """``model``'s prices (see ``listed``); a model we do not list is priced as the ``nearest``
+        listed one, and its ``source`` says so."""
+        own = self.listed(model)
+        if own is not None:
+            return self.prices[own]
+        stand_in = self.nearest(model, api_format)
+        if stand_in not in self.prices:
+            raise InputError("no prices for this model, nor for a stand-in", where="model", value=model)
+        price = self.prices[stand_in]
+        return replace(price, model=model or stand_in,
+                       source=f"not listed: priced as {stand_in}, the nearest listed model ({price.source})")
+
+
+_PROVIDER_NAMES = {"anthropic": ("claude",), "openai": ("gpt", "chatgpt", "codex", "o1", "o3", "o4")}
+_FORMAT_PROVIDERS = {"anthropic": "anthropic", "chat": "openai", "responses": "openai"}
+
+
+def _named_provider(model: str | None) -> str | None:
+    """Whose model ``model`` is by its name (``claude-*`` Anthropic's; ``gpt-*``, ``o3-*``, … OpenAI's)."""
+    name = (model or "").lower()
+    return next((provider for provider, starts in _PROVIDER_NAMES.items() if name.startswith(starts)), None)
+
+
+def provider_of(model: str | None, api_format: str | None = None) -> str | None:
+    """Whose model ``model`` is, by its name, else by the API format the conversation was sent
+    in; None when neither says."""
+    return _named_provider(model) or _FORMAT_PROVIDERS.get(api_format or "")
+
+
+def _prompt_format(model: str) -> Accounting:
+    """How the model's prompts are rendered and billed, whatever the family is called (gpt-4o and
+    gpt-4.1 alike; gpt-5 and the o-series in the harmony format)."""
+    return replace(accounting_for(model), family="", published=False)
+
+
+def _shared_start(one: str, two: str) -> str:
+    length = next((i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b), min(len(one), len(two)))
+    return one[:length]
 
 
 def _number(entry: dict[str, Any], key: str, where: str, kind: type = float) -> Any:

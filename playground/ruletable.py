@@ -17,6 +17,7 @@ from .errorpatterns import ErrorPattern, ErrorPatterns, error_detail
 from .errors import InputError
 from .model import Conversation, ToolCall, ToolResult
 from .rules import BUILTINS, FALLBACKS, Rules, Template, load_rules, rules_to_json, tool_matches
+from .words import count
 
 CALL_COLUMNS = ("enabled", "tool", "argument", "replacement", "min_tokens")
 RESULT_COLUMNS = ("enabled", "tool", "template", "min_tokens")
@@ -112,7 +113,7 @@ def _check(row: dict[str, Any], table: str, template: Template, conversation: Co
     if table == "tool_calls":
         lacking = sum(row["argument"] not in args for args in calls)
         if lacking:
-            problems.append(f"{lacking} of {len(calls)} calls have no {row['argument']!r} argument")
+            problems.append(f"no {row['argument']!r} argument in {lacking} of {count(len(calls), 'call')}")
     if not any(literal.strip() for literal, _ in template.pieces):
         problems.append("the text is only {fields}: it is empty when their values are")
     for field in template.fields:
@@ -120,8 +121,8 @@ def _check(row: dict[str, Any], table: str, template: Template, conversation: Co
             continue
         lacking = sum(not any(k in args for k in FALLBACKS.get(field, (field,))) for args in calls)
         if lacking:
-            problems.append(f"{{{field}}} is missing in {lacking} of {len(calls)} calls (shown as 'unknown')")
-    summary = f"{_names(won)} ({matches} {noun}{'' if matches == 1 else 's'})"
+            problems.append(f"{{{field}}} is missing in {lacking} of {count(len(calls), 'call')} (shown as 'unknown')")
+    summary = f"{_names(won)} ({count(matches, noun)})"
     if not row["enabled"]:
         return RowCheck(table, 0, "ok", f"disabled; would match {summary}", matches, tuple(won))
     if problems:

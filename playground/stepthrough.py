@@ -96,7 +96,8 @@ class Walk:
         return tuple(dict.fromkeys(frame.position for frame in self.frames))
 
 
-def _item_words(item: Item, position: int) -> str:
+def item_words(item: Item, position: int) -> str:
+    """An item in a few words: its position, role and tool (for a heading, or a list to jump in)."""
     if isinstance(item, ToolCall):
         return f"item {position} · call to {item.name} (id {item.call_id})"
     if isinstance(item, ToolResult):
@@ -123,7 +124,7 @@ def _outcome(step: Any) -> tuple[bool, str]:
 
 def _frame(index: int, step: Any, items: Sequence[Item], guards: tuple[Guard, ...]) -> Frame:
     position, kind = step.position, step.phase
-    where = _item_words(items[position], position)
+    where = item_words(items[position], position)
     call_id = getattr(items[position], "call_id", None)
     if kind == "lookup":
         rule = getattr(step, "rule", None)

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from . import formats
+from . import formats, words
 from .breakdown import telling_argument
 from .errorpatterns import error_detail
 from .errors import InputError
@@ -206,7 +206,7 @@ def _cut(items: tuple[Item, ...], keep_steps: int) -> Iterator[CutStep]:
         return
     if keep_steps:
         end = starts[len(starts) - keep_steps]
-        detail = f"the cut starts at item {end}, before the newest {keep_steps} steps"
+        detail = f"the cut starts at item {end}, before the newest {words.count(keep_steps, 'step')}"
     else:  # no step kept, but never what the model has not read: the cut stays after its last turn
         end = turn_end(items, starts[-1])
         detail = (f"the cut starts at item {end}, after the last assistant turn: what follows it the model has not "
@@ -235,7 +235,8 @@ def _cut(items: tuple[Item, ...], keep_steps: int) -> Iterator[CutStep]:
         yield CutStep("nothing", start, end, kept, detail=why)
         return
     yield CutStep("span", start, end, kept,
-                  detail=f"items {start}–{end - 1} are summarized; {len(kept)} steps from item {end} on stay verbatim")
+                  detail=f"items {start}–{end - 1} are summarized; {words.count(len(kept), 'step')} from item {end} "
+                         "on stay verbatim")
 
 
 def cut_steps(items: tuple[Item, ...], keep_steps: int) -> tuple[CutStep, ...]:
@@ -375,7 +376,7 @@ def plan(original: Conversation, compacted: Conversation, settings: SummarySetti
 
 
 def summary_message(text: str, count: int, label: str) -> Message:
-    header = (f"{MARKER} ({label}): it replaces {count} items. What it leaves out is gone and cannot be "
+    header = (f"{MARKER} ({label}): it replaces {words.count(count, 'item')}. What it leaves out is gone and cannot be "
               "fetched again by calling a tool.]")
     return Message(role="user", content=f"{header}\n\n{text.strip()}")
 
@@ -492,7 +493,7 @@ class OfflineSummarizer:
                 requests.append(f"- {_first_line(content_text(item.content), 300)}")
             elif item.role == "assistant" and content_text(item.content).strip():
                 conclusions.append(f"- {_first_line(content_text(item.content), 300)}")
-        sections = [f"({OFFLINE_LABEL}: extracted from {len(items)} items, not written by a model.)"]
+        sections = [f"({OFFLINE_LABEL}: extracted from {words.count(len(items), 'item')}, not written by a model.)"]
         for title, lines in (("Earlier summary", earlier), ("User requests", requests), ("Tool calls, in order",
                              actions), ("Errors", errors), ("Assistant conclusions", conclusions)):
             if lines:

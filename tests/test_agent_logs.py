@@ -298,3 +298,10 @@ def test_a_summary_keeps_the_log_the_conversation_came_from():
                Meter(conversation.model))
     assert done.report.status in ("summarized", "not_smaller")
     assert done.conversation.source == "codex" and done.conversation.notes == conversation.notes
+
+
+def test_a_logs_notes_count_in_good_english():
+    """One failed output is "1 tool output", not "1 tool outputs" (issue 14)."""
+    notes = formats.loads((DATA / "codex-rollout.jsonl").read_bytes()).notes
+    assert "Sent as their text: 1 tool output Codex marked as failed (success: false)." in notes
+    assert notes[0].startswith("Read from a Codex rollout: 16 input items from 22 lines;")

@@ -9,9 +9,10 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from playground import formats, presets, render
+from playground import defaults, formats, presets, render
 from playground.compaction import Settings
 from playground.pipeline import optimize
+from playground.prices import read_prices
 from playground.rules import book_rules
 from playground.summarize import SummarySettings
 
@@ -368,9 +369,9 @@ def test_the_slider_and_number_box_show_the_threshold_in_use_after_a_new_convers
     else:
         next(b for b in at.button if b.label == "Start empty").click()
         rerun(at)
-    assert threshold_widgets(at) == (PRESETS[0].threshold,) * 3
-    assert f"threshold {PRESETS[0].threshold:,}" in next(h.proto.body for h in at.get("html") if "cp-meter" in
-                                                          h.proto.body)
+    used = defaults.defaults_for(at.session_state["model"], read_prices()).threshold  # not the preset's
+    assert used != PRESETS[0].threshold and threshold_widgets(at) == (used,) * 3
+    assert f"threshold {used:,}" in next(h.proto.body for h in at.get("html") if "cp-meter" in h.proto.body)
 
 
 def test_user_text_in_messages_shows_literally():
@@ -424,7 +425,7 @@ def test_start_empty_keeps_the_pasted_conversation_and_an_unlisted_model_is_kept
     body = book_scenario()
     body["model"] = "my-local-llama"
     paste(at, json.dumps(body))
-    assert at.session_state["model"] == PRESETS[0].model  # not listed: kept, and said
+    assert at.session_state["model"] == PRESETS[0].model  # not listed, no provider in the name: the format's default
     assert any("my-local-llama" in w.value and "does not list" in w.value for w in at.sidebar.warning)
     pasted = at.session_state["preset"]
     next(b for b in at.button if b.label == "Start empty").click()

@@ -126,6 +126,15 @@ def test_bad_input_exits_2_with_one_line(tmp_path, book_file, setup, args, expec
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 
+@pytest.mark.parametrize("args", [["count", "{file}"], ["compact", "{file}"],
+                                  ["compact", "{book}", "--rules", "{file}"], ["replay", "{file}"]])
+def test_an_empty_file_exits_2_saying_it_is_empty(tmp_path, book_file, args):
+    file = tmp_path / "empty.jsonl"
+    file.write_text("")
+    done = cli(*[a.format(file=file, book=book_file) for a in args])
+    assert done.returncode == 2 and done.stderr.strip().endswith(f"{file}: the file is empty"), done.stderr
+
+
 def test_output_is_not_half_written_on_error(tmp_path, book_file):
     out = tmp_path / "out.json"
     done = cli("compact", str(book_file), "--rules", str(tmp_path / "none.json"), "-o", str(out))

@@ -28,6 +28,7 @@ def test_ci_requires_the_fixtures_and_runs_the_readme_command():
     lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
              if line.strip() and not line.startswith("#")]
     assert f"export {REQUIRE_FIXTURES}=1" in lines and lines[-1] == "exec scripts/test"
+    assert "python3 scripts/check_runtime.py" in lines  # the install a person gets, before the tests
     assert lines.index(f"export {REQUIRE_FIXTURES}=1") < lines.index("exec scripts/test")
 
 

@@ -154,6 +154,17 @@ def test_deep_nesting_is_refused_with_a_location(depth):
     assert caught.value.where
 
 
+@pytest.mark.parametrize(("text", "message"), [
+    ("", "the file is empty"), (b"", "the file is empty"), (b"\xef\xbb\xbf", "the file is empty"),
+    ("\n \n", "the file is empty (nothing but white space)")])
+def test_an_empty_file_says_so(text, message):
+    """Not JSON's "Expecting value", which reads as a broken file; the same for JSON, JSONL and rules."""
+    for read in (formats.loads, formats.parse_json):
+        with pytest.raises(InputError) as caught:
+            read(text)
+        assert str(caught.value) == message
+
+
 def test_non_utf8_bytes_are_refused():
     with pytest.raises(InputError, match="not UTF-8"):
         formats.parse_json(b'{"a": "\xff"}')

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -38,6 +40,21 @@ def done(at: AppTest) -> bool:
     return any(s.value.startswith("Done:") for s in at.success)
 
 
+SHARES = {"a quarter": 25.0, "a third": 33.3, "half": 50.0}
+
+
+def quoted_shares(text: str) -> list[float]:
+    """The shares a lesson's text quotes: "5%", "about a quarter"."""
+    found = [float(number) for number in re.findall(r"(\d+(?:\.\d+)?)\s*%", text)]
+    return found + [value for words, value in SHARES.items() if re.search(rf"\b{words}\b", text)]
+
+
+def shown_shares(at: AppTest) -> list[float]:
+    """The percentages the page shows in its metrics and captions (not the lesson's own text)."""
+    texts = [m.value for m in at.metric] + [c.value for c in at.caption]
+    return [float(number) for text in texts for number in re.findall(r"(\d+(?:\.\d+)?)%", text)]
+
+
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.key)
 def test_every_lesson_through_show_me(lesson: lessons.Lesson):
     at = start(lesson)
@@ -45,10 +62,14 @@ def test_every_lesson_through_show_me(lesson: lessons.Lesson):
     assert [i.value for i in at.info if lesson.task in i.value] and not done(at)
     following = [b for b in at.button if b.key == "lesson_next"]
     assert all(button.disabled for button in following)
+    shown = shown_shares(at)
     at = healthy(at.button(key="lesson_show_me").click().run())
     assert done(at), [i.value for i in at.info]
     assert all(not b.disabled for b in at.button if b.key == "lesson_next")
     assert lesson.key in at.session_state["lessons_done"]
+    shown += shown_shares(at)
+    for share in quoted_shares(lesson.body):  # a figure the text quotes is one the learner sees (issue 14)
+        assert any(abs(share - figure) <= 1 for figure in shown), (share, sorted(set(shown)))
 
 
 def test_lesson_one_by_hand_then_next():

@@ -68,7 +68,7 @@ def test_rule_tables_check_every_row_live(book):
                       ("tool_results", 3, "warning")]
     messages = [c.message for c in checks]
     assert messages[0] == "matches create_file (1 call)"
-    assert messages[3] == "matches read_file (1 result); {revision} is missing in 1 of 1 calls (shown as 'unknown')"
+    assert messages[3] == "matches read_file (1 result); {revision} is missing in 1 of 1 call (shown as 'unknown')"
     assert messages[4] == "matches no tool's results in this conversation"
     assert messages[5].startswith("template: unsafe template field")
     assert [r.tool for r in rules.tool_results] == ["read_file", "grep", "tavily_search"]

@@ -167,8 +167,10 @@ def test_the_cut_ends_where_summarization_cuts(preset, keep_steps):
 
 def test_switching_preset_mid_walk_keeps_the_step_through_working(page):
     at = page
-    last = at.selectbox(key="step_jump").options[-1]
-    at = healthy(at.selectbox(key="step_jump").set_value(int(last)).run())
+    labels = at.selectbox(key="step_jump").options
+    assert all(label.startswith("item ") and (" · call to " in label or " · result of " in label) for label in labels)
+    last = int(labels[-1].split()[1])  # "item 21 · result of read_file (id …)": the list names role and tool
+    at = healthy(at.selectbox(key="step_jump").set_value(last).run())
     assert at.session_state["step_index"] > 0
     at = healthy(at.selectbox(key="preset").set_value("research-agent").run())
     assert title(at).startswith("**item ")  # the step index is kept within the new walk

@@ -588,6 +588,28 @@ def test_the_host_is_the_one_the_client_connects_to(base_url, host):
     assert keys.host_of(base_url) == host
 
 
+_URL_PARTS = st.sampled_from(["http://", "https://", "//", "", "api.openai.com", "evil.example", "127.0.0.1", "@",
+                              ":", "8080", "/v1", "?x=1", "#", "user:pw", "[::1]", "[", "]", "\\", " ", "\t", "%40",
+                              "API.OpenAI.COM", ".", "/", "HTTP:", "x+y:", "ä", "_"])
+
+
+@given(st.lists(_URL_PARTS, min_size=1, max_size=8).map("".join))
+def test_the_host_read_agrees_with_the_openai_clients_parser(url):
+    """Whatever host we name for a URL is the one openai's HTTP client (httpx2) would connect to (or the
+    client refuses the URL), so an allowed-host check can never pass for one host and send the key to
+    another."""
+    import httpx2  # openai's own dependency: the test compares against it, the app does not import it
+
+    ours = keys.host_of(url)
+    if not ours or not url.strip():
+        return  # no host named: the operator's key goes nowhere
+    try:
+        client = httpx2.URL(url.strip() if "//" in url else f"//{url.strip()}")
+    except httpx2.InvalidURL:
+        return  # the client refuses the URL: no request is made, so no key is sent
+    assert client.host.lower() == ours
+
+
 def test_resolve_key_sends_the_operator_key_only_to_allowed_hosts():
     env = {"OPENAI_API_KEY": "sk-operator"}
     assert keys.resolve_key(None, None, env, {}).key == "sk-operator"

@@ -29,12 +29,16 @@ MAX_DEPTH = 64  # deeper than any real request; keeps every later walk far from 
 
 
 def _decode(text: str | bytes) -> str:
-    if isinstance(text, str):
-        return text
-    try:
-        return text.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError("not UTF-8 text", where=f"byte {exc.start}") from None
+    """The text, or an error that says what is wrong with it before any JSON is read: not UTF-8,
+    or nothing in it at all (JSON's own "Expecting value" would not say so)."""
+    if not isinstance(text, str):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError("not UTF-8 text", where=f"byte {exc.start}") from None
+    if not text.strip():
+        raise InputError("the file is empty" + ("" if not text else " (nothing but white space)"))
+    return text
 
 
 def _load(text: str, line: int | None = None) -> Any:

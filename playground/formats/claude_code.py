@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import Conversation
+from ..words import count
 from . import anthropic
 from ._reader import Reader, counted, log_lines
 from ._wire import check, need
@@ -93,7 +94,7 @@ class _Log:
             notes.append(f"Skipped (not part of the conversation, or read once already): {counted(self.skipped)}.")
         notes.extend(self.boundaries)
         if self.orphans:
-            notes.append(f"{len(self.orphans)} tool results whose tool_use is not in this log were dropped: "
+            notes.append(f"Dropped, as their tool_use is not in this log: {count(len(self.orphans), 'tool result')}, "
                          f"{', '.join(self.orphans[:5])}{'…' if len(self.orphans) > 5 else ''}.")
         return tuple(notes)
 

@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import Conversation
+from ..words import count
 from . import responses
 from ._reader import Reader, counted, log_lines
 from ._wire import check, need
@@ -88,13 +89,15 @@ def read(data: Any) -> Conversation:
         body["instructions"] = instructions
     body["input"] = items
     conversation = responses.read(body)
-    head = [f"Read from a Codex rollout: {len(items)} input items from {len(lines or [])} lines; skipped (Codex's "
+    head = [f"Read from a Codex rollout: {count(len(items), 'input item')} from {count(len(lines or []), 'line')}; "
+            "skipped (Codex's "
             f"own records, not sent to the model): {counted(skipped) or 'none'}."]
     if not instructions:
         head.append("The rollout holds no base instructions or tool definitions, so the request and its count "
                     "leave out the ones Codex sends.")
     if failed:
-        head.append(f"{len(failed)} tool outputs Codex marked as failed (success: false) are sent as their text.")
+        head.append(f"Sent as their text: {count(len(failed), 'tool output')} Codex marked as failed "
+                    "(success: false).")
     return replace(conversation, source=NAME, notes=tuple(head + notes))
 
 
@@ -102,7 +105,7 @@ def _compacted(payload: dict, number: int, items: list[dict]) -> str:
     """Show Codex's own compaction: its summary as a user message where it happened."""
     message = payload.get("message")
     history = payload.get("replacement_history")
-    kept = f"; Codex replaced its history with {len(history)} items" if isinstance(history, list) else ""
+    kept = f"; Codex replaced its history with {count(len(history), 'item')}" if isinstance(history, list) else ""
     if isinstance(message, str) and message:
         items.append(_summary_item(message))
         return (f"Codex compacted its history at line {number}{kept}: its summary is the user message at "

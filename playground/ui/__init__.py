@@ -51,14 +51,14 @@ edit the two rule tables (*Rules*), move the threshold, and watch the meters and
 def _export_panel(original, result: Optimized, rules, settings: Settings, model_name: str,
                   summary_limit: int | None) -> None:
     stem = "conversation"
-    choice = st.selectbox("Export format", list(formats.FORMATS), key="export_format",
-                          index=list(formats.FORMATS).index(original.format), format_func=formats.TITLES.get,
-                          help="The conversation's own format by default; another one converts it (keys only the "
-                               "source format understands are dropped).")
-    converts = choice != original.format or bool(original.source)
-    if st.toggle("List what this export converts, fills in or drops", value=converts, key="export_notes",
-                 help="On by default when the export converts the conversation (another format, or an agent's log "
-                      "made into a request): every loss is listed. It writes the whole export, so on a very large "
+    choice = st.selectbox("Export format", list(formats.FORMATS), key=state.EXPORT_FORMAT,
+                          format_func=formats.TITLES.get, on_change=_list_losses_if_converting, args=(original,),
+                          help="The conversation's own API format by default (an agent's log: the format it was "
+                               "sent in); another one converts it (keys only the source format understands are "
+                               "dropped).")
+    if st.toggle("List what this export converts, fills in or drops", key=state.EXPORT_NOTES,
+                 help="On whenever the export converts the conversation (another format, or an agent's log made "
+                      "into a request): every loss is listed. It writes the whole export, so on a very large "
                       "conversation it takes a moment."):
         notes = exports.conversation(result.conversation, f"{stem}.compacted", choice).notes
         for note in notes or ("Nothing: the export is the conversation as it is.",):
@@ -84,6 +84,12 @@ def _export_panel(original, result: Optimized, rules, settings: Settings, model_
     one.download_button("Rules (Python)", rules_python.data, rules_python.name, rules_python.mime,
                         width="stretch", help="The book's two dicts.")
     _runnable_exports(two, one, original, rules, settings, model_name)
+
+
+def _list_losses_if_converting(original) -> None:
+    """A newly chosen export format that converts turns the loss list on."""
+    if state.export_converts(original, st.session_state[state.EXPORT_FORMAT]):
+        st.session_state[state.EXPORT_NOTES] = True
 
 
 def _runnable_exports(one, two, conversation, rules, settings: Settings, model_name: str) -> None:
@@ -161,6 +167,7 @@ def _page() -> None:
     results.headline(conversation, optimized, read_prices().get(model_name))
     rules_panel.no_match_notice(conversation, optimized, rules)
     summary_panel.panel(optimized, prefer)
+    lessons_panel.banner(conversation, rules, settings, optimized)
 
     tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons",
                     "Step-through", "Run", "Compare"], key="tab", on_change="rerun")
@@ -209,7 +216,7 @@ def _teach(lessons_tab, steps_tab, conversation, rules, settings: Settings, opti
     """Lessons and Step-through run only while their tab is open (the tabs rerun on change)."""
     if lessons_tab.open:
         with lessons_tab:
-            lessons_panel.panel(conversation, rules, settings, optimized)
+            lessons_panel.panel()
     if steps_tab.open:
         with steps_tab:
             stepper_panel.panel(conversation, rules, settings, state.engine().meter(model_name),

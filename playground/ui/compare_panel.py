@@ -12,10 +12,11 @@ from ..policies import POLICIES, make
 from ..replay import MODES, call_starts
 from ..rules import Rules
 from ..summarize import SummarySettings
+from ..words import count
 from ..workspace import ReplaySettings
 from . import run_panel, state
 
-MODE, CACHE, SHOW = "compare_mode", "compare_cache", "compare_show"
+MODE, CACHE, SHOW = "compare_mode", state.COMPARE_CACHE, "compare_show"
 
 
 def panel(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
@@ -29,8 +30,8 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     calls = len(call_starts(conversation.items))
     run_panel.start(SHOW, calls <= run_panel.LIGHT_RUN)
     if not st.toggle("Compare the strategies", key=SHOW,
-                     help=f"Replays the whole run ({calls} calls) once per strategy; on a long run that takes a "
-                          "while, so it starts off above 200 calls."):
+                     help=f"Replays the whole run ({count(calls, 'call')}) once per strategy; on a long run that "
+                          "takes a while, so it starts off above 200 calls."):
         return
     options = run_panel.policy_options(rules, settings, summary)
     rows = compare(conversation, [make(name, **options) for name in POLICIES], state.engine().meter(model),

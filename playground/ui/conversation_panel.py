@@ -20,8 +20,11 @@ def _format_label(key: str) -> str:
 
 
 def _load_paste() -> None:
-    if state.load_text(st.session_state.get("paste_text", ""), "paste", "pasted JSON",
-                       f"Your conversation (pasted {state.now()})"):
+    text = st.session_state.get("paste_text", "")
+    if not text.strip():
+        state.set_message("paste", "pasted JSON: the box is empty — paste a conversation's JSON first")
+        return
+    if state.load_text(text, "paste", "pasted JSON", f"Your conversation (pasted {state.now()})"):
         st.session_state["paste_text"] = ""  # loaded: keep the big text out of every later rerun
 
 

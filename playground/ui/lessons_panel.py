@@ -1,8 +1,13 @@
-"""The Lessons view: pick a lesson, read it, do its one thing (or press *Show me*), go on.
+"""The lessons on the page: a slim banner above the tabs with the lesson being taken — its task,
+its live check, *Show me* and *Next lesson* — wherever the learner is, and the Lessons tab, which
+opens on that lesson with its text, or on any other one to start.
 
 The lessons are data (``presets/lessons/``); whether one is done is ``lessons.check`` on what
-``lessons.observe`` reads from the page's result. Starting a lesson and *Show me* change the
-page's state in button callbacks, which run before the widgets are drawn.
+``lessons.observe`` reads from the page's result. The lesson being taken and the one the tab shows
+live in session state, not in a widget of the tab: Streamlit forgets a widget's value in a run that
+does not draw it, so a lesson used to fall back to lesson 1 when its task sent the learner to
+another tab. Starting a lesson and *Show me* change the page's state in button callbacks, which run
+before the widgets are drawn.
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ from ..pipeline import Optimized
 from ..rules import Rules
 from . import state, summary_panel
 
-PICK = "lesson_pick"
-ACTIVE = "lesson_active"  # the lesson whose preset is loaded, or None
+PICK = "lesson_pick"  # the Lessons tab's picker (a widget: forgotten while the tab is not drawn)
+SHOWN = "lesson_shown"  # the lesson the tab shows, kept for the picker
+ACTIVE = state.LESSON  # the lesson being taken, or absent
 DONE = "lessons_done"  # keys of the lessons the learner completed
+CHANGED = {"threshold": "threshold", "keep_recent": "keep_recent", "compact_errors": "errors", "rules": "rules"}
 
 
 @st.cache_resource(show_spinner=False)
@@ -29,11 +36,12 @@ def _all() -> list[lessons.Lesson]:
     return lessons.load_lessons(presets=set(state.all_presets()))
 
 
-def apply_changes(changes: dict[str, Any]) -> None:
-    """A lesson's state changes (``lessons.applied``), written to the page's own session state."""
+def apply_changes(changes: dict[str, Any], origin: str) -> None:
+    """A lesson's state changes (``lessons.applied``), written to the page's own session state;
+    ``origin`` is what the settings caption says they came from."""
     current = lessons.Setup(Rules(), state.settings(), bool(st.session_state.get(summary_panel.ON, True)))
     key = state.get(state.PRESET)
-    preset_rules = state.all_presets()[key].rules if key else Rules()
+    preset_rules = state.all_presets()[key].rules if key in state.all_presets() else Rules()
     done = lessons.applied(changes, current, st.session_state[state.CONVERSATION], preset_rules,
                            state.engine().meter(state.get(state.MODEL)))
     state.set_threshold(done.settings.threshold)
@@ -42,18 +50,28 @@ def apply_changes(changes: dict[str, Any]) -> None:
     st.session_state[summary_panel.ON] = done.summarize
     if "rules" in changes:  # else the tables keep the learner's own edits
         state.set_rules(done.rules)
+    state.set_origins([CHANGED[name] for name in changes if name in CHANGED], origin)
 
 
 def _start(key: str) -> None:
     lesson = _by_key(key)
     state.apply_preset(lesson.preset)
-    apply_changes(dict(lesson.start))
+    apply_changes(dict(lesson.start), f"the lesson “{lesson.title}”")
     st.session_state[ACTIVE] = key
-    st.session_state[PICK] = key
+    st.session_state[SHOWN] = key
 
 
 def _show_me(key: str) -> None:
-    apply_changes(lessons.show_me(_by_key(key)))
+    lesson = _by_key(key)
+    apply_changes(lessons.show_me(lesson), f"*Show me* in the lesson “{lesson.title}”")
+
+
+def _end() -> None:
+    st.session_state.pop(ACTIVE, None)
+
+
+def _picked() -> None:
+    st.session_state[SHOWN] = st.session_state[PICK]
 
 
 def _by_key(key: str) -> lessons.Lesson:
@@ -66,57 +84,83 @@ def _label(lesson: lessons.Lesson, number: int) -> str:
     return f"{number}. {lesson.title}"
 
 
-def panel(conversation: Conversation, rules: Rules, settings: Settings, optimized: Optimized) -> None:
-    """The Lessons view; reads the page's current result to check the active lesson."""
+def _lessons() -> list[lessons.Lesson] | None:
+    """Every lesson, or None (with the reason on the page) when there are none to show."""
     try:
         every = _all()
     except InputError as exc:  # a broken lesson file: say which and where, keep the page
         st.error(f"The lessons could not be read: {exc}", icon=":material/error:")
-        return
+        return None
     if not every:
         st.info("No lessons found in presets/lessons/.")
+        return None
+    return every
+
+
+def banner(conversation: Conversation, rules: Rules, settings: Settings, optimized: Optimized) -> None:
+    """The lesson being taken, above the tabs: its task and whether the page shows it done (checked
+    on every run, so it completes from whichever tab the learner did it in), *Show me*, *Next lesson*."""
+    key = st.session_state.get(ACTIVE)
+    if key is None:
+        return
+    try:
+        every = _all()
+        lesson = _by_key(key)
+    except (InputError, StopIteration):  # the lessons changed under a running session: nothing to show
+        st.session_state.pop(ACTIVE, None)
+        return
+    keys = [each.key for each in every]
+    number = keys.index(key) + 1
+    passed = lessons.check(lesson, lessons.observe(conversation, rules, settings, optimized))
+    if passed:
+        st.session_state.setdefault(DONE, set()).add(key)
+    with st.container(border=True, key="lesson_banner"):
+        text, show, following, close = st.columns([6, 1.2, 1.4, 0.9], vertical_alignment="center")
+        where = f"Lesson {number} of {len(keys)}, “{lesson.title}”"
+        if passed:
+            text.success(f"Done: {lesson.task} ({where}.)", icon=":material/check_circle:")
+        else:
+            text.info(f"**{where}.** Your task: {lesson.task}", icon=":material/touch_app:")
+        show.button("Show me", key="lesson_show_me", on_click=_show_me, args=(key,), disabled=passed,
+                    width="stretch", icon=":material/visibility:",
+                    help="Does the task for you, so you can see what changes.")
+        later = keys[number:]
+        if later:
+            following.button("Next lesson", key="lesson_next", type="primary", disabled=not passed, on_click=_start,
+                             args=(later[0],), width="stretch", icon=":material/arrow_forward:",
+                             help="Enabled once this lesson's task is done.")
+        else:
+            following.caption("That was the last lesson." if passed else "The last lesson.")
+        close.button("End", key="lesson_end", on_click=_end, width="stretch", icon=":material/close:",
+                     help="Leave the lesson; the page keeps its settings. The Lessons tab starts any lesson again.")
+
+
+def panel() -> None:
+    """The Lessons tab: the picker (on the lesson being taken), its text, and the progress."""
+    every = _lessons()
+    if every is None:
         return
     keys = [lesson.key for lesson in every]
-    st.session_state.setdefault(PICK, keys[0])
+    st.session_state.setdefault(SHOWN, st.session_state.get(ACTIVE, keys[0]))
+    st.session_state[PICK] = st.session_state[SHOWN] if st.session_state[SHOWN] in keys else keys[0]
     done: set[str] = st.session_state.setdefault(DONE, set())
     numbers = {key: index + 1 for index, key in enumerate(keys)}
-    progress = st.empty()  # filled last, once this run's check has counted
-    _lesson(keys, numbers, done, conversation, rules, settings, optimized)
-    finished = [numbers[k] for k in keys if k in done]
-    progress.progress(len(finished) / len(keys), text=f"{len(finished)} of {len(keys)} lessons done"
-                      + (f": {', '.join(map(str, finished))}" if finished else ""))
-
-
-def _lesson(keys: list[str], numbers: dict[str, int], done: set[str], conversation: Conversation, rules: Rules,
-            settings: Settings, optimized: Optimized) -> None:
-    """The picked lesson: its task and a Start button, or, once started, its text and its check."""
     key = st.selectbox("Lesson", keys, key=PICK, format_func=lambda k: _label(_by_key(k), numbers[k]),
+                       on_change=_picked,
                        help="Each lesson takes about two minutes on its own preset and asks you to do one thing.")
     lesson = _by_key(key)
     st.subheader(lesson.title)
-    if st.session_state.get(ACTIVE) != key:
+    if st.session_state.get(ACTIVE) == key:
+        st.caption("Your task, its check, *Show me* and *Next lesson* stay in the banner above the tabs while you "
+                   "work in the sidebar or another tab. Loading another conversation ends the lesson.")
+        st.markdown(lesson.body)
+    else:
         st.markdown(f"**Your task:** {lesson.task}")
         title = state.all_presets()[lesson.preset].title
         st.caption(f"About {lesson.minutes} minutes. Starting loads the preset “{title}” with this lesson's "
                    "settings: the conversation, rules and settings on the page are replaced.")
         st.button("Start this lesson", key="lesson_start", type="primary", on_click=_start, args=(key,),
                   icon=":material/play_arrow:")
-        return
-    # The task, its check and the buttons first: they stay in view while the learner works the sidebar.
-    passed = lessons.check(lesson, lessons.observe(conversation, rules, settings, optimized))
-    if passed:
-        done.add(key)
-        st.success(f"Done: {lesson.task}", icon=":material/check_circle:")
-    else:
-        st.info(f"**Your task:** {lesson.task}", icon=":material/touch_app:")
-    show, following = st.columns(2)
-    show.button("Show me", key="lesson_show_me", on_click=_show_me, args=(key,), disabled=passed, width="stretch",
-                icon=":material/visibility:", help="Does the task for you, so you can see what changes.")
-    later = keys[keys.index(key) + 1:]
-    if later:
-        following.button("Next lesson", key="lesson_next", type="primary", disabled=not passed, on_click=_start,
-                         args=(later[0],), width="stretch", icon=":material/arrow_forward:",
-                         help="Enabled once this lesson's task is done.")
-    elif passed:
-        following.caption("That was the last lesson.")
-    st.markdown(lesson.body)
+    finished = [numbers[k] for k in keys if k in done]
+    st.progress(len(finished) / len(keys), text=f"{len(finished)} of {len(keys)} lessons done"
+                + (f": {', '.join(map(str, finished))}" if finished else ""))

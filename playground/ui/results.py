@@ -147,6 +147,7 @@ def _add_rule(tool: str, kind: str) -> None:
     row = breakdown.suggest_rule(st.session_state[state.CONVERSATION], tool, kind)
     (calls if kind == "call" else results).append(row)
     state.set_rule_rows(calls, results)
+    state.changed("rules")
 
 
 def where_tokens_go(conversation: Conversation, count: TokenCount, rules: Rules) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pandas
 import streamlit as st
 
 from .. import exports, formats, render
@@ -14,12 +15,22 @@ from ..model import Conversation
 from ..pipeline import Optimized
 from ..rules import Rules, load_rules
 from ..rulesets import MASK_KEEP_RECENT, RULESETS
-from ..ruletable import RowCheck, edited_rows, error_patterns_from_rows, rules_from_tables, tables_from_rules
+from ..ruletable import (
+    CALL_COLUMNS,
+    PATTERN_COLUMNS,
+    RESULT_COLUMNS,
+    RowCheck,
+    edited_rows,
+    error_patterns_from_rows,
+    rules_from_tables,
+    tables_from_rules,
+)
 from ..suggest import Suggestion, add_rows, no_match_message, preview, suggest_rules
 from . import state
 
 SUGGESTION = "suggestion"  # (conversation, suggestion) being previewed, or absent
 PREVIEW_CHARS = 160
+CALL_REPLACEMENT = "[Content saved to file]"  # a new call rule's replacement: the book's, for what a call wrote
 
 _LEVEL_ICON = {"ok": ":green[:material/check_circle:]", "warning": ":orange[:material/warning:]",
                "error": ":red[:material/error:]"}
@@ -49,6 +60,7 @@ def _apply_ruleset() -> None:
     """Both tables from a preset; the error patterns and value cap stay as they are (no preset sets them)."""
     key = st.session_state["ruleset"]
     state.set_rule_rows(*tables_from_rules(RULESETS[key][1](st.session_state[state.CONVERSATION])))
+    state.changed("rules")
     if key == "masking" and st.session_state[state.KEEP_RECENT] == 0:
         st.session_state[state.KEEP_RECENT] = MASK_KEEP_RECENT
     state.set_message("rules_import", None)
@@ -61,6 +73,7 @@ def _import_rules(text: str | bytes, label: str) -> None:
         state.set_message("rules_import", f"{label}: {exc}")
         return
     state.set_rules(rules)
+    state.changed("rules")
     state.set_message("rules_import", None)
 
 
@@ -90,6 +103,7 @@ def _pending(conversation: Conversation) -> Suggestion | None:
 
 def _add_suggestion() -> None:
     state.set_rule_rows(*add_rows(*state.rule_rows(), st.session_state.pop(SUGGESTION)[1]))
+    state.changed("rules")
 
 
 def _dismiss_suggestion() -> None:
@@ -155,8 +169,36 @@ def _checks(checks: list[RowCheck], table: str, quiet: bool = False) -> None:
         st.markdown("  \n".join(lines))
 
 
+def _add_row(base: str, editor: str, blank: dict[str, Any]) -> None:
+    """A blank row at the end of a table (its pending edits kept), to type into."""
+    st.session_state[base] = [*edited_rows(state.get(base), st.session_state.get(editor)), dict(blank)]
+    st.session_state.pop(editor, None)
+    state.changed("rules")
+
+
+def _empty(columns: tuple[str, ...]) -> pandas.DataFrame:
+    """No rows, but every column with its type: an empty list has no columns, and untyped empty
+    columns are floats, which a checkbox column refuses."""
+    kinds = {"enabled": "bool", "min_tokens": "int64"}
+    return pandas.DataFrame({column: pandas.Series(dtype=kinds.get(column, "object")) for column in columns})
+
+
+def _editor(base: str, editor: str, columns: tuple[str, ...], config: dict[str, Any], blank: dict[str, Any],
+            what: str) -> None:
+    """One editable table over its unchanging ``base`` rows, with its column headers even when it
+    is empty (an empty list has no columns: Streamlit drew a grey cell nothing could be typed into)
+    and a visible button to add a row (the table's own is in a toolbar that shows only on hover)."""
+    rows = state.get(base)
+    st.data_editor(rows or _empty(columns), key=editor, num_rows="dynamic", width="stretch",
+                   hide_index=True, column_order=columns, column_config=config, on_change=state.changed,
+                   args=("rules",))
+    st.button(f"Add {what}", key=f"{editor}_add", icon=":material/add:", on_click=_add_row,
+              args=(base, editor, blank), help="A blank row at the end of the table: click its cells and type.")
+
+
 def _reset_patterns() -> None:
     state.set_error_patterns(DEFAULT_ERROR_PATTERNS)
+    state.changed("rules")
 
 
 def _error_patterns(checks: list[RowCheck]) -> None:
@@ -167,16 +209,12 @@ def _error_patterns(checks: list[RowCheck]) -> None:
     if not st.session_state.get(state.DETECT_ERRORS, True):
         st.caption("Off: *Recognise errors by their text* is unticked in the sidebar, so only a format's own error "
                    "flag marks an error.")
-    st.data_editor(
-        state.get(state.PATTERN_BASE), key=state.PATTERN_EDITOR, num_rows="dynamic", width="stretch",
-        hide_index=True, column_order=("name", "pattern"),
-        column_config={
-            "name": st.column_config.TextColumn("name", help="Shown in the report: error result (matched: name).",
-                                                required=True),
-            "pattern": st.column_config.TextColumn("pattern", width="large",
-                                                   help="A Python regular expression (re.MULTILINE)."),
-        },
-    )
+    _editor(state.PATTERN_BASE, state.PATTERN_EDITOR, PATTERN_COLUMNS, {
+        "name": st.column_config.TextColumn("name", help="Shown in the report: error result (matched: name).",
+                                            required=True),
+        "pattern": st.column_config.TextColumn("pattern", width="large",
+                                               help="A Python regular expression (re.MULTILINE)."),
+    }, {"name": "", "pattern": ""}, "an error pattern")
     _checks(checks, "error_patterns", quiet=True)
     if not any(c.table == "error_patterns" and (c.level == "error" or c.matches) for c in checks):
         st.caption("No pattern recognises a result here (besides any the format itself flags as errors).")
@@ -202,34 +240,26 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
 
     st.markdown("**Tool-call rules**: replace one argument of a call once its result is in (e.g. the content "
                 "`create_file` wrote).")
-    st.data_editor(
-        state.get(state.CALL_BASE), key=state.CALL_EDITOR, num_rows="dynamic", width="stretch", hide_index=True,
-        column_order=("enabled", "tool", "argument", "replacement", "min_tokens"),
-        column_config={
-            "enabled": st.column_config.CheckboxColumn("on", help="Apply this rule.", default=True, width="small"),
-            "tool": st.column_config.TextColumn("tool", help="The tool name the call uses.", required=True),
-            "argument": st.column_config.TextColumn("argument", help="Which argument to replace.", default="content"),
-            "replacement": st.column_config.TextColumn("replacement", help="What the argument becomes.",
-                                                       width="large"),
-            "min_tokens": st.column_config.NumberColumn("min tokens", min_value=0, step=1, default=0,
-                                                        help="Leave calls smaller than this many tokens alone."),
-        },
-    )
+    _editor(state.CALL_BASE, state.CALL_EDITOR, CALL_COLUMNS, {
+        "enabled": st.column_config.CheckboxColumn("on", help="Apply this rule.", default=True, width="small"),
+        "tool": st.column_config.TextColumn("tool", help="The tool name the call uses.", required=True),
+        "argument": st.column_config.TextColumn("argument", help="Which argument to replace.", default="content"),
+        "replacement": st.column_config.TextColumn("replacement", help="What the argument becomes.", width="large",
+                                                   default=CALL_REPLACEMENT),
+        "min_tokens": st.column_config.NumberColumn("min tokens", min_value=0, step=1, default=0,
+                                                    help="Leave calls smaller than this many tokens alone."),
+    }, {"enabled": True, "tool": "", "argument": "content", "replacement": CALL_REPLACEMENT, "min_tokens": 0},
+        "a tool-call rule")
     _checks(checks, "tool_calls")
     st.markdown("**Tool-result rules**: replace a result's body with a reference the agent can follow back.")
-    st.data_editor(
-        state.get(state.RESULT_BASE), key=state.RESULT_EDITOR, num_rows="dynamic", width="stretch",
-        hide_index=True, column_order=("enabled", "tool", "template", "min_tokens"),
-        column_config={
-            "enabled": st.column_config.CheckboxColumn("on", help="Apply this rule.", default=True, width="small"),
-            "tool": st.column_config.TextColumn("tool", help="The tool whose results this rule replaces.",
-                                                required=True),
-            "template": st.column_config.TextColumn("template", help="The reference that replaces the result.",
-                                                    width="large"),
-            "min_tokens": st.column_config.NumberColumn("min tokens", min_value=0, step=1, default=0,
-                                                        help="Leave results smaller than this many tokens alone."),
-        },
-    )
+    _editor(state.RESULT_BASE, state.RESULT_EDITOR, RESULT_COLUMNS, {
+        "enabled": st.column_config.CheckboxColumn("on", help="Apply this rule.", default=True, width="small"),
+        "tool": st.column_config.TextColumn("tool", help="The tool whose results this rule replaces.", required=True),
+        "template": st.column_config.TextColumn("template", help="The reference that replaces the result.",
+                                                width="large"),
+        "min_tokens": st.column_config.NumberColumn("min tokens", min_value=0, step=1, default=0,
+                                                    help="Leave results smaller than this many tokens alone."),
+    }, {"enabled": True, "tool": "", "template": "", "min_tokens": 0}, "a tool-result rule")
     _checks(checks, "tool_results")
     _error_patterns(checks)
 

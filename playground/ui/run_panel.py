@@ -19,6 +19,7 @@ from ..replay import MODES, Replay, call_starts, chart_rows, replay, sweep, swee
 from ..rules import Rules
 from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings
 from ..view import CallView, call_view
+from ..words import count
 from ..workspace import ReplaySettings
 from . import state
 
@@ -26,7 +27,7 @@ CALL = "replay_call"  # the chosen call (position in the run's calls), for the b
 SHOWN = "replay_call_shown"  # True once the person moved the call slider: Before / after shows that call
 SWEEP = "replay_sweep"
 LIGHT_RUN = 200  # calls: runs up to this long redraw the extra replays on every change without a wait
-STRATEGY, MODE, CACHE = "replay_strategy", "replay_mode", "replay_cache"
+STRATEGY, MODE, CACHE = "replay_strategy", "replay_mode", state.REPLAY_CACHE
 WINDOW, TRIGGER, KEEP, CLEAR_AT_LEAST = "replay_window", "replay_trigger", "replay_keep", "replay_clear_at_least"
 PRICE_FIELDS = {"input": "Input", "cached_input": "Cached input", "cache_write": "Cache write", "output": "Output"}
 SIDE_COLORS = alt.Scale(domain=["without", "with"], range=["#9aa0a6", "#1a73e8"])
@@ -42,7 +43,7 @@ _START = ReplaySettings()  # a new session starts where a workspace without thes
 DEFAULTS = {STRATEGY: _START.strategy, MODE: _START.mode, WINDOW: _START.window, TRIGGER: _START.trigger,
             KEEP: _START.keep, CLEAR_AT_LEAST: _START.clear_at_least}
 PRICE_PREFIX = "replay_price_"
-KEPT = (*DEFAULTS, CACHE, CALL, SWEEP, "compare_mode", "compare_cache", "compare_show")
+KEPT = (*DEFAULTS, CACHE, CALL, SWEEP, "compare_mode", state.COMPARE_CACHE, "compare_show")
 
 
 def keep() -> None:
@@ -86,7 +87,7 @@ def _policy(rules: Rules, settings: Settings, summary: SummarySettings | None) -
 def _replay(conversation: Conversation, policy: Policy, model: str, until: int | None = None) -> Replay:
     """The run as the Run view's controls set it (the defaults while the view has not been drawn)."""
     start(MODE, DEFAULTS[MODE])
-    _fitting_cache(model, CACHE)
+    follow_cache(CACHE, model)
     return replay(conversation, policy, state.engine().meter(model), price(model), mode=st.session_state[MODE],
                   cache=st.session_state[CACHE], until=until)
 
@@ -115,18 +116,25 @@ def _show_call() -> None:
     st.session_state[SHOWN] = True
 
 
-def _fitting_cache(model: str, key: str) -> tuple[str, ...]:
-    """The cache models that fit ``model`` (``promptcache.cache_models``); the one chosen under
-    ``key`` starts on the model's provider's, and goes back to it when the model no longer fits it."""
+def follow_cache(key: str, model: str) -> tuple[str, ...]:
+    """The cache models that fit ``model`` (``promptcache.cache_models``: its provider's, or none).
+    The one chosen follows the model's provider (a gpt-5 run is cached as OpenAI caches, a Claude
+    log as Anthropic does) unless the person, or their workspace, chose one for this conversation;
+    a choice that no longer fits the model goes back to its provider's. Loading another
+    conversation lets it follow again (``state.set_conversation``)."""
     options = cache_models(read_prices().get(model).provider)
-    if st.session_state.get(key) not in options:
+    chosen = st.session_state.get(key)
+    if (state.origin(key) is None or chosen not in options) and chosen != options[0]:
         st.session_state[key] = options[0]
     return options
 
 
 def cache_choice(model: str, key: str) -> None:
-    """A cache-model select offering the model's own provider's cache, or none."""
-    st.selectbox("Prompt cache", _fitting_cache(model, key), key=key, help=CACHE_HELP)
+    """A cache-model select on the model's own provider's cache (or none) until the person picks one."""
+    options = follow_cache(key, model)
+    st.selectbox("Prompt cache", options, key=key, help=CACHE_HELP, on_change=state.changed, args=(key,))
+    if state.origin(key) is None:
+        st.caption(f"The model's own provider's cache ({st.session_state[key]}), until you choose one.")
 
 
 def _controls(model: str) -> None:
@@ -284,8 +292,8 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     evens = run.break_even()
     if evens:
         repaid = [e.repaid_after for e in evens if e.repaid_after is not None]
-        st.caption(f"The policy fired {len(evens)} times; {len(repaid)} of those firings repaid their cache miss "
-                   f"(after {max(repaid) if repaid else 0} more calls at most). Estimate: a firing is measured "
-                   "against carrying on at the saving rate the run had just before it.")
+        st.caption(f"The policy fired {count(len(evens), 'time')}; {len(repaid)} of those firings repaid their cache "
+                   f"miss (after {count(max(repaid) if repaid else 0, 'more call')} at most). Estimate: a firing is "
+                   "measured against carrying on at the saving rate the run had just before it.")
     _chosen_call(run)
     _sweep_chart(conversation, run, st.session_state[STRATEGY], options, meter, chosen_price)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import render, view
+from .. import defaults, render, view
 from ..prices import read_prices
 from . import state
 
 
 def _sync_threshold_from_slider() -> None:
     state.set_threshold(st.session_state[state.THRESHOLD_SLIDER])
+    state.changed("threshold")
 
 
 def conversation_picker() -> None:
@@ -40,14 +41,15 @@ def conversation_picker() -> None:
 
 
 def settings(before: int) -> None:
-    """Model, threshold (slider and exact number) and keep_recent."""
+    """Model, threshold (slider and exact number) and keep_recent, and where each came from."""
     options = list(read_prices().prices)
     current = state.get(state.MODEL)
     if current not in options:
         options.append(current)
-    st.selectbox("Model", options, key=state.MODEL,
+    st.selectbox("Model", options, key=state.MODEL, on_change=state.changed, args=("model",),
                  help="Sets the tokenizer and accounting used to count, the context window drawn on the meters, "
-                      "and the prices used for costs.")
+                      "and the prices used for costs. A conversation brings its own model; one the playground "
+                      "does not list is counted as the nearest listed model of the same provider.")
     top, step = state.threshold_bounds(before)
     # Both widgets are written from the value in use on every run: a slider whose range changed (a new
     # conversation) is a new widget to Streamlit and would otherwise fall back to 0.
@@ -58,16 +60,20 @@ def settings(before: int) -> None:
               on_change=_sync_threshold_from_slider,
               help="Compaction runs only when the request has at least this many prompt tokens. Below it, nothing "
                    "changes. Drag, or focus and use the arrow keys.")
-    st.number_input("Exact threshold", min_value=0, step=step, key=state.THRESHOLD,
-                    help="Type an exact number of tokens. The book uses 50,000.")
+    st.number_input("Exact threshold", min_value=0, step=step, key=state.THRESHOLD, on_change=state.changed,
+                    args=("threshold",), help="Type an exact number of tokens. The book uses 50,000.")
     st.number_input("keep_recent", min_value=0, max_value=1000, step=1, key=state.KEEP_RECENT,
+                    on_change=state.changed, args=("keep_recent",),
                     help="Leave the newest N tool uses the model has read (a call and its result, with an assistant "
                          "turn after the result) alone, whatever the rules say. Tool uses it has not read yet stay "
                          "anyway, so each step keeps one more.")
-    st.checkbox("Compact error results too", key=state.COMPACT_ERRORS,
+    st.checkbox("Compact error results too", key=state.COMPACT_ERRORS, on_change=state.changed, args=("errors",),
                 help="Off by default: a reference in place of 'File not found' would disguise a failure as content.")
-    st.checkbox("Recognise errors by their text", key=state.DETECT_ERRORS,
+    st.checkbox("Recognise errors by their text", key=state.DETECT_ERRORS, on_change=state.changed, args=("errors",),
                 help="On by default. Formats without an error flag (Chat Completions, agent logs) mark no failed "
                      "result, so a result that plainly is one — a traceback, a non-zero exit code, 'No such file or "
                      "directory', 'command not found', 'Error:' at the start — is recognised by the error patterns "
                      "(Rules tab) and kept. The report says which pattern matched.")
+    origins = st.session_state.get(state.ORIGINS, {})
+    if origins:
+        st.caption(f"Where these settings came from — {render.literal(defaults.provenance(origins))}.")

@@ -13,14 +13,14 @@ from typing import Any
 
 import streamlit as st
 
-from .. import formats, presets
+from .. import defaults, formats, presets
 from ..compaction import Settings
 from ..engine import Engine
 from ..errorpatterns import ErrorPatterns
 from ..errors import InputError
 from ..model import Conversation
 from ..prices import DEFAULT_MODEL, read_prices
-from ..rules import Rules, book_rules
+from ..rules import Rules
 from ..ruletable import edited_rows, tables_from_rules
 from ..view import threshold_range
 
@@ -40,13 +40,18 @@ CALL_EDITOR, RESULT_EDITOR = "call_rules_editor", "result_rules_editor"
 PATTERN_BASE, PATTERN_EDITOR, PATTERNS_GOOD = "error_patterns_base", "error_patterns_editor", "error_patterns_good"
 VALUE_LIMIT = "value_limit"
 MESSAGES = "messages"  # input name -> error text, shown next to that input
+LOADERS = ("paste", "upload")  # the inputs a conversation is loaded from (their messages' names)
 FORMAT_CHOICE = "format_choice"
 BUILDER_ITEM = "builder_item"
 AUTO = "auto"
 ENGINE = "engine"
 OWN = "own_conversations"  # picker key -> OwnConversation, newest last
 OWN_PREFIX = "own:"
-EXPORT_CHOICES = ("export_format", "export_notes")
+EXPORT_FORMAT, EXPORT_NOTES = "export_format", "export_notes"
+ORIGINS = "setting_origins"  # setting (defaults.SETTINGS, or a cache select's key) -> where its value came from
+REPLAY_CACHE, COMPARE_CACHE = "replay_cache", "compare_cache"  # the Run and Compare views' prompt-cache models
+CACHE_CHOICES = (REPLAY_CACHE, COMPARE_CACHE)  # follow the model's provider until the person picks one
+LESSON = "lesson_active"  # the lesson being taken (its key), or absent; loading another conversation ends it
 MAX_OWN = 8  # the oldest of the person's own conversations goes when a ninth arrives
 
 
@@ -56,6 +61,7 @@ class OwnConversation:
 
     label: str  # "Your conversation (pasted 10:32)"
     conversation: Conversation
+    defaults: bool = True  # shown with the defaults for its model (False: a workspace's or a preset's settings)
 
 
 def now() -> str:
@@ -128,23 +134,74 @@ def set_threshold(value: int) -> None:
     st.session_state[THRESHOLD_SLIDER] = value
 
 
+def set_origins(names: tuple[str, ...] | list[str], origin: str | None) -> None:
+    """Record where these settings' values came from (None: forget it, the value follows again)."""
+    origins = dict(st.session_state.get(ORIGINS, {}))
+    for name in names:
+        if origin is None:
+            origins.pop(name, None)
+        else:
+            origins[name] = origin
+    st.session_state[ORIGINS] = origins
+
+
+def origin(name: str) -> str | None:
+    return st.session_state.get(ORIGINS, {}).get(name)
+
+
+def changed(name: str) -> None:
+    """A widget's callback: the person set this setting themselves."""
+    set_origins([name], defaults.YOU)
+    if name == "model":  # the note about an unlisted model was about the model that was chosen for them
+        set_message("model", None)
+
+
+def export_converts(conversation: Conversation, choice: str) -> bool:
+    """Whether exporting in ``choice`` converts: another format, or an agent's log made into a request."""
+    return choice != conversation.format or bool(conversation.source)
+
+
 def set_conversation(conversation: Conversation, source: str, keep_builder: bool = False) -> None:
-    """Show ``conversation``; unless the builder made it, the builder starts over at item 0. It brings
-    its own model when the playground lists it; otherwise the model stays and a message says so."""
+    """Show ``conversation``; unless the builder made it, the builder starts over at item 0, the
+    lesson in progress ends and the prompt-cache models follow the model again. The export starts
+    on the conversation's own API format, its losses listed whenever it converts."""
     st.session_state[CONVERSATION] = conversation
     st.session_state[SOURCE] = source
-    for choice in EXPORT_CHOICES:  # the Export tab's defaults follow the conversation (its format, its losses)
-        st.session_state.pop(choice, None)
+    # Set, not dropped: a widget whose value is only dropped keeps showing the old one in the browser.
+    st.session_state[EXPORT_FORMAT] = conversation.format
+    st.session_state[EXPORT_NOTES] = export_converts(conversation, conversation.format)
     if not keep_builder:
         st.session_state[BUILDER_ITEM] = None
-    if conversation.model and read_prices().lists(conversation.model):
-        st.session_state[MODEL] = conversation.model
-        set_message("model", None)
-    elif conversation.model:
-        set_message("model", f"This conversation names the model '{conversation.model}', which the playground does "
-                             f"not list: counting and prices use {st.session_state.get(MODEL)} (change it below).")
-    else:
-        set_message("model", None)
+        st.session_state.pop(LESSON, None)
+        set_origins(CACHE_CHOICES, None)
+
+
+def follow_model(conversation: Conversation) -> None:
+    """The conversation's own model when the playground lists it, else the nearest listed one of
+    its provider, with a note that says which."""
+    choice = defaults.model_for(conversation, read_prices())
+    st.session_state[MODEL] = choice.model
+    set_message("model", choice.note)
+    named = f"{choice.named} → {choice.model}" if choice.note else choice.model
+    where = (f"the conversation's own ({named})" if choice.named
+             else f"the default for {formats.TITLES[conversation.format]} (the conversation names none)")
+    set_origins(["model"], where)
+
+
+def start_from_defaults(conversation: Conversation) -> None:
+    """A person's own conversation: its model, and the playground's defaults for that model —
+    not the settings of the preset or lesson shown before. Rules the person made stay."""
+    follow_model(conversation)
+    start = defaults.defaults_for(st.session_state[MODEL], read_prices())
+    set_threshold(start.threshold)
+    st.session_state[KEEP_RECENT] = start.keep_recent
+    st.session_state[COMPACT_ERRORS] = start.compact_errors
+    st.session_state[DETECT_ERRORS] = start.detect_errors
+    names = ["threshold", "keep_recent", "errors"]
+    if origin("rules") != defaults.YOU:
+        set_rules(start.rules)
+        names.append("rules")
+    set_origins(names, f"defaults for {start.model} ({start.describe()})")
 
 
 def own_conversations() -> dict[str, OwnConversation]:
@@ -155,17 +212,21 @@ def is_own(key: str | None) -> bool:
     return bool(key) and key.startswith(OWN_PREFIX)
 
 
-def keep_own(conversation: Conversation, label: str, keep_builder: bool = False) -> None:
-    """Show a conversation the person brought, as a new entry in the picker they can come back to."""
+def keep_own(conversation: Conversation, label: str, keep_builder: bool = False, fresh: bool = True) -> None:
+    """Show a conversation the person brought, as a new entry in the picker they can come back to;
+    ``fresh``: it starts from the defaults for its model (a workspace brings its own settings, a
+    preset's edited copy keeps the preset's)."""
     kept = dict(own_conversations())
     number = 1 + max((int(key.removeprefix(OWN_PREFIX)) for key in kept), default=0)
     key = f"{OWN_PREFIX}{number}"
-    kept[key] = OwnConversation(label, conversation)
+    kept[key] = OwnConversation(label, conversation, fresh)
     while len(kept) > MAX_OWN:
         kept.pop(next(iter(kept)))
     st.session_state[OWN] = kept
     st.session_state[PRESET] = key
     set_conversation(conversation, label, keep_builder)
+    if fresh:
+        start_from_defaults(conversation)
 
 
 def update_own(conversation: Conversation) -> None:
@@ -174,21 +235,25 @@ def update_own(conversation: Conversation) -> None:
     key = get(PRESET)
     if not is_own(key):
         title = all_presets()[key].title if key in all_presets() else "conversation"
-        keep_own(conversation, f"{title}, edited ({now()})", keep_builder=True)
+        keep_own(conversation, f"{title}, edited ({now()})", keep_builder=True, fresh=False)
         return
     kept = dict(own_conversations())
-    kept[key] = OwnConversation(kept[key].label, conversation)
+    kept[key] = OwnConversation(kept[key].label, conversation, kept[key].defaults)
     st.session_state[OWN] = kept
     set_conversation(conversation, kept[key].label, keep_builder=True)
 
 
 def pick() -> None:
-    """The picker's choice: one of the person's own conversations (its conversation and model;
-    rules and thresholds stay as they are) or a preset (everything it suggests)."""
+    """The picker's choice: one of the person's own conversations (its model, and the defaults for
+    it unless a workspace or a preset gave it settings) or a preset (everything it suggests)."""
     key = get(PRESET)
     if is_own(key):
         own = own_conversations()[key]
         set_conversation(own.conversation, own.label)
+        if own.defaults:
+            start_from_defaults(own.conversation)
+        else:
+            follow_model(own.conversation)
         return
     apply_preset(key)
 
@@ -213,6 +278,7 @@ def apply_preset(key: str | None = None) -> None:
     st.session_state[DETECT_ERRORS] = True
     set_rules(preset.rules)
     st.session_state[MESSAGES] = {}
+    set_origins(defaults.SETTINGS, f"the preset “{preset.title}”")
 
 
 def init() -> None:
@@ -224,15 +290,11 @@ def init() -> None:
     if all_presets():
         apply_preset(next(iter(all_presets())))
         return
-    # No presets folder (the package used on its own): start empty, with the book's settings.
+    # No presets folder (the package used on its own): start empty, with the defaults.
     st.session_state[PRESET] = None
-    set_conversation(Conversation(items=(), format="chat"), "nothing yet: paste, upload or build a conversation")
-    st.session_state[MODEL] = DEFAULT_MODEL
-    set_threshold(50_000)
-    st.session_state[KEEP_RECENT] = 0
-    st.session_state[COMPACT_ERRORS] = False
-    st.session_state[DETECT_ERRORS] = True
-    set_rules(book_rules())
+    empty = Conversation(items=(), format="chat", model=DEFAULT_MODEL)
+    set_conversation(empty, "nothing yet: paste, upload or build a conversation")
+    start_from_defaults(empty)
 
 
 def load_text(text: str | bytes, name: str, label: str, entry: str) -> bool:
@@ -245,7 +307,8 @@ def load_text(text: str | bytes, name: str, label: str, entry: str) -> bool:
         set_message(name, f"{label}: {exc}")
         return False
     keep_own(conversation, entry)
-    set_message(name, None)
+    for each in LOADERS:  # a good load answers every earlier failed one: no stale message stays under a box
+        set_message(each, None)
     return True
 
 

@@ -13,6 +13,7 @@ from ..compaction import Settings
 from ..model import Conversation
 from ..rules import Rules
 from ..tokens import Meter
+from ..words import count
 from . import tokenview_panel
 
 STEP = "step_index"
@@ -29,7 +30,7 @@ def _jump(walk: stepthrough.Walk) -> None:
     _move(walk.first_at(int(st.session_state[JUMP])), len(walk.frames) - 1)
 
 
-def _controls(walk: stepthrough.Walk, index: int) -> None:
+def _controls(walk: stepthrough.Walk, index: int, conversation: Conversation) -> None:
     last = len(walk.frames) - 1
     row = st.container(horizontal=True, vertical_alignment="bottom")
     row.button("Back", key="step_back", icon=":material/chevron_left:", disabled=index == 0,
@@ -40,7 +41,8 @@ def _controls(walk: stepthrough.Walk, index: int) -> None:
     row.button("Next edit", key="step_next_edit", icon=":material/skip_next:", disabled=following is None,
                on_click=_move, args=(following, last), help="Forward to the next step that replaces an item.")
     positions = walk.positions()
-    row.selectbox("Jump to item", positions, key=JUMP, index=None, placeholder="item #",
+    row.selectbox("Jump to item", positions, key=JUMP, index=None, placeholder="item, role, tool",
+                  format_func=lambda position: stepthrough.item_words(conversation.items[position], position),
                   on_change=_jump, args=(walk,), help="The items the pass stops at: tool calls and results with a "
                                                      "rule to look up.")
     row.button("Start over", key="step_reset", icon=":material/first_page:", disabled=index == 0,
@@ -78,8 +80,8 @@ def _frame(walk: stepthrough.Walk, frame: stepthrough.Frame) -> None:
 def _cut(conversation: Conversation, keep_steps: int) -> None:
     st.markdown("**Summarization's cut**")
     cuts = stepthrough.cut_frames(conversation, keep_steps)
-    st.caption(f"Keeping the newest {keep_steps} steps, the cut moves back until no call is separated from its "
-               "result: items before the final cut are summarized, items from it on are kept.")
+    st.caption(f"Keeping the newest {count(keep_steps, 'step')}, the cut moves back until no call is separated from "
+               "its result: items before the final cut are summarized, items from it on are kept.")
     st.dataframe([{"step": cut.index + 1, "cut before item": cut.position, "why": cut.detail} for cut in cuts],
                  hide_index=True, width="stretch")
 
@@ -97,7 +99,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, meter: M
                    "it would do if it did.")
     index = min(st.session_state.get(STEP, 0), len(walk.frames) - 1)
     st.session_state[STEP] = index
-    _controls(walk, index)
+    _controls(walk, index, conversation)
     frame = walk.frames[index]
     _frame(walk, frame)
     st.markdown("**Before and after the pass** — the current item highlighted")

@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-from .. import render, workspace
+from .. import defaults, render, workspace
 from ..errors import InputError
 from ..prices import PRICE_FIELDS, read_prices
 from ..workspace import ReplaySettings, Summarization, Workspace
@@ -22,7 +22,7 @@ KEYS = (state.CONVERSATION, state.SOURCE, state.CALL_BASE, state.RESULT_BASE, st
         summary_panel.FOLLOWS, summary_panel.LIMIT, summary_panel.KEEP_STEPS, summary_panel.BUDGET,
         summary_panel.PROMPT, summary_panel.MODE, summary_panel.BASE_URL, summary_panel.LLM_MODEL,
         summary_panel.TRANSCRIPT_BUDGET, summary_panel.KEPT, state.ENGINE, *run_panel.DEFAULTS, run_panel.CACHE,
-        compare_panel.MODE, compare_panel.CACHE)  # and every typed price (``run_panel.PRICE_PREFIX``)
+        compare_panel.MODE, compare_panel.CACHE, state.ORIGINS)  # and every typed price (``run_panel.PRICE_PREFIX``)
 
 
 def _typed_prices(values: Mapping[str, Any]) -> dict[str, dict[str, float]]:
@@ -39,16 +39,21 @@ def _typed_prices(values: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     return typed
 
 
+def _chosen_cache(values: Mapping[str, Any], key: str) -> str | None:
+    """A prompt-cache model the person chose, or None: it follows the model's provider."""
+    return values.get(key) if values.get(state.ORIGINS, {}).get(key) else None
+
+
 def _replay_settings(values: Mapping[str, Any]) -> ReplaySettings:
     """The Run and Compare views' settings; those never drawn keep their defaults."""
     start = ReplaySettings()
     return ReplaySettings(
         strategy=values.get(run_panel.STRATEGY, start.strategy), mode=values.get(run_panel.MODE, start.mode),
-        cache=values.get(run_panel.CACHE), window=int(values.get(run_panel.WINDOW, start.window)),
+        cache=_chosen_cache(values, run_panel.CACHE), window=int(values.get(run_panel.WINDOW, start.window)),
         trigger=int(values.get(run_panel.TRIGGER, start.trigger)), keep=int(values.get(run_panel.KEEP, start.keep)),
         clear_at_least=int(values.get(run_panel.CLEAR_AT_LEAST, start.clear_at_least)),
         prices=_typed_prices(values), compare_mode=values.get(compare_panel.MODE, start.compare_mode),
-        compare_cache=values.get(compare_panel.CACHE))
+        compare_cache=_chosen_cache(values, compare_panel.CACHE))
 
 
 def _apply_replay(chosen: ReplaySettings) -> None:
@@ -67,6 +72,7 @@ def _apply_replay(chosen: ReplaySettings) -> None:
             st.session_state.pop(key, None)
         else:
             st.session_state[key] = value
+    state.set_origins([key for key in state.CACHE_CHOICES if settings[key] is not None], "the workspace")
 
 
 def snapshot(values: Mapping[str, Any]) -> Workspace:
@@ -100,9 +106,10 @@ def snapshot(values: Mapping[str, Any]) -> Workspace:
 
 def _apply(ws: Workspace, name: str) -> None:
     """Everything the file holds, in place of the session's; the conversation joins the picker."""
-    state.keep_own(ws.conversation, f"{ws.label or name} (opened {state.now()})")
+    state.keep_own(ws.conversation, f"{ws.label or name} (opened {state.now()})", fresh=False)
     st.session_state[state.MODEL] = ws.model
     state.set_message("model", None)
+    state.set_origins(defaults.SETTINGS, f"the workspace {name}")
     state.set_threshold(ws.threshold)
     st.session_state[state.KEEP_RECENT] = ws.keep_recent
     st.session_state[state.COMPACT_ERRORS] = ws.compact_errors
