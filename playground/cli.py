@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import exports, formats
+from . import exports, formats, limits
 from .compaction import DEFAULT_THRESHOLD, Settings
 from .engine import Engine
 from .errors import InputError
@@ -93,6 +93,14 @@ def _non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        return limits.seconds(float(text))
+    except ValueError as exc:  # not a number, or an InputError: out of range
+        said = exc.message if isinstance(exc, InputError) else "expected a number of seconds"
+        raise argparse.ArgumentTypeError(f"{said}, got {text!r}") from None
 
 
 def _engine(args: argparse.Namespace, conversation: formats.Conversation) -> Engine:
@@ -243,8 +251,9 @@ def parser() -> argparse.ArgumentParser:
     group.add_argument("--llm-model", help="model for --summarizer openai")
     group.add_argument("--base-url", help="endpoint for --summarizer openai (default: api.openai.com), e.g. "
                                           "http://localhost:11434/v1 for Ollama")
-    group.add_argument("--timeout", type=float, default=60.0,
-                       help="seconds to wait for the endpoint in all, retries included (default 60)")
+    group.add_argument("--timeout", type=_seconds, default=60.0,
+                       help=f"seconds the whole exchange with the endpoint may take, retries and every read "
+                            f"included: more than 0, at most {limits.MAX_TIMEOUT:g} (default 60)")
     group.add_argument("--no-summarize", action="store_true", help="compaction only, never summarize")
     p.set_defaults(run=cmd_compact)
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 
 DEFAULT_HOST = "api.openai.com"
 KEY_NAME = "OPENAI_API_KEY"
@@ -56,8 +56,8 @@ def host_of(base_url: str | None) -> str:
         return DEFAULT_HOST
     url = base_url.strip()
     try:  # the parser the openai client itself uses, so the check and the request agree on the host
-        return httpx.URL(url if "//" in url else f"//{url}").host.lower()
-    except (httpx.InvalidURL, ValueError):
+        return httpx2.URL(url if "//" in url else f"//{url}").host.lower()
+    except (httpx2.InvalidURL, ValueError):
         return ""
 
 
