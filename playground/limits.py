@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 
 from .errors import InputError
 
-MB = 1_000_000
+MB = 1024 * 1024  # as Streamlit counts its upload limit
 MAX_INPUT_ENV = "PLAYGROUND_MAX_INPUT_MB"
 DEFAULT_MAX_INPUT_MB = 200  # a ~200k-token agent log is about 1 MB; see scripts/measure_limits.py for the memory
 MAX_TOKENS = 1_000_000_000  # any token figure from a file or a box: thresholds, limits, budgets, min_tokens

@@ -16,7 +16,9 @@ after the cap without holding more than the cap in memory.
 from __future__ import annotations
 
 import json
+import math
 import re
+import ssl
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -94,31 +96,40 @@ class ReplyTooLargeError(Exception):
         self.cap = cap
 
 
-class _DeadlineStream(httpcore2.NetworkStream):
-    """A socket whose every read and write may take only the time left before the deadline."""
+class _Deadline:
+    """When one exchange must be over: set as it starts, after its client is built (local work),
+    and read by every network step of it."""
 
-    def __init__(self, stream: httpcore2.NetworkStream, deadline: float) -> None:
-        self._stream, self._deadline = stream, deadline
+    def __init__(self) -> None:
+        self.at = math.inf
 
-    def _left(self, timeout: float | None, kind: type[Exception]) -> float:
-        left = self._deadline - time.monotonic()
+    def left(self, timeout: float | None, kind: type[Exception]) -> float:
+        """Seconds a step may take: its own timeout, cut to the time left; ``kind`` once none is."""
+        left = self.at - time.monotonic()
         if left <= 0:
             raise kind("the deadline passed")
         return left if timeout is None else min(timeout, left)
 
+
+class _DeadlineStream(httpcore2.NetworkStream):
+    """A socket whose every read and write may take only the time left before the deadline."""
+
+    def __init__(self, stream: httpcore2.NetworkStream, deadline: _Deadline) -> None:
+        self._stream, self._deadline = stream, deadline
+
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._stream.read(max_bytes, self._left(timeout, httpcore2.ReadTimeout))
+        return self._stream.read(max_bytes, self._deadline.left(timeout, httpcore2.ReadTimeout))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._stream.write(buffer, self._left(timeout, httpcore2.WriteTimeout))
+        self._stream.write(buffer, self._deadline.left(timeout, httpcore2.WriteTimeout))
 
     def close(self) -> None:
         self._stream.close()
 
     def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
                   timeout: float | None = None) -> httpcore2.NetworkStream:
-        return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname,
-                                                      self._left(timeout, httpcore2.ConnectTimeout)), self._deadline)
+        left = self._deadline.left(timeout, httpcore2.ConnectTimeout)
+        return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname, left), self._deadline)
 
     def get_extra_info(self, info: str) -> Any:
         return self._stream.get_extra_info(info)
@@ -127,17 +138,13 @@ class _DeadlineStream(httpcore2.NetworkStream):
 class _DeadlineBackend(httpcore2.SyncBackend):
     """Connections whose every step ends by the deadline (httpx's own timeouts are per step)."""
 
-    def __init__(self, deadline: float) -> None:
+    def __init__(self, deadline: _Deadline) -> None:
         self._deadline = deadline
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Any = None) -> httpcore2.NetworkStream:
-        left = self._deadline - time.monotonic()
-        if left <= 0:
-            raise httpcore2.ConnectTimeout("the deadline passed")
-        stream = super().connect_tcp(host, port, left if timeout is None else min(timeout, left), local_address,
-                                     socket_options)
-        return _DeadlineStream(stream, self._deadline)
+        left = self._deadline.left(timeout, httpcore2.ConnectTimeout)
+        return _DeadlineStream(super().connect_tcp(host, port, left, local_address, socket_options), self._deadline)
 
 
 class _CappedBody(httpx2.SyncByteStream):
@@ -162,11 +169,11 @@ class _Transport(httpx2.HTTPTransport):
     """httpx's transport with the deadline on every network step and the cap on the body. The
     proxy is the one the environment names for this URL (as httpx itself would choose)."""
 
-    def __init__(self, url: str, deadline: float, cap: int) -> None:
+    def __init__(self, url: str, deadline: _Deadline, cap: int, verify: ssl.SSLContext) -> None:
         host = httpx2.URL(url).host
         proxies = urllib.request.getproxies()
         proxy = None if urllib.request.proxy_bypass(host) else proxies.get(httpx2.URL(url).scheme)
-        super().__init__(proxy=proxy)
+        super().__init__(verify=verify, proxy=proxy)
         self._pool._network_backend = _DeadlineBackend(deadline)  # the one hook httpcore offers for sockets
         self._cap = cap
 
@@ -217,11 +224,13 @@ class OpenAISummarizer:
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
         self.label = endpoint.label
+        self._ssl = httpx2.create_ssl_context()  # loading the certificates takes a while: once, not per exchange
 
-    def _client(self, deadline: float, cap: int) -> openai.OpenAI:
+    def _client(self, deadline: _Deadline, cap: int) -> openai.OpenAI:
         """A client for one exchange: its sockets keep to ``deadline`` and its replies to ``cap``."""
         url = self.endpoint.base_url or f"https://{DEFAULT_HOST}/v1"
-        http = httpx2.Client(transport=_Transport(url, deadline, cap), trust_env=False)  # the proxy: see _Transport
+        transport = _Transport(url, deadline, cap, self._ssl)
+        http = httpx2.Client(transport=transport, trust_env=False)  # the environment's proxy: see _Transport
         return openai.OpenAI(api_key=self.endpoint.api_key or PLACEHOLDER_KEY, base_url=self.endpoint.base_url or None,
                              timeout=self.endpoint.timeout, max_retries=0, http_client=http)
 
@@ -229,11 +238,12 @@ class OpenAISummarizer:
         """The completion, retried on a refused or dropped connection, 408/409/429 and 5xx while
         time is left; every attempt and every network step in it gets only the time left, so
         ``timeout`` bounds the whole exchange."""
-        started = time.monotonic()
-        deadline = started + self.endpoint.timeout
         cap = reply_cap(sum(len(message["content"].encode("utf-8", "surrogatepass")) for message in messages))
+        deadline = _Deadline()
         with self._client(deadline, cap) as client:
-            return self._attempts(client, messages, max_tokens, started, deadline)
+            started = time.monotonic()
+            deadline.at = started + self.endpoint.timeout
+            return self._attempts(client, messages, max_tokens, started, deadline.at)
 
     def _attempts(self, client: openai.OpenAI, messages: list[dict[str, str]], max_tokens: int | None,
                   started: float, deadline: float) -> object:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from .. import models, render, view
+from ..limits import MAX_COUNT, MAX_TOKENS
 from . import state
 
 
@@ -57,9 +58,9 @@ def settings(before: int) -> None:
               on_change=_sync_threshold_from_slider,
               help="Compaction runs only when the request has at least this many prompt tokens. Below it, nothing "
                    "changes. Drag, or focus and use the arrow keys.")
-    st.number_input("Exact threshold", min_value=0, step=step, key=state.THRESHOLD,
+    st.number_input("Exact threshold", min_value=0, max_value=MAX_TOKENS, step=step, key=state.THRESHOLD,
                     help="Type an exact number of tokens. The book uses 50,000.")
-    st.number_input("keep_recent", min_value=0, max_value=1000, step=1, key=state.KEEP_RECENT,
+    st.number_input("keep_recent", min_value=0, max_value=MAX_COUNT, step=1, key=state.KEEP_RECENT,
                     help="Leave the newest N tool uses (a call and its result) alone, whatever the rules say.")
     st.checkbox("Compact error results too", key=state.COMPACT_ERRORS,
                 help="Off by default: a reference in place of 'File not found' would disguise a failure as content.")
