@@ -42,9 +42,8 @@ def _read_bytes(path: str, limit_mb: int) -> bytes:
         return limits.read_limited(sys.stdin.buffer, limit_mb)
     try:
         with open(path, "rb") as stream:
-            if Path(path).is_file():
-                limits.check_size(os.fstat(stream.fileno()).st_size, limit_mb)
-            return limits.read_limited(stream, limit_mb)
+            size = os.fstat(stream.fileno()).st_size if Path(path).is_file() else None
+            return limits.read_limited(stream, limit_mb, size)
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror or exc})") from None
 

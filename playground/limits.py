@@ -41,13 +41,25 @@ def too_large(limit_mb: int) -> InputError:
     return InputError(f"larger than the limit of {limit_mb:,} MB (set {MAX_INPUT_ENV} or --max-input-mb to change it)")
 
 
-def read_limited(stream: BinaryIO, limit_mb: int) -> bytes:
+def read_limited(stream: BinaryIO, limit_mb: int, size: int | None = None) -> bytes:
     """All of ``stream``, or InputError as soon as it holds more than ``limit_mb`` MB: never more
-    than the limit and one byte is read, so ``/dev/zero`` or an endless pipe ends at once."""
-    data = stream.read(limit_mb * MB + 1)
-    if len(data) > limit_mb * MB:
-        raise too_large(limit_mb)
-    return data
+    than the limit and one chunk is read, so ``/dev/zero`` or an endless pipe ends at once. A file
+    whose ``size`` is known is refused before reading when too large, and else read in one piece
+    (one buffer of its size: chunks joined would need two)."""
+    limit = limit_mb * MB
+    if size is not None:
+        check_size(size, limit_mb)
+    chunks: list[bytes] = []
+    total = 0
+    while chunk := stream.read(min(size + 1 if size is not None and not chunks else _CHUNK, limit + 1 - total)):
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise too_large(limit_mb)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+_CHUNK = 4 * MB
 
 
 def check_size(size: int, limit_mb: int) -> None:

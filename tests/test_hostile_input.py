@@ -13,7 +13,9 @@ import tomllib
 import pytest
 
 from playground import formats, limits, presets, render, workspace
+from playground.calibration import load_calibrations, read_pasted
 from playground.errors import InputError
+from playground.model import Conversation
 from playground.rules import load_rules
 from playground.workspace import Workspace
 
@@ -21,6 +23,7 @@ from .conftest import ROOT
 from .test_app import healthy, rerun, start
 
 PROG = "python -m playground: error: "
+EMPTY = Conversation(items=(), format="chat")
 TABS = ["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons", "Step-through", "Run",
         "Compare"]
 # A conversation with a lone surrogate in a message, a tool argument and a result: JSON can spell
@@ -313,3 +316,35 @@ def test_the_page_shows_the_pairing_notes():
     shown = [info.value for info in at.info]
     assert all(render.literal(note) in shown for note in NOTES), shown
 
+
+
+# --- what the property tests found (tests/test_hostile_property.py) ------------------------------------------
+
+
+@pytest.mark.parametrize(("load", "where"), [
+    (lambda: load_calibrations({"gpt-4o": 10**400}), "calibration.gpt-4o"),  # was OverflowError (math.isfinite)
+    (lambda: load_calibrations({"\n": None}), "calibration.\\n"),  # a line break in a key: one line still
+    (lambda: formats.read({"input": [{"type": [], "call_id": "c", "output": "x"}]}, "responses"),
+     "input[0].type"),  # was TypeError: unhashable type: 'list'
+    (lambda: read_pasted('{"usage": {"prompt_tokens": ' + "1" * 5000 + "}}", EMPTY), "pasted usage, line 1"),
+])
+def test_inputs_the_property_tests_found_are_messages(load, where):
+    with pytest.raises(InputError) as caught:
+        load()
+    assert str(caught.value).startswith(where) and "\n" not in str(caught.value)
+
+
+def test_a_large_input_limit_does_not_mean_a_buffer_that_large(book_file):
+    """``--max-input-mb 24106`` once asked Python for a 24 GB buffer before reading a small file."""
+    done = cli("count", str(book_file), "--max-input-mb", "24106")
+    assert done.returncode == 0 and int(done.stdout) > 0
+
+
+def test_a_tool_with_an_empty_name_gets_no_suggested_rule():
+    from playground.suggest import suggest_rules
+    from playground.tokens import Meter
+
+    conversation = formats.read(_chat(_call("c1", name=""), _result("c1", "x " * 2000),
+                                      {"role": "user", "content": "ok"}))
+    suggestion = suggest_rules(conversation, Meter("gpt-4o"))
+    assert suggestion.rows == () and "a tool with an empty name: no rule can name it" in suggestion.notes
