@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from playground import cli, formats, presets, workspace
@@ -107,12 +107,30 @@ inputs = (st.binary(max_size=3000) | json_values.map(lambda value: json.dumps(va
           | documents_with_a_random_number() | agent_logs_with_a_random_value())
 
 
+# Inputs these tests once found (or the issue named), always tried first: random search may miss them.
+FOUND = [
+    b'{"gpt-4o": ' + b"9" * 400 + b"}",  # a calibration factor of 10**400: OverflowError
+    b'{"\\n": null}',  # a line break in a key: a message over two lines
+    json.dumps({"input": [{"type": [], "call_id": "c", "output": "x"}]}).encode(),  # TypeError: unhashable list
+    b'{"usage": {"prompt_tokens": ' + b"1" * 5000 + b"}}",  # Python reads no integer of 5,000 digits
+    b'{"messages": [{"role": "user", "content": "cut \\ud83d"}]}',  # a lone surrogate: UnicodeEncodeError
+    b"null",  # a document that is no container (a faster depth check once tripped on it)
+]
+
+
+def _examples(test):
+    for data in FOUND:
+        test = example(data=data)(test)
+    return test
+
+
 def _one_line(error: InputError) -> None:
     assert "\n" not in str(error) and str(error).strip(), repr(error)
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=inputs)
+@_examples
 def test_every_page_loader_reads_or_says_what_is_wrong(data):
     for name, load in PAGE_LOADERS.items():
         try:
@@ -141,6 +159,9 @@ def _run(argv: list[str]) -> tuple[int, str]:
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=inputs, command=st.sampled_from(COMMANDS))
+@example(data=FOUND[3].replace(b"usage", b"messages"), command=["count"])
+@example(data=FOUND[4], command=["compact", "--threshold", "0", "--keep-recent", "1"])
+@example(data=FOUND[2], command=["count", "--json"])
 def test_the_command_line_exits_0_or_2_with_one_located_line(data, command):
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "input.json")
@@ -168,6 +189,8 @@ def book(tmp_path_factory):
 
 @settings(max_examples=150)
 @given(option=options, value=numbers.map(str) | st.text(max_size=12))
+@example(option="--timeout", value="nan")
+@example(option="--max-input-mb", value="24106")
 def test_random_numbers_on_the_command_line_are_refused_or_used(option, value, book):
     code, err = _run(["compact", str(book), "--no-summarize", option, value] if option != "--timeout" else
                      ["compact", str(book), "--summarizer", "offline", option, value])

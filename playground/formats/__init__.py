@@ -152,7 +152,7 @@ def _check_depth(data: Any) -> None:
     """Reject data nested deeper than MAX_DEPTH, naming the path that goes too deep. The walk holds
     one iterator per level, never a list of every value (a 200 MB list of numbers once took 16 GB
     here, as a stack of (value, path) pairs), and visits only containers, found at C speed."""
-    levels: list[Iterator[tuple[Any, Any]]] = [iter([(None, data)])]
+    levels: list[Iterator[tuple[Any, Any]]] = [_containers([data])]  # the document, if it is a container
     keys: list[Any] = []  # the key of each open container, from the document down
     while levels:
         for key, value in levels[-1]:
