@@ -15,14 +15,7 @@ from playground.llm import Endpoint, OpenAISummarizer, reply_cap
 from playground.summarize import SummarizerError
 
 from .openai_stub import StubServer
-from .test_summarize import cli, long_run, plan_for_tests
-
-
-@pytest.fixture
-def run_file(tmp_path):
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps(long_run()))
-    return path
+from .test_summarize import cli, plan_for_tests
 
 
 def _fails(model: str, timeout: float = 20.0, retries: int = 0, traced: bool = False) -> tuple[str, float, int]:
