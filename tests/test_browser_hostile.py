@@ -1,7 +1,9 @@
-"""Many visitors on one server, in headless Chromium: twenty simultaneous sessions on the ~200k
+# ruff: noqa: F811
+"""Hostile input and many visitors, in headless Chromium: twenty simultaneous sessions on the ~200k
 preset each change the threshold and each settles with its own numbers (the time per session and
 the server's memory per session are printed), what closed sessions held is reused by the next
-twenty, and one visitor's catastrophic error pattern leaves another's page responsive."""
+twenty, one visitor's catastrophic error pattern leaves another's page responsive, and a file with
+a lone surrogate is refused while the uploader goes on working."""
 
 from __future__ import annotations
 
@@ -16,7 +18,11 @@ import pytest
 from playground import presets
 
 from .test_app import Numbers
-from .test_browser import IDLE, running_app, shot
+
+# The app, browser and page fixtures of test_browser.py, imported under their own names (pytest finds a
+# fixture by name).
+from .test_browser import IDLE, app_url, browser, idle, page, running_app, shot  # noqa: F401
+from .test_hostile_input import SURROGATES
 
 pytestmark = pytest.mark.browser
 
@@ -162,3 +168,26 @@ def test_a_catastrophic_pattern_in_one_session_leaves_another_responsive():
         shot(visitor, "e2e-catastrophic-pattern")
         shot(other, "e2e-other-session-responsive")
         browser.close()
+
+
+def test_a_file_with_a_lone_surrogate_is_refused_and_the_uploader_goes_on(page, tmp_path):
+    """Before: "Something went wrong (UnicodeEncodeError)", the uploader gone, the next two uploads lost."""
+    from playwright.sync_api import expect
+
+    cut, good, better = tmp_path / "cut.json", tmp_path / "good.json", tmp_path / "better.json"
+    cut.write_text(SURROGATES)
+    for path, text in ((good, "first"), (better, "second")):
+        path.write_text(json.dumps({"messages": [{"role": "user", "content": f"the {text} upload"}]}))
+    page.get_by_role("tab", name="Conversation").click()
+    uploader = page.get_by_test_id("stFileUploader").filter(has_text="upload a file").locator("input[type=file]")
+    uploader.set_input_files(str(cut))
+    refused = page.get_by_text("cut.json: messages[0].content: character 4 is half of a UTF-16 pair")
+    expect(refused).to_be_visible(timeout=60_000)
+    idle(page)
+    refused.scroll_into_view_if_needed()
+    shot(page, "e2e-surrogate-refused")
+    assert not page.get_by_text("Something went wrong").count()
+    for path in (good, better):
+        uploader.set_input_files(str(path))
+        expect(page.get_by_text(f"Now showing: {path.name}")).to_be_visible(timeout=60_000)
+        idle(page)
