@@ -3,11 +3,12 @@ within the limit, as a multiple of the file's size, and how fast a file over it 
 
     python scripts/measure_limits.py [--sizes 10,50,200]
 
-Each command runs in a process of its own; its peak resident memory (``ru_maxrss``) minus that of
-the same command on a tiny file (Python, tiktoken's vocabulary, the engine) is divided by the
-file's size. The files are synthetic agent runs (scripts/benchmark.py's: file writes, reads,
-searches and shell output), the shape real logs have, plus the worst shape for memory per byte
-this project knows: ``{"messages": [1, 1, …]}``, which is refused, but only after it is parsed.
+Each command runs in a process of its own; its peak resident memory (its own ``VmHWM``:
+``ru_maxrss`` would count this script's memory at the fork too) minus that of the same command on a
+tiny file (Python, tiktoken's vocabulary, the engine) is divided by the file's size. The files are
+synthetic agent runs (scripts/benchmark.py's: file writes, reads, searches and shell output), the
+shape real logs have, plus the worst shape for memory per byte this project knows:
+``{"messages": [1, 1, …]}``, which is refused, but only after it is parsed.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from benchmark import synthetic  # noqa: E402
 
 MB = 1024 * 1024
 DRIVER = """
-import resource, sys
+import sys
 from playground import cli
 code = cli.main(sys.argv[1:])
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)
+peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM"))
+print(1024 * int(peak.split()[1]), file=sys.stderr)
 sys.exit(code)
 """
 COMMANDS = {"count": ["count"], "compact": ["compact", "--threshold", "0", "--no-summarize", "-o", "/dev/null"],
