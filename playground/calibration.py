@@ -14,8 +14,6 @@ ratio billed / counted over one or more such requests is a per-model correction 
 
 from __future__ import annotations
 
-import json
-import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -107,7 +105,7 @@ def calibrate(comparisons: Sequence[Comparison]) -> dict[str, Calibration]:
 
 def _checked(factor: Any, where: str) -> float:
     low, high = FACTOR_RANGE
-    if isinstance(factor, bool) or not isinstance(factor, int | float) or not math.isfinite(factor):
+    if isinstance(factor, bool) or not isinstance(factor, int | float):  # nan, inf and 10**400: out of range below
         raise InputError("expected a number", where=where, value=factor)
     if not low <= factor <= high:
         raise InputError(f"correction factor must be between {low} and {high} (is this usage from the same "
@@ -152,10 +150,10 @@ class Pasted:
 def read_pasted(text: str, conversation: Conversation, model: str | None = None) -> Pasted:
     """A pasted ``usage`` object (or a whole response) for ``conversation`` as it is now, or a JSON
     list of ``{request, usage}`` pairs; either way our counts beside the billed ones."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"not JSON: {error.msg}", where=f"pasted usage, line {error.lineno}") from None
+    try:  # the playground's JSON reader: a number too long or nesting too deep is a message, not a crash
+        data = formats.parse_json(text)
+    except InputError as error:
+        raise error.within("pasted usage") from None
     if isinstance(data, list):
         comparisons = _pairs(data, "pasted usage")
     else:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import exports, formats
+from . import exports, formats, limits
 from .compaction import DEFAULT_THRESHOLD, Settings
 from .engine import Engine
 from .errors import InputError
@@ -38,43 +38,51 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {message} (see --help)\n")
 
 
-def _read_bytes(path: str) -> bytes:
+def _read_bytes(path: str, limit_mb: int) -> bytes:
+    """The file's bytes (``-``: stdin), never more than the input limit: a larger file is refused
+    from its size, before reading, and a stream (a pipe, ``/dev/zero``) once it passes the limit."""
     if path == "-":
-        return sys.stdin.buffer.read()
+        return limits.read_limited(sys.stdin.buffer, limit_mb)
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as stream:
+            size = os.fstat(stream.fileno()).st_size if Path(path).is_file() else None
+            return limits.read_limited(stream, limit_mb, size)
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror or exc})") from None
 
 
-def _load_json(path: str) -> Any:
+def _load_json(path: str, limit_mb: int) -> Any:
     try:
-        return formats.parse_json(_read_bytes(path))
+        return formats.parse_json(_read_bytes(path, limit_mb))
     except InputError as exc:
         raise exc.within("stdin" if path == "-" else path) from None
 
 
-def _load_conversation(path: str, format: str | None, to: str | None = None) -> formats.Conversation:
+def _load_conversation(path: str, limit_mb: int, format: str | None = None,
+                       to: str | None = None) -> formats.Conversation:
     """A conversation from JSON or JSONL (agent logs), converted to ``to`` when asked (the
     conversion's losses are in its notes)."""
     where = "stdin" if path == "-" else path
     try:
-        conversation = formats.read(formats.parse_text(_read_bytes(path)), format)
+        conversation = formats.read(formats.parse_text(_read_bytes(path, limit_mb)), format)
     except InputError as exc:
         raise exc.within(where) from None
     return formats.convert(conversation, to) if to else conversation
 
 
-def _load_rules(path: str | None):
+def _load_rules(path: str | None, limit_mb: int):
     if path is None:
         return book_rules()
     try:
-        return load_rules(_load_json(path))
+        return load_rules(_load_json(path, limit_mb))
     except InputError as exc:
         raise exc if exc.where and exc.where.startswith(path) else exc.within(path) from None
 
 
 def _write(text: str, path: str | None) -> None:
+    """``text`` to stdout or a file; a lone surrogate from the input is written as its JSON escape,
+    which reads back as the same string (UTF-8 cannot carry it as it is)."""
+    text = formats.keep_surrogates(text)
     if path is None or path == "-":
         sys.stdout.write(text)
         return
@@ -88,14 +96,37 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
 
 
-def _non_negative(text: str) -> int:
+def _whole(high: int, low: int = 0) -> Any:
+    """An argparse type: a whole number from ``low`` to ``high`` (the limits files are held to)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        try:
+            return limits.whole(value, "", high=high, low=low)
+        except InputError:
+            raise argparse.ArgumentTypeError(f"expected a whole number from {low:,} to {high:,}, got {value}") from None
+
+    return parse
+
+
+_tokens, _count = _whole(limits.MAX_TOKENS), _whole(limits.MAX_COUNT)
+
+
+def _input_limit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-input-mb", type=_whole(10**6, low=1), metavar="MB",
+                   help=f"refuse input files larger than this (default {limits.DEFAULT_MAX_INPUT_MB}, or "
+                        f"{limits.MAX_INPUT_ENV})")
+
+
+def _seconds(text: str) -> float:
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+        return limits.seconds(float(text))
+    except ValueError as exc:  # not a number, or an InputError: out of range
+        said = exc.message if isinstance(exc, InputError) else "expected a number of seconds"
+        raise argparse.ArgumentTypeError(f"{said}, got {text!r}") from None
 
 
 def _engine(args: argparse.Namespace, conversation: formats.Conversation) -> Engine:
@@ -105,7 +136,7 @@ def _engine(args: argparse.Namespace, conversation: formats.Conversation) -> Eng
         from .calibration import load_calibrations
 
         try:
-            engine.calibrations = load_calibrations(_load_json(args.calibration))
+            engine.calibrations = load_calibrations(_load_json(args.calibration, args.max_input_mb))
         except InputError as error:
             raise error.within(args.calibration) from None
         model = args.model or conversation.model or ""
@@ -116,7 +147,7 @@ def _engine(args: argparse.Namespace, conversation: formats.Conversation) -> Eng
 
 
 def cmd_count(args: argparse.Namespace) -> int:
-    conversation = _load_conversation(args.file, args.format, args.to)
+    conversation = _load_conversation(args.file, args.max_input_mb, args.format, args.to)
     result = _engine(args, conversation).count(conversation, args.model)
     _write(_dump(count_to_json(result, conversation)) if args.json else f"{result.total}\n", None)
     return 0
@@ -150,8 +181,8 @@ def _say(notice: str | None, preset: str | None) -> None:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    conversation = _load_conversation(args.file, args.format, args.to)
-    rules = RULESETS[args.preset][1](conversation) if args.preset else _load_rules(args.rules)
+    conversation = _load_conversation(args.file, args.max_input_mb, args.format, args.to)
+    rules = RULESETS[args.preset][1](conversation) if args.preset else _load_rules(args.rules, args.max_input_mb)
     settings = Settings(threshold=args.threshold, keep_recent=args.keep_recent)
     if args.summarize_over is not None and not args.no_summarize:
         check_limit(args.summarize_over, args.threshold, where="--summarize-over")
@@ -167,7 +198,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     else:
         body, export_notes = formats.write(result.conversation), ()
     output = _dump(body)
-    notes = {"notes": [*conversation.notes, *export_notes]}
+    notes = {"notes": [*formats.notes(conversation), *export_notes]}
     written = _dump(optimized_to_json(result, summary.limit if summary else None) | notes) if args.report else None
     _write(output, args.output)
     if written is not None:
@@ -181,12 +212,12 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 def cmd_rules(args: argparse.Namespace) -> int:
     if args.suggest:  # the rules JSON on stdout, one explanation per row on stderr
-        conversation = _load_conversation(args.suggest, None)
+        conversation = _load_conversation(args.suggest, args.max_input_mb)
         suggestion = suggest_rules(conversation, Meter(args.model or conversation.model))
         print(suggestion.explain(), file=sys.stderr)
         _write(_dump(suggestion.rules_json()), None)
         return 0
-    rules = _load_rules(args.file)
+    rules = _load_rules(args.file, args.max_input_mb)
     _write(rules_to_python(rules) if args.python else _dump(rules_to_json(rules)), None)
     return 0
 
@@ -222,6 +253,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the total, encoding, exactness and per-item counts")
     p.add_argument("--calibration", help="JSON file: a list of {request, usage} pairs (usage as the provider "
                                          "returned it) or {model: factor}; corrects counts for that model")
+    _input_limit(p)
     p.set_defaults(run=cmd_count)
 
     p = commands.add_parser("compact", help="compact a conversation behind a token threshold")
@@ -230,9 +262,9 @@ def parser() -> argparse.ArgumentParser:
     chosen.add_argument("--rules", help="rules JSON file (replaces the book's rules as a whole)")
     chosen.add_argument("--preset", choices=[key for key in RULESETS if key != "none"],
                         help="a rule preset instead of a rules file; suggested = built for this conversation's tools")
-    p.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
+    p.add_argument("--threshold", type=_tokens, default=DEFAULT_THRESHOLD,
                    help=f"compact only at or above this many prompt tokens (default {DEFAULT_THRESHOLD})")
-    p.add_argument("--keep-recent", type=_non_negative, default=0,
+    p.add_argument("--keep-recent", type=_count, default=0,
                    help=KEEP_RECENT_HELP)
     p.add_argument("--model", help="model whose accounting to use (default: the request's own)")
     p.add_argument("--format", choices=list(formats.READERS), help=format_help)
@@ -245,10 +277,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--calibration", help="JSON file: a list of {request, usage} pairs (usage as the provider "
                                          "returned it) or {model: factor}; corrects counts for that model")
     group = p.add_argument_group("summarization (when the compacted request is still too large)")
-    group.add_argument("--summarize-over", type=_non_negative,
+    group.add_argument("--summarize-over", type=_tokens,
                        help="summarize older history if the compacted request has at least this many tokens "
                             "(default: the threshold; never below it)")
-    group.add_argument("--keep-steps", type=_non_negative, default=DEFAULT_KEEP_STEPS,
+    group.add_argument("--keep-steps", type=_count, default=DEFAULT_KEEP_STEPS,
                        help=f"newest assistant turns (with their tool results) kept verbatim (default "
                             f"{DEFAULT_KEEP_STEPS}); 0 keeps none, but never summarizes what follows the last "
                             "assistant turn: the model has not read it yet")
@@ -258,9 +290,11 @@ def parser() -> argparse.ArgumentParser:
     group.add_argument("--llm-model", help="model for --summarizer openai")
     group.add_argument("--base-url", help="endpoint for --summarizer openai (default: api.openai.com), e.g. "
                                           "http://localhost:11434/v1 for Ollama")
-    group.add_argument("--timeout", type=float, default=60.0,
-                       help="seconds to wait for the endpoint in all, retries included (default 60)")
+    group.add_argument("--timeout", type=_seconds, default=60.0,
+                       help=f"seconds the whole exchange with the endpoint may take, retries and every read "
+                            f"included: more than 0, at most {limits.MAX_TIMEOUT:g} (default 60)")
     group.add_argument("--no-summarize", action="store_true", help="compaction only, never summarize")
+    _input_limit(p)
     p.set_defaults(run=cmd_compact)
 
     p = commands.add_parser("rules", help="check a rules file; print it as JSON or as the book's Python dicts")
@@ -269,6 +303,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--suggest", metavar="CONVERSATION",
                    help="print rules suggested for this conversation's tools (JSON; why each row, on stderr)")
     p.add_argument("--model", help="with --suggest: model whose tokenizer sizes the tools (default: the request's)")
+    _input_limit(p)
     p.set_defaults(run=cmd_rules)
 
     p = commands.add_parser("accuracy", help="compare our counts with billed counts in the fixtures")
@@ -299,7 +334,7 @@ def _run_setup(args: argparse.Namespace):
     from .prices import read_prices
     from .promptcache import check_cache
 
-    conversation = _load_conversation(args.file, args.format)
+    conversation = _load_conversation(args.file, args.max_input_mb, args.format)
     model = args.model or conversation.model
     meter = _engine(args, conversation).meter(model)
     price = read_prices().get(model)
@@ -311,7 +346,7 @@ def _run_setup(args: argparse.Namespace):
 def _policy_options(args: argparse.Namespace, conversation: formats.Conversation) -> dict[str, Any]:
     """Every strategy's options from one command line (each policy takes the ones it knows)."""
     label = args.preset or (args.rules or "book")
-    rules = _preset_rules(args.preset, conversation) if args.preset else _load_rules(args.rules)
+    rules = _preset_rules(args.preset, conversation) if args.preset else _load_rules(args.rules, args.max_input_mb)
     return {"rules": rules, "label": label, "threshold": args.threshold, "limit": args.threshold,
             "keep_recent": args.keep_recent, "summarize": not args.no_summarize, "keep_steps": args.keep_steps,
             "window": args.window, "trigger": args.trigger, "keep": args.keep, "clear_at_least": args.clear_at_least,
@@ -399,21 +434,21 @@ def _add_run_commands(commands: Any) -> None:
         source.add_argument("--rules", help="rules JSON file for the rules strategy (default: the book's)")
         source.add_argument("--preset", choices=("book", "masking", "aggressive", "suggested"),
                             help="named rules for the rules strategy")
-        p.add_argument("--threshold", type=_non_negative, default=DEFAULT_THRESHOLD,
+        p.add_argument("--threshold", type=_tokens, default=DEFAULT_THRESHOLD,
                        help=f"rules: compact at or above this many prompt tokens; summarize and hybrid: summarize at "
                             f"or above it (default {DEFAULT_THRESHOLD})")
-        p.add_argument("--keep-recent", type=_non_negative, default=0, help=f"rules: {KEEP_RECENT_HELP}")
+        p.add_argument("--keep-recent", type=_count, default=0, help=f"rules: {KEEP_RECENT_HELP}")
         p.add_argument("--no-summarize", action="store_true",
                        help="rules: compaction only, never summarize when still over the threshold")
-        p.add_argument("--keep-steps", type=_non_negative, default=DEFAULT_KEEP_STEPS,
+        p.add_argument("--keep-steps", type=_count, default=DEFAULT_KEEP_STEPS,
                        help=f"summarize, hybrid, rules: newest steps kept verbatim (default {DEFAULT_KEEP_STEPS})")
-        p.add_argument("--window", type=_non_negative, default=10,
+        p.add_argument("--window", type=_count, default=10,
                        help="masking, hybrid: tool outputs kept in full, newest first (default 10)")
-        p.add_argument("--trigger", type=_non_negative, default=100_000,
+        p.add_argument("--trigger", type=_tokens, default=100_000,
                        help="clear-tool-uses: clear once the prompt exceeds this many tokens (default 100000)")
-        p.add_argument("--keep", type=_non_negative, default=3,
+        p.add_argument("--keep", type=_count, default=3,
                        help="clear-tool-uses: newest tool uses kept (default 3)")
-        p.add_argument("--clear-at-least", type=_non_negative, default=0,
+        p.add_argument("--clear-at-least", type=_tokens, default=0,
                        help="clear-tool-uses: clear nothing unless at least this many tokens go (default 0)")
         p.add_argument("--exclude-tools", help="clear-tool-uses: comma-separated tool names never cleared")
         p.add_argument("--clear-inputs", action="store_true", help="clear-tool-uses: clear the calls' arguments too")
@@ -426,12 +461,15 @@ def _add_run_commands(commands: Any) -> None:
                             "for each request (LangChain middleware)")
         p.add_argument("--format", choices=list(formats.READERS), help="input format (default: detected)")
         p.add_argument("--calibration", help="JSON file of calibration factors for the model (as for count)")
+        _input_limit(p)
         p.set_defaults(run=cmd_replay if name == "replay" else cmd_compare)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        if hasattr(args, "max_input_mb"):
+            args.max_input_mb = args.max_input_mb or limits.max_input_mb()
         return args.run(args)
     except InputError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -6,22 +6,23 @@ x. Re-read if needed.") would disguise the failure. So errors are also recognise
 of regular expressions, shipped as data (``data/error_patterns.json``), editable in a rules file
 and in the page. Each pattern is searched in the head of the result (the first ``HEAD`` characters,
 ``re.MULTILINE``), where tools put their error; precise patterns keep a file that merely mentions
-"error" from counting as one. Every result a rule could replace is searched, so the shipped
-patterns begin with a literal (``re`` then skips ahead to it) and check "at the start of a
-line" with a look-behind after that literal (``fatal: (?<=^fatal: )``) rather than a leading ``^``,
-which would be tried at every position.
+"error" from counting as one. Patterns run on RE2 (``regex.py``), in time linear in the head
+whatever the pattern, so one person's ``(a+)+$`` cannot stall the page for everyone; RE2 refuses
+backreferences and look-around, and that refusal is the pattern's message. A pattern must also
+compile with Python's ``re``, which the exported standard-library compactor uses.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError, located_objects
 from .model import ToolResult, content_text
+from .regex import Regex, RegexError, compile_pattern
 
 DATA_FILE = Path(__file__).parent / "data" / "error_patterns.json"
 HEAD = 2_000  # characters of a result searched: errors come first, and a huge result stays cheap
@@ -33,7 +34,7 @@ class ErrorPattern:
 
     name: str
     pattern: str
-    regex: re.Pattern[str] = field(compare=False, repr=False)
+    regex: Regex
 
     @classmethod
     def of(cls, name: str, pattern: str, where: str = "error_patterns") -> ErrorPattern:
@@ -42,10 +43,23 @@ class ErrorPattern:
         if not isinstance(pattern, str) or not pattern.strip():
             raise InputError("missing regular expression", where=f"{where}.pattern", value=pattern)
         try:
-            regex = re.compile(pattern, re.MULTILINE)
-        except re.error as exc:
-            raise InputError(f"invalid regular expression ({exc})", where=f"{where}.pattern", value=pattern) from None
+            regex = compile_pattern(pattern, multiline=True)
+        except RegexError as exc:
+            raise InputError(f"invalid regular expression for RE2, the linear-time engine ({exc}{_hint(str(exc))})",
+                             where=f"{where}.pattern", value=pattern) from None
+        try:
+            re.compile(pattern, re.MULTILINE)
+        except re.error as exc:  # the exported compactor runs the patterns with Python's re
+            raise InputError(f"invalid regular expression for Python's re ({exc})", where=f"{where}.pattern",
+                             value=pattern) from None
         return cls(name.strip(), pattern, regex)
+
+
+def _hint(reason: str) -> str:
+    """What to do instead, when RE2 refused something it leaves out on purpose."""
+    if "perl operator" in reason or "escape sequence" in reason:
+        return "; RE2 has no backreferences or look-around: match the text itself (^ is a line start here)"
+    return ""
 
 
 @dataclass(frozen=True)

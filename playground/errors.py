@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+_ONE_LINE = {ord("\n"): "\\n", ord("\r"): "\\r"}
+
 
 class InputError(ValueError):
     """Input we cannot use: ``where`` names the place (a path like ``messages[3].tool_call_id``,
@@ -23,7 +25,7 @@ class InputError(ValueError):
         text = f"{self.where}: {self.message}" if self.where else self.message
         if self.value is not None:
             text += f": {_short(self.value)}"
-        return text
+        return text.translate(_ONE_LINE)  # a key from the input may hold a line break: the message stays one line
 
     def within(self, outer: str) -> InputError:
         """The same error, located inside ``outer`` (a file name, say)."""

@@ -120,7 +120,7 @@ def report(result: Optimized, stem: str, summary_limit: int | None, notes: tuple
     """Compaction and summarization, as ``compact --report`` writes them, with the notes on how the
     conversation was read or converted (``notes``; by default the result conversation's own)."""
     data = optimized_to_json(result, summary_limit)
-    data["notes"] = list(result.conversation.notes if notes is None else notes)
+    data["notes"] = list(formats.notes(result.conversation) if notes is None else notes)
     return Download(report_name(stem), _json(data), "application/json")
 
 

@@ -239,3 +239,54 @@ def pairs(items: tuple[Item, ...]) -> dict[int, int]:
         elif isinstance(item, ToolResult) and item.call_id in open_calls:
             answered.setdefault(open_calls[item.call_id], position)
     return answered
+
+
+def pairing_notes(items: tuple[Item, ...], where: Any = str) -> tuple[str, ...]:
+    """What pairing calls with results had to decide, in words for the notes: a call id shared by
+    calls that are open at the same time, or by more results than calls (pairing is then a choice:
+    each result answers the latest earlier call with its id, as ``pairs`` does), and the calls with
+    no result (left as they are: compaction waits for a call's result). A call id reused after its
+    call was answered, as SWE-agent does, is not ambiguous and gets no note."""
+    def place(position: int) -> str:
+        origin = items[position].origin
+        return where(origin) if origin else f"item {position}"
+
+    answered = pairs(items)
+    by_id: dict[str, list[int]] = {}
+    ambiguous: dict[str, None] = {}
+    for position, item in enumerate(items):
+        if isinstance(item, ToolCall | ToolResult):
+            earlier = by_id.setdefault(item.call_id, [])
+            latest_call = next((p for p in reversed(earlier) if isinstance(items[p], ToolCall)), None)
+            second_call = isinstance(item, ToolCall) and latest_call not in answered  # while the first still waits
+            extra_result = isinstance(item, ToolResult) and answered.get(latest_call) != position  # its call is taken
+            if latest_call is not None and (second_call or extra_result):
+                ambiguous[item.call_id] = None
+            earlier.append(position)
+    notes = []
+    for call_id in ambiguous:
+        positions = by_id[call_id]
+        calls = [p for p in positions if isinstance(items[p], ToolCall)]
+        results = [p for p in positions if isinstance(items[p], ToolResult)]
+        unpaired = [p for p in results if p not in answered.values()]
+        said = (f"the call id {call_id!r} is shared by {_counted(calls, 'call', place)} and "
+                f"{_counted(results, 'result', place)}: which result answers which call is a guess, so each result "
+                "is paired with the latest call before it with that id")
+        if unpaired:
+            said += (f"; {_listed(unpaired, place)} then answer{'s' if len(unpaired) == 1 else ''} no call (a rule "
+                     "for that call's tool still applies, with no arguments to fill its template)")
+        notes.append(said)
+    pending = [p for p, item in enumerate(items) if isinstance(item, ToolCall) and p not in answered]
+    if pending:
+        notes.append(f"{_counted(pending, 'call', place)} with no result: left as "
+                     f"{'it is' if len(pending) == 1 else 'they are'} (a call is compacted only once its result is in)")
+    return tuple(notes)
+
+
+def _listed(positions: list[int], place: Any, shown: int = 5) -> str:
+    named = ", ".join(place(p) for p in positions[:shown])
+    return named + (f" and {len(positions) - shown} more" if len(positions) > shown else "")
+
+
+def _counted(positions: list[int], noun: str, place: Any) -> str:
+    return f"{len(positions)} {noun}{'' if len(positions) == 1 else 's'} ({_listed(positions, place)})"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from . import formats
 from .compaction import REASONS, STAGES, Edit, Report, Skip
 from .model import Conversation, Item, Origin, item_kind, role_of, tool_name
 from .pipeline import Optimized
@@ -42,7 +43,7 @@ def count_to_json(count: TokenCount, conversation: Conversation) -> dict[str, An
         "instructions": count.instructions,
         "priming": count.priming,
         "items": [_item(item, p, t) for p, (item, t) in enumerate(zip(conversation.items, count.items, strict=True))],
-        "notes": list(conversation.notes),
+        "notes": list(formats.notes(conversation)),
     }
 
 

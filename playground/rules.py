@@ -21,6 +21,8 @@ from typing import Any
 
 from .errorpatterns import DEFAULT_ERROR_PATTERNS, ErrorPatterns, load_error_patterns
 from .errors import InputError, located_objects
+from .limits import MAX_TOKENS, whole
+from .regex import literal_slots
 
 UNKNOWN = "unknown"
 BUILTINS = {
@@ -96,14 +98,14 @@ class Template:
         head, tail = self.pieces[0][0], self.pieces[-1][0] if self.pieces[-1][1] is None else ""
         if not (text.startswith(head) and text.endswith(tail)):  # the usual case, decided without a regex
             return False
-        pattern = "".join(re.escape(literal) + self._slot(name, values, loose) for literal, name in self.pieces)
-        return re.fullmatch(pattern, text, re.DOTALL) is not None
-
-    @staticmethod
-    def _slot(name: str | None, values: Mapping[str, str], loose: frozenset[str]) -> str:
-        if name is None:
-            return ""
-        return r"\d+" if name in _NUMERIC else ".*" if name in loose else re.escape(values[name])
+        pieces: list[tuple[str, str | None]] = []
+        for literal, name in self.pieces:  # a value is a literal too; numbers and loose fields are slots
+            if name is None or name in _NUMERIC or name in loose:
+                pieces.append((literal, None if name is None else "digits" if name in _NUMERIC else "any"))
+            else:
+                pieces.append((literal + values[name], None))
+        # RE2, not re: "{chars}{chars}{chars}" is \d+\d+\d+, which backtracks for minutes on a long number
+        return literal_slots(pieces).fullmatch(text)
 
 
 @dataclass(frozen=True)
@@ -213,10 +215,7 @@ def _row_common(row: dict, where: str) -> tuple[str, bool, int]:
     if not isinstance(enabled, bool):
         raise InputError("expected true or false", where=f"{where}.enabled", value=enabled)
     min_tokens = row.get("min_tokens", 0)
-    if min_tokens is None:
-        min_tokens = 0
-    if isinstance(min_tokens, bool) or not isinstance(min_tokens, int) or min_tokens < 0:
-        raise InputError("expected a whole number of tokens, 0 or more", where=f"{where}.min_tokens", value=min_tokens)
+    min_tokens = whole(0 if min_tokens is None else min_tokens, f"{where}.min_tokens", what="a whole number of tokens")
     return tool.strip(), enabled, min_tokens
 
 
@@ -238,9 +237,9 @@ def _text(row: dict, key: str, where: str) -> Template:
 
 def _value_limit(data: Mapping[str, Any]) -> int:
     limit = data.get("value_limit", VALUE_LIMIT)
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0 or limit == 1:
-        raise InputError("expected a whole number of characters: 0 (no cap) or 2 or more", where="value_limit",
-                         value=limit)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0 or limit == 1 or limit > MAX_TOKENS:
+        raise InputError(f"expected a whole number of characters: 0 (no cap) or 2 to {MAX_TOKENS:,}",
+                         where="value_limit", value=limit)
     return limit
 
 

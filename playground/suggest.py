@@ -289,6 +289,9 @@ def suggest_rules(conversation: Conversation, meter: Meter) -> Suggestion:
     candidates: list[_Candidate] = []
     notes: list[str] = []
     for tool in _profiles(conversation, meter, count):
+        if not tool.name.strip():  # a rule names its tool: a call with an empty name cannot get one
+            notes.append("a tool with an empty name: no rule can name it")
+            continue
         found = _call_rows(tool, meter)
         result = _result_row(tool, meter)
         if result is not None:

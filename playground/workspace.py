@@ -33,6 +33,7 @@ from . import formats
 from .calibration import Calibration, load_calibrations
 from .calibration import to_json as calibrations_to_json
 from .errors import InputError
+from .limits import MAX_COUNT, MAX_TOKENS, amount, whole
 from .model import Conversation
 from .policies import POLICIES
 from .prices import DEFAULT_MODEL, PRICE_FIELDS
@@ -123,16 +124,25 @@ def _at(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
 
 
+# Every whole number a workspace holds, with its range: the page's own boxes take no more (a
+# threshold of 10**400 once overflowed the slider; 10**18 broke the browser's number box).
+_RANGES = {"threshold": (0, MAX_TOKENS), "limit": (0, MAX_TOKENS), "item_budget": (20, MAX_TOKENS),
+           "transcript_budget": (0, MAX_TOKENS), "trigger": (0, MAX_TOKENS), "clear_at_least": (0, MAX_TOKENS),
+           "keep_recent": (0, MAX_COUNT), "keep_steps": (0, MAX_COUNT), "window": (0, MAX_COUNT),
+           "keep": (0, MAX_COUNT)}
+
+
 def _get(data: Mapping[str, Any], key: str, kinds: tuple[type, ...], where: str, default: Any) -> Any:
     """``data[key]`` (``default`` when absent) if it has a type the workspace gives it; a bool is
-    not a number here, and numbers are never negative."""
+    not a number here, and every number is within its range (``_RANGES``)."""
     value = data.get(key, default)
     typed = bool in kinds if isinstance(value, bool) else isinstance(value, kinds)
     if not typed:
         names = " or ".join("null" if kind is type(None) else kind.__name__ for kind in kinds)
         raise InputError(f"expected {names}", where=_at(where, key), value=value)
-    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-        raise InputError("expected a whole number, 0 or more", where=_at(where, key), value=value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        low, high = _RANGES[key]
+        whole(value, _at(where, key), high, low)
     return value
 
 
@@ -193,10 +203,8 @@ def _prices(data: Any, where: str) -> dict[str, dict[str, float]]:
         if unknown:
             raise InputError(f"unknown price (one of {', '.join(PRICE_FIELDS)})", where=_at(at, unknown[0]),
                              value=typed[unknown[0]])
-        for name, value in typed.items():
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
-                raise InputError("expected a price, a number 0 or more", where=_at(at, name), value=value)
-        prices[model] = {name: float(value) for name, value in typed.items()}
+        prices[model] = {name: amount(value, _at(at, name), what="a price in US$ per million tokens")
+                         for name, value in typed.items()}
     return prices
 
 
@@ -246,8 +254,11 @@ def from_json(data: Any) -> Workspace:
 
 
 def loads(text: str | bytes, name: str = "workspace") -> Workspace:
-    """A workspace file's bytes; errors start with the file's ``name``."""
+    """A workspace file's bytes; errors start with the file's ``name``. A workspace is the page's,
+    so a lone surrogate anywhere in it is refused with its place (the page cannot show one)."""
     try:
-        return from_json(formats.parse_json(text))
+        ws = from_json(formats.parse_json(text, refuse_surrogates=True))
+        formats.refuse_lone_surrogates_in_arguments(ws.conversation)
     except InputError as exc:
         raise exc.within(name) from None
+    return ws

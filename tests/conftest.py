@@ -64,3 +64,13 @@ def book_file(tmp_path: Path) -> Path:
     path = tmp_path / "book.json"
     path.write_text(json.dumps(book_scenario()))
     return path
+
+
+@pytest.fixture
+def run_file(tmp_path: Path) -> Path:
+    """A long run with tool calls (test_summarize's), as a request file for the command-line tests."""
+    from .test_summarize import long_run  # here, not at the top: conftest loads before the test modules
+
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(long_run()))
+    return path

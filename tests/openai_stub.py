@@ -1,13 +1,16 @@
 """A real HTTP server on 127.0.0.1 that speaks enough of the Chat Completions API for the real
 ``openai`` client: the model name picks the behaviour (success, 401, 404, 429, a 400 with the
-provider's message, a 502 in HTML, a hang, a malformed or empty body). Every request is
-recorded, so tests can check what was sent."""
+provider's message, a 502 in HTML, a hang, a malformed or empty body) and the hostile ones
+(a 300 MB summary, a 2 GB body that is not JSON, a reply trickled a byte at a time, one cut off
+half way). Every request is recorded, so tests can check what was sent."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -68,9 +71,63 @@ class _Handler(BaseHTTPRequestHandler):
             return
         elif model == "empty":
             status, body = 200, _completion("", model)
+        elif model in _HOSTILE:
+            _HOSTILE[model](self, model)
+            return
         else:
             status, body = 200, _completion(SUMMARY, model)
         self._send(status, json.dumps(body).encode())
+
+
+def _stream(handler: _Handler, pieces: Iterable[bytes], length: int, pause: float = 0.0) -> None:
+    """A 200 announcing ``length`` bytes whose body is ``pieces``, made as they are sent, so the
+    server never holds the body (a 2 GB reply costs it nothing). It stops when the client hangs
+    up; ``pause`` seconds between pieces make it trickle."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(length))
+    handler.end_headers()
+    try:
+        for piece in pieces:
+            handler.wfile.write(piece)
+            handler.wfile.flush()
+            if pause:
+                time.sleep(pause)
+    except OSError:  # the client gave up reading: what the caps are for
+        pass
+
+
+def _repeated(chunk: bytes, total: int) -> Iterator[bytes]:
+    for start in range(0, total, len(chunk)):
+        yield chunk[: total - start]
+
+
+def _huge_summary(handler: _Handler, model: str) -> None:
+    """A valid completion whose summary is 300 MB."""
+    head, tail = json.dumps(_completion("@", model)).encode().split(b"@")
+    size = 300 * 1024 * 1024
+    _stream(handler, itertools.chain([head], _repeated(b"summary " * 8192, size), [tail]), len(head) + size + len(tail))
+
+
+def _endless(handler: _Handler, model: str) -> None:
+    """A 2 GB body that is not JSON at all."""
+    _stream(handler, _repeated(b"not json at all, " * 4096, 2 * 1024**3), 2 * 1024**3)
+
+
+def _trickle(handler: _Handler, model: str) -> None:
+    """A valid completion sent one byte every half second (it would take minutes)."""
+    body = json.dumps(_completion(SUMMARY, model)).encode()
+    _stream(handler, (body[i: i + 1] for i in range(len(body))), len(body), pause=0.5)
+
+
+def _drop(handler: _Handler, model: str) -> None:
+    """Half a completion, then the connection closes."""
+    body = json.dumps(_completion(SUMMARY, model)).encode()
+    _stream(handler, [body[: len(body) // 2]], len(body))
+    handler.close_connection = True
+
+
+_HOSTILE = {"huge-summary": _huge_summary, "endless": _endless, "trickle": _trickle, "drop": _drop}
 
 
 class StubServer(ThreadingHTTPServer):

@@ -255,7 +255,7 @@ def test_count_json_names_the_source(file, source):
 
     conversation = formats.loads((DATA / file).read_bytes())
     data = count_to_json(Meter(conversation.model).count(conversation), conversation)
-    assert data["format"] == source and data["notes"] == list(conversation.notes)
+    assert data["format"] == source and data["notes"] == list(formats.notes(conversation))
 
 
 def test_a_bad_jsonl_line_is_named_by_its_number():

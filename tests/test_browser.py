@@ -3,6 +3,7 @@ headless Chromium through Playwright. Screenshots go to artifacts/ (ignored by g
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -42,15 +43,17 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def app_url() -> Iterator[str]:
-    """The app, started exactly as the README says (plus a free port on localhost)."""
+@contextlib.contextmanager
+def running_app(*options: str, log_name: str = "browser-server.log") -> Iterator[tuple[str, int]]:
+    """The app, started exactly as the README says (plus a free port on localhost and ``options``):
+    its URL and the server's process id."""
     _browser_or_skip()
     port = _free_port()
     ARTIFACTS.mkdir(exist_ok=True)
-    log = (ARTIFACTS / "browser-server.log").open("w")
+    log = (ARTIFACTS / log_name).open("w")
     process = subprocess.Popen([str(ROOT / "scripts" / "app"), "--server.port", str(port), "--server.address",
-                                "127.0.0.1"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                "127.0.0.1", *options], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(240):
@@ -62,11 +65,17 @@ def app_url() -> Iterator[str]:
                 time.sleep(0.5)
         else:
             pytest.fail(f"the app did not start; see {log.name}")
-        yield url
+        yield url, process.pid
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=20)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def app_url() -> Iterator[str]:
+    with running_app() as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -275,13 +275,6 @@ def cli(*args, env=None):
                           check=False, env={**os.environ, **(env or {})})
 
 
-@pytest.fixture
-def run_file(tmp_path):
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps(long_run()))
-    return path
-
-
 def test_cli_summarizes_offline_by_default_when_still_over(run_file, tmp_path):
     report = tmp_path / "r.json"
     done = cli("compact", str(run_file), "--threshold", "100", "--keep-steps", "1", "--report", str(report))

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from playground import formats, presets, rulesets, workspace
 from playground.errors import InputError
+from playground.limits import MAX_PRICE
 from playground.policies import POLICIES
 from playground.prices import PRICE_FIELDS
 from playground.promptcache import CACHE_MODELS
@@ -41,7 +42,7 @@ def test_every_preset_round_trips_with_its_settings(preset):
 
 settings = st.builds(
     Summarization, enabled=st.booleans(), limit=st.none() | st.integers(0, 10**7), keep_steps=st.integers(0, 50),
-    item_budget=st.integers(0, 5000), prompt=st.text(), summarizer=st.sampled_from(workspace.SUMMARIZERS),
+    item_budget=st.integers(20, 5000), prompt=st.text(), summarizer=st.sampled_from(workspace.SUMMARIZERS),
     base_url=st.text(), llm_model=st.text())
 
 
@@ -73,7 +74,7 @@ def _saved(**changes) -> dict:
 @pytest.mark.parametrize(("change", "message"), [
     ({"kind": "rules"}, "kind: not a workspace file"),
     ({"version": 2}, "version: unsupported version (this playground reads version 1): 2"),
-    ({"threshold": -1}, "threshold: expected a whole number, 0 or more: -1"),
+    ({"threshold": -1}, "threshold: expected a whole number from 0 to 1,000,000,000: -1"),
     ({"threshold": True}, "threshold: expected int: True"),
     ({"compact_errors": "yes"}, "compact_errors: expected bool: 'yes'"),
     ({"conversation": {"format": "chat", "request": {"messages": [{"role": "tool", "tool_call_id": "x",
@@ -115,7 +116,7 @@ replays = st.builds(
     window=st.integers(0, 1000), trigger=st.integers(0, 10**7), keep=st.integers(0, 1000),
     clear_at_least=st.integers(0, 10**7),
     prices=st.dictionaries(st.text(min_size=1), st.dictionaries(
-        st.sampled_from(PRICE_FIELDS), st.floats(0, 1e6, allow_nan=False) | st.integers(0, 10**6).map(float)),
+        st.sampled_from(PRICE_FIELDS), st.floats(0, MAX_PRICE) | st.integers(0, int(MAX_PRICE)).map(float)),
         max_size=3),
     compare_mode=st.sampled_from(MODES), compare_cache=caches)
 
@@ -138,8 +139,9 @@ def test_a_file_without_replay_settings_opens_with_the_run_views_defaults():
     ({"mode": "sometimes"}, "replay.mode: expected one of stored, per-call: 'sometimes'"),
     ({"cache": "redis"}, "replay.cache: expected one of openai, anthropic, none: 'redis'"),
     ({"compare": {"cache": 3}}, "replay.compare.cache: expected one of openai"),
-    ({"window": -1}, "replay.window: expected a whole number, 0 or more: -1"),
-    ({"prices": {"gpt-4o": {"input": -2}}}, "replay.prices.gpt-4o.input: expected a price, a number 0 or more: -2"),
+    ({"window": -1}, "replay.window: expected a whole number from 0 to 1,000: -1"),
+    ({"prices": {"gpt-4o": {"input": -2}}},
+     "replay.prices.gpt-4o.input: expected a price in US$ per million tokens from 0 to 10,000: -2"),
     ({"prices": {"gpt-4o": {"input": "2"}}}, "replay.prices.gpt-4o.input: expected a price"),
     ({"prices": {"gpt-4o": {"input": True}}}, "replay.prices.gpt-4o.input: expected a price"),
     ({"prices": {"gpt-4o": {"inputs": 2}}}, "replay.prices.gpt-4o.inputs: unknown price (one of input, cached_input"),

@@ -9,13 +9,17 @@ A conversation read from a log is written back in the API format it was sent in.
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
+from collections.abc import Iterator
 from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
 from ..errors import InputError
-from ..model import Conversation, Item
+from ..limits import MAX_DIGITS
+from ..model import Conversation, Item, ToolCall, pairing_notes
 from . import anthropic, chat, claude_code, codex, native, responses, swe_agent
 from ._reader import Reader
 from .convert import convert
@@ -52,6 +56,10 @@ def _load(text: str, line: int | None = None) -> Any:
         depth_line, column = _depth_position(text, MAX_DEPTH)
         at = f"line {depth_line if line is None else line}, column {column}"
         raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", where=at) from None
+    except ValueError:  # Python reads no integer longer than MAX_DIGITS digits
+        number_line, column = _long_number_position(text)
+        at = f"line {number_line if line is None else line}, column {column}"
+        raise InputError(f"a number with more than {MAX_DIGITS:,} digits", where=at) from None
     try:
         _check_depth(data)
     except InputError as exc:
@@ -59,36 +67,125 @@ def _load(text: str, line: int | None = None) -> Any:
     return data
 
 
-def parse_json(text: str | bytes) -> Any:
-    """JSON text to data, with errors that give line and column."""
-    return _load(_decode(text))
+def parse_json(text: str | bytes, *, refuse_surrogates: bool = False) -> Any:
+    """JSON text to data, with errors that give line and column (``refuse_surrogates``: see
+    ``refuse_lone_surrogates``)."""
+    text = _decode(text)
+    data = _load(text)
+    if refuse_surrogates and _SURROGATE_ESCAPE.search(text):
+        refuse_lone_surrogates(data)
+    return data
 
 
-def parse_text(text: str | bytes) -> Any:
+def parse_text(text: str | bytes, *, refuse_surrogates: bool = False) -> Any:
     """JSON, or JSONL (one JSON value a line, as agents write their logs: a list of the values).
 
     A document that is valid JSON up to more data is read again line by line, so a bad line is
     named by its number. Blank lines are skipped."""
     text = _decode(text)
     try:
-        return _load(text)
+        data = _load(text)
     except InputError as exc:
         if not exc.message.startswith("invalid JSON: Extra data"):
             raise
-    return [_load(line, number) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+        data = [_load(line, number) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+    if refuse_surrogates and _SURROGATE_ESCAPE.search(text):
+        refuse_lone_surrogates(data)
+    return data
+
+
+# JSON can spell a lone UTF-16 surrogate (\ud83d without its \ude00: an emoji cut in two, as agent
+# logs sometimes hold); it is not a character, so nothing encodes it as UTF-8. Only an escape can
+# make one, so text without one (nearly all) is never walked.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(data: Any) -> tuple[str, int] | None:
+    """The path of the first string (a key or a value) in ``data`` holding a lone surrogate, and
+    the character where it is; None when there is none. One iterator per level, like the depth check."""
+    levels: list[Iterator[tuple[Any, Any]]] = [iter([(None, data)])]
+    keys: list[Any] = []
+    while levels:
+        for key, value in levels[-1]:
+            for text in (key, value):
+                found = _SURROGATE.search(text) if isinstance(text, str) else None
+                if found:
+                    return _path([*keys[1:], key]), found.start()
+            if isinstance(value, dict | list):
+                keys.append(key)
+                levels.append(iter(value.items()) if isinstance(value, dict) else enumerate(value))
+                break
+        else:
+            levels.pop()
+            if keys:
+                keys.pop()
+    return None
+
+
+def refuse_lone_surrogates(data: Any, where: str | None = None) -> None:
+    """InputError naming the first lone surrogate in ``data`` (``where``: the place ``data`` is).
+    The page refuses them, as nothing it draws can carry one; the command line keeps them,
+    written as JSON escapes (``keep_surrogates``)."""
+    found = lone_surrogate(data)
+    if found is None:
+        return
+    path, at = found
+    place = path if where is None else where if path == "document" else f"{where}.{path}"
+    raise InputError(f"character {at + 1} is half of a UTF-16 pair (a lone surrogate, e.g. an emoji cut in two), which "
+                     "is not text: the page cannot show it. Remove it, or use the command line, which keeps it",
+                     where=place)
+
+
+def refuse_lone_surrogates_in_arguments(conversation: Conversation) -> None:
+    """The same check inside tool calls' arguments, which are JSON text of their own: an escape in
+    there becomes a lone surrogate only when a template reads the value."""
+    for item in conversation.items:
+        arguments = item.parsed_arguments() if isinstance(item, ToolCall) else None
+        if arguments is not None and _SURROGATE_ESCAPE.search(item.arguments):
+            refuse_lone_surrogates(dict(arguments), f"{where(conversation, item)}, arguments")
+
+
+def keep_surrogates(text: str) -> str:
+    """JSON (or Python) text with each lone surrogate written as its escape (``\\ud800``), which
+    reads back as the same string: what the command line writes, so nothing it read is lost."""
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def _check_depth(data: Any) -> None:
-    """Reject data nested deeper than MAX_DEPTH, naming the path that goes too deep."""
-    stack: list[tuple[Any, int, str]] = [(data, 1, "")]
-    while stack:
-        value, depth, path = stack.pop()
-        if depth > MAX_DEPTH:
-            raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep", where=path or "document")
-        if isinstance(value, dict):
-            stack.extend((child, depth + 1, f"{path}.{key}" if path else str(key)) for key, child in value.items())
-        elif isinstance(value, list):
-            stack.extend((child, depth + 1, f"{path}[{i}]") for i, child in enumerate(value))
+    """Reject data nested deeper than MAX_DEPTH, naming the path that goes too deep. The walk holds
+    one iterator per level, never a list of every value (a 200 MB list of numbers once took 16 GB
+    here, as a stack of (value, path) pairs), and visits only containers, found at C speed."""
+    levels: list[Iterator[tuple[Any, Any]]] = [_containers([data])]  # the document, if it is a container
+    keys: list[Any] = []  # the key of each open container, from the document down
+    while levels:
+        for key, value in levels[-1]:
+            if len(levels) >= MAX_DEPTH and value:  # its members would be nested deeper than MAX_DEPTH
+                first = next(iter(value)) if isinstance(value, dict) else 0
+                raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep",
+                                 where=_path([*keys[1:], key, first]))
+            keys.append(key)
+            levels.append(_containers(value))
+            break
+        else:
+            levels.pop()
+            if keys:
+                keys.pop()
+
+
+def _containers(value: dict | list) -> Iterator[tuple[Any, Any]]:
+    """The members of ``value`` that are objects or lists, with their keys. A list is searched with
+    ``map`` and ``compress``, so a list of a hundred million numbers is passed over in C."""
+    if isinstance(value, dict):
+        return ((key, child) for key, child in value.items() if isinstance(child, dict | list))
+    found = itertools.compress(itertools.count(), map(isinstance, value, itertools.repeat(dict | list)))
+    return ((index, value[index]) for index in found)
+
+
+def _path(keys: list[Any]) -> str:
+    """``messages[3].content`` from the keys and indexes leading there."""
+    path = "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in keys).lstrip(".")
+    return path or "document"
 
 
 def _depth_position(text: str, limit: int) -> tuple[int, int]:
@@ -110,6 +207,13 @@ def _depth_position(text: str, limit: int) -> tuple[int, int]:
         elif char in "]}":
             depth -= 1
     return line, column
+
+
+def _long_number_position(text: str) -> tuple[int, int]:
+    """Line and column of the first run of more than MAX_DIGITS digits."""
+    found = re.search(rf"\d{{{MAX_DIGITS + 1}}}", text)
+    start = found.start() if found else 0
+    return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
 
 
 def detect(data: Any) -> str:
@@ -135,9 +239,13 @@ def read(data: Any, format: str | None = None) -> Conversation:
     return READERS[name].read(data)
 
 
-def loads(text: str | bytes, format: str | None = None) -> Conversation:
-    """JSON or JSONL text to a Conversation."""
-    return read(parse_text(text), format)
+def loads(text: str | bytes, format: str | None = None, *, refuse_surrogates: bool = False) -> Conversation:
+    """JSON or JSONL text to a Conversation (``refuse_surrogates``, for the page: a lone surrogate
+    anywhere, tool arguments included, is an InputError naming its place)."""
+    conversation = read(parse_text(text, refuse_surrogates=refuse_surrogates), format)
+    if refuse_surrogates:
+        refuse_lone_surrogates_in_arguments(conversation)
+    return conversation
 
 
 def write(conversation: Conversation, format: str | None = None) -> Any:
@@ -159,6 +267,14 @@ def rewritten(conversation: Conversation) -> Conversation:
 
 def dumps(conversation: Conversation, format: str | None = None) -> str:
     return json.dumps(write(conversation, format), ensure_ascii=False, indent=2)
+
+
+def notes(conversation: Conversation) -> tuple[str, ...]:
+    """Everything worth saying about how the conversation was read: its reader's notes, then what
+    pairing its calls with results had to decide (``pairing_notes``), worked out from the items
+    as they are now, so an edit in the builder never leaves a stale note."""
+    module = FORMATS.get(conversation.format, native)
+    return (*conversation.notes, *pairing_notes(conversation.items, module.where))
 
 
 def where(conversation: Conversation, item: Item) -> str:

@@ -83,7 +83,7 @@ def _read_call(item: dict, kind: str, place: str, origin: Origin) -> ToolCall:
 
 
 def _read_item(item: dict, index: int, place: str) -> Item:
-    kind = item.get("type", "message")
+    kind = check(item.get("type", "message"), str, f"{place}.type")  # a list or an object is no item type
     origin = Origin(index)
     if kind == "message":
         return Message(
@@ -101,7 +101,6 @@ def _read_item(item: dict, index: int, place: str) -> Item:
             origin=origin,
             extra=rest(item, "call_id", "output"),
         )
-    check(kind, str, f"{place}.type")
     opaque = Part(kind, None, rest(item, "type"))
     return Message(role=str(item.get("role", "assistant")), content=(opaque,), origin=origin,
                    extra=frozen({"type": kind}))

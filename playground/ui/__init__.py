@@ -152,7 +152,7 @@ def _page() -> None:
                "over a token threshold — and see what it saves and what it costs.")
     with st.expander("New here? What compaction is, and why it waits for a threshold", icon=":material/school:"):
         st.markdown(EXPLAINER)
-    for note in conversation.notes:
+    for note in formats.notes(conversation):
         st.info(render.literal(note), icon=":material/info:")
 
     rules, checks = rules_panel.current_rules(conversation)

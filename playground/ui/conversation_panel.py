@@ -48,11 +48,14 @@ def paste_and_upload() -> None:
                                    "and the current conversation stays.")
     if state.message("paste"):
         st.error(render.literal(state.message("paste")), icon=":material/error:")
+    limit, problem = state.input_limit()
+    if problem:
+        st.warning(render.literal(problem), icon=":material/warning:")
     st.file_uploader("…or upload a file (.json, .jsonl, .traj)", type=UPLOAD_TYPES, key="upload",
-                     on_change=_load_upload,
+                     on_change=_load_upload, max_upload_size=limit,
                      help="The same formats as pasting, and the logs agents write to disk: a Claude Code session "
                           "or Codex rollout (.jsonl), a SWE-agent trajectory (.traj) or a mini-SWE-agent one "
-                          "(.traj.json). Large files are fine.")
+                          f"(.traj.json). Up to {limit:,} MB (the input limit).")
     if state.message("upload"):
         st.error(render.literal(state.message("upload")), icon=":material/error:")
 
@@ -61,6 +64,7 @@ def _apply(operation, *args) -> bool:
     """Run a builder operation on the current conversation; keep it if the result is invalid."""
     try:
         updated = operation(st.session_state[state.CONVERSATION], *args)
+        formats.refuse_lone_surrogates_in_arguments(updated)  # "\ud800" typed in the arguments
     except InputError as exc:
         state.set_message("builder", str(exc))
         return False

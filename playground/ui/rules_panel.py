@@ -68,7 +68,7 @@ def _apply_ruleset() -> None:
 
 def _import_rules(text: str | bytes, label: str) -> None:
     try:
-        rules = load_rules(formats.parse_json(text))
+        rules = load_rules(formats.parse_json(text, refuse_surrogates=True))
     except InputError as exc:
         state.set_message("rules_import", f"{label}: {exc}")
         return
@@ -265,6 +265,7 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
 
     with st.expander("Import or export rules"):
         st.file_uploader("Import a rules file (JSON)", type=["json"], key="rules_upload", on_change=_import_upload,
+                         max_upload_size=state.input_limit()[0],
                          help='{"tool_calls": [{"tool", "argument", "replacement"}], "tool_results": '
                               '[{"tool", "template"}]}. It replaces both tables.')
         with st.form("rules_paste_form", border=False):

@@ -11,6 +11,7 @@ import altair as alt
 import streamlit as st
 
 from ..compaction import Settings
+from ..limits import MAX_COUNT, MAX_PRICE, MAX_TOKENS
 from ..model import Conversation
 from ..policies import POLICIES, Policy, make
 from ..prices import Price, read_prices
@@ -151,15 +152,15 @@ def _controls(model: str) -> None:
     chosen = st.session_state[STRATEGY]
     columns = st.columns(4)
     if chosen in ("masking", "hybrid"):
-        columns[0].number_input("Window (tool outputs kept)", 0, 1000, key=WINDOW,
+        columns[0].number_input("Window (tool outputs kept)", 0, MAX_COUNT, key=WINDOW,
                                 help="Tool outputs older than the newest N become a placeholder (SWE-agent and "
                                      "JetBrains use 10).")
     if chosen == "clear-tool-uses":
-        columns[0].number_input("Trigger (input tokens)", 0, 10_000_000, step=1000, key=TRIGGER,
+        columns[0].number_input("Trigger (input tokens)", 0, MAX_TOKENS, step=1000, key=TRIGGER,
                                 help="Clear once the prompt exceeds this many tokens (API default 100,000).")
-        columns[1].number_input("Keep (tool uses)", 0, 1000, key=KEEP,
+        columns[1].number_input("Keep (tool uses)", 0, MAX_COUNT, key=KEEP,
                                 help="The newest N tool uses are never cleared (API default 3).")
-        columns[2].number_input("Clear at least (tokens)", 0, 10_000_000, step=500, key=CLEAR_AT_LEAST,
+        columns[2].number_input("Clear at least (tokens)", 0, MAX_TOKENS, step=500, key=CLEAR_AT_LEAST,
                                 help="Clear nothing unless at least this many tokens go: a cache break must be "
                                      "worth it.")
     if chosen in ("rules", "summarize", "hybrid"):
@@ -175,7 +176,7 @@ def _price_editor(model: str) -> None:
         for column, (name, label) in zip(columns, PRICE_FIELDS.items(), strict=True):
             key = f"{PRICE_PREFIX}{name}_{model}"
             start(key, float(getattr(listed, name)))
-            column.number_input(label, min_value=0.0, step=0.01, format="%.4f", key=key,
+            column.number_input(label, min_value=0.0, max_value=MAX_PRICE, step=0.01, format="%.4f", key=key,
                                 help=f"{label} price per million tokens.")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from .. import defaults, render, view
+from ..limits import MAX_COUNT, MAX_TOKENS
 from ..prices import read_prices
 from . import state
 
@@ -60,9 +61,10 @@ def settings(before: int) -> None:
               on_change=_sync_threshold_from_slider,
               help="Compaction runs only when the request has at least this many prompt tokens. Below it, nothing "
                    "changes. Drag, or focus and use the arrow keys.")
-    st.number_input("Exact threshold", min_value=0, step=step, key=state.THRESHOLD, on_change=state.changed,
-                    args=("threshold",), help="Type an exact number of tokens. The book uses 50,000.")
-    st.number_input("keep_recent", min_value=0, max_value=1000, step=1, key=state.KEEP_RECENT,
+    st.number_input("Exact threshold", min_value=0, max_value=MAX_TOKENS, step=step, key=state.THRESHOLD,
+                    on_change=state.changed, args=("threshold",),
+                    help="Type an exact number of tokens. The book uses 50,000.")
+    st.number_input("keep_recent", min_value=0, max_value=MAX_COUNT, step=1, key=state.KEEP_RECENT,
                     on_change=state.changed, args=("keep_recent",),
                     help="Leave the newest N tool uses the model has read (a call and its result, with an assistant "
                          "turn after the result) alone, whatever the rules say. Tool uses it has not read yet stay "

@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from .. import defaults, formats, presets
+from .. import defaults, formats, limits, presets
 from ..compaction import Settings
 from ..engine import Engine
 from ..errorpatterns import ErrorPatterns
@@ -302,7 +302,8 @@ def load_text(text: str | bytes, name: str, label: str, entry: str) -> bool:
     keep the last good one and leave a message (starting with ``label``) for input ``name``."""
     choice = get(FORMAT_CHOICE)
     try:
-        conversation = formats.loads(text, None if choice == AUTO else choice)
+        limits.check_size(len(text), input_limit()[0])
+        conversation = formats.loads(text, None if choice == AUTO else choice, refuse_surrogates=True)
     except InputError as exc:
         set_message(name, f"{label}: {exc}")
         return False
@@ -310,6 +311,15 @@ def load_text(text: str | bytes, name: str, label: str, entry: str) -> bool:
     for each in LOADERS:  # a good load answers every earlier failed one: no stale message stays under a box
         set_message(each, None)
     return True
+
+
+def input_limit() -> tuple[int, str | None]:
+    """The input size limit in MB (``PLAYGROUND_MAX_INPUT_MB``, else the default) and, when that
+    setting is bad, a message saying the default is used instead."""
+    try:
+        return limits.max_input_mb(), None
+    except InputError as exc:
+        return limits.DEFAULT_MAX_INPUT_MB, f"{exc} — using {limits.DEFAULT_MAX_INPUT_MB} MB"
 
 
 def threshold_bounds(before: int) -> tuple[int, int]:

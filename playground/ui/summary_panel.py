@@ -20,6 +20,7 @@ import streamlit as st
 
 from .. import keys, render
 from ..errors import InputError
+from ..limits import MAX_COUNT, MAX_TOKENS
 from ..llm import Endpoint, OpenAISummarizer
 from ..pipeline import Optimized
 from ..summarize import (
@@ -114,7 +115,7 @@ def settings() -> None:
     st.checkbox("Limit = threshold", key=FOLLOWS, help="Summarize at the compaction threshold (the book's choice).")
     _limit_at_least_threshold()
     threshold = st.session_state[state.THRESHOLD]
-    st.number_input("Summarization limit (tokens)", min_value=threshold, step=1000, key=LIMIT,
+    st.number_input("Summarization limit (tokens)", min_value=threshold, max_value=MAX_TOKENS, step=1000, key=LIMIT,
                     disabled=st.session_state[FOLLOWS],
                     help="Summarize when the compacted request has at least this many tokens. Never below the "
                          "compaction threshold: summarization is the last resort after compaction.")
@@ -122,7 +123,7 @@ def settings() -> None:
     if raised and not st.session_state[FOLLOWS] and st.session_state[LIMIT] == raised[1]:
         st.caption(f"The limit followed the threshold up from {raised[0]:,} to {raised[1]:,}: it cannot be below "
                    "the threshold.")
-    st.number_input("Steps kept", min_value=0, max_value=1000, step=1, key=KEEP_STEPS,
+    st.number_input("Steps kept", min_value=0, max_value=MAX_COUNT, step=1, key=KEEP_STEPS,
                     help="The newest assistant turns, each with the tool results that answer it, stay verbatim. "
                          "The system messages and the first user message always stay. 0 keeps no turn, but what "
                          "follows the last assistant turn (results the model has not read yet) is never summarized.")
@@ -151,9 +152,10 @@ def settings() -> None:
                                                              "does not use it.")
         st.button("Restore the default prompt", on_click=lambda: st.session_state.update({PROMPT: DEFAULT_PROMPT}),
                   help="Put back the prompt this playground ships with.")
-        st.number_input("Tokens read per item", min_value=20, step=100, key=BUDGET,
+        st.number_input("Tokens read per item", min_value=20, max_value=MAX_TOKENS, step=100, key=BUDGET,
                         help="Each original item is cut to this many tokens before the summarizer reads it.")
-        st.number_input("Transcript budget (tokens)", min_value=0, step=1000, key=TRANSCRIPT_BUDGET,
+        st.number_input("Transcript budget (tokens)", min_value=0, max_value=MAX_TOKENS, step=1000,
+                        key=TRANSCRIPT_BUDGET,
                         help="The most the summarizer reads in all, so a large span cannot exceed its own context "
                              "window. Over it, the per-item budget is lowered until it fits (not below 50 tokens), "
                              "then items in the middle of the span are left out, with a marker. 0: no total budget.")

@@ -160,6 +160,7 @@ def panel() -> None:
                             "the summarization settings, the Run and Compare settings and the prices you typed, to "
                             "open later or share. Never the API key.")
     st.file_uploader("Open workspace", type=["json"], key=UPLOAD, on_change=_open,
+                     max_upload_size=state.input_limit()[0],
                      help="A file saved with Save workspace. It replaces the rules and settings; its conversation "
                           "is added to the picker above. A bad file changes nothing.")
     if state.message("workspace"):
