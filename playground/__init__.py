@@ -2,6 +2,6 @@
 
 The engine, one idea per module, in the order data flows through it: ``formats`` (import and
 export) → ``model`` → ``tokens`` (count) → ``compaction`` (rules from ``rules``) → ``summarize``
-→ ``report`` → ``view``/``render``. ``pipeline.optimize`` runs the whole optimizer. The engine
+→ ``report`` → ``view``/``render``. ``engine.optimize`` runs the whole optimizer. The engine
 never imports Streamlit; the page lives in ``playground.ui``.
 """

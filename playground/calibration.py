@@ -21,28 +21,12 @@ from typing import Any
 
 from . import formats
 from .errors import InputError
+from .factor import Calibration
 from .model import Conversation
 from .tokens import Meter
 
 _ANTHROPIC_CACHE = ("cache_creation_input_tokens", "cache_read_input_tokens")
 FACTOR_RANGE = (0.2, 5.0)  # outside this the usage surely belongs to another request
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Multiply ``model``'s counts by ``factor``; ``samples`` usage objects gave it (0: typed in)."""
-
-    model: str
-    factor: float
-    samples: int = 0
-
-    def note(self) -> str:
-        source = (f"from {self.samples} usage sample{'s' if self.samples != 1 else ''}" if self.samples
-                  else "as given")
-        return f"calibrated ×{self.factor:.2f} {source}"
-
-    def apply(self, tokens: int) -> int:
-        return round(tokens * self.factor)
 
 
 def billed_tokens(usage: Any, where: str = "usage") -> int:

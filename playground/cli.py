@@ -17,11 +17,12 @@ from . import exports, formats, limits
 from .compaction import DEFAULT_THRESHOLD, Settings
 from .engine import Engine
 from .errors import InputError
+from .offline import OfflineSummarizer
 from .report import count_to_json, optimized_to_json
 from .rules import book_rules, load_rules, rules_to_json, rules_to_python
 from .rulesets import RULESETS
 from .suggest import no_match_message, suggest_rules, unmatched_message
-from .summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings, check_limit
+from .summarize import DEFAULT_KEEP_STEPS, SummarySettings, check_limit
 from .tokens import Meter
 
 PROG = "python -m playground"

@@ -9,10 +9,10 @@ from typing import Any
 
 from . import formats, framework_export
 from .compaction import Settings
+from .engine import Optimized
 from .errors import InputError
 from .export_python import export_python
 from .model import EMPTY, Conversation, Item, Message, ToolCall, content_text
-from .pipeline import Optimized
 from .prices import DEFAULT_MODEL
 from .report import optimized_to_json
 from .rules import Rules, rules_to_json, rules_to_python

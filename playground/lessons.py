@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from .compaction import Settings
+from .engine import Optimized
 from .errors import InputError
 from .model import Conversation, ToolResult
-from .pipeline import Optimized
 from .rules import Rules, book_rules, load_rules
 from .suggest import suggest_rules
 from .tokens import Meter

@@ -11,8 +11,8 @@ from typing import Any
 
 from . import formats
 from .compaction import REASONS, STAGES, Edit, Report, Skip
+from .engine import Optimized
 from .model import Conversation, Item, Origin, item_kind, role_of, tool_name
-from .pipeline import Optimized
 from .summarize import LOSS, STATUS_WORDS, Summarization
 from .tokens import TokenCount
 

@@ -14,7 +14,7 @@ first step of an item). It is the one place that knows the shape of a ``Step``:
 - verdict: ``edit`` (a ``compaction.Edit``) or ``skip`` (a ``compaction.Skip``);
 - done: ``items`` (the conversation's items after the pass).
 
-Summarization's cut is read the same way from ``summarize.cut_steps``: each step's ``end`` is
+Summarization's cut is read the same way from ``cut.cut_steps``: each step's ``end`` is
 where the cut stands and ``detail`` says why it stands there or moved back.
 """
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from . import compaction, summarize
+from . import compaction, cut
 from .compaction import GUARDS, REASONS, Settings
 from .model import Conversation, Item, ToolCall, ToolResult, role_of
 from .rules import Rules
@@ -183,7 +183,7 @@ class CutFrame:
 
 def cut_frames(conversation: Conversation, keep_steps: int) -> tuple[CutFrame, ...]:
     """How summarization's cut point moves back until no call is separated from its result."""
-    steps = summarize.cut_steps(conversation.items, keep_steps)
+    steps = cut.cut_steps(conversation.items, keep_steps)
     return tuple(CutFrame(index, step.end if step.end is not None else len(conversation.items), step.detail)
                  for index, step in enumerate(steps))
 

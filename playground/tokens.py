@@ -26,7 +26,7 @@ from .model import Content, Conversation, Item, Message, Part, ToolCall, content
 from .tooldefs import render_functions
 
 if TYPE_CHECKING:
-    from .calibration import Calibration
+    from .factor import Calibration
 
 
 @dataclass(frozen=True)

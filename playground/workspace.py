@@ -30,9 +30,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from . import formats
-from .calibration import Calibration, load_calibrations
+from .calibration import load_calibrations
 from .calibration import to_json as calibrations_to_json
 from .errors import InputError
+from .factor import Calibration
 from .limits import MAX_COUNT, MAX_TOKENS, amount, whole
 from .model import Conversation
 from .policies import POLICIES

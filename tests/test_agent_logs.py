@@ -290,7 +290,8 @@ def test_a_log_written_in_its_api_format_reads_back_to_the_same_items(session):
 
 def test_a_summary_keeps_the_log_the_conversation_came_from():
     """Summarizing splices a message in and re-reads the request: the source and notes stay."""
-    from playground.summarize import OfflineSummarizer, SummarySettings, run
+    from playground.offline import OfflineSummarizer
+    from playground.summarize import SummarySettings, run
     from playground.tokens import Meter
 
     conversation = formats.loads((DATA / "codex-rollout.jsonl").read_bytes())

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from playground import defaults, formats, presets, render
 from playground.compaction import Settings
-from playground.pipeline import optimize
+from playground.engine import optimize
 from playground.prices import read_prices
 from playground.rules import book_rules
 from playground.summarize import SummarySettings

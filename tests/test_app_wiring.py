@@ -10,10 +10,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from playground import exports, formats, render, view, workspace
-from playground.calibration import Calibration
 from playground.compaction import Settings
 from playground.engine import Engine
 from playground.errorpatterns import DEFAULT_ERROR_PATTERNS, load_error_patterns
+from playground.factor import Calibration
 from playground.model import ToolCall
 from playground.prices import read_prices
 from playground.rules import Rules, book_rules

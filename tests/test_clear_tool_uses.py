@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from playground.calibration import Calibration
+from playground.factor import Calibration
 from playground.policies import ClearToolUsesPolicy
 from playground.presets import list_presets
 from playground.replay import call_starts

@@ -9,9 +9,9 @@ import pytest
 
 from playground import lessons
 from playground.compaction import Settings, compact
+from playground.engine import optimize
 from playground.errors import InputError
 from playground.model import ToolCall
-from playground.pipeline import optimize
 from playground.presets import list_presets
 from playground.suggest import suggest_rules
 from playground.summarize import SummarySettings

@@ -19,13 +19,14 @@ from playground import formats, view
 from playground.compaction import Settings
 from playground.engine import Engine
 from playground.model import Conversation
+from playground.offline import OfflineSummarizer
 from playground.policies import RulesPolicy
 from playground.presets import list_presets
 from playground.prices import read_prices
 from playground.replay import call_starts, replay
 from playground.rules import Rules
 from playground.rulesets import RULESETS
-from playground.summarize import OfflineSummarizer, SummarySettings
+from playground.summarize import SummarySettings
 
 from .conftest import SHARED, shared
 

@@ -11,8 +11,8 @@ import pytest
 from playground import breakdown, builder, exports, formats, render, rulesets, ruletable, tokens, view
 from playground.builder import Fields
 from playground.compaction import Settings, compact
+from playground.engine import optimize
 from playground.errors import InputError
-from playground.pipeline import optimize
 from playground.prices import read_prices
 from playground.rules import book_rules, load_rules
 from playground.summarize import SummarySettings

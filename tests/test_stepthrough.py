@@ -10,7 +10,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from playground import compaction, formats, rulesets, stepthrough, summarize
+from playground import compaction, cut, formats, rulesets, stepthrough
 from playground.compaction import Settings, compact
 from playground.model import Message
 from playground.presets import list_presets
@@ -158,7 +158,7 @@ def test_a_rule_set_with_no_match_says_so(page):
 @pytest.mark.parametrize("keep_steps", [1, 3])
 def test_the_cut_ends_where_summarization_cuts(preset, keep_steps):
     cuts = stepthrough.cut_frames(preset.conversation, keep_steps)
-    where = summarize.span(preset.conversation.items, keep_steps)
+    where = cut.span(preset.conversation.items, keep_steps)
     if where is None:
         return
     assert cuts and cuts[-1].position == where[1]

@@ -15,24 +15,15 @@ from hypothesis import strategies as st
 
 from playground import formats, keys, tokens
 from playground.compaction import Settings
+from playground.cut import MARKER, cut_steps, is_summary, span
+from playground.engine import optimize
 from playground.errors import InputError
 from playground.llm import Endpoint, OpenAISummarizer
 from playground.model import ToolCall, ToolResult, content_text, pairs, role_of
-from playground.pipeline import optimize
+from playground.offline import OFFLINE_LABEL, OfflineSummarizer
 from playground.presets import list_presets
 from playground.rules import book_rules
-from playground.summarize import (
-    MARKER,
-    OFFLINE_LABEL,
-    OfflineSummarizer,
-    SummarizerError,
-    SummarySettings,
-    cut_steps,
-    is_summary,
-    plan,
-    run,
-    span,
-)
+from playground.summarize import SummarizerError, SummarySettings, plan, run
 
 from .conftest import ROOT
 from .openai_stub import SUMMARY, StubServer

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from playground import formats, render, view
 from playground.compaction import Settings, compact
+from playground.engine import optimize
 from playground.model import role_of
-from playground.pipeline import optimize
 from playground.prices import load_prices, read_prices
 from playground.rules import book_rules
 from playground.summarize import SummarySettings

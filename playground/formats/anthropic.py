@@ -11,17 +11,7 @@ import json
 from typing import Any
 
 from ..errors import InputError
-from ..model import (
-    Conversation,
-    Item,
-    Message,
-    Origin,
-    Tool,
-    ToolCall,
-    ToolResult,
-    link,
-    role_of,
-)
+from ..model import Conversation, Item, Message, Origin, Tool, ToolCall, ToolResult, link, role_of
 from ._wire import (
     check,
     each_object,

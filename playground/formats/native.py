@@ -17,16 +17,7 @@ import json
 from typing import Any
 
 from ..errors import InputError
-from ..model import (
-    Conversation,
-    Item,
-    Message,
-    Origin,
-    Tool,
-    ToolCall,
-    ToolResult,
-    link,
-)
+from ..model import Conversation, Item, Message, Origin, Tool, ToolCall, ToolResult, link
 from ._wire import (
     check,
     each_object,

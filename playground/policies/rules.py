@@ -1,5 +1,5 @@
 """The book's way: the two rule tables behind the threshold, and — when the compacted request is
-still at or over it — summarization of the older history (``pipeline.optimize``). References
+still at or over it — summarization of the older history (``engine.optimize``). References
 can be undone by calling the tool again (retrievable), unless the tool's output cannot be
 fetched again (``refetch``); a summary cannot be undone (lost)."""
 
@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..compaction import DEFAULT_THRESHOLD, DecisionCache, Settings
+from ..engine import optimize
 from ..model import Conversation
-from ..pipeline import optimize
+from ..offline import OfflineSummarizer
 from ..rules import Rules, book_rules
-from ..summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings, check_limit
+from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings, check_limit
 from ..tokens import Meter
 from .base import PolicyResult, RunningTotal, unchanged
 

@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 
 from ..compaction import DEFAULT_THRESHOLD
 from ..model import Conversation
-from ..summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, Summarization, SummarySettings, run
+from ..offline import OfflineSummarizer
+from ..summarize import DEFAULT_KEEP_STEPS, Summarization, SummarySettings, run
 from ..tokens import Meter
 from .base import PolicyResult, RunningTotal, unchanged
 

@@ -8,10 +8,10 @@ import streamlit as st
 
 from .. import exports, formats, render, view
 from ..compaction import Settings
+from ..engine import Optimized
 from ..errors import InputError
-from ..pipeline import Optimized
+from ..offline import OfflineSummarizer
 from ..prices import read_prices
-from ..summarize import OfflineSummarizer
 from ..tokens import TokenCount
 from . import (
     calibration_panel,

@@ -18,9 +18,9 @@ import streamlit as st
 
 from .. import lessons
 from ..compaction import Settings
+from ..engine import Optimized
 from ..errors import InputError
 from ..model import Conversation
-from ..pipeline import Optimized
 from ..rules import Rules
 from . import state, summary_panel
 

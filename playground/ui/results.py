@@ -7,8 +7,8 @@ import streamlit as st
 
 from .. import breakdown, render, view
 from ..compaction import STAGES
+from ..engine import Optimized
 from ..model import Conversation
-from ..pipeline import Optimized
 from ..prices import Price, read_prices
 from ..promptcache import RequestCost
 from ..rules import Rules

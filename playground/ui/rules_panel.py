@@ -9,10 +9,10 @@ import pandas
 import streamlit as st
 
 from .. import exports, formats, render
+from ..engine import Optimized
 from ..errorpatterns import DEFAULT_ERROR_PATTERNS
 from ..errors import InputError
 from ..model import Conversation
-from ..pipeline import Optimized
 from ..rules import Rules, load_rules
 from ..rulesets import MASK_KEEP_RECENT, RULESETS
 from ..ruletable import (

@@ -19,10 +19,10 @@ import os
 import streamlit as st
 
 from .. import keys, render
+from ..engine import Optimized
 from ..errors import InputError
 from ..limits import MAX_COUNT, MAX_TOKENS
 from ..llm import Endpoint, OpenAISummarizer
-from ..pipeline import Optimized
 from ..summarize import (
     DEFAULT_ITEM_BUDGET,
     DEFAULT_KEEP_STEPS,
