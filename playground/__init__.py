@@ -1,7 +1,45 @@
 """Compaction Playground: count, compact and summarize LLM agent conversations.
 
-The engine, one idea per module, in the order data flows through it: ``formats`` (import and
-export) → ``model`` → ``tokens`` (count) → ``compaction`` (rules from ``rules``) → ``summarize``
-→ ``report`` → ``view``/``render``. ``engine.optimize`` runs the whole optimizer. The engine
-never imports Streamlit; the page lives in ``playground.ui``.
+The folders are the pipeline's stages, in the order data flows through them: ``formats`` (read
+and write every API format and agent log) → ``conversation`` (the one model they read into) →
+``meter`` (count, as the provider bills) → ``rules`` → ``compaction`` (one pass behind the
+threshold) → ``summarize`` (the last resort) → ``engine`` (the whole optimizer, and the object
+that owns the caches) → ``policies`` (strategies) → ``run`` (replay a whole run with the prompt
+cache and prices) → ``present`` and ``export``. ``workbench`` and ``ui`` are the page, ``cli``
+the command line. The names below are the public API::
+
+    import playground as pg
+
+    conversation = pg.load("run.json")
+    result = pg.Engine().compact(conversation, pg.book_rules(), pg.Settings(threshold=20_000))
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import formats
+from .compaction import Compaction, DecisionCache, Settings, compact
+from .conversation import Conversation, Message, ToolCall, ToolResult
+from .engine import Engine, Optimized, optimize
+from .errors import InputError
+from .formats import dumps, loads
+from .meter import Calibration, Meter, TokenCount, count
+from .policies import POLICIES, Policy, make
+from .rules import Rules, Template, book_rules, load_rules, rules_to_json
+from .run import Replay, compare, read_prices, replay
+from .summarize import OfflineSummarizer, SummarySettings
+from .tune import RULESETS, suggest_rules
+
+
+def load(path: str | Path, format: str | None = None) -> Conversation:
+    """Read a conversation from a file in any format the playground knows (detected unless
+    ``format`` names it), as the command line reads it."""
+    return loads(Path(path).read_bytes(), format)
+
+
+__all__ = ["POLICIES", "RULESETS", "Calibration", "Compaction", "Conversation", "DecisionCache", "Engine", "InputError",
+           "Message", "Meter", "OfflineSummarizer", "Optimized", "Policy", "Replay", "Rules", "Settings",
+           "SummarySettings", "Template", "TokenCount", "ToolCall", "ToolResult", "book_rules", "compact", "compare",
+           "count", "dumps", "formats", "load", "load_rules", "loads", "make", "optimize", "read_prices", "replay",
+           "rules_to_json", "suggest_rules"]

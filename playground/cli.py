@@ -13,17 +13,18 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import exports, formats, limits
+from . import formats, limits
 from .compaction import DEFAULT_THRESHOLD, Settings
 from .engine import Engine
 from .errors import InputError
-from .offline import OfflineSummarizer
-from .report import count_to_json, optimized_to_json
-from .rules import book_rules, load_rules, rules_to_json, rules_to_python
-from .rulesets import RULESETS
-from .suggest import no_match_message, suggest_rules, unmatched_message
-from .summarize import DEFAULT_KEEP_STEPS, SummarySettings, check_limit
-from .tokens import Meter
+from .export import requests as exports
+from .meter.tokens import Meter
+from .present.report import count_to_json, optimized_to_json
+from .rules.ruleset import book_rules, load_rules, rules_to_json, rules_to_python
+from .summarize.history import DEFAULT_KEEP_STEPS, SummarySettings, check_limit
+from .summarize.offline import OfflineSummarizer
+from .tune.rulesets import RULESETS
+from .tune.suggest import no_match_message, suggest_rules, unmatched_message
 
 PROG = "python -m playground"
 KEEP_RECENT_HELP = ("leave the newest N tool uses the model has read (call and result, with an assistant turn after "
@@ -134,7 +135,7 @@ def _engine(args: argparse.Namespace, conversation: formats.Conversation) -> Eng
     """An engine for this run, holding the ``--calibration`` file's factors when one is given."""
     engine = Engine()
     if args.calibration:
-        from .calibration import load_calibrations
+        from .meter.calibration import load_calibrations
 
         try:
             engine.calibrations = load_calibrations(_load_json(args.calibration, args.max_input_mb))
@@ -159,8 +160,8 @@ def _summarizer(args: argparse.Namespace):
         return OfflineSummarizer()
     if not args.llm_model:
         raise InputError("--summarizer openai needs --llm-model (the model the endpoint serves)")
-    from . import keys
-    from .llm import Endpoint, OpenAISummarizer
+    from .summarize import keys
+    from .summarize.endpoint import Endpoint, OpenAISummarizer
 
     choice = keys.resolve_key(args.base_url, None, os.environ, {})
     if choice.source == keys.WITHHELD:
@@ -224,7 +225,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_accuracy(args: argparse.Namespace) -> int:
-    from . import accuracy
+    from .refit import accuracy
 
     folder = Path(args.fixtures)
     if not folder.is_dir():
@@ -321,7 +322,7 @@ def parser() -> argparse.ArgumentParser:
 
 def _preset_rules(name: str, conversation: formats.Conversation):
     """Rules from a named preset (``suggested`` is built for this conversation's tools)."""
-    from .rulesets import RULESETS
+    from .tune.rulesets import RULESETS
 
     if name not in RULESETS:
         raise InputError(f"no such rule preset here (this installation has: {', '.join(RULESETS)})", where="--preset",
@@ -332,8 +333,8 @@ def _preset_rules(name: str, conversation: formats.Conversation):
 def _run_setup(args: argparse.Namespace):
     """The conversation, the engine's meter (with ``--calibration``'s factor) and the prices every
     run command needs."""
-    from .prices import read_prices
-    from .promptcache import check_cache
+    from .run.prices import read_prices
+    from .run.promptcache import check_cache
 
     conversation = _load_conversation(args.file, args.max_input_mb, args.format)
     model = args.model or conversation.model
@@ -361,7 +362,7 @@ def _money(value: float) -> str:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from .policies import make
-    from .replay import replay, replay_to_json
+    from .run.replay import replay, replay_to_json
 
     conversation, meter, price, cache = _run_setup(args)
     options = _policy_options(args, conversation)
@@ -391,8 +392,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import compare, rows_to_json
     from .policies import POLICIES, make
+    from .run.compare import compare, rows_to_json
 
     conversation, meter, price, cache = _run_setup(args)
     options = _policy_options(args, conversation)
@@ -415,8 +416,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _add_run_commands(commands: Any) -> None:
     from .policies import POLICIES
-    from .promptcache import CACHE_MODELS
-    from .replay import MODES
+    from .run.promptcache import CACHE_MODELS
+    from .run.replay import MODES
 
     for name, text in (("replay", "replay a run call by call: tokens, prompt cache and cost with and without a "
                                   "policy"),

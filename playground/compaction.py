@@ -23,12 +23,23 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .errorpatterns import ErrorPatterns, error_detail
+from .conversation import (
+    Conversation,
+    Item,
+    JsonObject,
+    Origin,
+    Same,
+    ToolCall,
+    ToolResult,
+    content_text,
+    pairs,
+    role_of,
+)
 from .errors import InputError
-from .model import Conversation, Item, JsonObject, Origin, ToolCall, ToolResult, content_text, pairs, role_of
-from .refetch import one_off_tools
-from .rules import FALLBACKS, CallRule, ResultRule, Rules, Template, book_rules, field_values
-from .tokens import Layout, Meter, TokenCount
+from .meter.tokens import Layout, Meter, TokenCount
+from .rules.errorpatterns import ErrorPatterns, error_detail
+from .rules.refetch import one_off_tools
+from .rules.ruleset import FALLBACKS, CallRule, ResultRule, Rules, Template, book_rules, field_values
 
 DEFAULT_THRESHOLD = 50_000  # the book's
 
@@ -205,10 +216,13 @@ class _Context:
     settings: Settings
     meter: Meter
     patterns: ErrorPatterns
-    errors: dict[int, str | None]  # result position -> why it is an error; filled as results are asked about
+    errors: dict[Same, str | None]  # result -> why it is an error; filled as results are asked about
 
     @classmethod
-    def build(cls, items: tuple[Item, ...], settings: Settings, meter: Meter, patterns: ErrorPatterns) -> _Context:
+    def build(cls, items: tuple[Item, ...], settings: Settings, meter: Meter, patterns: ErrorPatterns,
+              errors: dict[Same, str | None] | None = None) -> _Context:
+        """``errors``: what an earlier pass with the same patterns found (items are immutable, so a
+        result's verdict holds for as long as the result; a replay asks again at every call)."""
         answers = pairs(items)
         last_assistant = max((p for p, item in enumerate(items) if role_of(item) == "assistant"), default=-1)
         # keep_recent counts tool uses the model has read: one it has not read (a call still waiting,
@@ -217,16 +231,17 @@ class _Context:
         newest = read[-settings.keep_recent:] if settings.keep_recent else []
         protected = frozenset(newest) | {answers[p] for p in newest}
         return cls(items, Layout.of(items), answers, {r: c for c, r in answers.items()}, last_assistant, protected,
-                   settings, meter, patterns, {})
+                   settings, meter, patterns, {} if errors is None else errors)
 
     def error_of(self, result: int | None) -> str | None:
         """Why the result at ``result`` is an error (``is_error flag`` / ``matched: <name>``), or None."""
         if result is None:
             return None
-        if result not in self.errors:
-            self.errors[result] = error_detail(self.items[result], self.patterns,  # type: ignore[arg-type]
-                                               self.settings.detect_errors)
-        return self.errors[result]
+        key = Same(self.items[result])
+        if key not in self.errors:
+            self.errors[key] = error_detail(self.items[result], self.patterns,  # type: ignore[arg-type]
+                                            self.settings.detect_errors)
+        return self.errors[key]
 
 
 @dataclass(frozen=True)
@@ -285,8 +300,7 @@ def _candidates(ctx: _Context, rules: Rules, position: int, item: Item) -> list[
         rule = rules.for_result(item.name)
         if rule is None:
             return []
-        call = ctx.answered_by.get(position)
-        arguments = ctx.items[call].parsed_arguments() if call is not None else None  # type: ignore[union-attr]
+        arguments = _call_arguments(ctx, position)
         waiting = "not_processed" if position >= ctx.last_assistant else None
         return [_Candidate(position, item, rule, rule.template, content_text(item.content), arguments, waiting,
                            ctx.error_of(position), False, rules.value_limit)]
@@ -406,43 +420,57 @@ def _explain(c: _Candidate, decision: _Decision) -> Iterator[Step]:
 class DecisionCache:
     """What a rerun can reuse, owned by whoever reruns (an ``Engine``, one per browser session).
 
-    Decisions are pure functions of the item, its call's arguments, the rule and a few flags, so
-    a rerun with one rule changed re-decides only the items that rule touches. Entries hold the
-    item and arguments they were made for and are trusted only for those very objects; each
-    keeps the verdict step made from it, reused as is when the item stands at the same place.
+    Decisions are pure functions of the item, its call's arguments, the rule, the meter and a few
+    flags, so a rerun with one rule changed re-decides only the items that rule touches. Keys hold
+    the very item, arguments and meter a decision was made for (items are immutable; a meter's
+    counts never change), so a key cannot match another object that happens to reuse a freed
+    one's address. Each entry keeps the verdict step made from it, reused as is when the item
+    stands at the same place.
+
+    Two generations instead of a size cap: a pass keeps what it uses, and what neither it nor the
+    pass before used is dropped. So the cache holds about two requests' candidates however long
+    the request is — a replay of thousands of calls reuses every earlier item's decision at every
+    call, where a fixed cap it outgrew would throw them all away again and again.
     """
 
-    ENTRIES = 10_000
-
     def __init__(self) -> None:
-        self._decisions: dict[tuple[Any, ...], tuple[Any, Any, _Decision, Step]] = {}
+        self._current: dict[tuple[Any, ...], tuple[_Decision, Step]] = {}
+        self._previous: dict[tuple[Any, ...], tuple[_Decision, Step]] = {}
         self._context: _Context | None = None
 
+    def size(self) -> int:
+        """Decisions held (a method, not ``len``: an empty cache must still be truthy where it is lent)."""
+        return len(self._current) + len(self._previous)
+
     def context(self, items: tuple[Item, ...], settings: Settings, meter: Meter, patterns: ErrorPatterns) -> _Context:
+        """The context of a new pass over ``items``; what the pass before last used is dropped."""
+        if self._current:  # (a pass that decided nothing, below the threshold, keeps both generations)
+            self._previous, self._current = self._current, {}
         last = self._context
         if (last is not None and last.items is items and last.settings == settings and last.meter is meter
                 and last.patterns == patterns):
             return last  # a rerun over the same request: its pairing, guards and error checks are unchanged
-        self._context = _Context.build(items, settings, meter, patterns)
+        same_checks = (last is not None and last.patterns == patterns
+                       and last.settings.detect_errors == settings.detect_errors and len(last.errors) <= 4 * len(items))
+        self._context = _Context.build(items, settings, meter, patterns, last.errors if same_checks else None)
         return self._context
 
     def decide(self, ctx: _Context, c: _Candidate, origin: Origin | None) -> tuple[_Decision, Step]:
         """The decision for ``c`` and its verdict step."""
         protected = c.position in ctx.protected
-        key = (id(c.item), id(c.arguments), c.argument, c.template.text, c.rule.enabled, c.rule.min_tokens,
+        key = (Same(c.item), Same(c.arguments), c.argument, c.template.text, c.rule.enabled, c.rule.min_tokens,
                c.rule.tool, c.waiting, c.failed, c.parallel, c.value_limit, protected and ctx.settings.keep_recent,
-               ctx.settings.compact_errors, id(ctx.meter))
-        hit = self._decisions.get(key)
-        if hit is not None and hit[0] is c.item and hit[1] is c.arguments:
-            verdict = hit[3]
+               ctx.settings.compact_errors, Same(ctx.meter))
+        hit = self._current.get(key) or self._previous.pop(key, None)
+        if hit is not None:
+            self._current[key] = hit
+            decision, verdict = hit
             if verdict.position == c.position and (verdict.edit or verdict.skip).origin == origin:  # type: ignore
-                return hit[2], verdict
-            return hit[2], _verdict(c, hit[2], origin)
+                return decision, verdict
+            return decision, _verdict(c, decision, origin)
         decision = _decide(ctx, c)
         verdict = _verdict(c, decision, origin)
-        if len(self._decisions) >= self.ENTRIES:
-            self._decisions.clear()
-        self._decisions[key] = (c.item, c.arguments, decision, verdict)
+        self._current[key] = (decision, verdict)
         return decision, verdict
 
 

@@ -14,12 +14,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from .compaction import Compaction, DecisionCache, Settings, Step, compact, walk
-from .factor import Calibration
-from .model import Conversation
-from .offline import OfflineSummarizer
-from .rules import Rules
-from .summarize import Summarization, Summarizer, SummarySettings, check_limit, run
-from .tokens import Meter, TokenCount
+from .conversation import Conversation
+from .meter.factor import Calibration
+from .meter.tokens import Meter, TokenCount
+from .rules.ruleset import Rules
+from .summarize.history import Summarization, Summarizer, SummarySettings, check_limit, run
+from .summarize.offline import OfflineSummarizer
 
 
 @dataclass(frozen=True)

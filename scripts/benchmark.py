@@ -33,15 +33,15 @@ sys.path.insert(0, str(ROOT))
 
 from playground import formats  # noqa: E402
 from playground.compaction import Settings  # noqa: E402
-from playground.compare import compare  # noqa: E402
-from playground.encodings import get_encoding  # noqa: E402
+from playground.conversation import ToolCall, content_text  # noqa: E402
 from playground.engine import Engine  # noqa: E402
-from playground.model import ToolCall, content_text  # noqa: E402
+from playground.meter.encodings import get_encoding  # noqa: E402
+from playground.meter.tokens import Meter  # noqa: E402
 from playground.policies import POLICIES, MaskingPolicy, RulesPolicy, make  # noqa: E402
-from playground.prices import read_prices  # noqa: E402
-from playground.replay import replay  # noqa: E402
-from playground.rules import book_rules, load_rules, rules_to_json  # noqa: E402
-from playground.tokens import Meter  # noqa: E402
+from playground.rules.ruleset import book_rules, load_rules, rules_to_json  # noqa: E402
+from playground.run.compare import compare  # noqa: E402
+from playground.run.prices import read_prices  # noqa: E402
+from playground.run.replay import replay  # noqa: E402
 
 WORDS = ("the", "solar", "grid", "storage", "battery", "capacity", "report", "analysis", "growth", "market",
          "energy", "price", "module", "inverter", "panel", "efficiency", "demand", "policy", "region", "install",

@@ -35,13 +35,13 @@ sys.path.insert(0, str(ROOT))
 
 from playground import formats  # noqa: E402
 from playground.compaction import Settings, compact  # noqa: E402
-from playground.errorpatterns import error_detail  # noqa: E402
+from playground.conversation import Conversation, ToolCall, ToolResult, content_text, pairs, role_of  # noqa: E402
 from playground.errors import InputError  # noqa: E402
-from playground.framework_export import keep as framework_keep  # noqa: E402
-from playground.model import Conversation, ToolCall, ToolResult, content_text, pairs, role_of  # noqa: E402
-from playground.rules import load_rules  # noqa: E402
-from playground.suggest import suggest_rules  # noqa: E402
-from playground.tokens import Meter  # noqa: E402
+from playground.export.framework import keep as framework_keep  # noqa: E402
+from playground.meter.tokens import Meter  # noqa: E402
+from playground.rules.errorpatterns import error_detail  # noqa: E402
+from playground.rules.ruleset import load_rules  # noqa: E402
+from playground.tune.suggest import suggest_rules  # noqa: E402
 
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 

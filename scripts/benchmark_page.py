@@ -39,8 +39,9 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from benchmark import synthetic  # noqa: E402
 
-from playground import formats, presets  # noqa: E402
+from playground import formats  # noqa: E402
 from playground.engine import Engine  # noqa: E402
+from playground.workbench import presets  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import accuracy, fitting
+from playground.refit import accuracy, fitting
 
 from .conftest import TOKEN_COUNTS, shared
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from playground import exports, formats
+from playground import formats
 from playground.compaction import Settings, compact
+from playground.conversation import Message, ToolCall, ToolResult, pairs
 from playground.errors import InputError
-from playground.model import Message, ToolCall, ToolResult, pairs
-from playground.rules import load_rules
+from playground.export import requests as exports
+from playground.rules.ruleset import load_rules
 
 from .conftest import ROOT, SHARED, TRACES, load_shared, shared
 
@@ -250,8 +251,8 @@ def test_the_real_swe_agent_trace_wrapped_in_its_format_reads_as_the_trace():
                                               ("sweagent-function-calling.traj", "swe-agent"),
                                               ("mini-swe-agent.traj.json", "mini-swe-agent")])
 def test_count_json_names_the_source(file, source):
-    from playground.report import count_to_json
-    from playground.tokens import Meter
+    from playground.meter.tokens import Meter
+    from playground.present.report import count_to_json
 
     conversation = formats.loads((DATA / file).read_bytes())
     data = count_to_json(Meter(conversation.model).count(conversation), conversation)
@@ -290,9 +291,9 @@ def test_a_log_written_in_its_api_format_reads_back_to_the_same_items(session):
 
 def test_a_summary_keeps_the_log_the_conversation_came_from():
     """Summarizing splices a message in and re-reads the request: the source and notes stay."""
-    from playground.offline import OfflineSummarizer
-    from playground.summarize import SummarySettings, run
-    from playground.tokens import Meter
+    from playground.meter.tokens import Meter
+    from playground.summarize.history import SummarySettings, run
+    from playground.summarize.offline import OfflineSummarizer
 
     conversation = formats.loads((DATA / "codex-rollout.jsonl").read_bytes())
     done = run(conversation, conversation, SummarySettings(limit=0, keep_steps=1), OfflineSummarizer(),

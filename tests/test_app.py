@@ -9,12 +9,14 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from playground import defaults, formats, presets, render
+from playground import formats
 from playground.compaction import Settings
 from playground.engine import optimize
-from playground.prices import read_prices
-from playground.rules import book_rules
-from playground.summarize import SummarySettings
+from playground.present import render
+from playground.rules.ruleset import book_rules
+from playground.run.prices import read_prices
+from playground.summarize.history import SummarySettings
+from playground.workbench import defaults, presets
 
 from .conftest import ROOT
 from .openai_stub import StubServer
@@ -486,8 +488,8 @@ def _open_workspace(at: AppTest, name: str, data: bytes) -> AppTest:
 
 
 def test_a_saved_workspace_opens_in_a_fresh_session_as_it_was():
-    from playground import workspace
     from playground.ui.workspace_panel import snapshot
+    from playground.workbench import workspace
 
     tuned = _tuned()
     saved = snapshot(tuned.session_state)
@@ -547,7 +549,7 @@ def test_a_long_conversation_picks_its_builder_item_by_number():
     at.sidebar.selectbox(key="preset").set_value(large.key)
     rerun(at)
     assert not [s for s in at.selectbox if s.key == "builder_item"]  # no list of hundreds of labels
-    from playground import builder
+    from playground.workbench import builder
 
     texts = [builder.fields_of(item).text for item in large.conversation.items]
     position = next(p for p, text in enumerate(texts) if p > 0 and text and text != texts[0])

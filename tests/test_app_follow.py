@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from playground.presets import list_presets
-from playground.prices import read_prices
-from playground.rules import book_rules
-from playground.ruletable import tables_from_rules
+from playground.rules.editor import tables_from_rules
+from playground.rules.ruleset import book_rules
+from playground.run.prices import read_prices
+from playground.workbench.presets import list_presets
 
 from .conftest import ROOT, SHARED, shared
 from .test_app import _fresh_caches, healthy  # noqa: F401 - the caches fixture, autouse here too

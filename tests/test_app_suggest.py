@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from playground import formats
 from playground.compaction import Settings, compact
-from playground.suggest import preview, suggest_rules
-from playground.tokens import Meter
+from playground.meter.tokens import Meter
+from playground.tune.suggest import preview, suggest_rules
 
 from .conftest import ROOT
 

@@ -9,18 +9,21 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from playground import exports, formats, render, view, workspace
+from playground import formats
 from playground.compaction import Settings
+from playground.conversation import ToolCall
 from playground.engine import Engine
-from playground.errorpatterns import DEFAULT_ERROR_PATTERNS, load_error_patterns
-from playground.factor import Calibration
-from playground.model import ToolCall
-from playground.prices import read_prices
-from playground.rules import Rules, book_rules
-from playground.summarize import SummarySettings
+from playground.export import requests as exports
+from playground.meter.factor import Calibration
+from playground.present import render, view
+from playground.rules.errorpatterns import DEFAULT_ERROR_PATTERNS, load_error_patterns
+from playground.rules.ruleset import Rules, book_rules
+from playground.run.prices import read_prices
+from playground.summarize.history import SummarySettings
 from playground.ui import state
 from playground.ui.workspace_panel import snapshot
-from playground.workspace import Workspace
+from playground.workbench import workspace
+from playground.workbench.workspace import Workspace
 
 from .conftest import SHARED, shared
 from .test_app import PRESETS, _summarizing, healthy, metrics, paste, rerun, start

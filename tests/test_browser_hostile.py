@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from playground import presets
+from playground.workbench import presets
 
 from .test_app import Numbers
 
@@ -132,7 +132,7 @@ def test_a_catastrophic_pattern_in_one_session_leaves_another_responsive():
     from playwright.sync_api import expect, sync_playwright
 
     from playground import formats
-    from playground.rules import load_rules
+    from playground.rules.ruleset import load_rules
 
     from .test_browser import ARGS, CHROMIUM
 

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from playground import presets, workspace
+from playground.workbench import presets, workspace
 
 # The app, browser and page fixtures of test_browser.py, imported under their own names (pytest finds a
 # fixture by name), which the tests' parameters then reuse.

@@ -7,10 +7,11 @@ import re
 
 import pytest
 
-from playground import builder, formats
-from playground.builder import Fields
+from playground import formats
+from playground.conversation import Part, ToolCall, ToolResult
 from playground.errors import InputError
-from playground.model import Part, ToolCall, ToolResult
+from playground.workbench import builder
+from playground.workbench.builder import Fields
 
 from .test_compaction import book_scenario
 

@@ -8,9 +8,10 @@ import sys
 
 import pytest
 
-from playground import calibration, formats, tokens
+from playground import formats
 from playground.engine import Engine
 from playground.errors import InputError
+from playground.meter import calibration, tokens
 
 from .conftest import ROOT, TOKEN_COUNTS, load_shared
 

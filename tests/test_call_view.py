@@ -9,11 +9,12 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from playground import formats, view
+from playground import formats
+from playground.meter.tokens import Meter
 from playground.policies import POLICIES, NonePolicy, RulesPolicy, SummarizePolicy, make
-from playground.prices import read_prices
-from playground.replay import call_starts, replay
-from playground.tokens import Meter
+from playground.present import view
+from playground.run.prices import read_prices
+from playground.run.replay import call_starts, replay
 
 from .strategies import REQUESTS
 from .test_compaction import book_scenario

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from playground.factor import Calibration
+from playground.meter.factor import Calibration
+from playground.meter.tokens import Meter
 from playground.policies import ClearToolUsesPolicy
-from playground.presets import list_presets
-from playground.replay import call_starts
-from playground.tokens import Meter
+from playground.run.replay import call_starts
+from playground.workbench.presets import list_presets
 
 METERS = {"calibrated gpt-4o": lambda: Meter("gpt-4o", Calibration("gpt-4o", 1.37, samples=3)),
           "claude": lambda: Meter("claude-sonnet-4-5")}

@@ -9,14 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import formats, report, tokens, view
+from playground import formats
 from playground.compaction import Settings, apply_rules, compact, final_items, walk
-from playground.errorpatterns import DATA_FILE as DEFAULT_ERROR_PATTERNS_FILE
-from playground.errorpatterns import DEFAULT_ERROR_PATTERNS, error_detail
+from playground.conversation import Message, ToolCall, ToolResult, content_text, pairs, role_of
 from playground.errors import InputError
-from playground.model import Message, ToolCall, ToolResult, content_text, pairs, role_of
-from playground.presets import list_presets
-from playground.rules import book_rules, load_rules
+from playground.meter import tokens
+from playground.present import report, view
+from playground.rules.errorpatterns import DATA_FILE as DEFAULT_ERROR_PATTERNS_FILE
+from playground.rules.errorpatterns import DEFAULT_ERROR_PATTERNS, error_detail
+from playground.rules.ruleset import book_rules, load_rules
+from playground.workbench.presets import list_presets
 
 from .conftest import TRACES, shared
 from .strategies import REQUESTS

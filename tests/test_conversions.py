@@ -10,10 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from playground import exports, formats
+from playground import formats
+from playground.conversation import Message, ToolCall, ToolResult
+from playground.export import requests as exports
 from playground.formats.convert import convert
-from playground.model import Message, ToolCall, ToolResult
-from playground.presets import list_presets
+from playground.workbench.presets import list_presets
 
 from .conftest import ROOT, SHARED, TRACES, shared
 from .strategies import REQUESTS

@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import defaults, formats
-from playground.prices import DEFAULT_MODEL, read_prices
-from playground.rules import book_rules
+from playground import formats
+from playground.rules.ruleset import book_rules
+from playground.run.prices import DEFAULT_MODEL, read_prices
+from playground.workbench import defaults
 
 from .conftest import ROOT, SHARED, shared
 

@@ -7,9 +7,9 @@ import ast
 from pathlib import Path
 
 from playground.compaction import Settings
+from playground.conversation import ToolCall
 from playground.engine import Engine
-from playground.model import ToolCall
-from playground.rules import book_rules
+from playground.rules.ruleset import book_rules
 
 from .test_compaction import book_scenario
 

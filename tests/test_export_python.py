@@ -15,14 +15,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import formats, presets
+from playground import formats
 from playground.compaction import Settings, compact
+from playground.conversation import Conversation
 from playground.errors import InputError
-from playground.export_python import export_python
-from playground.model import Conversation
-from playground.rules import Rules, load_rules
-from playground.rulesets import RULESETS
-from playground.tokens import Meter
+from playground.export.python import export_python
+from playground.meter.tokens import Meter
+from playground.rules.ruleset import Rules, load_rules
+from playground.tune.rulesets import RULESETS
+from playground.workbench import presets
 
 from . import strategies
 from .conftest import SHARED, TRACES, shared

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground import formats
+from playground.conversation import ABSENT, Message, ToolCall, ToolResult
 from playground.errors import InputError
-from playground.model import ABSENT, Message, ToolCall, ToolResult
 
 from .conftest import TOKEN_COUNTS, TRACES, load_shared
 from .strategies import REQUESTS

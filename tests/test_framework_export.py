@@ -11,12 +11,12 @@ from anthropic.types.beta import BetaClearToolUses20250919EditParam, BetaContext
 from langchain.agents.middleware import ClearToolUsesEdit
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from playground import exports
 from playground.compaction import Settings, compact
-from playground.framework_export import framework_settings
-from playground.model import Conversation, Message, ToolCall, ToolResult, link
-from playground.rules import Rules, load_rules
-from playground.rulesets import observation_masking
+from playground.conversation import Conversation, Message, ToolCall, ToolResult, link
+from playground.export import requests as exports
+from playground.export.framework import framework_settings
+from playground.rules.ruleset import Rules, load_rules
+from playground.tune.rulesets import observation_masking
 
 
 def _run() -> Conversation:

@@ -19,7 +19,7 @@ from playground import cli
 from .conftest import SHARED
 
 ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = ROOT / "tests" / "data" / "golden"
+GOLDEN = ROOT / "tests" / "golden"
 RECORD = bool(os.environ.get("PLAYGROUND_RECORD_GOLDEN"))
 PROJECT = [*sorted((ROOT / "presets").glob("*.json")),
            *sorted(p for p in (ROOT / "tests" / "data").iterdir() if p.suffix in (".jsonl", ".traj", ".json"))]

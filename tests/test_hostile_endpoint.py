@@ -11,8 +11,8 @@ import tracemalloc
 
 import pytest
 
-from playground.llm import Endpoint, OpenAISummarizer, reply_cap
-from playground.summarize import SummarizerError
+from playground.summarize.endpoint import Endpoint, OpenAISummarizer, reply_cap
+from playground.summarize.history import SummarizerError
 
 from .openai_stub import StubServer
 from .test_summarize import cli, plan_for_tests

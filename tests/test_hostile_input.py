@@ -12,12 +12,14 @@ import tomllib
 
 import pytest
 
-from playground import formats, limits, presets, render, workspace
-from playground.calibration import load_calibrations, read_pasted
+from playground import formats, limits
+from playground.conversation import Conversation
 from playground.errors import InputError
-from playground.model import Conversation
-from playground.rules import load_rules
-from playground.workspace import Workspace
+from playground.meter.calibration import load_calibrations, read_pasted
+from playground.present import render
+from playground.rules.ruleset import load_rules
+from playground.workbench import presets, workspace
+from playground.workbench.workspace import Workspace
 
 from .conftest import ROOT
 from .test_app import healthy, rerun, start
@@ -340,8 +342,8 @@ def test_a_large_input_limit_does_not_mean_a_buffer_that_large(book_file):
 
 
 def test_a_tool_with_an_empty_name_gets_no_suggested_rule():
-    from playground.suggest import suggest_rules
-    from playground.tokens import Meter
+    from playground.meter.tokens import Meter
+    from playground.tune.suggest import suggest_rules
 
     conversation = formats.read(_chat(_call("c1", name=""), _result("c1", "x " * 2000),
                                       {"role": "user", "content": "ok"}))

@@ -20,12 +20,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from playground import cli, formats, presets, workspace
-from playground.calibration import load_calibrations, read_pasted
+from playground import cli, formats
+from playground.conversation import Conversation
 from playground.errors import InputError
-from playground.model import Conversation
-from playground.rules import load_rules
-from playground.workspace import Workspace
+from playground.meter.calibration import load_calibrations, read_pasted
+from playground.rules.ruleset import load_rules
+from playground.workbench import presets, workspace
+from playground.workbench.workspace import Workspace
 
 from .conftest import ROOT
 from .strategies import chat_requests

@@ -7,15 +7,15 @@ from dataclasses import replace
 
 import pytest
 
-from playground import lessons
 from playground.compaction import Settings, compact
+from playground.conversation import ToolCall
 from playground.engine import optimize
 from playground.errors import InputError
-from playground.model import ToolCall
-from playground.presets import list_presets
-from playground.suggest import suggest_rules
-from playground.summarize import SummarySettings
-from playground.tokens import Meter
+from playground.meter.tokens import Meter
+from playground.summarize.history import SummarySettings
+from playground.tune.suggest import suggest_rules
+from playground.workbench import lessons
+from playground.workbench.presets import list_presets
 
 PRESETS = {preset.key: preset for preset in list_presets()}
 LESSONS = lessons.load_lessons(presets=set(PRESETS))

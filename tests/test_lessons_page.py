@@ -8,8 +8,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from playground import lessons
-from playground.presets import list_presets
+from playground.workbench import lessons
+from playground.workbench.presets import list_presets
 
 from .conftest import ROOT
 

@@ -9,7 +9,9 @@ import statistics
 import pytest
 from PIL import Image
 
-from playground import accuracy, claude, fitting, formats, images, tokens
+from playground import formats
+from playground.meter import claude, images, tokens
+from playground.refit import accuracy, fitting
 
 from .conftest import TOKEN_COUNTS, shared
 

@@ -15,18 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from playground import formats, view
+from playground import formats
 from playground.compaction import Settings
+from playground.conversation import Conversation
 from playground.engine import Engine
-from playground.model import Conversation
-from playground.offline import OfflineSummarizer
 from playground.policies import RulesPolicy
-from playground.presets import list_presets
-from playground.prices import read_prices
-from playground.replay import call_starts, replay
-from playground.rules import Rules
-from playground.rulesets import RULESETS
-from playground.summarize import SummarySettings
+from playground.present import view
+from playground.rules.ruleset import Rules
+from playground.run.prices import read_prices
+from playground.run.replay import call_starts, replay
+from playground.summarize.history import SummarySettings
+from playground.summarize.offline import OfflineSummarizer
+from playground.tune.rulesets import RULESETS
+from playground.workbench.presets import list_presets
 
 from .conftest import SHARED, shared
 

@@ -10,8 +10,8 @@ import pytest
 
 from playground import formats
 from playground.compaction import Settings, compact
-from playground.presets import Preset, list_presets
-from playground.tokens import count
+from playground.meter.tokens import count
+from playground.workbench.presets import Preset, list_presets
 
 from .conftest import ROOT
 

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import errorpatterns
-from playground.errorpatterns import DEFAULT_ERROR_PATTERNS, ErrorPattern, load_error_patterns
 from playground.errors import InputError
-from playground.regex import RegexError, compile_pattern
-from playground.rules import Template, load_rules, tool_matches
+from playground.rules import errorpatterns
+from playground.rules.errorpatterns import DEFAULT_ERROR_PATTERNS, ErrorPattern, load_error_patterns
+from playground.rules.regex import RegexError, compile_pattern
+from playground.rules.ruleset import Template, load_rules, tool_matches
 
 # Each takes minutes with Python's backtracking re on the texts below (the first ran for over 60 s on
 # 41 characters before it was killed); with RE2 each search is linear in the text.
@@ -63,8 +63,8 @@ def test_a_pattern_only_re2_understands_is_refused_for_the_exported_compactor():
 
 
 def test_the_refusal_is_the_rows_message_on_the_rules_tab():
-    from playground.model import Conversation
-    from playground.ruletable import error_patterns_from_rows
+    from playground.conversation import Conversation
+    from playground.rules.editor import error_patterns_from_rows
 
     rows = [{"name": "fine", "pattern": "^BOOM"}, {"name": "evil", "pattern": "(a)\\1"}]
     patterns, checks = error_patterns_from_rows(rows, Conversation(items=()), DEFAULT_ERROR_PATTERNS)

@@ -10,13 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from playground import formats
-from playground.compare import compare
 from playground.errors import InputError
+from playground.meter.tokens import Meter
 from playground.policies import POLICIES, MaskingPolicy, NonePolicy, RulesPolicy, make
-from playground.prices import load_prices, read_prices
-from playground.promptcache import CacheUse, PromptCache, call_cost
-from playground.replay import Call, Replay, call_starts, replay
-from playground.tokens import Meter
+from playground.run.compare import compare
+from playground.run.prices import load_prices, read_prices
+from playground.run.promptcache import CacheUse, PromptCache, call_cost
+from playground.run.replay import Call, Replay, call_starts, replay
 
 from .conftest import TRACES, load_shared
 from .strategies import REQUESTS
@@ -239,7 +239,7 @@ def test_a_cache_model_of_another_provider_is_refused(book_file, model, cache):
 
 
 def test_the_suggested_preset_replays_the_rules_suggested_for_the_conversation(book_file):
-    from playground.rulesets import RULESETS
+    from playground.tune.rulesets import RULESETS
 
     done = cli("replay", str(book_file), "--preset", "suggested", "--threshold", "0", "--no-summarize", "--json")
     if "suggested" not in RULESETS:  # a branch without the suggestion work: one line, exit 2
@@ -314,7 +314,7 @@ class _Reorder:
     def apply(self, conversation, meter):
         from dataclasses import replace as swap
 
-        from playground.model import ToolResult, content_text
+        from playground.conversation import ToolResult, content_text
         from playground.policies import PolicyResult
 
         items = list(conversation.items)

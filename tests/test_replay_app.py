@@ -9,14 +9,14 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from playground import presets, workspace
-from playground.compare import compare
+from playground.meter.tokens import Meter
 from playground.policies import POLICIES, make
-from playground.prices import read_prices
-from playground.replay import replay
-from playground.tokens import Meter
+from playground.run.compare import compare
+from playground.run.prices import read_prices
+from playground.run.replay import replay
 from playground.ui import run_panel
 from playground.ui.workspace_panel import saved_values, snapshot
+from playground.workbench import presets, workspace
 
 from .conftest import ROOT
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from playground.errors import InputError
-from playground.rules import (
+from playground.rules.ruleset import (
     Template,
     book_rules,
     field_values,

@@ -8,14 +8,21 @@ from dataclasses import replace
 
 import pytest
 
-from playground import breakdown, builder, exports, formats, render, rulesets, ruletable, tokens, view
-from playground.builder import Fields
+from playground import formats
 from playground.compaction import Settings, compact
 from playground.engine import optimize
 from playground.errors import InputError
-from playground.prices import read_prices
-from playground.rules import book_rules, load_rules
-from playground.summarize import SummarySettings
+from playground.export import requests as exports
+from playground.meter import tokens
+from playground.present import render, view
+from playground.rules import breakdown
+from playground.rules import editor as ruletable
+from playground.rules.ruleset import book_rules, load_rules
+from playground.run.prices import read_prices
+from playground.summarize.history import SummarySettings
+from playground.tune import rulesets
+from playground.workbench import builder
+from playground.workbench.builder import Fields
 
 from .test_compaction import book_scenario, call
 

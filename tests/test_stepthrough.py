@@ -10,11 +10,14 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from playground import compaction, cut, formats, rulesets, stepthrough
+from playground import compaction, formats
 from playground.compaction import Settings, compact
-from playground.model import Message
-from playground.presets import list_presets
-from playground.tokens import Meter
+from playground.conversation import Message
+from playground.meter.tokens import Meter
+from playground.present import stepthrough
+from playground.summarize import cut
+from playground.tune import rulesets
+from playground.workbench.presets import list_presets
 
 from .conftest import ROOT, TRACES, load_shared
 

@@ -10,14 +10,14 @@ import pytest
 
 from playground import formats
 from playground.compaction import Settings, apply_rules, compact
-from playground.errorpatterns import error_detail
+from playground.conversation import Conversation, Message, ToolCall, ToolResult, content_text, link, pairs
 from playground.errors import InputError
-from playground.model import Conversation, Message, ToolCall, ToolResult, content_text, link, pairs
-from playground.report import report_to_json
-from playground.rules import Rules, load_rules, rules_to_json
-from playground.rulesets import RULESETS
-from playground.suggest import LARGE_ARGUMENT, add_rows, min_tokens, no_match_message, preview, suggest_rules
-from playground.tokens import Meter
+from playground.meter.tokens import Meter
+from playground.present.report import report_to_json
+from playground.rules.errorpatterns import error_detail
+from playground.rules.ruleset import Rules, load_rules, rules_to_json
+from playground.tune.rulesets import RULESETS
+from playground.tune.suggest import LARGE_ARGUMENT, add_rows, min_tokens, no_match_message, preview, suggest_rules
 
 from .conftest import ROOT, SHARED, TRACES, shared
 

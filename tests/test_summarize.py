@@ -13,17 +13,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import formats, keys, tokens
+from playground import formats
 from playground.compaction import Settings
-from playground.cut import MARKER, cut_steps, is_summary, span
+from playground.conversation import ToolCall, ToolResult, content_text, pairs, role_of
 from playground.engine import optimize
 from playground.errors import InputError
-from playground.llm import Endpoint, OpenAISummarizer
-from playground.model import ToolCall, ToolResult, content_text, pairs, role_of
-from playground.offline import OFFLINE_LABEL, OfflineSummarizer
-from playground.presets import list_presets
-from playground.rules import book_rules
-from playground.summarize import SummarizerError, SummarySettings, plan, run
+from playground.meter import tokens
+from playground.rules.ruleset import book_rules
+from playground.summarize import keys
+from playground.summarize.cut import MARKER, cut_steps, is_summary, span
+from playground.summarize.endpoint import Endpoint, OpenAISummarizer
+from playground.summarize.history import SummarizerError, SummarySettings, plan, run
+from playground.summarize.offline import OFFLINE_LABEL, OfflineSummarizer
+from playground.workbench.presets import list_presets
 
 from .conftest import ROOT
 from .openai_stub import SUMMARY, StubServer
@@ -446,7 +448,7 @@ def _check_steps(items, keep):
 
 
 def test_cut_steps_end_at_the_span_on_every_preset_and_trace():
-    from playground import presets
+    from playground.workbench import presets
 
     from .conftest import TRACES, shared
 

@@ -11,8 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import accuracy, encodings, formats, tokens
-from playground.model import Conversation, Message, Origin
+from playground import formats
+from playground.conversation import Conversation, Message, Origin
+from playground.meter import encodings, tokens
+from playground.refit import accuracy
 
 from .conftest import ROOT, TOKEN_COUNTS, load_shared, shared
 from .strategies import REQUESTS
@@ -133,7 +135,7 @@ def test_vocabularies_load_offline_and_write_nothing(tmp_path):
         "import socket\n"
         "def refuse(*a, **k): raise OSError('network used')\n"
         "socket.socket.connect = refuse; socket.create_connection = refuse\n"
-        "from playground.encodings import get_encoding\n"
+        "from playground.meter.encodings import get_encoding\n"
         "print(get_encoding('o200k_base').encode('hello world'), get_encoding('cl100k_base').encode('hello world'))\n"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "TMPDIR": str(tmp_path)}

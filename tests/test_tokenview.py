@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import tokenview
-from playground.tokens import Meter
+from playground.meter.tokens import Meter
+from playground.present import tokenview
 
 METER = Meter("gpt-4o")
 
@@ -50,7 +50,7 @@ def test_a_large_text_shows_its_first_tokens_and_the_true_total():
 
 
 def test_the_text_drawn_is_what_the_meter_tokenizes():
-    from playground.model import Message, ToolCall
+    from playground.conversation import Message, ToolCall
 
     call = ToolCall(call_id="c1", name="create_file", arguments='{"file_path":"a.md","content":"# Title"}')
     assert tokenview.measured_text(call) == call.arguments
@@ -70,7 +70,7 @@ def test_html_escapes_and_alternates():
 def test_the_page_shows_an_items_tokens_and_more_on_request():
     from streamlit.testing.v1 import AppTest
 
-    from playground.presets import list_presets
+    from playground.workbench.presets import list_presets
 
     from .conftest import ROOT
 

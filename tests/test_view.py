@@ -11,14 +11,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import formats, render, view
+from playground import formats
 from playground.compaction import Settings, compact
+from playground.conversation import role_of
 from playground.engine import optimize
-from playground.model import role_of
-from playground.prices import load_prices, read_prices
-from playground.rules import book_rules
-from playground.summarize import SummarySettings
-from playground.tokens import TokenCount
+from playground.meter.tokens import TokenCount
+from playground.present import render, view
+from playground.rules.ruleset import book_rules
+from playground.run.prices import load_prices, read_prices
+from playground.summarize.history import SummarySettings
 
 from .test_compaction import book_scenario, call
 

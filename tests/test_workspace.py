@@ -9,14 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from playground import formats, presets, rulesets, workspace
+from playground import formats
 from playground.errors import InputError
 from playground.limits import MAX_PRICE
 from playground.policies import POLICIES
-from playground.prices import PRICE_FIELDS
-from playground.promptcache import CACHE_MODELS
-from playground.replay import MODES
-from playground.workspace import ReplaySettings, Summarization, Workspace
+from playground.run.prices import PRICE_FIELDS
+from playground.run.promptcache import CACHE_MODELS
+from playground.run.replay import MODES
+from playground.tune import rulesets
+from playground.workbench import presets, workspace
+from playground.workbench.workspace import ReplaySettings, Summarization, Workspace
 
 from .strategies import anthropic_requests, chat_requests, native_documents, responses_requests
 

@@ -17,9 +17,9 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
+from ..conversation import Conversation, Item, ToolCall, pairing_notes
 from ..errors import InputError
 from ..limits import MAX_DIGITS
-from ..model import Conversation, Item, ToolCall, pairing_notes
 from . import anthropic, chat, claude_code, codex, native, responses, swe_agent
 from ._reader import Reader
 from .convert import convert

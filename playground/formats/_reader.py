@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import Conversation
+from ..conversation import Conversation
 
 
 @dataclass(frozen=True)

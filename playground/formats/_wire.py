@@ -7,8 +7,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ..conversation import ABSENT, Content, JsonObject, Part, Tool, ToolCall, frozen
 from ..errors import InputError
-from ..model import ABSENT, Content, JsonObject, Part, Tool, ToolCall, frozen
 
 _TYPE_WORDS = {str: "a string", list: "a list", dict: "an object", bool: "true or false"}
 

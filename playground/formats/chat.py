@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Conversation, Item, Message, Origin, Tool, ToolCall, ToolResult, frozen, link
+from ..conversation import Conversation, Item, Message, Origin, Tool, ToolCall, ToolResult, frozen, link
 from ._wire import (
     check,
     each_object,

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..model import Conversation
+from ..conversation import Conversation
 from ..words import count
 from . import anthropic
 from ._reader import Reader, counted, log_lines

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..model import Conversation
+from ..conversation import Conversation
 from ..words import count
 from . import responses
 from ._reader import Reader, counted, log_lines

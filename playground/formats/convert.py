@@ -13,8 +13,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..errors import InputError
-from ..model import (
+from ..conversation import (
     ABSENT,
     EMPTY,
     Content,
@@ -27,7 +26,9 @@ from ..model import (
     content_text,
     frozen,
     has_non_text,
+    is_instruction,
 )
+from ..errors import InputError
 
 _TITLES = {"chat": "Chat Completions", "responses": "Responses", "anthropic": "Anthropic Messages",
            "native": "the native format"}
@@ -215,8 +216,6 @@ def _call(call: ToolCall, target: str, losses: _Losses, kind: str | None) -> Too
     return replace(call, origin=None, extra=EMPTY, arguments=arguments)
 
 
-def _is_system(item: Item) -> bool:
-    return isinstance(item, Message) and item.role in ("system", "developer")
 
 
 def _system_to_top(instructions: Content, items: list[Item], losses: _Losses) -> tuple[Content, list[Item]]:
@@ -225,7 +224,7 @@ def _system_to_top(instructions: Content, items: list[Item], losses: _Losses) ->
     texts = [content_text(instructions)] if instructions not in (None, ABSENT) else []
     kept: list[Item] = []
     for position, item in enumerate(items):
-        if not _is_system(item):
+        if not is_instruction(item):
             kept.append(item)
             continue
         texts.append(content_text(item.content))

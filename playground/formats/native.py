@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..conversation import Conversation, Item, Message, Origin, Tool, ToolCall, ToolResult, link
 from ..errors import InputError
-from ..model import Conversation, Item, Message, Origin, Tool, ToolCall, ToolResult, link
 from ._wire import (
     check,
     each_object,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..model import Conversation, Item, Message, Origin, Part, Tool, ToolCall, ToolResult, frozen, link
+from ..conversation import Conversation, Item, Message, Origin, Part, Tool, ToolCall, ToolResult, frozen, link
 from ._wire import check, each_object, function_fields, maybe, need, put_content, read_content, read_tool, rest
 
 NAME = "responses"

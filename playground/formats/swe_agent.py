@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..model import Conversation, ToolCall
+from ..conversation import Conversation, ToolCall
 from . import chat
 from ._reader import Reader, counted
 from ._wire import check, need

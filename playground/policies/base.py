@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..model import Conversation, Item, Message
-from ..tokens import Meter
+from ..conversation import Conversation, Item, Message, is_instruction
+from ..meter.tokens import Meter
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,9 @@ class RunningTotal:
 def _changes_earlier_counts(item: Item, meter: Meter) -> bool:
     """An item whose arrival changes what earlier items cost: a system message (tool definitions)
     or, for Claude, a user message (thinking before it is no longer the current turn's)."""
-    return is_system(item) or (meter.claude and isinstance(item, Message) and item.role == "user")
+    return is_instruction(item) or (meter.claude and isinstance(item, Message) and item.role == "user")
 
 
-def is_system(item: Item) -> bool:
-    """A system or developer message: its presence changes what tool definitions cost."""
-    return isinstance(item, Message) and item.role in ("system", "developer")
 
 
 def unchanged(conversation: Conversation, report: Any = None) -> PolicyResult:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from ..conversation import Conversation, Item, ToolCall, ToolResult, pairs
 from ..errors import InputError
-from ..model import Conversation, Item, ToolCall, ToolResult, pairs
-from ..tokens import Layout, Meter
+from ..meter.tokens import Layout, Meter
 from .base import PolicyResult, RunningTotal, unchanged
 
 PLACEHOLDER = "[cleared]"

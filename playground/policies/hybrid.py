@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..compaction import DEFAULT_THRESHOLD
-from ..model import Conversation
-from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings
-from ..tokens import Meter
+from ..conversation import Conversation
+from ..meter.tokens import Meter
+from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
 from .base import PolicyResult, RunningTotal, unchanged
 from .masking import DEFAULT_WINDOW, MaskingPolicy, Memo, mask
 from .summarize import summarize_over

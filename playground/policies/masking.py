@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from ..conversation import Conversation, Item, ToolResult, content_text
 from ..errors import InputError
-from ..model import Conversation, Item, ToolResult, content_text
-from ..tokens import Meter
+from ..meter.tokens import Meter
 from .base import PolicyResult, unchanged
 
 DEFAULT_WINDOW = 10

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..model import Conversation
-from ..tokens import Meter
+from ..conversation import Conversation
+from ..meter.tokens import Meter
 from .base import PolicyResult, unchanged
 
 

@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..compaction import DEFAULT_THRESHOLD, DecisionCache, Settings
+from ..conversation import Conversation
 from ..engine import optimize
-from ..model import Conversation
-from ..offline import OfflineSummarizer
-from ..rules import Rules, book_rules
-from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings, check_limit
-from ..tokens import Meter
+from ..meter.tokens import Meter
+from ..rules.ruleset import Rules, book_rules
+from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings, check_limit
+from ..summarize.offline import OfflineSummarizer
 from .base import PolicyResult, RunningTotal, unchanged
 
 

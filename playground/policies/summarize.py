@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..compaction import DEFAULT_THRESHOLD
-from ..model import Conversation
-from ..offline import OfflineSummarizer
-from ..summarize import DEFAULT_KEEP_STEPS, Summarization, SummarySettings, run
-from ..tokens import Meter
+from ..conversation import Conversation
+from ..meter.tokens import Meter
+from ..summarize.history import DEFAULT_KEEP_STEPS, Summarization, SummarySettings, run
+from ..summarize.offline import OfflineSummarizer
 from .base import PolicyResult, RunningTotal, unchanged
 
 

@@ -6,13 +6,15 @@ import logging
 
 import streamlit as st
 
-from .. import exports, formats, render, view
+from .. import formats
 from ..compaction import Settings
 from ..engine import Optimized
 from ..errors import InputError
-from ..offline import OfflineSummarizer
-from ..prices import read_prices
-from ..tokens import TokenCount
+from ..export import requests as exports
+from ..meter.tokens import TokenCount
+from ..present import render, view
+from ..run.prices import read_prices
+from ..summarize.offline import OfflineSummarizer
 from . import (
     calibration_panel,
     compare_panel,

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..calibration import Pasted, read_pasted
+from ..conversation import Conversation
 from ..errors import InputError
-from ..model import Conversation
+from ..meter.calibration import Pasted, read_pasted
 from . import state
 
 PASTE, APPLY, LAST = "calibration_paste", "calibration_apply", "calibration_last"

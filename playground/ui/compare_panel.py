@@ -6,14 +6,14 @@ import altair as alt
 import streamlit as st
 
 from ..compaction import Settings
-from ..compare import compare
-from ..model import Conversation
+from ..conversation import Conversation
 from ..policies import POLICIES, make
-from ..replay import MODES, call_starts
-from ..rules import Rules
-from ..summarize import SummarySettings
+from ..rules.ruleset import Rules
+from ..run.compare import compare
+from ..run.replay import MODES, call_starts
+from ..summarize.history import SummarySettings
 from ..words import count
-from ..workspace import ReplaySettings
+from ..workbench.workspace import ReplaySettings
 from . import run_panel, state
 
 MODE, CACHE, SHOW = "compare_mode", state.COMPARE_CACHE, "compare_show"

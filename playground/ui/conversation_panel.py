@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import builder, formats, render
-from ..builder import Fields
+from .. import formats
+from ..conversation import Conversation
 from ..errors import InputError
-from ..model import Conversation
+from ..present import render
+from ..workbench import builder
+from ..workbench.builder import Fields
 from . import state
 
 _FORMAT_OPTIONS = [state.AUTO, *formats.READERS]

@@ -16,12 +16,12 @@ from typing import Any
 
 import streamlit as st
 
-from .. import lessons
 from ..compaction import Settings
+from ..conversation import Conversation
 from ..engine import Optimized
 from ..errors import InputError
-from ..model import Conversation
-from ..rules import Rules
+from ..rules.ruleset import Rules
+from ..workbench import lessons
 from . import state, summary_panel
 
 PICK = "lesson_pick"  # the Lessons tab's picker (a widget: forgotten while the tab is not drawn)

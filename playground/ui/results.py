@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import breakdown, render, view
 from ..compaction import STAGES
+from ..conversation import Conversation
 from ..engine import Optimized
-from ..model import Conversation
-from ..prices import Price, read_prices
-from ..promptcache import RequestCost
-from ..rules import Rules
-from ..tokens import TokenCount
+from ..meter.tokens import TokenCount
+from ..present import render, view
+from ..rules import breakdown
+from ..rules.ruleset import Rules
+from ..run.prices import Price, read_prices
+from ..run.promptcache import RequestCost
 from . import state
 
 PAGE_SIZE = 40

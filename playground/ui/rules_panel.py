@@ -8,14 +8,13 @@ from typing import Any
 import pandas
 import streamlit as st
 
-from .. import exports, formats, render
+from .. import formats
+from ..conversation import Conversation
 from ..engine import Optimized
-from ..errorpatterns import DEFAULT_ERROR_PATTERNS
 from ..errors import InputError
-from ..model import Conversation
-from ..rules import Rules, load_rules
-from ..rulesets import MASK_KEEP_RECENT, RULESETS
-from ..ruletable import (
+from ..export import requests as exports
+from ..present import render
+from ..rules.editor import (
     CALL_COLUMNS,
     PATTERN_COLUMNS,
     RESULT_COLUMNS,
@@ -25,7 +24,10 @@ from ..ruletable import (
     rules_from_tables,
     tables_from_rules,
 )
-from ..suggest import Suggestion, add_rows, no_match_message, preview, suggest_rules
+from ..rules.errorpatterns import DEFAULT_ERROR_PATTERNS
+from ..rules.ruleset import Rules, load_rules
+from ..tune.rulesets import MASK_KEEP_RECENT, RULESETS
+from ..tune.suggest import Suggestion, add_rows, no_match_message, preview, suggest_rules
 from . import state
 
 SUGGESTION = "suggestion"  # (conversation, suggestion) being previewed, or absent

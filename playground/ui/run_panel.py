@@ -11,17 +11,17 @@ import altair as alt
 import streamlit as st
 
 from ..compaction import Settings
+from ..conversation import Conversation
 from ..limits import MAX_COUNT, MAX_PRICE, MAX_TOKENS
-from ..model import Conversation
 from ..policies import POLICIES, Policy, make
-from ..prices import Price, read_prices
-from ..promptcache import cache_models
-from ..replay import MODES, Replay, call_starts, chart_rows, replay, sweep, sweep_points
-from ..rules import Rules
-from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings
-from ..view import CallView, call_view
+from ..present.view import CallView, call_view
+from ..rules.ruleset import Rules
+from ..run.prices import Price, read_prices
+from ..run.promptcache import cache_models
+from ..run.replay import MODES, Replay, call_starts, chart_rows, replay, sweep, sweep_points
+from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
 from ..words import count
-from ..workspace import ReplaySettings
+from ..workbench.workspace import ReplaySettings
 from . import state
 
 CALL = "replay_call"  # the chosen call (position in the run's calls), for the before/after view

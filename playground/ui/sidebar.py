@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import defaults, render, view
 from ..limits import MAX_COUNT, MAX_TOKENS
-from ..prices import read_prices
+from ..present import render, view
+from ..run.prices import read_prices
+from ..workbench import defaults
 from . import state
 
 

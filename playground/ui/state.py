@@ -13,16 +13,17 @@ from typing import Any
 
 import streamlit as st
 
-from .. import defaults, formats, limits, presets
+from .. import formats, limits
 from ..compaction import Settings
+from ..conversation import Conversation
 from ..engine import Engine
-from ..errorpatterns import ErrorPatterns
 from ..errors import InputError
-from ..model import Conversation
-from ..prices import DEFAULT_MODEL, read_prices
-from ..rules import Rules
-from ..ruletable import edited_rows, tables_from_rules
-from ..view import threshold_range
+from ..present.view import threshold_range
+from ..rules.editor import edited_rows, tables_from_rules
+from ..rules.errorpatterns import ErrorPatterns
+from ..rules.ruleset import Rules
+from ..run.prices import DEFAULT_MODEL, read_prices
+from ..workbench import defaults, presets
 
 CONVERSATION = "conversation"
 SOURCE = "source"
@@ -117,10 +118,6 @@ def set_rules(rules: Rules) -> None:
     set_rule_rows(*tables_from_rules(rules))
     set_error_patterns(rules.error_patterns)
     st.session_state[VALUE_LIMIT] = rules.value_limit
-
-
-def pattern_rows() -> list[dict[str, Any]]:
-    return edited_rows(get(PATTERN_BASE), st.session_state.get(PATTERN_EDITOR))
 
 
 def rule_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import stepthrough
 from ..compaction import Settings
-from ..model import Conversation
-from ..rules import Rules
-from ..tokens import Meter
+from ..conversation import Conversation
+from ..meter.tokens import Meter
+from ..present import stepthrough
+from ..rules.ruleset import Rules
 from ..words import count
 from . import tokenview_panel
 

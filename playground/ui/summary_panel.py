@@ -18,12 +18,13 @@ import os
 
 import streamlit as st
 
-from .. import keys, render
 from ..engine import Optimized
 from ..errors import InputError
 from ..limits import MAX_COUNT, MAX_TOKENS
-from ..llm import Endpoint, OpenAISummarizer
-from ..summarize import (
+from ..present import render
+from ..summarize import keys
+from ..summarize.endpoint import Endpoint, OpenAISummarizer
+from ..summarize.history import (
     DEFAULT_ITEM_BUDGET,
     DEFAULT_KEEP_STEPS,
     DEFAULT_PROMPT,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import tokenview
-from ..model import Conversation, Item, ToolCall
-from ..tokens import Meter
+from ..conversation import Conversation, Item, ToolCall
+from ..meter.tokens import Meter
+from ..present import tokenview
 
 PICK = "tokens_item"
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import streamlit as st
 
-from .. import defaults, render, workspace
 from ..errors import InputError
-from ..prices import PRICE_FIELDS, read_prices
-from ..workspace import ReplaySettings, Summarization, Workspace
+from ..present import render
+from ..run.prices import PRICE_FIELDS, read_prices
+from ..workbench import defaults, workspace
+from ..workbench.workspace import ReplaySettings, Summarization, Workspace
 from . import calibration_panel, compare_panel, rules_panel, run_panel, state, summary_panel
 
 UPLOAD = "workspace_upload"

@@ -1,0 +1,314 @@
+"""The conversation model: one immutable shape for every wire format we read and write.
+
+A conversation is a flat sequence of items, as in the book's ``request.contents``: messages,
+tool calls and tool results. Each item remembers where it came from in the input (``Origin``)
+and keeps the wire keys we do not model (``extra``), so exporting gives back the input.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from .errors import InputError
+
+JsonObject = Mapping[str, Any]
+EMPTY: JsonObject = MappingProxyType({})
+
+
+def _empty() -> JsonObject:
+    return EMPTY
+
+
+def frozen(mapping: Mapping[str, Any] | None) -> JsonObject:
+    """A read-only view of a shallow copy, for the ``extra`` fields of frozen items."""
+    return MappingProxyType(dict(mapping)) if mapping else EMPTY
+
+
+class Absent(enum.Enum):
+    """A content key the wire message did not have at all (Chat assistants with tool calls
+    often omit it), kept apart from an explicit ``null`` so exports give back the input."""
+
+    ABSENT = "absent"
+
+
+ABSENT = Absent.ABSENT
+
+
+@dataclass(frozen=True)
+class Part:
+    """One block of multi-part content. Only text is modelled; other blocks ride along."""
+
+    type: str
+    text: str | None = None
+    extra: JsonObject = field(default_factory=_empty)
+
+
+Content = str | tuple[Part, ...] | None | Absent
+
+
+def content_text(content: Content) -> str:
+    """The text a model reads from ``content``: text parts joined, other parts skipped."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, tuple):
+        return "".join(part.text for part in content if part.text is not None)
+    return ""
+
+
+def has_non_text(content: Content) -> bool:
+    """Whether content holds blocks (images, files…) whose tokens we cannot count offline."""
+    return isinstance(content, tuple) and any(part.text is None for part in content)
+
+
+@dataclass(frozen=True, order=True)
+class Origin:
+    """Where an item sits in the input: ``index`` in the input's own list (``messages`` or
+    ``input``) and, when one message holds several blocks or calls, ``block`` within it."""
+
+    index: int
+    block: int | None = None
+
+    def __str__(self) -> str:
+        return f"item {self.index}" if self.block is None else f"item {self.index}, block {self.block}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Message:
+    """Text (or other content) from one role: system, developer, user or assistant."""
+
+    role: str
+    content: Content
+    name: str | None = None
+    origin: Origin | None = None
+    extra: JsonObject = field(default_factory=_empty)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """The assistant asking for a tool. ``arguments`` is JSON text, as the APIs send it."""
+
+    call_id: str
+    name: str
+    arguments: str
+    origin: Origin | None = None
+    extra: JsonObject = field(default_factory=_empty)
+
+    def parsed_arguments(self) -> JsonObject | None:
+        """The arguments as a read-only object, or None when they are not a JSON object
+        (models do sometimes emit malformed arguments; we keep those untouched)."""
+        return self._parsed
+
+    @functools.cached_property
+    def _parsed(self) -> JsonObject | None:
+        # Parsed once per call item (compaction and the page ask many times per rerun); the cache
+        # lives and dies with the item, so no session's arguments outlive it in a module global.
+        # (A frozen dataclass still allows this: cached_property writes the instance __dict__.)
+        try:
+            value = json.loads(self.arguments)
+        except (ValueError, RecursionError):
+            return None
+        return MappingProxyType(value) if isinstance(value, dict) else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolResult:
+    """What a tool returned. ``name`` is the tool's name, resolved from the matching call."""
+
+    call_id: str
+    content: Content
+    name: str = ""
+    is_error: bool = False
+    origin: Origin | None = None
+    extra: JsonObject = field(default_factory=_empty)
+
+
+Item = Message | ToolCall | ToolResult
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool definition offered to the model. ``kind`` is "function" for the functions we can
+    count; hosted tools (web search, …) keep their whole wire form in ``extra``."""
+
+    name: str
+    description: str = ""
+    parameters: JsonObject | None = None
+    kind: str = "function"
+    extra: JsonObject = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A request: the items, plus what surrounds them in the wire format.
+
+    ``instructions`` holds text that lives outside the item list (Anthropic ``system``,
+    Responses ``instructions``); Chat system messages stay items. ``extra`` keeps every other
+    request key (``tool_choice``, ``temperature``…) for export; ``bare`` marks input that was a
+    bare list of messages rather than a request body. ``source`` names the agent log a conversation
+    was read from (``format`` is then the API format it is written back in).
+    """
+
+    items: tuple[Item, ...]
+    format: str = "native"
+    model: str | None = None
+    instructions: Content = None
+    tools: tuple[Tool, ...] = ()
+    extra: JsonObject = field(default_factory=_empty)
+    bare: bool = False
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    source: str = ""  # the agent log it was read from (claude-code, codex, …); empty for an API request
+
+    def with_items(self, items: Iterable[Item]) -> Conversation:
+        return replace(self, items=tuple(items))
+
+
+class Same:
+    """A key part that is one particular object: equal only to itself, and held, so the object
+    cannot be freed while the key lives (an ``id()`` alone could be reused by a new object)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Same) and other.value is self.value
+
+
+def is_instruction(item: Item) -> bool:
+    """A system or developer message: instructions, not a turn (its presence also changes what
+    tool definitions cost, and summarization never cuts one)."""
+    return isinstance(item, Message) and item.role in ("system", "developer")
+
+
+def role_of(item: Item) -> str:
+    """The role an item speaks with: tool calls are the assistant's, results the tool's."""
+    if isinstance(item, Message):
+        return item.role
+    return "assistant" if isinstance(item, ToolCall) else "tool"
+
+
+def turn_starts(items: Sequence[Item]) -> list[int]:
+    """Positions where an assistant turn begins (an assistant item after a non-assistant one): in
+    a run, each is one LLM call's reply."""
+    return [p for p, item in enumerate(items)
+            if role_of(item) == "assistant" and (p == 0 or role_of(items[p - 1]) != "assistant")]
+
+
+def turn_end(items: Sequence[Item], start: int) -> int:
+    """Where the assistant turn beginning at ``start`` ends (the position after its last item)."""
+    end = start
+    while end < len(items) and role_of(items[end]) == "assistant":
+        end += 1
+    return end
+
+
+def item_kind(item: Item) -> str:
+    """``message``, ``call`` or ``result``: the words reports and the UI use."""
+    if isinstance(item, Message):
+        return "message"
+    return "call" if isinstance(item, ToolCall) else "result"
+
+
+def tool_name(item: Item) -> str | None:
+    return item.name if isinstance(item, ToolCall | ToolResult) else None
+
+
+def link(items: Iterable[Item], where: Any = str) -> tuple[Item, ...]:
+    """Give each tool result the name of the most recent earlier call with its id.
+
+    Real traces reuse call ids, so we pair with the latest call rather than reject the file.
+    A result whose id matches no earlier call is an error; ``where`` turns an item's origin
+    into the location named in that error.
+    """
+    latest: dict[str, str] = {}
+    linked: list[Item] = []
+    for position, item in enumerate(items):
+        if isinstance(item, ToolCall):
+            latest[item.call_id] = item.name
+        elif isinstance(item, ToolResult):
+            name = latest.get(item.call_id)
+            if name is None:
+                location = where(item.origin) if item.origin else f"item {position}"
+                raise InputError("tool result's call id matches no earlier tool call", where=location,
+                                 value=item.call_id)
+            linked.append(replace(item, name=name) if item.name != name else item)
+            continue
+        linked.append(item)
+    return tuple(linked)
+
+
+def pairs(items: tuple[Item, ...]) -> dict[int, int]:
+    """Map each tool call's position to the position of the result that answers it.
+
+    A result answers the most recent earlier call with its id, so a reused id pairs correctly.
+    Calls with no result yet are absent from the map.
+    """
+    open_calls: dict[str, int] = {}
+    answered: dict[int, int] = {}
+    for position, item in enumerate(items):
+        if isinstance(item, ToolCall):
+            open_calls[item.call_id] = position
+        elif isinstance(item, ToolResult) and item.call_id in open_calls:
+            answered.setdefault(open_calls[item.call_id], position)
+    return answered
+
+
+def pairing_notes(items: tuple[Item, ...], where: Any = str) -> tuple[str, ...]:
+    """What pairing calls with results had to decide, in words for the notes: a call id shared by
+    calls that are open at the same time, or by more results than calls (pairing is then a choice:
+    each result answers the latest earlier call with its id, as ``pairs`` does), and the calls with
+    no result (left as they are: compaction waits for a call's result). A call id reused after its
+    call was answered, as SWE-agent does, is not ambiguous and gets no note."""
+    def place(position: int) -> str:
+        origin = items[position].origin
+        return where(origin) if origin else f"item {position}"
+
+    answered = pairs(items)
+    by_id: dict[str, list[int]] = {}
+    ambiguous: dict[str, None] = {}
+    for position, item in enumerate(items):
+        if isinstance(item, ToolCall | ToolResult):
+            earlier = by_id.setdefault(item.call_id, [])
+            latest_call = next((p for p in reversed(earlier) if isinstance(items[p], ToolCall)), None)
+            second_call = isinstance(item, ToolCall) and latest_call not in answered  # while the first still waits
+            extra_result = isinstance(item, ToolResult) and answered.get(latest_call) != position  # its call is taken
+            if latest_call is not None and (second_call or extra_result):
+                ambiguous[item.call_id] = None
+            earlier.append(position)
+    notes = []
+    for call_id in ambiguous:
+        positions = by_id[call_id]
+        calls = [p for p in positions if isinstance(items[p], ToolCall)]
+        results = [p for p in positions if isinstance(items[p], ToolResult)]
+        unpaired = [p for p in results if p not in answered.values()]
+        said = (f"the call id {call_id!r} is shared by {_counted(calls, 'call', place)} and "
+                f"{_counted(results, 'result', place)}: which result answers which call is a guess, so each result "
+                "is paired with the latest call before it with that id")
+        if unpaired:
+            said += (f"; {_listed(unpaired, place)} then answer{'s' if len(unpaired) == 1 else ''} no call (a rule "
+                     "for that call's tool still applies, with no arguments to fill its template)")
+        notes.append(said)
+    pending = [p for p, item in enumerate(items) if isinstance(item, ToolCall) and p not in answered]
+    if pending:
+        notes.append(f"{_counted(pending, 'call', place)} with no result: left as "
+                     f"{'it is' if len(pending) == 1 else 'they are'} (a call is compacted only once its result is in)")
+    return tuple(notes)
+
+
+def _listed(positions: list[int], place: Any, shown: int = 5) -> str:
+    named = ", ".join(place(p) for p in positions[:shown])
+    return named + (f" and {len(positions) - shown} more" if len(positions) > shown else "")
+
+
+def _counted(positions: list[int], noun: str, place: Any) -> str:
+    return f"{len(positions)} {noun}{'' if len(positions) == 1 else 's'} ({_listed(positions, place)})"

@@ -1,0 +1,10 @@
+"""Counting, as the provider bills it: a ``Meter`` per model (tiktoken for OpenAI's formats,
+Claude's accounting for Anthropic's), the cost of tool definitions and images, the shipped
+vocabularies, and calibration from billed usage."""
+
+from .calibration import billed_tokens, calibrate, load_calibrations
+from .factor import Calibration
+from .tokens import Accounting, Layout, Meter, TokenCount, accounting_for, count
+
+__all__ = ["Accounting", "Calibration", "Layout", "Meter", "TokenCount", "accounting_for", "billed_tokens",
+           "calibrate", "count", "load_calibrations"]

@@ -1,0 +1,297 @@
+"""A whole run, call by call: what each LLM call's prompt costs with and without a policy.
+
+Each assistant turn is one call; its request is everything before it (instructions, tools and
+all). The policy is applied at every call as an agent would, in one of two modes:
+
+* ``stored``: edits are written into the history the agent keeps (the book's optimizer): the next
+  call's request is the previous edited request plus what came since.
+* ``per-call``: edits are made on a copy for each request and the history stays whole (LangChain's
+  middleware, Anthropic's server-side context editing), so an item that newly crosses into the
+  edited region breaks the cache again.
+
+Counting is incremental: every input item is counted once, for the whole run; a request is
+compared with the previous one by item identity and only the items after the first difference
+are counted (the meter caches per text) and hashed for the prompt cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any
+
+from ..conversation import Conversation, Item, Message, content_text, is_instruction, turn_end, turn_starts
+from ..errors import InputError
+from ..meter.claude import billed_thinking
+from ..meter.tokens import Layout, Meter
+from ..policies import Policy
+from .prices import Price
+from .promptcache import PromptCache, call_cost, check_cache, input_cost, link
+
+MODES = ("stored", "per-call")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One LLM call of the run. ``index`` is the assistant turn's position in the input's own list."""
+
+    index: int
+    position: int  # where the turn starts in the conversation's items
+    tokens_without: int
+    tokens_with: int
+    cached_without: int
+    cached_with: int
+    written_without: int  # tokens written to the cache (billed at the cache-write price)
+    written_with: int
+    output_tokens: int  # the turn's own items, billed as output alike with and without
+    cost_without: float  # the whole call: prompt (input_cost_without) and reply
+    cost_with: float
+    fired: str | None
+    tokens_lost: int = 0  # by this call's application of the policy
+    tokens_retrievable: int = 0
+    input_cost_without: float = 0.0  # the prompt alone, as the page's cost line bills a request
+    input_cost_with: float = 0.0
+
+
+@dataclass(frozen=True)
+class Totals:
+    tokens_without: int
+    tokens_with: int
+    cached_tokens_without: int
+    cached_tokens_with: int
+    cost_without: float
+    cost_with: float
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """When a firing of the policy repays its cache miss. ``extra`` is what the firing call cost
+    beyond carrying on at the saving rate the run had before it; ``repaid_after`` is how many
+    further calls it took to earn that back (0: the firing call itself was cheaper), None if the
+    run ended, or the policy fired again, first. An estimate: the rate before firing stands for
+    what not firing would have saved."""
+
+    call: int  # position in ``Replay.calls``
+    index: int
+    extra: float
+    repaid_after: int | None
+
+
+@dataclass(frozen=True)
+class Replay:
+    calls: tuple[Call, ...]
+    strategy: str
+    params: dict[str, Any]
+    mode: str
+    cache: str
+    price: Price
+    tokens_lost: int  # stored: what every firing removed for good; per-call: what the last request lacks
+    tokens_retrievable: int
+    final: Conversation = field(repr=False)  # the last request as sent
+
+    @property
+    def totals(self) -> Totals:
+        calls = self.calls
+        return Totals(sum(c.tokens_without for c in calls), sum(c.tokens_with for c in calls),
+                      sum(c.cached_without for c in calls), sum(c.cached_with for c in calls),
+                      sum(c.cost_without for c in calls), sum(c.cost_with for c in calls))
+
+    def break_even(self) -> tuple[BreakEven, ...]:
+        saving = [c.cost_without - c.cost_with for c in self.calls]
+        fired = [k for k, c in enumerate(self.calls) if c.fired]
+        found = []
+        for n, k in enumerate(fired):
+            rate = saving[k - 1] if k else 0.0
+            stop = fired[n + 1] if n + 1 < len(fired) else len(self.calls)
+            running, repaid = 0.0, None
+            for j in range(k, stop):
+                running += saving[j] - rate
+                if running >= -1e-12:
+                    repaid = j - k
+                    break
+            found.append(BreakEven(k, self.calls[k].index, max(0.0, rate - saving[k]), repaid))
+        return tuple(found)
+
+
+call_starts = turn_starts  # each assistant turn is one LLM call's reply: where the calls of a run begin
+
+
+@dataclass(frozen=True)
+class _Fixed:
+    """The parts of a prompt outside its items: the head (tool definitions, instructions) that
+    comes first and what comes last (reply priming, request options). Tool definitions may cost
+    a little more or less when a system message is present, so the head has two sizes; both are
+    measured with the meter itself (calibration and every accounting included)."""
+
+    head_alone: int
+    head_with_system: int
+    tail: int
+
+    @classmethod
+    def of(cls, conversation: Conversation, meter: Meter) -> _Fixed:
+        bare = meter.count(conversation.with_items(()))
+        system = Message(role="system", content="")
+        with_system = meter.count(conversation.with_items((system,)))
+        return cls(bare.total - bare.priming, with_system.total - with_system.items[0] - with_system.priming,
+                   bare.priming)
+
+    def head(self, has_system: bool) -> int:
+        return self.head_with_system if has_system else self.head_alone
+
+
+class _Prompt:
+    """One side's prompt as the run goes: items, their counts, and for each prefix its identity
+    (a chain of content keys, for the cache) and its length in tokens — all kept incrementally."""
+
+    def __init__(self, count: Callable[[tuple[Item, ...], int], int],
+                 whole: Callable[[tuple[Item, ...]], tuple[int, ...]] | None = None) -> None:
+        self._count = count
+        self._whole = whole  # when an item's count depends on the whole request: count every request whole
+        self.items: tuple[Item, ...] = ()
+        self.chain: list[int] = []
+        self.offsets: list[int] = []
+        self._head: tuple[int, Hashable] | None = None
+
+    def _shared(self, items: tuple[Item, ...]) -> int:
+        """How many leading items ``items`` shares with the previous request. Usually it only
+        appends, which one tuple comparison (identity first, in C) confirms."""
+        old = self.items
+        if len(items) >= len(old) and items[:len(old)] == old:
+            return len(old)
+        same, limit = 0, min(len(old), len(items))
+        while same < limit and old[same] is items[same]:
+            same += 1
+        return same
+
+    def update(self, items: tuple[Item, ...], head: int, head_key: Hashable) -> None:
+        if self._head != (head, head_key):  # a new head: nothing is shared
+            self._head = (head, head_key)
+            self.items, self.chain, self.offsets = (), [hash(head_key)], [head]
+        same = self._shared(items)
+        del self.chain[same + 1:], self.offsets[same + 1:]
+        chain, offsets = self.chain, self.offsets
+        for position in range(same, len(items)):
+            chain.append(link(chain[-1], items[position]))
+            offsets.append(offsets[-1] + self._count(items, position))
+        if self._whole is not None:
+            self.offsets = list(accumulate(self._whole(items), initial=head))
+        self.items = items
+
+
+def _counter(original: tuple[Item, ...], counts: tuple[int, ...], meter: Meter
+             ) -> Callable[[tuple[Item, ...], int], int]:
+    """Tokens of the item at a position of a request: an input item's count from the one pass
+    over the input, an edited item's from the meter (whose per-text cache makes it cheap)."""
+    known = {id(item): count for item, count in zip(original, counts, strict=True)}
+
+    def count(items: tuple[Item, ...], position: int) -> int:
+        item = items[position]
+        found = known.get(id(item))
+        if found is not None:
+            return found
+        low = max(0, position - 1)
+        window = items[low:position + 2]  # parallel calls and continued blocks depend on neighbours
+        return meter.item_at(Layout.of(window), position - low, item)
+
+    return count
+
+
+def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Price, *, mode: str = "stored",
+           cache: str | None = None, until: int | None = None) -> Replay:
+    """Every call of the run with and without ``policy`` (stop after ``until`` calls if given), with
+    the prompt cache of ``price``'s provider unless ``cache`` names one (it must fit the provider:
+    ``promptcache.check_cache``)."""
+    if mode not in MODES:
+        raise InputError(f"unknown mode (choose {', '.join(MODES)})", where="mode", value=mode)
+    cache = price.provider if cache is None else cache
+    check_cache(cache, price.provider, price.model)
+    items = conversation.items
+    counts = meter.items(items)
+    count = _counter(items, counts, meter)
+    fixed = _Fixed.of(conversation, meter)
+    # Anthropic bills thinking only in the current turn: those items' counts depend on where the request ends
+    whole = meter.items if meter.claude and any(billed_thinking((item,)) for item in items) else None
+    sides = (_Prompt(count, whole), _Prompt(count, whole))
+    caches = (PromptCache(cache, price.min_cacheable), PromptCache(cache, price.min_cacheable))
+    has_system = bool(content_text(conversation.instructions))
+    history: tuple[Item, ...] = ()
+    sent = conversation
+    calls: list[Call] = []
+    lost = retrievable = 0
+    previous = 0
+    starts = call_starts(items)
+    for start in starts[:until]:
+        new = items[previous:start]
+        previous = start
+        has_system = has_system or any(is_instruction(item) for item in new)
+        result = policy.apply(conversation.with_items(items[:start] if mode == "per-call" else history + new), meter)
+        sent = result.conversation
+        history = sent.items
+        head = fixed.head(has_system)
+        sides[0].update(items[:start], head, ("head", has_system))
+        sides[1].update(sent.items, head, ("head", has_system))
+        uses = [cache_.use(side.chain, side.offsets) for cache_, side in zip(caches, sides, strict=True)]
+        prompts = [side.offsets[-1] + fixed.tail for side in sides]
+        output = sum(counts[start:turn_end(items, start)])
+        if mode == "stored":
+            lost, retrievable = lost + result.tokens_lost, retrievable + result.tokens_retrievable
+        else:
+            lost, retrievable = result.tokens_lost, result.tokens_retrievable
+        origin = items[start].origin
+        calls.append(Call(
+            index=origin.index if origin else start, position=start,
+            tokens_without=prompts[0], tokens_with=prompts[1],
+            cached_without=uses[0].read, cached_with=uses[1].read,
+            written_without=uses[0].written, written_with=uses[1].written, output_tokens=output,
+            cost_without=call_cost(prompts[0], uses[0], output, price),
+            cost_with=call_cost(prompts[1], uses[1], output, price),
+            fired=result.fired, tokens_lost=result.tokens_lost, tokens_retrievable=result.tokens_retrievable,
+            input_cost_without=input_cost(prompts[0], uses[0], price),
+            input_cost_with=input_cost(prompts[1], uses[1], price)))
+    return Replay(tuple(calls), policy.name, policy.params(), mode, cache, price, lost, retrievable, sent)
+
+
+def sweep(conversation: Conversation, make: Callable[[int], Policy], thresholds: Iterable[int], meter: Meter,
+          price: Price, *, mode: str = "stored", cache: str | None = None) -> list[tuple[int, float]]:
+    """Whole-run cost with the policy ``make(threshold)`` for each threshold: the curve a person
+    picks a threshold from."""
+    return [(threshold, replay(conversation, make(threshold), meter, price, mode=mode, cache=cache).totals.cost_with)
+            for threshold in thresholds]
+
+
+def replay_to_json(run: Replay) -> dict[str, Any]:
+    """The CLI's ``--json``: exactly the calls and totals the issue names."""
+    calls = [{"index": c.index, "tokens_without": c.tokens_without, "tokens_with": c.tokens_with,
+              "cached_tokens_without": c.cached_without, "cached_tokens_with": c.cached_with,
+              "cost_without": round(c.cost_without, 8), "cost_with": round(c.cost_with, 8), "fired": c.fired}
+             for c in run.calls]
+    totals = run.totals
+    return {"calls": calls, "totals": {
+        "tokens_without": totals.tokens_without, "tokens_with": totals.tokens_with,
+        "cached_tokens_without": totals.cached_tokens_without, "cached_tokens_with": totals.cached_tokens_with,
+        "cost_without": round(totals.cost_without, 8), "cost_with": round(totals.cost_with, 8)}}
+
+
+def chart_rows(run: Replay) -> list[dict[str, Any]]:
+    """One row per call and side (``without`` / ``with``), for the Run view's charts: prompt
+    tokens, the cached share of them, and the cost so far."""
+    rows: list[dict[str, Any]] = []
+    spent = {"without": 0.0, "with": 0.0}
+    for number, call in enumerate(run.calls):
+        for side, tokens, cached, cost in (("without", call.tokens_without, call.cached_without, call.cost_without),
+                                           ("with", call.tokens_with, call.cached_with, call.cost_with)):
+            spent[side] += cost
+            rows.append({"call": number, "index": call.index, "side": side, "tokens": tokens,
+                         "cached_share": cached / tokens if tokens else 0.0, "cumulative_cost": spent[side],
+                         "fired": call.fired or ""})
+    return rows
+
+
+def sweep_points(largest: int, count: int = 8) -> list[int]:
+    """Thresholds from 0 to just above the largest prompt of the run, evenly spread: the last
+    one never fires, so the curve ends at the cost of doing nothing."""
+    if largest <= 0:
+        return [0]
+    step = max(1, -(-largest // (count - 1)))
+    return [step * n for n in range(count - 1)] + [largest + 1]
