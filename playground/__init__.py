@@ -10,8 +10,9 @@ the command line. The names below are the public API::
 
     import playground as pg
 
-    conversation = pg.load("run.json")
+    conversation = pg.load("run.json")  # any API format or agent log
     result = pg.Engine().compact(conversation, pg.book_rules(), pg.Settings(threshold=20_000))
+    print(result.report.tokens_before, "→", result.report.tokens_after)
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .rules import Rules, Template, book_rules, load_rules, rules_to_json
 from .run import Replay, compare, read_prices, replay
 from .summarize import OfflineSummarizer, SummarySettings
 from .tune import RULESETS, suggest_rules
+from .workbench.presets import load_preset
 
 
 def load(path: str | Path, format: str | None = None) -> Conversation:
@@ -38,8 +40,10 @@ def load(path: str | Path, format: str | None = None) -> Conversation:
     return loads(Path(path).read_bytes(), format)
 
 
-__all__ = ["POLICIES", "RULESETS", "Calibration", "Compaction", "Conversation", "DecisionCache", "Engine", "InputError",
-           "Message", "Meter", "OfflineSummarizer", "Optimized", "Policy", "Replay", "Rules", "Settings",
-           "SummarySettings", "Template", "TokenCount", "ToolCall", "ToolResult", "book_rules", "compact", "compare",
-           "count", "dumps", "formats", "load", "load_rules", "loads", "make", "optimize", "read_prices", "replay",
-           "rules_to_json", "suggest_rules"]
+__all__ = [
+    "POLICIES", "RULESETS", "Calibration", "Compaction", "Conversation", "DecisionCache", "Engine", "InputError",
+    "Message", "Meter", "OfflineSummarizer", "Optimized", "Policy", "Replay", "Rules", "Settings",
+    "SummarySettings", "Template", "TokenCount", "ToolCall", "ToolResult", "book_rules", "compact", "compare",
+    "count", "dumps", "formats", "load", "load_preset", "load_rules", "loads", "make", "optimize", "read_prices",
+    "replay", "rules_to_json", "suggest_rules",
+]

@@ -70,7 +70,9 @@ def parse_preset(data: Any, key: str) -> Preset:
     )
 
 
-def load_preset(path: Path) -> Preset:
+def load_preset(path: str | Path) -> Preset:
+    """One preset file: its conversation, model, threshold and rules."""
+    path = Path(path)
     try:
         data = formats.parse_json(path.read_bytes())
     except InputError as exc:
