@@ -44,7 +44,7 @@ def test_the_readme_library_examples_run_as_written() -> None:
     stages = dict(eval(out.getvalue().splitlines()[0]))
     assert list(stages) == ["Before", "After compaction", "After summarization"]
     assert stages["Before"] > stages["After compaction"] >= stages["After summarization"]
-    totals = namespace["run"].totals  # masking sends fewer tokens (on this small run it costs more: it breaks the cache)
+    totals = namespace["run"].totals  # masking sends fewer tokens (on this small run it costs more: a broken cache)
     assert totals.tokens_with < totals.tokens_without and totals.cached_tokens_with < totals.cached_tokens_without
 
 
