@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from playground import formats
+from playground.conversation import Conversation, Message, ToolCall, ToolResult
 from playground.errors import InputError
 from playground.meter.tokens import Meter
 from playground.policies import POLICIES, MaskingPolicy, NonePolicy, RulesPolicy, make
@@ -359,3 +360,37 @@ def test_until_stops_at_a_call_and_final_is_its_request_as_sent():
         part = replay(conversation, MaskingPolicy(1), meter, GPT4O, until=k + 1)
         assert part.calls == whole.calls[:k + 1]
         assert meter.count(part.final).total == whole.calls[k].tokens_with
+
+
+@given(st.one_of(*REQUESTS.values()), st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]), st.integers(0, 400),
+       st.integers(0, 2), st.booleans(), st.sampled_from(["stored", "per-call"]))
+def test_a_pass_from_the_frontier_sends_what_a_pass_over_the_whole_request_sends(body, model, threshold, keep,
+                                                                                 summarize, mode):
+    """The rules policy walks a request that extends the last one only from its frontier on
+    (``policies.frontier``); every call must come out exactly as walking each request whole."""
+    conversation = formats.read(body)
+    whole = RulesPolicy(threshold=threshold, keep_recent=keep, summarize=summarize)
+    object.__setattr__(whole, "_extended", lambda *args: None)  # the pass over the whole request, every time
+    runs = [replay(conversation, policy, Meter(model), PRICES.get(model), mode=mode)
+            for policy in (RulesPolicy(threshold=threshold, keep_recent=keep, summarize=summarize), whole)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+    assert (runs[0].tokens_lost, runs[0].tokens_retrievable) == (runs[1].tokens_lost, runs[1].tokens_retrievable)
+
+
+def test_replay_walks_only_what_is_new_on_a_long_run(monkeypatch):
+    """A run of read_file calls over its threshold at every call: the compaction passes decide each
+    item a bounded number of times, not once per call (which made replay quadratic)."""
+    from playground import compaction
+
+    items = [Message(role="user", content="Read the modules.")]
+    for n in range(300):
+        items += [ToolCall(call_id=f"c{n}", name="read_file", arguments=f'{{"path": "m{n}.py"}}'),
+                  ToolResult(call_id=f"c{n}", name="read_file", content=f"line {n}\n" * 40)]
+    conversation = Conversation(items=(*items, Message(role="assistant", content="Done.")), format="chat")
+    walked: list[int] = []
+    real = compaction._candidates
+    monkeypatch.setattr(compaction, "_candidates",
+                        lambda ctx, rules, p, item: walked.append(p) or real(ctx, rules, p, item))
+    run = replay(conversation, RulesPolicy(threshold=2_000, summarize=False), Meter("gpt-4o"), GPT4O)
+    assert sum(call.fired is not None for call in run.calls) > 250, "over the threshold at nearly every call"
+    assert len(walked) < 10 * len(conversation.items), f"{len(walked):,} visits for {len(conversation.items)} items"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..compaction import DEFAULT_THRESHOLD, DecisionCache, Settings
+from ..compaction import DEFAULT_THRESHOLD, DecisionCache, Settings, apply_rules
 from ..conversation import Conversation
 from ..engine import optimize
 from ..meter.tokens import Meter
@@ -16,6 +16,7 @@ from ..rules.ruleset import Rules, book_rules
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings, check_limit
 from ..summarize.offline import OfflineSummarizer
 from .base import PolicyResult, RunningTotal, unchanged
+from .frontier import Frontier
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class RulesPolicy:
     # Owned here so a replay's thousand applications re-decide only items they have not seen.
     decisions: DecisionCache = field(default_factory=DecisionCache, compare=False, repr=False)
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
+    frontier: Frontier = field(default_factory=Frontier, compare=False, repr=False)
     name: ClassVar[str] = "rules"
 
     def __post_init__(self) -> None:
@@ -48,8 +50,34 @@ class RulesPolicy:
                 "summarize": self.summarize, "limit": self.summary().limit, "keep_steps": self.keep_steps}
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
-        if self.totals.total(conversation, meter) < self.threshold:  # below it nothing changes: skip the pass
+        total = self.totals.total(conversation, meter)
+        if total < self.threshold:  # below it nothing changes: skip the pass
             return unchanged(conversation)
+        return self._extended(conversation, total, meter) or self._whole(conversation, meter)
+
+    def _extended(self, conversation: Conversation, total: int, meter: Meter) -> PolicyResult | None:
+        """The pass over a request that extends the last one walked: only from the frontier on
+        (``frontier``), the total known. None when it does not extend one, or when summarization
+        may be needed (it reads the whole request)."""
+        plan = self.frontier.plan(conversation.items)
+        if plan is None or plan.start == 0:
+            return None
+        rest, edits, skipped = apply_rules(conversation.with_items(conversation.items[plan.start:]), self.rules,
+                                           self.settings(), meter, self.decisions)
+        savings = (*plan.kept, *((plan.start + e.position, e.tool, e.tokens_before - e.tokens_after) for e in edits))
+        saved = sum(tokens for _, _, tokens in savings)
+        if self.summarize and total - saved >= self.summary().limit:
+            return None
+        sent = plan.prefix + rest.items
+        self.frontier.walked(conversation.items, sent, ((plan.start + s.position, s.reason) for s in skipped), savings)
+        if not savings:
+            return unchanged(conversation)
+        final = conversation.with_items(sent)
+        self.totals.remember(final, total - saved, meter)
+        lost = sum(tokens for _, tool, tokens in savings if tool in plan.one_off)
+        return PolicyResult(final, "compaction", tokens_lost=lost, tokens_retrievable=saved - lost)
+
+    def _whole(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         summary = self.summary() if self.summarize else None
         done = optimize(conversation, self.rules, self.settings(), summary, OfflineSummarizer(), meter=meter,
                         decisions=self.decisions)
@@ -58,6 +86,9 @@ class RulesPolicy:
         summary_report = done.summarization.report if done.summarization is not None else None
         summarized = (summary_report is not None and summary_report.status == "summarized"
                       and summary_report.tokens_after < report.tokens_after)
+        sent = (done.conversation if summarized else done.compaction.conversation).items
+        self.frontier.walked(conversation.items, sent, ((s.position, s.reason) for s in report.skipped),
+                             ((e.position, e.tool, e.tokens_before - e.tokens_after) for e in report.edits), summarized)
         if not (compacted or summarized):
             return unchanged(conversation, done)
         fired = "+".join(name for name, ran in (("compaction", compacted), ("summarization", summarized)) if ran)

@@ -21,6 +21,7 @@ and it is **not** re-fetchable (its tokens count as lost when a rule replaces th
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -36,21 +37,44 @@ FETCHING = (("search", SEARCH_ARGUMENTS), ("read", READ_ARGUMENTS), ("shell", SH
 PRESENT = 0.8  # an argument counts as the tool's when at least this share of its calls carry it
 
 
-def present(calls: Sequence[Mapping[str, Any]], names: Iterable[str]) -> str | None:
+class Carried:
+    """How many of a tool's calls there are and how many carry each argument name: all that
+    deciding re-fetchability reads, kept as counts so a growing run adds its new calls only."""
+
+    def __init__(self, calls: Iterable[Mapping[str, Any]] = ()) -> None:
+        self.calls = 0
+        self.names: Counter[str] = Counter()
+        for arguments in calls:
+            self.add(arguments)
+
+    def add(self, arguments: Mapping[str, Any]) -> None:
+        self.calls += 1
+        self.names.update(arguments.keys())
+
+
+Calls = Sequence[Mapping[str, Any]] | Carried
+
+
+def _carried(calls: Calls) -> Carried:
+    return calls if isinstance(calls, Carried) else Carried(calls)
+
+
+def present(calls: Calls, names: Iterable[str]) -> str | None:
     """The first of ``names`` that most of the calls (their arguments) carry."""
-    return next((name for name in names if sum(name in call for call in calls) >= max(1, PRESENT * len(calls))),
-                None)
+    carried = _carried(calls)
+    return next((name for name in names if carried.names[name] >= max(1, PRESENT * carried.calls)), None)
 
 
-def fetched_by(calls: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
+def fetched_by(calls: Calls) -> tuple[str, str] | None:
     """``(kind, argument)`` when calling again with the same arguments fetches a tool's output
     again — ``search``, ``read`` or ``shell`` and the argument that says what — else None."""
-    if present(calls, SESSION_ARGUMENTS) or not calls:
+    calls = _carried(calls)
+    if present(calls, SESSION_ARGUMENTS) or not calls.calls:
         return None
     return next(((kind, argument) for kind, names in FETCHING if (argument := present(calls, names))), None)
 
 
-def why_not(calls: Sequence[Mapping[str, Any]]) -> str:
+def why_not(calls: Calls) -> str:
     """Why a tool's output cannot be fetched again, in words (for a tool ``fetched_by`` rejects)."""
     handle = present(calls, SESSION_ARGUMENTS)
     if handle:
@@ -71,4 +95,9 @@ def tool_calls(conversation: Conversation) -> dict[str, list[Mapping[str, Any]]]
 
 def one_off_tools(conversation: Conversation) -> dict[str, str]:
     """The tools of ``conversation`` whose output calling again does not bring back, each with why."""
-    return {tool: why_not(calls) for tool, calls in tool_calls(conversation).items() if fetched_by(calls) is None}
+    return one_off({tool: Carried(calls) for tool, calls in tool_calls(conversation).items()})
+
+
+def one_off(carried: Mapping[str, Carried]) -> dict[str, str]:
+    """The same, from each tool's counts (``Carried``), in order of first use."""
+    return {tool: why_not(calls) for tool, calls in carried.items() if fetched_by(calls) is None}

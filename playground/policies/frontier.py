@@ -1,0 +1,113 @@
+"""Where a compaction pass over a growing request has to start.
+
+A replay in stored mode sends, at each call, the request it sent last time with the newest items
+appended. The earlier items were walked already, and their decisions cannot change: the item, its
+call's arguments and the rule are the same. Only three kinds of item can be decided otherwise:
+the new ones, those skipped last time for a reason that passes (not read yet, their result still
+pending, among the newest ``keep_recent``), and the calls those answer. So the pass starts at the
+first of them, moved back to the start of its assistant turn (a wire message begins there, so no
+item's place — parallel, continued — changes), and the items before it are kept as they are. A
+request that does not extend the last one walked (another run, per-call mode, a summary that
+rewrote the history) is walked whole. This is what keeps a replay of thousands of calls linear."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..conversation import Item, ToolCall, ToolResult, role_of
+from ..rules.refetch import Carried, one_off
+
+Saving = tuple[int, str, int]  # an edit's position, tool and tokens saved
+TRANSIENT = frozenset({"not_processed", "result_pending", "keep_recent"})  # reasons a later call may not have
+
+
+@dataclass(frozen=True)
+class Pass:
+    """Where a pass over a request starts, what it keeps before that, and which tools' output
+    calling again does not bring back (``refetch``), judged on all of the request's calls."""
+
+    start: int
+    prefix: tuple[Item, ...]
+    one_off: dict[str, str]
+    kept: tuple[Saving, ...]  # the edits in ``prefix`` that the request as it came does not have (per-call mode)
+
+
+class Frontier:
+    """The last request walked, what the pass made of it, and the first position a later pass
+    must walk again; owned by a policy (one per run it replays)."""
+
+    def __init__(self) -> None:
+        self._input: tuple[Item, ...] = ()
+        self._output: tuple[Item, ...] = ()
+        self._start = 0
+        self._calls: dict[str, int] = {}  # call id -> position of its latest call
+        self._carried: dict[str, Carried] = {}  # tool -> its calls' argument names
+        self._pending: tuple[dict[str, int], dict[str, Carried]] | None = None
+        self._edits: tuple[Saving, ...] = ()  # what made the last request sent differ from the one given
+
+    def plan(self, items: tuple[Item, ...]) -> Pass | None:
+        """The pass over ``items`` when it extends the last request walked (stored mode: the last
+        request as sent; per-call mode: the last request as it came), else None: walk it whole."""
+        base = next((known for known in (self._output, self._input)
+                     if known and len(items) >= len(known) and items[:len(known)] == known), None)
+        if base is None:
+            self._pending = None
+            return None
+        calls, carried = dict(self._calls), {tool: _copy(c) for tool, c in self._carried.items()}
+        _add(items, len(base), calls, carried)
+        start = min(self._start, len(base))
+        for position in range(start, len(items)):  # a result walked again needs its call in the pass
+            item = items[position]
+            if isinstance(item, ToolResult) and item.call_id in calls:
+                start = min(start, calls[item.call_id])
+        start = _turn_start(items, start)
+        self._pending = (calls, carried)
+        kept = () if base is self._output else tuple(edit for edit in self._edits if edit[0] < start)
+        return Pass(start, self._output[:start], one_off(carried), kept)
+
+    def walked(self, given: tuple[Item, ...], sent: tuple[Item, ...], skipped: Iterable[tuple[int, str]],
+               edits: Iterable[Saving], rewritten: bool = False) -> None:
+        """Remember the request a pass was given, what it sent (``edits`` made the difference), and
+        which positions it skipped and why. ``rewritten``: more than the rules changed it (a
+        summary), so the next pass walks it whole."""
+        if self._pending is None or rewritten:
+            calls: dict[str, int] = {}
+            carried: dict[str, Carried] = {}
+            _add(sent, 0, calls, carried)  # (a summary moved the items: read their places again)
+        else:
+            calls, carried = self._pending
+        again = [position for position, reason in skipped if reason in TRANSIENT]
+        self._input, self._output = (() if rewritten else given), sent
+        self._start = 0 if rewritten else min(again, default=len(sent))
+        self._calls, self._carried, self._pending, self._edits = calls, carried, None, tuple(edits)
+
+
+def _add(items: tuple[Item, ...], start: int, calls: dict[str, int], carried: dict[str, Carried]) -> None:
+    """Record the calls from ``start`` on: their positions by id, their argument names by tool."""
+    for position in range(start, len(items)):
+        item = items[position]
+        if isinstance(item, ToolCall):
+            calls[item.call_id] = position
+            carried.setdefault(item.name, Carried()).add(item.parsed_arguments() or {})
+
+
+def _copy(carried: Carried) -> Carried:
+    copy = Carried()
+    copy.calls, copy.names = carried.calls, carried.names.copy()
+    return copy
+
+
+def _turn_start(items: tuple[Item, ...], position: int) -> int:
+    """The first item of the wire message ``position`` is in (by the items' origins, else their
+    roles), moved back again while that is an assistant turn's continuation: the pass starts where
+    no item's place (parallel, continued) depends on what it does not walk."""
+    while 0 < position < len(items) and _same_message(items[position - 1], items[position]):
+        position -= 1
+    return position
+
+
+def _same_message(before: Item, item: Item) -> bool:
+    if before.origin is not None and item.origin is not None:
+        return before.origin.index == item.origin.index
+    return role_of(before) == role_of(item)
