@@ -20,6 +20,7 @@ printed too.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import subprocess
@@ -91,6 +92,44 @@ def synthetic(target_tokens: int, seed: int = 7) -> dict:
     return {"model": "gpt-4o", "messages": messages}
 
 
+def read_file_run(calls: int) -> dict:
+    """A Chat run of ``calls`` read_file calls, each answered by a 40-line result: over a 20,000
+    threshold at nearly every call, the case that made replay quadratic."""
+    messages: list[dict] = [{"role": "system", "content": "You are a coding agent."},
+                            {"role": "user", "content": "Read the modules."}]
+    for n in range(calls):
+        call_id = f"call_{n:05d}"
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/mod_{n}.py"})}}]})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": "\n".join(
+            f"    value_{n}_{k} = compute({n}, {k})  # line {k} of module {n}" for k in range(40))})
+    messages.append({"role": "assistant", "content": "Done."})
+    return {"model": "gpt-4o", "messages": messages}
+
+
+LINEAR_OPTIONS = {"threshold": 20_000, "trigger": 20_000, "summarize": False, "window": 10}
+
+
+def linearity(repeat: int, sizes: tuple[int, ...] = (500, 1000, 2000)) -> None:
+    """Replay and compare on runs of each size: the time ratio of each doubling (linear: 2×)."""
+    price = read_prices().get("gpt-4o")
+    runs = {size: formats.read(read_file_run(size)) for size in sizes}
+    cases = [(f"replay {name:<15} {mode:<8}", name, mode)
+             for name in ("rules", "masking", "clear-tool-uses", "hybrid") for mode in ("stored", "per-call")]
+    print(f"\nreplay on {'/'.join(f'{s:,}' for s in sizes)} read_file calls (threshold 20,000, --no-summarize), "
+          f"best of {repeat}; ratio per doubling (target ≤ 2.2×):")
+    for label, name, mode in [*cases, ("compare, all strategies   stored  ", None, "stored")]:
+        def one(size: int, name: str | None = name, mode: str = mode) -> None:
+            if name is None:
+                compare(runs[size], [make(key, **LINEAR_OPTIONS) for key in POLICIES], Engine().meter("gpt-4o"), price)
+            else:
+                replay(runs[size], make(name, **LINEAR_OPTIONS), Engine().meter("gpt-4o"), price, mode=mode)
+        times = [_best(repeat, lambda size=size: one(size)) for size in sizes]
+        ratios = "  ".join(f"{later / earlier:4.2f}×" for earlier, later in itertools.pairwise(times))
+        print(f"  {label} " + "  ".join(f"{t:6.2f} s" for t in times) + f"   ratios {ratios}", flush=True)
+
+
 def _best(repeat: int, run) -> float:
     times = []
     for _ in range(repeat):
@@ -125,7 +164,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, default=1_000_000, help="size of the synthetic conversation")
     parser.add_argument("--repeat", type=int, default=5, help="repeats per timing (the best is kept)")
+    parser.add_argument("--only", choices=("linear",), help="run only this part: linear = replay and compare on "
+                                                             "runs of 500, 1,000 and 2,000 calls")
     args = parser.parse_args()
+    if args.only == "linear":
+        linearity(args.repeat)
+        return
 
     body = synthetic(args.tokens)
     conversation = formats.read(body)
@@ -138,7 +182,7 @@ def main() -> None:
         print(f"synthetic request: {total:,} tokens, {len(body['messages']):,} messages, "
               f"{len(conversation.items):,} items, {request.stat().st_size / 1e6:.1f} MB")
 
-        floor_script = ("import sys; from playground.encodings import get_encoding; "
+        floor_script = ("import sys; from playground.meter.encodings import get_encoding; "
                         "text = open(sys.argv[1], encoding='utf-8').read(); "
                         "print(len(get_encoding('o200k_base').encode_ordinary(text)))")
         out = str(folder / "out.json")
@@ -185,6 +229,7 @@ def main() -> None:
           f"ratio {recompute / floor_in_process:4.2f}×  (decisions cached, as a rerun with nothing new)")
 
     _replay_ratios(conversation, args.repeat)
+    linearity(max(1, args.repeat // 2))
 
 
 def _replay_ratios(conversation: formats.Conversation, repeat: int) -> None:

@@ -16,6 +16,7 @@ are counted (the meter caches per text) and hashed for the prompt cache.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -155,14 +156,13 @@ class _Prompt:
 
     def _shared(self, items: tuple[Item, ...]) -> int:
         """How many leading items ``items`` shares with the previous request. Usually it only
-        appends, which one tuple comparison (identity first, in C) confirms."""
+        appends, which one tuple comparison (identity first, in C) confirms; else the first
+        item that is not the very same object ends what is shared."""
         old = self.items
         if len(items) >= len(old) and items[:len(old)] == old:
             return len(old)
-        same, limit = 0, min(len(old), len(items))
-        while same < limit and old[same] is items[same]:
-            same += 1
-        return same
+        same = list(map(operator.is_, old, items))  # one pass in C; a walk in Python made a long run quadratic
+        return same.index(False) if False in same else len(same)
 
     def update(self, items: tuple[Item, ...], head: int, head_key: Hashable) -> None:
         if self._head != (head, head_key):  # a new head: nothing is shared
