@@ -1,4 +1,4 @@
-"""The command line: ``python -m playground count|compact|rules|accuracy|replay|compare``.
+"""The command line: ``python -m playground count|compact|rules|accuracy|replay|compare|probe``.
 
 Bad input of any kind exits with status 2 and one line on stderr naming what is wrong and
 where; nothing is ever written half-way. Set PLAYGROUND_DEBUG=1 to see tracebacks of bugs.
@@ -158,17 +158,25 @@ def _summarizer(args: argparse.Namespace):
         return OfflineSummarizer()
     if not args.llm_model:
         raise InputError("--summarizer openai needs --llm-model (the model the endpoint serves)")
-    from . import keys
     from .llm import Endpoint, OpenAISummarizer
 
-    choice = keys.resolve_key(args.base_url, None, os.environ, {})
-    if choice.source == keys.WITHHELD:
-        raise InputError(f"{keys.KEY_NAME} is sent only to {keys.DEFAULT_HOST} and the hosts listed in "
-                         f"{keys.HOSTS_NAME}; to send it to {choice.host or 'this URL'}, set "
-                         f"{keys.HOSTS_NAME}={choice.host or '<host>'} (or unset {keys.KEY_NAME} for a server that "
-                         "needs no key)", where="--base-url")
-    return OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=choice.key,
+    return OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=api_key(args.base_url),
                                      timeout=args.timeout))
+
+
+def api_key(base_url: str | None, provider: str = "openai") -> str | None:
+    """The key for ``base_url`` from the environment, by the one rule in ``keys``; a key the rule
+    withholds from this host is an error that says how to allow it (never what the key is)."""
+    from . import keys
+
+    choice = keys.resolve_key(base_url, None, os.environ, {}, provider)
+    if choice.source == keys.WITHHELD:
+        name, own = keys.PROVIDER_KEYS[provider]
+        raise InputError(f"{name} is sent only to {own} and the hosts listed in "
+                         f"{keys.HOSTS_NAME}; to send it to {choice.host or 'this URL'}, set "
+                         f"{keys.HOSTS_NAME}={choice.host or '<host>'} (or unset {name} for a server that "
+                         "needs no key)", where="--base-url")
+    return choice.key
 
 
 def _say(notice: str | None, preset: str | None) -> None:
@@ -414,17 +422,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _add_run_commands(commands: Any) -> None:
     from .policies import POLICIES
+    from .probe_cli import add_probe_arguments, cmd_probe
     from .promptcache import CACHE_MODELS
     from .replay import MODES
 
     for name, text in (("replay", "replay a run call by call: tokens, prompt cache and cost with and without a "
                                   "policy"),
-                       ("compare", "replay a run under every strategy and print one row each")):
+                       ("compare", "replay a run under every strategy and print one row each"),
+                       ("probe", "send sampled calls as they were and as compacted to a live model: does the next "
+                                 "step change?")):
         p = commands.add_parser(name, help=text)
         p.add_argument("file", help="conversation JSON file or agent log (JSONL, .traj), or - for stdin")
-        if name == "replay":
+        if name == "probe":
+            add_probe_arguments(p)
+        if name in ("replay", "probe"):
             p.add_argument("--strategy", choices=list(POLICIES), default="rules",
-                           help="the policy to replay (default: rules, the book's optimizer)")
+                           help=f"the policy to {name} (default: rules, the book's optimizer)")
             p.add_argument("--json", action="store_true", help="print the calls and totals as JSON")
         else:
             p.add_argument("--strategy", choices=list(POLICIES), action="append",
@@ -462,7 +475,7 @@ def _add_run_commands(commands: Any) -> None:
         p.add_argument("--format", choices=list(formats.READERS), help="input format (default: detected)")
         p.add_argument("--calibration", help="JSON file of calibration factors for the model (as for count)")
         _input_limit(p)
-        p.set_defaults(run=cmd_replay if name == "replay" else cmd_compare)
+        p.set_defaults(run={"replay": cmd_replay, "compare": cmd_compare, "probe": cmd_probe}[name])
 
 
 def main(argv: list[str] | None = None) -> int:

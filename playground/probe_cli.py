@@ -1,0 +1,138 @@
+"""``python -m playground probe``: the live probe from the command line.
+
+The estimate comes first and nothing is sent without ``--yes``. Each failed request is one line on
+stderr naming its call; the others go on. The key is chosen by ``keys.resolve_key`` (through
+``cli.api_key``) and never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import probe
+from .anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
+from .errors import InputError
+from .llm import Endpoint, OpenAISummarizer
+from .words import count
+
+CALLS_HELP = (f"how many of the calls the policy changed to probe, spread evenly over the run with the last always "
+              f"among them, or all (default {probe.DEFAULT_CALLS})")
+
+
+def _calls(text: str) -> int | None:
+    if text == "all":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or all, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 call, got {value}")
+    return value
+
+
+def add_probe_arguments(p: argparse.ArgumentParser) -> None:
+    """The probe's own options (the policy options are replay's)."""
+    from .cli import _seconds, _tokens
+
+    p.add_argument("--base-url", help="the endpoint (default: the provider's own API), e.g. "
+                                      "http://localhost:11434/v1 for Ollama")
+    p.add_argument("--llm-model", required=True, help="the model the endpoint serves")
+    p.add_argument("--provider", choices=list(probe.PROVIDERS), default="openai",
+                   help="wire format and key: openai (Chat Completions, any compatible server; OPENAI_API_KEY) or "
+                        "anthropic (Messages API; ANTHROPIC_API_KEY). A key goes only to the provider's own host and "
+                        "hosts listed in PLAYGROUND_KEY_HOSTS")
+    p.add_argument("--calls", type=_calls, default=probe.DEFAULT_CALLS, help=CALLS_HELP)
+    p.add_argument("--budget-tokens", type=_tokens, help="send no more than this many prompt tokens in all: "
+                                                         "sampled calls that do not fit are left out")
+    p.add_argument("--max-tokens", type=_tokens, default=probe.DEFAULT_MAX_TOKENS,
+                   help=f"reply limit of each request (default {probe.DEFAULT_MAX_TOKENS}): enough for one next step")
+    p.add_argument("--yes", action="store_true", help="send the requests (without it, only the estimate is printed)")
+    p.add_argument("--timeout", type=_seconds, default=60.0,
+                   help="seconds each request may take, every read included; the whole run takes at most this "
+                        "times the number of requests (default 60)")
+
+
+def _sender(args: argparse.Namespace, key: str | None) -> probe.Send:
+    """Sends one body to the chosen endpoint and reads its next step. No retries: a failed request
+    is reported for its call."""
+    if args.provider == "anthropic":
+        endpoint = Endpoint(model=args.llm_model, base_url=args.base_url or ANTHROPIC_URL, api_key=key,
+                            timeout=args.timeout, max_retries=0)
+        client = AnthropicEndpoint(endpoint)
+        return lambda body, size: probe.messages_action(client.send(body, size))
+    chat = OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=key,
+                                     timeout=args.timeout, max_retries=0))
+    return lambda body, size: probe.chat_action(chat.send(body, size))
+
+
+def estimate_lines(plan: probe.Plan, timeout: float | None = None) -> list[str]:
+    """What will be sent and what it may cost, in the words the page uses too."""
+    if not plan.changed:
+        return [f"the policy changed no request in {count(plan.calls, 'call')}: nothing to probe"]
+    lines = [f"the policy changed {count(len(plan.changed), 'request')} of {count(plan.calls, 'call')}; probing "
+             f"{count(len(plan.pairs), 'call')}: " + ", ".join(str(pair.number) for pair in plan.pairs)]
+    if plan.over_budget:
+        lines.append(f"left out by the token budget: {count(len(plan.over_budget), 'call')} ("
+                     + ", ".join(map(str, plan.over_budget)) + ")")
+    wait = f"; each may take up to {timeout:g} s" if timeout else ""
+    listed = f" ({plan.price.source})" if plan.price.source.startswith("not listed") else ""
+    lines.append(f"estimate: {count(plan.requests, 'request')}, {plan.tokens:,} prompt tokens, at most "
+                 f"${plan.cost:,.4f} at {plan.price.model} prices{listed} (every prompt token at the input price, no "
+                 f"cache; every reply its whole {plan.max_tokens:,} tokens){wait}")
+    lines += [f"note: {note}" for note in plan.notes]
+    return lines
+
+
+def _outcome_line(outcome: probe.Outcome) -> str:
+    same = "yes" if outcome.same else "no"
+    similarity = f" (similarity {outcome.similarity:.2f})" if outcome.similarity is not None else ""
+    return f"{outcome.number:>6} {outcome.index:>6}  {same:<4} {outcome.before}  →  {outcome.after}{similarity}"
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    from .cli import PROG, _dump, _policy_options, _run_setup, _write, api_key
+    from .policies import make
+    from .prices import read_prices
+
+    conversation, meter, _, _ = _run_setup(args)
+    policy = make(args.strategy, **_policy_options(args, conversation))
+    price = read_prices().get(args.llm_model, probe.PROVIDERS[args.provider])
+    key = api_key(args.base_url, args.provider)  # before the plan: a withheld key stops the run at once
+    plan = probe.plan(conversation, policy, meter, price, args.provider, mode=args.mode, calls=args.calls,
+                      budget=args.budget_tokens, max_tokens=args.max_tokens)
+    shown = sys.stderr if args.json else sys.stdout
+    print("\n".join(estimate_lines(plan, args.timeout)), file=shown)
+    if not plan.pairs:
+        if plan.changed:
+            raise InputError("the token budget leaves no call to probe (raise --budget-tokens)")
+        return 0
+    if not args.yes:
+        print(f"nothing sent: add --yes to send {count(plan.requests, 'request')}", file=shown)
+        return 0
+
+    def failed(outcome: probe.Outcome) -> None:
+        if outcome.error:
+            print(f"{PROG}: probe: call {outcome.number} (index {outcome.index}), {outcome.error}", file=sys.stderr)
+
+    result = probe.run(plan, _sender(args, key), failed)
+    if args.json:
+        _write(_dump(probe.probe_to_json(result)), None)
+        return 0
+    _write(_report(result), None)
+    return 0
+
+
+def _report(result: probe.Probe) -> str:
+    lines = [f"{'call':>6} {'index':>6}  same next step: as it was  →  as compacted"]
+    lines += [_outcome_line(outcome) for outcome in result.outcomes if outcome.error is None]
+    compared, agreement = result.compared, result.agreement
+    same = sum(outcome.same is True for outcome in compared)
+    failed = len(result.outcomes) - len(compared)
+    lines.append(("agreement: no call could be compared" if agreement is None else
+                  f"agreement: {same} of {count(len(compared), 'call')} ({agreement:.0%})")
+                 + (f"; {failed} failed (see above)" if failed else "")
+                 + f"; {count(result.sent_requests, 'request')} sent, {result.tokens_sent:,} prompt tokens"
+                 + f"; text replies count as the same at a similarity of {probe.TEXT_THRESHOLD:g} or more")
+    return "\n".join(lines) + "\n"
