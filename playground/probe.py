@@ -29,6 +29,7 @@ from .prices import Price
 from .replay import applied, call_starts
 from .summarize import SummarizerError
 from .tokens import Meter
+from .words import count
 
 PROVIDERS = {"openai": "chat", "anthropic": "anthropic"}  # provider → the wire format its API takes
 TEXT_THRESHOLD = 0.8  # difflib ratio at or above which two text replies count as the same next step
@@ -212,6 +213,24 @@ def _with_tools(conversation: Conversation) -> tuple[Conversation, tuple[str, ..
     return (replace(conversation, tools=tools), names) if tools else (conversation, ())
 
 
+def estimate_lines(plan: Plan, timeout: float | None = None) -> list[str]:
+    """What will be sent and what it may cost, in the words the page uses too."""
+    if not plan.changed:
+        return [f"the policy changed no request in {count(plan.calls, 'call')}: nothing to probe"]
+    lines = [f"the policy changed {count(len(plan.changed), 'request')} of {count(plan.calls, 'call')}; probing "
+             f"{count(len(plan.pairs), 'call')}: " + ", ".join(str(pair.number) for pair in plan.pairs)]
+    if plan.over_budget:
+        lines.append(f"left out by the token budget: {count(len(plan.over_budget), 'call')} ("
+                     + ", ".join(map(str, plan.over_budget)) + ")")
+    wait = f"; each may take up to {timeout:g} s" if timeout else ""
+    listed = f" ({plan.price.source})" if plan.price.source.startswith("not listed") else ""
+    lines.append(f"estimate: {count(plan.requests, 'request')}, {plan.tokens:,} prompt tokens, at most "
+                 f"${plan.cost:,.4f} at {plan.price.model} prices{listed} (every prompt token at the input price, no "
+                 f"cache; every reply its whole {plan.max_tokens:,} tokens){wait}")
+    lines += [f"note: {note}" for note in plan.notes]
+    return lines
+
+
 def _json_value(text: Any) -> Any:
     """Arguments as values: JSON text parsed (so key order and spaces do not matter), else as sent."""
     if not isinstance(text, str):
@@ -252,9 +271,9 @@ def run(plan: Plan, send: Send, report: Callable[[Outcome], None] = lambda outco
     for pair in plan.pairs:
         actions: list[Action] = []
         error = None
-        for side, body, count in (("as it was", pair.before, pair.tokens_before),
+        for side, body, prompt in (("as it was", pair.before, pair.tokens_before),
                                   ("as compacted", pair.after, pair.tokens_after)):
-            sent, tokens = sent + 1, tokens + count
+            sent, tokens = sent + 1, tokens + prompt
             try:
                 actions.append(send(body, _size(body)))
             except SummarizerError as exc:

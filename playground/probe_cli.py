@@ -67,24 +67,6 @@ def _sender(args: argparse.Namespace, key: str | None) -> probe.Send:
     return lambda body, size: probe.chat_action(chat.send(body, size))
 
 
-def estimate_lines(plan: probe.Plan, timeout: float | None = None) -> list[str]:
-    """What will be sent and what it may cost, in the words the page uses too."""
-    if not plan.changed:
-        return [f"the policy changed no request in {count(plan.calls, 'call')}: nothing to probe"]
-    lines = [f"the policy changed {count(len(plan.changed), 'request')} of {count(plan.calls, 'call')}; probing "
-             f"{count(len(plan.pairs), 'call')}: " + ", ".join(str(pair.number) for pair in plan.pairs)]
-    if plan.over_budget:
-        lines.append(f"left out by the token budget: {count(len(plan.over_budget), 'call')} ("
-                     + ", ".join(map(str, plan.over_budget)) + ")")
-    wait = f"; each may take up to {timeout:g} s" if timeout else ""
-    listed = f" ({plan.price.source})" if plan.price.source.startswith("not listed") else ""
-    lines.append(f"estimate: {count(plan.requests, 'request')}, {plan.tokens:,} prompt tokens, at most "
-                 f"${plan.cost:,.4f} at {plan.price.model} prices{listed} (every prompt token at the input price, no "
-                 f"cache; every reply its whole {plan.max_tokens:,} tokens){wait}")
-    lines += [f"note: {note}" for note in plan.notes]
-    return lines
-
-
 def _outcome_line(outcome: probe.Outcome) -> str:
     same = "yes" if outcome.same else "no"
     similarity = f" (similarity {outcome.similarity:.2f})" if outcome.similarity is not None else ""
@@ -103,7 +85,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     plan = probe.plan(conversation, policy, meter, price, args.provider, mode=args.mode, calls=args.calls,
                       budget=args.budget_tokens, max_tokens=args.max_tokens)
     shown = sys.stderr if args.json else sys.stdout
-    print("\n".join(estimate_lines(plan, args.timeout)), file=shown)
+    print("\n".join(probe.estimate_lines(plan, args.timeout)), file=shown)
     if not plan.pairs:
         if plan.changed:
             raise InputError("the token budget leaves no call to probe (raise --budget-tokens)")

@@ -224,3 +224,46 @@ def test_a_policy_that_changes_nothing_sends_nothing(tmp_path, server, capsys):
     code, out, err = probe_cli(capsys, write(tmp_path, run()), server, "openai", "--strategy", "none", "--yes")
     assert code == 0, err
     assert server.requests == [] and "the policy changed no request in 7 calls" in out
+
+
+# --- the page ----------------------------------------------------------------------------------
+
+def _healthy(at):
+    assert not at.exception, at.exception
+    assert not [e.value for e in at.error if "Something went wrong" in e.value]
+    return at
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_the_run_view_probes_only_after_the_confirm_button(server, provider):
+    import streamlit
+
+    from streamlit.testing.v1 import AppTest
+
+    from .conftest import ROOT
+
+    streamlit.cache_data.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["tab"] = "Run"
+    _healthy(at.run())
+    at.session_state["conversation"] = formats.read(run())
+    _healthy(at.selectbox(key="replay_strategy").select("masking").run())
+    at.number_input(key="replay_window").set_value(1)
+    _healthy(at.run())
+    at.toggle(key="probe_on").set_value(True)
+    _healthy(at.run())
+    at.radio(key="probe_provider").set_value(provider)
+    at.text_input(key="base_url").set_value(server.url + ("/v1" if provider == "openai" else ""))
+    at.text_input(key="llm_model").set_value("probe-model")
+    _healthy(at.run())
+    captions = "\n".join(caption.value for caption in at.caption)
+    assert "The policy changed 5 requests of 7 calls; probing 5 calls: 2, 3, 4, 5, 6." in captions
+    send = next(button for button in at.button if button.label.startswith("Send 10 requests ("))
+    assert server.requests == []  # the estimate and the button, nothing sent
+    _healthy(send.click().run())
+    assert len(server.requests) == 10
+    assert next(metric.value for metric in at.metric if metric.label == "Same next step") == "20%"
+    table = next(frame.value for frame in at.dataframe if "same next step" in frame.value.columns)
+    assert list(table["call"]) == CHANGED and list(table["same next step"]) == ["yes", "no", "no", "no", "no"]
+    _healthy(at.run())  # a rerun shows the kept result without sending again
+    assert len(server.requests) == 10 and [m for m in at.metric if m.label == "Same next step"]
