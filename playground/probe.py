@@ -223,7 +223,8 @@ def estimate_lines(plan: Plan, timeout: float | None = None) -> list[str]:
         lines.append(f"left out by the token budget: {count(len(plan.over_budget), 'call')} ("
                      + ", ".join(map(str, plan.over_budget)) + ")")
     wait = f"; each may take up to {timeout:g} s" if timeout else ""
-    listed = f" ({plan.price.source})" if plan.price.source.startswith("not listed") else ""
+    source = plan.price.source
+    listed = f" ({source.split(' (', 1)[0]})" if source.startswith("not listed") else ""  # the page's address left out
     lines.append(f"estimate: {count(plan.requests, 'request')}, {plan.tokens:,} prompt tokens, at most "
                  f"${plan.cost:,.4f} at {plan.price.model} prices{listed} (every prompt token at the input price, no "
                  f"cache; every reply its whole {plan.max_tokens:,} tokens){wait}")

@@ -14,14 +14,17 @@ import json
 from types import SimpleNamespace
 
 import pytest
+import streamlit
 from hypothesis import given
 from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
 
 from playground import cli, formats, probe
 from playground.policies import make
 from playground.prices import read_prices
 from playground.tokens import Meter
 
+from .conftest import ROOT
 from .probe_stub import MARKER, TEXT_SEEN, TEXT_UNSEEN, ProbeServer
 
 CHANGED = [2, 3, 4, 5, 6]
@@ -236,12 +239,6 @@ def _healthy(at):
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_the_run_view_probes_only_after_the_confirm_button(server, provider):
-    import streamlit
-
-    from streamlit.testing.v1 import AppTest
-
-    from .conftest import ROOT
-
     streamlit.cache_data.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.session_state["tab"] = "Run"

@@ -70,10 +70,12 @@ SAME_WORDS = {True: "yes", False: "no", None: "—"}  # None: not compared (a re
 
 def _rows(result: probe.Probe) -> list[dict[str, object]]:
     """The probed calls, one row each: both next steps side by side."""
+    texts = any(o.similarity is not None for o in result.outcomes)
+    failed = any(o.error for o in result.outcomes)
     return [{"call": o.number, "index": o.index, "same next step": SAME_WORDS[o.same],
              "as it was": str(o.before) if o.before else "", "as compacted": str(o.after) if o.after else "",
-             "similarity": None if o.similarity is None else round(o.similarity, 2), "failed": o.error or ""}
-            for o in result.outcomes]
+             **({"similarity": "" if o.similarity is None else f"{o.similarity:.2f}"} if texts else {}),
+             **({"failed": o.error or ""} if failed else {})} for o in result.outcomes]
 
 
 def _show(result: probe.Probe) -> None:
