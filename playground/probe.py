@@ -226,8 +226,8 @@ def estimate_lines(plan: Plan, timeout: float | None = None) -> list[str]:
     source = plan.price.source
     listed = f" ({source.split(' (', 1)[0]})" if source.startswith("not listed") else ""  # the page's address left out
     lines.append(f"estimate: {count(plan.requests, 'request')}, {plan.tokens:,} prompt tokens, at most "
-                 f"${plan.cost:,.4f} at {plan.price.model} prices{listed} (every prompt token at the input price, no "
-                 f"cache; every reply its whole {plan.max_tokens:,} tokens){wait}")
+                 f"${plan.cost:,.4f} at {plan.price.model} prices{listed}: every prompt token at the input price, no "
+                 f"cache, and every reply its whole {plan.max_tokens:,} tokens{wait}")
     lines += [f"note: {note}" for note in plan.notes]
     return lines
 

@@ -12,9 +12,11 @@ wire format for its path is refused with a 400. Every request is recorded."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 MARKER = "MARKER-5f3a9c"
@@ -111,11 +113,31 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, json.dumps(reply).encode())
 
 
+FILLER = "\n".join(f"line {n}: value = compute({n}) + offset  # unchanged code" for n in range(60))
+
+
+def run(results: dict[int, str] | None = None, steps: int = 6) -> dict:
+    """The hand-made run tests/test_probe.py describes; ``results`` puts extra text into a step's result."""
+    results = results or {}
+    messages = [{"role": "system", "content": "You are a coding agent."},
+                {"role": "user", "content": "Fix the failing test."}]
+    for n in range(steps):
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{n}", "type": "function", "function": {"name": "read_file", "arguments": json.dumps(
+                {"path": f"f{n}.py"})}}]})
+        body = FILLER[: len(FILLER) // 2] + (f"\n{MARKER}\n" if n == 1 else "\n") + FILLER[len(FILLER) // 2:]
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": body + results.get(n, "")})
+    messages.append({"role": "assistant", "content": "Done."})
+    tools = [{"type": "function", "function": {"name": "read_file", "description": "Read a file.", "parameters": {
+        "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}]
+    return {"model": "gpt-4o", "messages": messages, "tools": tools}
+
+
 class ProbeServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, hang_seconds: float = 3.0) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, hang_seconds: float = 3.0, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.requests: list[dict[str, Any]] = []
         self.hang_seconds = hang_seconds
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
@@ -134,3 +156,12 @@ class ProbeServer(ThreadingHTTPServer):
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
         self.server_close()
+
+
+if __name__ == "__main__":  # the README's example: python -m tests.probe_stub PORT RUN.json
+    port, path = int(sys.argv[1]), Path(sys.argv[2])
+    path.write_text(json.dumps(run()))
+    with ProbeServer(port=port) as server:
+        print(f"serving {server.url} (Chat Completions at /v1/chat/completions, Messages at /v1/messages); "
+              f"the hand-made run is in {path}", flush=True)
+        threading.Event().wait()

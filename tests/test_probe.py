@@ -25,31 +25,11 @@ from playground.prices import read_prices
 from playground.tokens import Meter
 
 from .conftest import ROOT
-from .probe_stub import MARKER, TEXT_SEEN, TEXT_UNSEEN, ProbeServer
+from .probe_stub import TEXT_SEEN, TEXT_UNSEEN, ProbeServer, run
 
 CHANGED = [2, 3, 4, 5, 6]
 SAME = [True, False, False, False, False]
 KEY = "sk-probe-secret-0123456789abcdef"
-FILLER = "\n".join(f"line {n}: value = compute({n}) + offset  # unchanged code" for n in range(60))
-
-
-def run(results: dict[int, str] | None = None, steps: int = 6) -> dict:
-    """The hand-made run (see the module docstring); ``results`` puts extra text into a step's result."""
-    results = results or {}
-    messages = [{"role": "system", "content": "You are a coding agent."},
-                {"role": "user", "content": "Fix the failing test."}]
-    for n in range(steps):
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{n}", "type": "function", "function": {"name": "read_file", "arguments": json.dumps(
-                {"path": f"f{n}.py"})}}]})
-        body = FILLER[: len(FILLER) // 2] + (f"\n{MARKER}\n" if n == 1 else "\n") + FILLER[len(FILLER) // 2:]
-        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": body + results.get(n, "")})
-    messages.append({"role": "assistant", "content": "Done."})
-    tools = [{"type": "function", "function": {"name": "read_file", "description": "Read a file.", "parameters": {
-        "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}]
-    return {"model": "gpt-4o", "messages": messages, "tools": tools}
-
-
 def write(tmp_path, data: dict, wire: str = "chat"):
     """The run as a request file in ``wire`` format (converted from Chat when asked)."""
     conversation = formats.read(data)
