@@ -125,6 +125,8 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Probe:
+    """What a probe found: each pair's outcome, and what was actually sent (failed requests included)."""
+
     plan: Plan
     outcomes: tuple[Outcome, ...]
     sent_requests: int

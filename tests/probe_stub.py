@@ -15,9 +15,11 @@ import json
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from .openai_stub import StubServer
 
 MARKER = "MARKER-5f3a9c"
 TEXT_SEEN = "The marker is in the file I read: I will patch line 12 of f1.py next."
@@ -133,29 +135,16 @@ def run(results: dict[int, str] | None = None, steps: int = 6) -> dict:
     return {"model": "gpt-4o", "messages": messages, "tools": tools}
 
 
-class ProbeServer(ThreadingHTTPServer):
-    daemon_threads = True
+class ProbeServer(StubServer):
+    """The summarizer's test server (start, stop, recorded requests, quiet on clients that gave up)
+    with the probe's handler."""
 
     def __init__(self, hang_seconds: float = 3.0, port: int = 0) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
-        self.requests: list[dict[str, Any]] = []
-        self.hang_seconds = hang_seconds
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that gave up (the timeout test) is expected; stay quiet about it."""
+        super().__init__(hang_seconds, _Handler, port)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
-
-    def __enter__(self) -> ProbeServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
 
 
 if __name__ == "__main__":  # the README's example: python -m tests.probe_stub PORT RUN.json

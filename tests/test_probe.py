@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from playground import cli, formats, probe
+from playground import cli, formats, keys, probe
 from playground.policies import make
 from playground.prices import read_prices
 from playground.tokens import Meter
@@ -192,6 +192,18 @@ def test_keys_go_only_to_allowed_hosts_and_never_into_the_output(tmp_path, capsy
     assert code == 0, err
     assert KEY in server.requests[0]["headers"][header]  # sent to the host the operator allowed
     assert "(500)" in err and KEY not in out + err
+
+
+def test_the_one_key_rule_also_decides_anthropics_key():
+    env = {"ANTHROPIC_API_KEY": KEY, "OPENAI_API_KEY": "sk-openai-other-0123"}
+    assert keys.resolve_key(None, None, env, {}, "anthropic") == keys.KeyChoice(KEY, keys.OPERATOR,
+                                                                                "api.anthropic.com", True)
+    for elsewhere in ("http://attacker.example:8080", "https://api.openai.com/v1"):  # not Anthropic's own host
+        choice = keys.resolve_key(elsewhere, None, env, {}, "anthropic")
+        assert choice.source == keys.WITHHELD and choice.key is None
+    assert keys.resolve_key("https://api.openai.com/v1", None, env, {}).key == "sk-openai-other-0123"
+    assert keys.resolve_key("http://127.0.0.1:1", None, env | {"PLAYGROUND_KEY_HOSTS": "127.0.0.1"}, {},
+                            "anthropic").key == KEY
 
 
 def test_a_log_without_tool_definitions_gets_them_from_its_calls(tmp_path, server, capsys):
