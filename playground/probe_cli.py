@@ -11,9 +11,7 @@ import argparse
 import sys
 
 from . import probe
-from .anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
 from .errors import InputError
-from .llm import Endpoint, OpenAISummarizer
 from .words import count
 
 CALLS_HELP = (f"how many of the calls the policy changed to probe, spread evenly over the run with the last always "
@@ -56,7 +54,11 @@ def add_probe_arguments(p: argparse.ArgumentParser) -> None:
 
 def _sender(args: argparse.Namespace, key: str | None) -> probe.Send:
     """Sends one body to the chosen endpoint and reads its next step. No retries: a failed request
-    is reported for its call."""
+    is reported for its call. (The clients are imported here: ``openai`` takes seconds to import,
+    and every other command would pay for it.)"""
+    from .anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
+    from .llm import Endpoint, OpenAISummarizer
+
     if args.provider == "anthropic":
         endpoint = Endpoint(model=args.llm_model, base_url=args.base_url or ANTHROPIC_URL, api_key=key,
                             timeout=args.timeout, max_retries=0)
