@@ -302,7 +302,9 @@ def probe_to_json(probe: Probe) -> dict[str, Any]:
               "before": o.before.to_json() if o.before else None, "after": o.after.to_json() if o.after else None,
               **({"similarity": round(o.similarity, 4)} if o.similarity is not None else {}),
               **({"error": o.error} if o.error else {})} for o in probe.outcomes]
-    agreement = probe.agreement
+    agreement, plan = probe.agreement, probe.plan
     return {"calls": calls, "agreement": None if agreement is None else round(agreement, 4),
             "sent_requests": probe.sent_requests, "tokens_sent": probe.tokens_sent,
-            "changed_calls": len(probe.plan.changed), "text_threshold": TEXT_THRESHOLD}
+            "changed_calls": len(plan.changed), "text_threshold": TEXT_THRESHOLD,
+            "estimate": {"requests": plan.requests, "tokens": plan.tokens, "cost_at_most": round(plan.cost, 6),
+                         "prices": plan.price.model, "over_budget": list(plan.over_budget)}}

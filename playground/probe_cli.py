@@ -88,23 +88,22 @@ def cmd_probe(args: argparse.Namespace) -> int:
                       budget=args.budget_tokens, max_tokens=args.max_tokens)
     shown = sys.stderr if args.json else sys.stdout
     print("\n".join(probe.estimate_lines(plan, args.timeout)), file=shown)
-    if not plan.pairs:
-        if plan.changed:
-            raise InputError("the token budget leaves no call to probe (raise --budget-tokens)")
-        return 0
-    if not args.yes:
+    if plan.changed and not plan.pairs:
+        raise InputError("the token budget leaves no call to probe (raise --budget-tokens)")
+    if plan.pairs and not args.yes:
         print(f"nothing sent: add --yes to send {count(plan.requests, 'request')}", file=shown)
-        return 0
 
     def failed(outcome: probe.Outcome) -> None:
         if outcome.error:
             print(f"{PROG}: probe: call {outcome.number} (index {outcome.index}), {outcome.error}", file=sys.stderr)
 
-    result = probe.run(plan, _sender(args, key), failed)
+    unsent = probe.Probe(plan, (), 0, 0)  # nothing to send, or not asked to: the estimate alone
+    result = probe.run(plan, _sender(args, key), failed) if plan.pairs and args.yes else unsent
     if args.json:
         _write(_dump(probe.probe_to_json(result)), None)
         return 0
-    _write(_report(result), None)
+    if result is not unsent:
+        _write(_report(result), None)
     return 0
 
 

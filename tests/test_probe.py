@@ -161,6 +161,10 @@ def test_without_yes_nothing_is_sent(tmp_path, server, capsys, provider):
     assert server.requests == []
     assert "the policy changed 5 requests of 7 calls; probing 5 calls: 2, 3, 4, 5, 6" in out
     assert "estimate: 10 requests" in out and "nothing sent: add --yes" in out
+    code, out, err = probe_cli(capsys, write(tmp_path, run()), server, provider, "--calls", "all", "--json")
+    data = json.loads(out)  # the same estimate as JSON, on stdout; the words on stderr
+    assert code == 0 and server.requests == [] and "nothing sent" in err
+    assert data["calls"] == [] and data["sent_requests"] == 0 and data["estimate"]["requests"] == 10
 
 
 def test_the_budget_caps_the_tokens_sent(tmp_path, server, capsys):
