@@ -22,6 +22,7 @@ from streamlit.testing.v1 import AppTest
 from playground import cli, formats, keys, probe
 from playground.policies import make
 from playground.prices import read_prices
+from playground.replay import call_starts
 from playground.tokens import Meter
 
 from .conftest import ROOT
@@ -260,3 +261,18 @@ def test_the_run_view_probes_only_after_the_confirm_button(server, provider):
     assert list(table["call"]) == CHANGED and list(table["same next step"]) == ["yes", "no", "no", "no", "no"]
     _healthy(at.run())  # a rerun shows the kept result without sending again
     assert len(server.requests) == 10 and [m for m in at.metric if m.label == "Same next step"]
+
+
+def test_the_estimate_by_hand():
+    """gpt-4o lists $2.50 in and $10 out per million: the bound is every prompt token in, and 256 out per request."""
+    conversation = formats.read(run())
+    meter = Meter("gpt-4o")
+    plan = probe.plan(conversation, make("masking", window=1), meter, read_prices().get("gpt-4o"), "openai",
+                      calls=2)
+    starts = call_starts(conversation.items)
+    as_it_was = [meter.count(conversation.with_items(conversation.items[:starts[k]])).total for k in (2, 6)]
+    assert [pair.tokens_before for pair in plan.pairs] == as_it_was
+    assert all(pair.tokens_after < pair.tokens_before for pair in plan.pairs)  # masking made them smaller
+    assert plan.requests == 4
+    assert plan.cost == pytest.approx(plan.tokens * 2.50 / 1e6 + 4 * 256 * 10.00 / 1e6)
+    assert f"at most ${plan.cost:,.4f} at gpt-4o prices: every prompt token" in probe.estimate_lines(plan)[1]
