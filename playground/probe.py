@@ -165,20 +165,21 @@ def _body(conversation: Conversation, wire: str, max_tokens: int) -> dict[str, A
 
 
 def _changed(conversation: Conversation, policy: Policy, meter: Meter,
-             mode: str) -> Iterator[tuple[int, int, Conversation, Conversation]]:
-    """Each call whose request the policy changed: its number, its index, both requests."""
+             mode: str) -> Iterator[tuple[int, int, int, Conversation]]:
+    """Each call whose request the policy changed: its number, its index, where its request ends
+    in the items (the request as it was is everything before) and the request as compacted."""
     items = conversation.items
     for number, (start, result) in enumerate(applied(conversation, policy, meter, mode)):
         if result.conversation.items != items[:start]:
             origin = items[start].origin
-            yield number, origin.index if origin else start, conversation.with_items(items[:start]), result.conversation
+            yield number, origin.index if origin else start, start, result.conversation
 
 
 def plan(conversation: Conversation, policy: Policy, meter: Meter, price: Price, provider: str, *,
          mode: str = "stored", calls: int | None = DEFAULT_CALLS, budget: int | None = None,
          max_tokens: int = DEFAULT_MAX_TOKENS) -> Plan:
     """The probe's requests, tokens and estimate, nothing sent. ``budget`` caps the tokens sent:
-    sampled calls are taken in order while both their requests fit."""
+    sampled calls are taken in order, each only if both its requests still fit."""
     if provider not in PROVIDERS:
         raise InputError(f"unknown provider (choose {', '.join(PROVIDERS)})", where="--provider", value=provider)
     wire = PROVIDERS[provider]
@@ -189,9 +190,10 @@ def plan(conversation: Conversation, policy: Policy, meter: Meter, price: Price,
     pairs: list[Pair] = []
     over: list[int] = []
     spent = 0
-    for number, index, before, after in changed:
+    for number, index, start, after in changed:
         if number not in chosen:
             continue
+        before = conversation.with_items(conversation.items[:start])
         tokens = meter.count(before).total, meter.count(after).total
         if budget is not None and spent + sum(tokens) > budget:
             over.append(number)
