@@ -13,6 +13,7 @@ import streamlit as st
 
 from .. import probe, render
 from ..anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
+from ..errors import InputError
 from ..limits import MAX_COUNT, MAX_TOKENS
 from ..llm import Endpoint, OpenAISummarizer
 from ..model import Conversation
@@ -107,8 +108,12 @@ def panel(conversation: Conversation, policy: Policy, meter: Meter, mode: str) -
     endpoint = _endpoint(provider)
     budget = int(st.session_state[BUDGET]) or None
     price = read_prices().get(endpoint.model or None, probe.PROVIDERS[provider])
-    plan = probe.plan(conversation, policy, meter, price, provider, mode=mode, calls=int(st.session_state[CALLS]),
-                      budget=budget)
+    try:
+        plan = probe.plan(conversation, policy, meter, price, provider, mode=mode,
+                          calls=int(st.session_state[CALLS]), budget=budget)
+    except InputError as exc:  # a conversation the provider's format cannot carry: say what, send nothing
+        st.error(render.literal(f"Cannot probe this conversation: {exc}"), icon=":material/error:")
+        return
     for line in probe.estimate_lines(plan, endpoint.timeout):
         st.caption(render.literal(line[:1].upper() + line[1:] + "."))
     key = (id(conversation), policy.name, repr(policy.params()), mode, provider, endpoint.model, endpoint.where,
