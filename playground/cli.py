@@ -1,4 +1,4 @@
-"""The command line: ``python -m playground count|compact|rules|accuracy|replay|compare``.
+"""The command line: ``python -m playground count|compact|rules|accuracy|replay|compare|probe``.
 
 Bad input of any kind exits with status 2 and one line on stderr naming what is wrong and
 where; nothing is ever written half-way. Set PLAYGROUND_DEBUG=1 to see tracebacks of bugs.
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import formats, limits
+from . import formats, limits, probe
 from .compaction import DEFAULT_THRESHOLD, Settings
 from .engine import Engine
 from .errors import InputError
@@ -25,6 +25,7 @@ from .summarize.history import DEFAULT_KEEP_STEPS, SummarySettings, check_limit
 from .summarize.offline import OfflineSummarizer
 from .tune.rulesets import RULESETS
 from .tune.suggest import no_match_message, suggest_rules, unmatched_message
+from .words import count
 
 PROG = "python -m playground"
 KEEP_RECENT_HELP = ("leave the newest N tool uses the model has read (call and result, with an assistant turn after "
@@ -160,17 +161,25 @@ def _summarizer(args: argparse.Namespace):
         return OfflineSummarizer()
     if not args.llm_model:
         raise InputError("--summarizer openai needs --llm-model (the model the endpoint serves)")
-    from .summarize import keys
     from .summarize.endpoint import Endpoint, OpenAISummarizer
 
-    choice = keys.resolve_key(args.base_url, None, os.environ, {})
-    if choice.source == keys.WITHHELD:
-        raise InputError(f"{keys.KEY_NAME} is sent only to {keys.DEFAULT_HOST} and the hosts listed in "
-                         f"{keys.HOSTS_NAME}; to send it to {choice.host or 'this URL'}, set "
-                         f"{keys.HOSTS_NAME}={choice.host or '<host>'} (or unset {keys.KEY_NAME} for a server that "
-                         "needs no key)", where="--base-url")
-    return OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=choice.key,
+    return OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=api_key(args.base_url),
                                      timeout=args.timeout))
+
+
+def api_key(base_url: str | None, provider: str = "openai") -> str | None:
+    """The key for ``base_url`` from the environment, by the one rule in ``keys``; a key the rule
+    withholds from this host is an error that says how to allow it (never what the key is)."""
+    from .summarize import keys
+
+    choice = keys.resolve_key(base_url, None, os.environ, {}, provider)
+    if choice.source == keys.WITHHELD:
+        name, own = keys.PROVIDER_KEYS[provider]
+        raise InputError(f"{name} is sent only to {own} and the hosts listed in "
+                         f"{keys.HOSTS_NAME}; to send it to {choice.host or 'this URL'}, set "
+                         f"{keys.HOSTS_NAME}={choice.host or '<host>'} (or unset {name} for a server that "
+                         "needs no key)", where="--base-url")
+    return choice.key
 
 
 def _say(notice: str | None, preset: str | None) -> None:
@@ -421,12 +430,16 @@ def _add_run_commands(commands: Any) -> None:
 
     for name, text in (("replay", "replay a run call by call: tokens, prompt cache and cost with and without a "
                                   "policy"),
-                       ("compare", "replay a run under every strategy and print one row each")):
+                       ("compare", "replay a run under every strategy and print one row each"),
+                       ("probe", "send sampled calls as they were and as compacted to a live model: does the next "
+                                 "step change?")):
         p = commands.add_parser(name, help=text)
         p.add_argument("file", help="conversation JSON file or agent log (JSONL, .traj), or - for stdin")
-        if name == "replay":
+        if name == "probe":
+            add_probe_arguments(p)
+        if name in ("replay", "probe"):
             p.add_argument("--strategy", choices=list(POLICIES), default="rules",
-                           help="the policy to replay (default: rules, the book's optimizer)")
+                           help=f"the policy to {name} (default: rules, the book's optimizer)")
             p.add_argument("--json", action="store_true", help="print the calls and totals as JSON")
         else:
             p.add_argument("--strategy", choices=list(POLICIES), action="append",
@@ -464,7 +477,114 @@ def _add_run_commands(commands: Any) -> None:
         p.add_argument("--format", choices=list(formats.READERS), help="input format (default: detected)")
         p.add_argument("--calibration", help="JSON file of calibration factors for the model (as for count)")
         _input_limit(p)
-        p.set_defaults(run=cmd_replay if name == "replay" else cmd_compare)
+        p.set_defaults(run={"replay": cmd_replay, "compare": cmd_compare, "probe": cmd_probe}[name])
+
+
+# The live probe: ``python -m playground probe``. The estimate comes first and nothing is sent
+# without ``--yes``; each failed request is one line on stderr naming its call, the others go on.
+CALLS_HELP = (f"how many of the calls the policy changed to probe, spread evenly over the run with the last always "
+              f"among them, or all (default {probe.DEFAULT_CALLS})")
+
+
+def _calls(text: str) -> int | None:
+    if text == "all":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or all, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 call, got {value}")
+    return value
+
+
+def add_probe_arguments(p: argparse.ArgumentParser) -> None:
+    """The probe's own options (the policy options are replay's)."""
+
+    p.add_argument("--base-url", help="the endpoint (default: the provider's own API), e.g. "
+                                      "http://localhost:11434/v1 for Ollama")
+    p.add_argument("--llm-model", required=True, help="the model the endpoint serves")
+    p.add_argument("--provider", choices=list(probe.PROVIDERS), default="openai",
+                   help="wire format and key: openai (Chat Completions, any compatible server; OPENAI_API_KEY) or "
+                        "anthropic (Messages API; ANTHROPIC_API_KEY). A key goes only to the provider's own host and "
+                        "hosts listed in PLAYGROUND_KEY_HOSTS")
+    p.add_argument("--calls", type=_calls, default=probe.DEFAULT_CALLS, help=CALLS_HELP)
+    p.add_argument("--budget-tokens", type=_tokens, help="send no more than this many prompt tokens in all: "
+                                                         "sampled calls that do not fit are left out")
+    p.add_argument("--max-tokens", type=_tokens, default=probe.DEFAULT_MAX_TOKENS,
+                   help=f"reply limit of each request (default {probe.DEFAULT_MAX_TOKENS}): enough for one next step")
+    p.add_argument("--yes", action="store_true", help="send the requests (without it, only the estimate is printed)")
+    p.add_argument("--timeout", type=_seconds, default=60.0,
+                   help="seconds each request may take, every read included; the whole run takes at most this "
+                        "times the number of requests (default 60)")
+
+
+def _sender(args: argparse.Namespace, key: str | None) -> probe.Send:
+    """Sends one body to the chosen endpoint and reads its next step. No retries: a failed request
+    is reported for its call. (The clients are imported here: ``openai`` takes seconds to import,
+    and every other command would pay for it.)"""
+    from .summarize.anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
+    from .summarize.endpoint import Endpoint, OpenAISummarizer
+
+    if args.provider == "anthropic":
+        endpoint = Endpoint(model=args.llm_model, base_url=args.base_url or ANTHROPIC_URL, api_key=key,
+                            timeout=args.timeout, max_retries=0)
+        client = AnthropicEndpoint(endpoint)
+        return lambda body, size: probe.messages_action(client.send(body, size))
+    chat = OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=key,
+                                     timeout=args.timeout, max_retries=0))
+    return lambda body, size: probe.chat_action(chat.send(body, size))
+
+
+def _outcome_line(outcome: probe.Outcome) -> str:
+    same = "yes" if outcome.same else "no"
+    similarity = f" (similarity {outcome.similarity:.2f})" if outcome.similarity is not None else ""
+    return f"{outcome.number:>6} {outcome.index:>6}  {same:<4} {outcome.before}  →  {outcome.after}{similarity}"
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    from .policies import make
+    from .run.prices import read_prices
+
+    conversation, meter, _, _ = _run_setup(args)
+    policy = make(args.strategy, **_policy_options(args, conversation))
+    price = read_prices().get(args.llm_model, probe.PROVIDERS[args.provider])
+    key = api_key(args.base_url, args.provider)  # before the plan: a withheld key stops the run at once
+    plan = probe.plan(conversation, policy, meter, price, args.provider, mode=args.mode, calls=args.calls,
+                      budget=args.budget_tokens, max_tokens=args.max_tokens)
+    shown = sys.stderr if args.json else sys.stdout
+    print("\n".join(probe.estimate_lines(plan, args.timeout)), file=shown)
+    if plan.changed and not plan.pairs:
+        raise InputError("the token budget leaves no call to probe (raise --budget-tokens)")
+    if plan.pairs and not args.yes:
+        print(f"nothing sent: add --yes to send {count(plan.requests, 'request')}", file=shown)
+
+    def failed(outcome: probe.Outcome) -> None:
+        if outcome.error:
+            print(f"{PROG}: probe: call {outcome.number} (index {outcome.index}), {outcome.error}", file=sys.stderr)
+
+    unsent = probe.Probe(plan, (), 0, 0)  # nothing to send, or not asked to: the estimate alone
+    result = probe.run(plan, _sender(args, key), failed) if plan.pairs and args.yes else unsent
+    if args.json:
+        _write(_dump(probe.probe_to_json(result)), None)
+        return 0
+    if result is not unsent:
+        _write(_report(result), None)
+    return 0
+
+
+def _report(result: probe.Probe) -> str:
+    lines = [f"{'call':>6} {'index':>6}  same next step: as it was  →  as compacted"]
+    lines += [_outcome_line(outcome) for outcome in result.outcomes if outcome.error is None]
+    compared, agreement = result.compared, result.agreement
+    same = sum(outcome.same is True for outcome in compared)
+    failed = len(result.outcomes) - len(compared)
+    lines.append(("agreement: no call could be compared" if agreement is None else
+                  f"agreement: {same} of {count(len(compared), 'call')} ({agreement:.0%})")
+                 + (f"; {failed} failed (see above)" if failed else "")
+                 + f"; {count(result.sent_requests, 'request')} sent, {result.tokens_sent:,} prompt tokens"
+                 + f"; text replies count as the same at a similarity of {probe.TEXT_THRESHOLD:g} or more")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -133,8 +133,9 @@ _HOSTILE = {"huge-summary": _huge_summary, "endless": _endless, "trickle": _tric
 class StubServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, hang_seconds: float = 3.0) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, hang_seconds: float = 3.0, handler: type[BaseHTTPRequestHandler] = _Handler,
+                 port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), handler)
         self.requests: list[dict[str, Any]] = []
         self.hang_seconds = hang_seconds
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)

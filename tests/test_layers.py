@@ -25,6 +25,7 @@ STAGES = (
     ("run",),  # a whole run: replay, compare, prompt cache, prices
     ("present",),  # reports and what the screen shows, as values
     ("export",),  # what is written out
+    ("probe",),  # compacted requests sent to a live model beside the originals
     ("workbench",),  # presets, lessons, builder, workspaces: the page's material without Streamlit
     ("refit",),  # tools that refit the meters' constants; not run time
     ("ui",),  # the Streamlit page

@@ -17,7 +17,7 @@ are counted (the meter caches per text) and hashed for the prompt cache.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
@@ -26,7 +26,7 @@ from ..conversation import Conversation, Item, Message, content_text, is_instruc
 from ..errors import InputError
 from ..meter.claude import billed_thinking
 from ..meter.tokens import Layout, Meter
-from ..policies import Policy
+from ..policies import Policy, PolicyResult
 from .prices import Price
 from .promptcache import PromptCache, call_cost, check_cache, input_cost, link
 
@@ -197,6 +197,21 @@ def _counter(original: tuple[Item, ...], counts: tuple[int, ...], meter: Meter
     return count
 
 
+def applied(conversation: Conversation, policy: Policy, meter: Meter, mode: str = "stored",
+            until: int | None = None) -> Iterator[tuple[int, PolicyResult]]:
+    """Each call's start in the items and the policy's result for its request, as an agent applies
+    it in ``mode``: the one loop replay and the live probe share, so both see the same requests."""
+    items = conversation.items
+    history: tuple[Item, ...] = ()
+    previous = 0
+    for start in call_starts(items)[:until]:
+        new = items[previous:start]
+        previous = start
+        result = policy.apply(conversation.with_items(items[:start] if mode == "per-call" else history + new), meter)
+        history = result.conversation.items
+        yield start, result
+
+
 def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Price, *, mode: str = "stored",
            cache: str | None = None, until: int | None = None) -> Replay:
     """Every call of the run with and without ``policy`` (stop after ``until`` calls if given), with
@@ -215,19 +230,14 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     sides = (_Prompt(count, whole), _Prompt(count, whole))
     caches = (PromptCache(cache, price.min_cacheable), PromptCache(cache, price.min_cacheable))
     has_system = bool(content_text(conversation.instructions))
-    history: tuple[Item, ...] = ()
     sent = conversation
     calls: list[Call] = []
     lost = retrievable = 0
     previous = 0
-    starts = call_starts(items)
-    for start in starts[:until]:
-        new = items[previous:start]
+    for start, result in applied(conversation, policy, meter, mode, until):
+        has_system = has_system or any(is_instruction(item) for item in items[previous:start])
         previous = start
-        has_system = has_system or any(is_instruction(item) for item in new)
-        result = policy.apply(conversation.with_items(items[:start] if mode == "per-call" else history + new), meter)
         sent = result.conversation
-        history = sent.items
         head = fixed.head(has_system)
         sides[0].update(items[:start], head, ("head", has_system))
         sides[1].update(sent.items, head, ("head", has_system))

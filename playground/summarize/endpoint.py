@@ -235,25 +235,28 @@ class OpenAISummarizer:
                              timeout=self.endpoint.timeout, max_retries=0, http_client=http)
 
     def _request(self, messages: list[dict[str, str]], max_tokens: int | None) -> object:
-        """The completion, retried on a refused or dropped connection, 408/409/429 and 5xx while
-        time is left; every attempt and every network step in it gets only the time left, so
-        ``timeout`` bounds the whole exchange."""
-        cap = reply_cap(sum(len(message["content"].encode("utf-8", "surrogatepass")) for message in messages))
+        sent = sum(len(message["content"].encode("utf-8", "surrogatepass")) for message in messages)
+        return self.send({"messages": messages, **({"max_tokens": max_tokens} if max_tokens else {})}, sent)
+
+    def send(self, body: dict[str, Any], sent: int) -> object:
+        """The completion for a Chat Completions ``body`` (its model is the endpoint's; ``sent``
+        bytes of text size the reply cap), retried on a refused or dropped connection, 408/409/429
+        and 5xx while time is left; every attempt and every network step in it gets only the time
+        left, so ``timeout`` bounds the whole exchange. Failures raise ``SummarizerError``."""
         deadline = _Deadline()
-        with self._client(deadline, cap) as client:
+        with self._client(deadline, reply_cap(sent)) as client:
             started = time.monotonic()
             deadline.at = started + self.endpoint.timeout
-            return self._attempts(client, messages, max_tokens, started, deadline.at)
+            return self._attempts(client, body, started, deadline.at)
 
-    def _attempts(self, client: openai.OpenAI, messages: list[dict[str, str]], max_tokens: int | None,
-                  started: float, deadline: float) -> object:
+    def _attempts(self, client: openai.OpenAI, body: dict[str, Any], started: float, deadline: float) -> object:
+        body = {key: value for key, value in body.items() if key != "model"}
         attempt, previous = 0, None
         while True:
             attempt += 1
             try:
                 return client.chat.completions.create(
-                    model=self.endpoint.model, messages=messages, timeout=max(deadline - time.monotonic(), 0.001),
-                    **({"max_tokens": max_tokens} if max_tokens else {}))
+                    model=self.endpoint.model, timeout=max(deadline - time.monotonic(), 0.001), **body)
             except ReplyTooLargeError as exc:
                 raise SummarizerError(f"{self.endpoint.where} sent a reply larger than the cap of {exc.cap:,} bytes "
                                       "(a summary longer than the history it replaces saves nothing); stopped "
@@ -313,7 +316,10 @@ class OpenAISummarizer:
         return self._scrub(sentence)
 
     def _scrub(self, text: str) -> str:
-        """No key in a message: ours replaced, and anything shaped like a key masked."""
-        key = self.endpoint.api_key
-        text = text.replace(key, "***") if key else text
-        return _KEY_LIKE.sub("sk-***", text)
+        return scrub(text, self.endpoint.api_key)
+
+
+def scrub(text: str, key: str | None) -> str:
+    """No key in a message: ours replaced, and anything shaped like a key masked."""
+    text = text.replace(key, "***") if key else text
+    return _KEY_LIKE.sub("sk-***", text)

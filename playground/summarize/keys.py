@@ -18,6 +18,10 @@ from urllib.parse import urlsplit
 DEFAULT_HOST = "api.openai.com"
 KEY_NAME = "OPENAI_API_KEY"
 HOSTS_NAME = "PLAYGROUND_KEY_HOSTS"
+ANTHROPIC = "anthropic"
+# Each provider's key variable and own host: the same rule for both (the key goes to its own host,
+# to the hosts the operator lists, and nowhere else unless typed for it).
+PROVIDER_KEYS = {"openai": (KEY_NAME, DEFAULT_HOST), ANTHROPIC: ("ANTHROPIC_API_KEY", "api.anthropic.com")}
 
 TYPED, OPERATOR, NONE, WITHHELD = "typed", "operator", "none", "withheld"
 _NAME = re.compile(r"[a-z0-9._-]+")  # a host name or IPv4 address with nothing the client would re-encode
@@ -54,7 +58,7 @@ def _authority(url: str) -> str:
         return ""
 
 
-def host_of(base_url: str | None) -> str:
+def host_of(base_url: str | None, default: str = DEFAULT_HOST) -> str:
     """The host name a request to ``base_url`` goes to (lower case, no port, no user:password);
     empty when none can be read, which no operator can have listed.
 
@@ -64,7 +68,7 @@ def host_of(base_url: str | None) -> str:
     letters, digits, dots, dashes (or an IPv6 address in brackets) is one the client re-encodes:
     either names no host, so the operator's key never goes to a guess."""
     if not base_url or not base_url.strip():
-        return DEFAULT_HOST
+        return default
     url = base_url.strip()
     if _AMBIGUOUS.search(url):
         return ""
@@ -85,21 +89,24 @@ def without_credentials(url: str) -> str:
     return url.replace(authority, authority.rsplit("@", 1)[1], 1) if "@" in authority else url
 
 
-def allowed_hosts(env: Mapping[str, str], secrets: Mapping[str, str]) -> frozenset[str]:
-    """OpenAI's host and those the operator listed (environment and secrets together)."""
+def allowed_hosts(env: Mapping[str, str], secrets: Mapping[str, str], own: str = DEFAULT_HOST) -> frozenset[str]:
+    """The provider's own host (OpenAI's by default) and those the operator listed (environment
+    and secrets together)."""
     listed = f"{env.get(HOSTS_NAME, '')},{secrets.get(HOSTS_NAME, '')}"
-    return frozenset({DEFAULT_HOST} | {name.strip().lower() for name in listed.split(",") if name.strip()})
+    return frozenset({own} | {name.strip().lower() for name in listed.split(",") if name.strip()})
 
 
 def resolve_key(base_url: str | None, typed_key: str | None, env: Mapping[str, str],
-                secrets: Mapping[str, str]) -> KeyChoice:
+                secrets: Mapping[str, str], provider: str = "openai") -> KeyChoice:
     """The key to send to ``base_url``: a typed one always; the operator's (secrets first, then
-    the environment) only to an allowed host; otherwise none, marked WITHHELD when one exists."""
-    host = host_of(base_url)
-    allowed = host in allowed_hosts(env, secrets)
+    the environment; ``provider`` names which variable and whose own host) only to an allowed host;
+    otherwise none, marked WITHHELD when one exists."""
+    key_name, own = PROVIDER_KEYS[provider]
+    host = host_of(base_url, own)
+    allowed = host in allowed_hosts(env, secrets, own)
     if typed_key and typed_key.strip():
         return KeyChoice(typed_key.strip(), TYPED, host, allowed)
-    operator = secrets.get(KEY_NAME) or env.get(KEY_NAME) or None
+    operator = secrets.get(key_name) or env.get(key_name) or None
     if operator is None:
         return KeyChoice(None, NONE, host, allowed)
     return KeyChoice(operator, OPERATOR, host, allowed) if allowed else KeyChoice(None, WITHHELD, host, allowed)

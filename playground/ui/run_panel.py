@@ -22,7 +22,7 @@ from ..run.replay import MODES, Replay, call_starts, chart_rows, replay, sweep, 
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
 from ..words import count
 from ..workbench.workspace import ReplaySettings
-from . import state
+from . import probe_panel, state
 
 CALL = "replay_call"  # the chosen call (position in the run's calls), for the before/after view
 SHOWN = "replay_call_shown"  # True once the person moved the call slider: Before / after shows that call
@@ -44,7 +44,7 @@ _START = ReplaySettings()  # a new session starts where a workspace without thes
 DEFAULTS = {STRATEGY: _START.strategy, MODE: _START.mode, WINDOW: _START.window, TRIGGER: _START.trigger,
             KEEP: _START.keep, CLEAR_AT_LEAST: _START.clear_at_least}
 PRICE_PREFIX = "replay_price_"
-KEPT = (*DEFAULTS, CACHE, CALL, SWEEP, "compare_mode", state.COMPARE_CACHE, "compare_show")
+KEPT = (*DEFAULTS, CACHE, CALL, SWEEP, "compare_mode", state.COMPARE_CACHE, "compare_show", *probe_panel.KEPT)
 
 
 def keep() -> None:
@@ -298,3 +298,4 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                    "measured against carrying on at the saving rate the run had just before it.")
     _chosen_call(run)
     _sweep_chart(conversation, run, st.session_state[STRATEGY], options, meter, chosen_price)
+    probe_panel.panel(conversation, policy, meter, st.session_state[MODE])

@@ -84,9 +84,10 @@ def _secrets() -> dict[str, str]:
         return {}
 
 
-def key_choice() -> keys.KeyChoice:
+def key_choice(provider: str = "openai") -> keys.KeyChoice:
     """The key for the Base URL shown: a typed one, or the operator's only for allowed hosts."""
-    return keys.resolve_key(st.session_state[BASE_URL], st.session_state.get(API_KEY), os.environ, _secrets())
+    return keys.resolve_key(st.session_state[BASE_URL], st.session_state.get(API_KEY), os.environ, _secrets(),
+                            provider)
 
 
 def endpoint() -> Endpoint:
@@ -133,15 +134,7 @@ def settings() -> None:
                   "Completions — OpenAI, Azure, Ollama, vLLM, LM Studio. It is called only when you press its "
                   "button.")
     if st.session_state[MODE] == "openai":
-        st.text_input("Base URL", key=BASE_URL, placeholder="https://api.openai.com/v1",
-                      help="Leave empty for OpenAI. Ollama: http://localhost:11434/v1; LM Studio: "
-                           "http://localhost:1234/v1; vLLM: http://localhost:8000/v1.")
-        st.text_input("Model", key=LLM_MODEL, help="The model name the endpoint serves.")
-        st.text_input("API key", key=API_KEY, type="password",
-                      help="Kept in this browser session only; never logged, exported or shown. A key the operator "
-                           "configured is used only for api.openai.com and hosts the operator allows; any other "
-                           "Base URL gets a key only if you type one here.")
-        st.caption(f"Key: {key_choice().label}.")
+        endpoint_fields()
         if st.button("Test connection", width="stretch", help="Sends a one-word request to the endpoint."):
             with st.spinner(render.literal(f"Asking {endpoint().where}…")):
                 try:
@@ -163,6 +156,33 @@ def settings() -> None:
         st.caption(f"The summarizer reads at most {st.session_state[TRANSCRIPT_BUDGET]:,} tokens of history "
                    "in all (plus the prompt)." if st.session_state[TRANSCRIPT_BUDGET] else
                    "No total budget: a large span may exceed the summarizer's context window.")
+
+
+def endpoint_fields(provider: str = "openai") -> None:
+    """Base URL, model and key: drawn here for summarization, or by the live probe when this panel
+    does not draw them (the same widgets, so both use one endpoint)."""
+    own = keys.PROVIDER_KEYS[provider][1]
+    st.text_input("Base URL", key=BASE_URL, placeholder=f"https://{own}" + ("/v1" if provider == "openai" else ""),
+                  help=f"Leave empty for {own}. Ollama: http://localhost:11434/v1; LM Studio: "
+                       "http://localhost:1234/v1; vLLM: http://localhost:8000/v1.")
+    st.text_input("Model", key=LLM_MODEL, help="The model name the endpoint serves.")
+    st.text_input("API key", key=API_KEY, type="password",
+                  help=f"Kept in this browser session only; never logged, exported or shown. A key the operator "
+                       f"configured is used only for {own} and hosts the operator allows; any other "
+                       "Base URL gets a key only if you type one here.")
+    st.caption(f"Key: {key_choice(provider).label}.")
+
+
+def endpoint_drawn() -> bool:
+    """Whether the sidebar drew the endpoint fields in this run (summarization on, with an endpoint)."""
+    return BASE_URL in st.session_state.get(DRAWN, ())
+
+
+def draw_endpoint_elsewhere(provider: str) -> None:
+    """Draw the endpoint fields outside the sidebar and record them as drawn, so the next run keeps
+    what was typed there (see ``init``)."""
+    endpoint_fields(provider)
+    st.session_state[DRAWN] = (*st.session_state.get(DRAWN, ()), *ENDPOINT_WIDGETS)
 
 
 def config() -> tuple[SummarySettings | None, str | None]:

@@ -1,0 +1,134 @@
+"""The live probe in the Run view: does the policy change what the agent does next?
+
+Off until switched on (planning replays the run once more). The endpoint is summarization's: the
+sidebar's fields when it draws them, else the same widgets drawn here (``summary_panel``). The
+plan and its estimate are free and shown first; requests go out only when the person presses the
+button, whose label carries the same figures. The result is kept for the exact plan it was made
+for, so a rerun shows it again and any change of policy, endpoint or conversation hides it.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .. import probe
+from ..conversation import Conversation
+from ..errors import InputError
+from ..limits import MAX_COUNT, MAX_TOKENS
+from ..meter.tokens import Meter
+from ..policies import Policy
+from ..present import render
+from ..run.prices import read_prices
+from ..summarize.anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
+from ..summarize.endpoint import Endpoint, OpenAISummarizer
+from . import summary_panel
+
+ON, PROVIDER, CALLS, BUDGET, RESULT = "probe_on", "probe_provider", "probe_calls", "probe_budget", "probe_result"
+KEPT = (ON, PROVIDER, CALLS, BUDGET, RESULT)  # kept while the Run tab is closed (see run_panel.keep)
+PROVIDER_TITLES = {"openai": "OpenAI-compatible (Chat Completions)", "anthropic": "Anthropic (Messages API)"}
+
+
+def _endpoint(provider: str) -> Endpoint:
+    """The shared endpoint settings, with the key the one rule gives this provider at this host.
+    No retries: a failed request is reported for its call."""
+    base_url = st.session_state[summary_panel.BASE_URL].strip() or (ANTHROPIC_URL if provider == "anthropic" else None)
+    return Endpoint(model=st.session_state[summary_panel.LLM_MODEL].strip(), base_url=base_url,
+                    api_key=summary_panel.key_choice(provider).key, max_retries=0)
+
+
+def _sender(provider: str, endpoint: Endpoint) -> probe.Send:
+    if provider == "anthropic":
+        client = AnthropicEndpoint(endpoint)
+        return lambda body, size: probe.messages_action(client.send(body, size))
+    chat = OpenAISummarizer(endpoint)
+    return lambda body, size: probe.chat_action(chat.send(body, size))
+
+
+def _settings() -> str:
+    """The probe's own controls and the endpoint's; returns the provider."""
+    st.session_state.setdefault(PROVIDER, "openai")
+    st.session_state.setdefault(CALLS, probe.DEFAULT_CALLS)
+    st.session_state.setdefault(BUDGET, 0)
+    provider = st.radio("Provider", list(PROVIDER_TITLES), key=PROVIDER, format_func=PROVIDER_TITLES.get,
+                        horizontal=True, help="The wire format the requests are sent in (converted from the "
+                                              "conversation's own when it differs) and whose key rule applies.")
+    one, two = st.columns(2)
+    one.number_input("Calls to probe", min_value=1, max_value=MAX_COUNT, step=1, key=CALLS,
+                     help="Of the calls the policy changed, spread evenly over the run, the last always among them.")
+    two.number_input("Token budget (0: none)", min_value=0, max_value=MAX_TOKENS, step=10_000, key=BUDGET,
+                     help="Send no more than this many prompt tokens in all; sampled calls that do not fit are "
+                          "left out.")
+    if summary_panel.endpoint_drawn():
+        where = _endpoint(provider)
+        st.caption(render.literal(f"Endpoint: {where.model} at {where.where} (set under Summarization in the "
+                                  f"sidebar). Key: {summary_panel.key_choice(provider).label}."))
+    else:
+        summary_panel.draw_endpoint_elsewhere(provider)
+    return provider
+
+
+SAME_WORDS = {True: "yes", False: "no", None: "—"}  # None: not compared (a request failed)
+
+
+def _rows(result: probe.Probe) -> list[dict[str, object]]:
+    """The probed calls, one row each: both next steps side by side."""
+    texts = any(o.similarity is not None for o in result.outcomes)
+    failed = any(o.error for o in result.outcomes)
+    return [{"call": o.number, "index": o.index, "same next step": SAME_WORDS[o.same],
+             "as it was": str(o.before) if o.before else "", "as compacted": str(o.after) if o.after else "",
+             **({"similarity": "" if o.similarity is None else f"{o.similarity:.2f}"} if texts else {}),
+             **({"failed": o.error or ""} if failed else {})} for o in result.outcomes]
+
+
+def _show(result: probe.Probe) -> None:
+    agreement, compared = result.agreement, result.compared
+    same = sum(outcome.same is True for outcome in compared)
+    one, two, three = st.columns(3)
+    one.metric("Same next step", "—" if agreement is None else f"{agreement:.0%}",
+               help=f"{same} of {len(compared)} compared calls. Tool calls count as the same with the same tool and "
+                    f"arguments (JSON compared as values); text replies at a similarity of "
+                    f"{probe.TEXT_THRESHOLD:g} or more.")
+    two.metric("Requests sent", f"{result.sent_requests:,}")
+    three.metric("Prompt tokens sent", f"{result.tokens_sent:,}")
+    failed = [outcome for outcome in result.outcomes if outcome.error]
+    for outcome in failed:
+        st.error(render.literal(f"Call {outcome.number} (index {outcome.index}), {outcome.error}"),
+                 icon=":material/error:")
+    st.dataframe(_rows(result), hide_index=True, width="stretch")
+
+
+def panel(conversation: Conversation, policy: Policy, meter: Meter, mode: str) -> None:
+    """The probe under the Run view's charts, for the policy and mode the view replays."""
+    st.subheader("Does the next step change?")
+    st.toggle("Probe a live model", key=ON,
+              help="Send calls the policy changed, as they were and as compacted, to a model you choose, and "
+                   "compare what it would do next. Nothing is sent until you press the button.")
+    if not st.session_state[ON]:
+        return
+    provider = _settings()
+    endpoint = _endpoint(provider)
+    budget = int(st.session_state[BUDGET]) or None
+    price = read_prices().get(endpoint.model or None, probe.PROVIDERS[provider])
+    try:
+        plan = probe.plan(conversation, policy, meter, price, provider, mode=mode,
+                          calls=int(st.session_state[CALLS]), budget=budget)
+    except InputError as exc:  # a conversation the provider's format cannot carry: say what, send nothing
+        st.error(render.literal(f"Cannot probe this conversation: {exc}"), icon=":material/error:")
+        return
+    for line in probe.estimate_lines(plan, endpoint.timeout):
+        st.caption(render.literal(line[:1].upper() + line[1:] + "."))
+    key = (id(conversation), policy.name, repr(policy.params()), mode, provider, endpoint.model, endpoint.where,
+           int(st.session_state[CALLS]), budget)
+    if plan.pairs:
+        label = (f"Send {plan.requests:,} requests ({plan.tokens:,} prompt tokens, at most ${plan.cost:,.4f}) "
+                 f"to {endpoint.model or 'the model'}")
+        if st.button(render.literal(label), type="primary", disabled=not endpoint.model,
+                     help="Each call's request as it was and as compacted, at temperature 0 with a small reply "
+                          "limit."):
+            with st.status(f"Probing {len(plan.pairs)} calls at {endpoint.where}…") as progress:
+                result = probe.run(plan, _sender(provider, endpoint))
+                progress.update(label="Probe done", state="complete")
+            st.session_state[RESULT] = (key, result)
+    kept = st.session_state.get(RESULT)
+    if kept and kept[0] == key:
+        _show(kept[1])
