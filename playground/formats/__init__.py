@@ -20,14 +20,14 @@ from typing import Any
 from ..errors import InputError
 from ..limits import MAX_DIGITS
 from ..model import Conversation, Item, ToolCall, pairing_notes
-from . import anthropic, chat, claude_code, codex, native, responses, swe_agent
+from . import anthropic, chat, claude_code, codex, gemini_cli, native, responses, swe_agent
 from ._reader import Reader
 from .convert import convert
 
 FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (chat, responses, anthropic, native)}
 READERS: dict[str, Reader] = {reader.name: reader for reader in (
     *(Reader(m.NAME, m.TITLE, m.looks_like, m.read) for m in FORMATS.values()),
-    claude_code.READER, codex.READER, swe_agent.SWE_AGENT, swe_agent.MINI_SWE_AGENT)}
+    claude_code.READER, codex.READER, swe_agent.SWE_AGENT, swe_agent.MINI_SWE_AGENT, gemini_cli.READER)}
 TITLES = {name: reader.title for name, reader in READERS.items()}
 MAX_DEPTH = 64  # deeper than any real request; keeps every later walk far from the recursion limit
 
@@ -225,8 +225,8 @@ def detect(data: Any) -> str:
             "unrecognised format: expected a Chat Completions message list or request "
             "(messages), a Responses request (input), an Anthropic Messages request "
             "(system/messages with content blocks), a compaction-playground document (items), "
-            "or an agent log: Claude Code session (JSONL), Codex rollout (JSONL), SWE-agent .traj "
-            "or mini-SWE-agent .traj.json"
+            "or an agent log: Claude Code session (JSONL), Codex rollout (JSONL), SWE-agent .traj, "
+            "mini-SWE-agent .traj.json, Gemini CLI session (.json, .jsonl)"
         )
     return best
 

@@ -4,7 +4,7 @@ detection score and a reader. API formats and agent logs register alike."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..model import Conversation
@@ -32,3 +32,17 @@ def log_lines(data: Any) -> list[Any] | None:
     if isinstance(data, dict):
         return [data]
     return data if isinstance(data, list) else None
+
+
+def as_log(conversation: Conversation, source: str, notes: list[str]) -> Conversation:
+    """A conversation read from an agent's log: ``source`` names the agent, ``notes`` say how."""
+    return replace(conversation, source=source, notes=(*conversation.notes, *notes))
+
+
+def billed_note(agent: str, field: str, billed: list[int]) -> list[str]:
+    """What the log says the provider billed: the conversation keeps no usage (no reader does yet,
+    Claude Code's and Codex's included), so the note is where a person sees it beside our count."""
+    if not billed:
+        return []
+    return [f"{agent} recorded the input tokens billed for {len(billed):,} of its calls ({field}): "
+            f"{billed[0]:,} on the first, {max(billed):,} at most, {billed[-1]:,} on the last."]
