@@ -151,3 +151,96 @@ def test_gemini_jsonl_set_messages_replaces_them_and_notices_are_notes():
     assert [item.content for item in conversation.items] == ["hello", "Hi."]
     notes = " ".join(conversation.notes)
     assert "error 1" in notes and "quota exceeded" in notes and "120 on the first" in notes
+
+
+# Goose ------------------------------------------------------------------------------------------------
+
+GOOSE = ["goose-convergeai-native.json", "goose-convergeai-convergeai.json"]
+# block/goose @ 01643006, crates/goose/src/session/session_manager.rs, SessionStorage::create (schema v5)
+GOOSE_SCHEMA = """
+CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP);
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL DEFAULT '', description TEXT NOT NULL DEFAULT '',
+    user_set_name BOOLEAN DEFAULT FALSE, session_type TEXT NOT NULL DEFAULT 'user', working_dir TEXT NOT NULL,
+    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+    extension_data TEXT DEFAULT '{}', total_tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER,
+    accumulated_total_tokens INTEGER, accumulated_input_tokens INTEGER, accumulated_output_tokens INTEGER,
+    schedule_id TEXT, recipe_json TEXT, user_recipe_values_json TEXT);
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id), role TEXT NOT NULL,
+    content_json TEXT NOT NULL, created_timestamp INTEGER NOT NULL, timestamp TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+    tokens INTEGER, metadata_json TEXT);
+"""
+_GOOSE_COLUMNS = ("id", "name", "working_dir", "created_at", "updated_at", "total_tokens", "input_tokens",
+                  "output_tokens", "accumulated_total_tokens", "accumulated_input_tokens", "accumulated_output_tokens")
+
+
+def goose_database(path: Path, exports: list[dict]) -> Path:
+    """A sessions.db holding the exported sessions, written as Goose's SessionStorage writes them."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        db.executescript(GOOSE_SCHEMA)
+        for session in exports:
+            db.execute(f"INSERT INTO sessions ({', '.join(_GOOSE_COLUMNS)}, extension_data) VALUES "
+                       f"({', '.join('?' * len(_GOOSE_COLUMNS))}, ?)",
+                       [session[c] for c in _GOOSE_COLUMNS] + [json.dumps(session["extension_data"])])
+            for message in session["conversation"]:
+                db.execute("INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) "
+                           "VALUES (?, ?, ?, ?, ?)", (session["id"], message["role"], json.dumps(message["content"]),
+                                                      message["created"], json.dumps(message["metadata"])))
+    db.close()
+    return path
+
+
+def _goose_requests(export: dict) -> list[dict]:
+    return [block for message in export["conversation"] for block in message["content"]
+            if block["type"] == "toolRequest"]
+
+
+@pytest.mark.parametrize("name", GOOSE)
+def test_a_goose_export_reads_every_tool_call_once(name):
+    raw = json.loads((DATA / name).read_text())
+    assert_detected_only_as(raw, "goose")
+    conversation = formats.read(raw)
+    assert (conversation.format, conversation.source, conversation.model) == ("native", "goose", "claude-sonnet-4-6")
+    requests = _goose_requests(raw)
+    assert sorted(c.call_id for c in calls(conversation)) == sorted(r["id"] for r in requests)
+    assert [c.name for c in calls(conversation)] == [r["toolCall"]["value"]["name"] for r in requests]
+    assert len(pairs(conversation.items)) == len(requests), "every response pairs, even one logged before its call"
+    assert_valid_chat_request(conversation)
+    assert_count_names(conversation, "goose")
+    assert any(f"{raw['accumulated_input_tokens']:,} over every call" in note for note in conversation.notes)
+
+
+def test_goose_errors_are_recognised_and_invisible_messages_left_out():
+    raw = json.loads((DATA / GOOSE[0]).read_text())
+    responses = [b for m in raw["conversation"] for b in m["content"] if b["type"] == "toolResponse"]
+    responses[0]["toolResult"]["value"]["isError"] = True
+    responses[1]["toolResult"] = {"status": "error", "error": "-32603: shell timed out"}
+    raw["conversation"][0]["metadata"]["agentVisible"] = False
+    conversation = formats.read(raw)
+    failed = [result for result in results(conversation) if result.is_error]
+    assert [r.call_id for r in failed] == [responses[0]["id"], responses[1]["id"]]
+    assert failed[1].content == "-32603: shell timed out"
+    assert isinstance(conversation.items[0], ToolCall), "the first user message was never sent"
+    assert any("agentVisible: false" in note for note in conversation.notes)
+
+
+def test_a_goose_sessions_db_reads_as_its_latest_session_from_the_cli_and_the_page(tmp_path):
+    exported = [json.loads((DATA / name).read_text()) for name in GOOSE]
+    database = goose_database(tmp_path / "sessions.db", exported)
+    latest = max(exported, key=lambda session: session["updated_at"])
+    from_path = formats.read_path(database)
+    from_upload = formats.loads(database.read_bytes())
+    assert from_path.items == from_upload.items == formats.read(latest).items
+    assert from_path.source == "goose" and from_path.model is None  # the database keeps no model
+    notes = " ".join(from_path.notes)
+    assert f"session {latest['id']}; 1 other session" in notes and f"{latest['accumulated_input_tokens']:,}" in notes
+
+
+def test_an_older_goose_jsonl_session_reads_like_its_export():
+    raw = json.loads((DATA / GOOSE[0]).read_text())
+    head = {key: value for key, value in raw.items() if key != "conversation"}
+    text = "\n".join(json.dumps(line) for line in [head, *raw["conversation"]])
+    assert formats.loads(text).items == formats.read(raw).items

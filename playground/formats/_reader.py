@@ -3,8 +3,8 @@ detection score and a reader. API formats and agent logs register alike."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..model import Conversation
@@ -19,6 +19,34 @@ class Reader:
     title: str
     looks_like: Callable[[Any], int]
     read: Callable[[Any], Conversation]
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A task folder an agent wrote (or a zip of one): each JSON / JSONL file parsed (an SQLite file
+    as its ``Database``, a text file as its ``Text``), by its ``/``-separated path inside the folder;
+    ``others`` names the files no reader reads."""
+
+    files: Mapping[str, Any]
+    others: tuple[str, ...] = ()
+
+    def under(self, prefix: str) -> dict[str, Any]:
+        """The parsed files whose path starts with ``prefix``, in path order."""
+        return {name: self.files[name] for name in sorted(self.files) if name.startswith(prefix)}
+
+
+@dataclass(frozen=True)
+class Database:
+    """An SQLite database an agent keeps its sessions in: each table's rows, column → value."""
+
+    tables: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Text:
+    """A log that is not JSON at all (Aider's markdown history): its text, for readers to claim."""
+
+    text: str
 
 
 def counted(counts: dict[str, int]) -> str:
