@@ -17,6 +17,7 @@ import pytest
 
 from playground import exports, formats
 from playground.errorpatterns import error_detail
+from playground.errors import InputError
 from playground.model import Conversation, ToolCall, ToolResult, pairs
 from playground.report import count_to_json
 from playground.tokens import Meter
@@ -244,3 +245,52 @@ def test_an_older_goose_jsonl_session_reads_like_its_export():
     head = {key: value for key, value in raw.items() if key != "conversation"}
     text = "\n".join(json.dumps(line) for line in [head, *raw["conversation"]])
     assert formats.loads(text).items == formats.read(raw).items
+
+
+# Aider --------------------------------------------------------------------------------------------------
+
+AIDER = ["aider-afi-core.aider.chat.history.md", "aider-monochromatic.aider.chat.history.md"]
+
+
+def _aider_inputs(text: str) -> list[str]:
+    """Each run of '#### ' lines is one input (aider/io.py user_input), its lines joined."""
+    inputs, run = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("####"):
+            run.append(line[5:].removesuffix("  "))
+        elif run:
+            inputs.append("\n".join(run).strip())
+            run = []
+    return [text for text in inputs if text.strip()]
+
+
+@pytest.mark.parametrize("name", AIDER)
+def test_an_aider_history_reads_as_text_turns_with_its_console_in_the_notes(name):
+    text = (DATA / name).read_text()
+    data = formats.parse_input(text.encode())
+    assert_detected_only_as(data, "aider")
+    conversation = formats.read_path(DATA / name)
+    assert (conversation.format, conversation.source) == ("chat", "aider")
+    assert [m.content for m in conversation.items if m.role == "user"] == _aider_inputs(text)
+    assert not calls(conversation) and {m.role for m in conversation.items} == {"user", "assistant"}
+    assert not any(line.startswith("> Tokens:") for m in conversation.items for line in m.content.splitlines())
+    notes = " ".join(conversation.notes)
+    assert f"{text.count(chr(10) + '# aider chat started at'):,} sessions" in notes
+    assert "Errors Aider reported on the console" in notes and "tokens it sent on 39 calls" in notes
+    assert_valid_chat_request(conversation)
+    assert_count_names(conversation, "aider")
+
+
+def test_aider_quote_lines_inside_a_code_block_stay_in_the_reply():
+    text = ("# aider chat started at 2025-07-15 11:38:37\n\n> Main model: gpt-4o with diff edit format  \n\n"
+            "#### explain the quote  \n\nIn markdown:\n\n```md\n> quoted\n#### heading\n```\n\nDone.\n\n"
+            "> Tokens: 1.5k sent, 20 received.  \n")
+    conversation = formats.loads(text)
+    assert [m.role for m in conversation.items] == ["user", "assistant"]
+    assert conversation.items[1].content == "In markdown:\n\n```md\n> quoted\n#### heading\n```\n\nDone."
+    assert conversation.model == "gpt-4o"
+
+
+def test_text_that_is_neither_json_nor_a_known_log_keeps_the_json_error():
+    with pytest.raises(InputError, match=r"^line 1, column 1: invalid JSON"):
+        formats.loads("hello, world")

@@ -28,14 +28,15 @@ from .. import limits
 from ..errors import InputError
 from ..limits import MAX_DIGITS
 from ..model import Conversation, Item, ToolCall, pairing_notes
-from . import anthropic, chat, claude_code, codex, gemini_cli, goose, native, responses, sources, swe_agent
+from . import aider, anthropic, chat, claude_code, codex, gemini_cli, goose, native, responses, sources, swe_agent
 from ._reader import Database, Folder, Reader, Text
 from .convert import convert
 
 FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (chat, responses, anthropic, native)}
 READERS: dict[str, Reader] = {reader.name: reader for reader in (
     *(Reader(m.NAME, m.TITLE, m.looks_like, m.read) for m in FORMATS.values()),
-    claude_code.READER, codex.READER, swe_agent.SWE_AGENT, swe_agent.MINI_SWE_AGENT, gemini_cli.READER, goose.READER)}
+    claude_code.READER, codex.READER, swe_agent.SWE_AGENT, swe_agent.MINI_SWE_AGENT, gemini_cli.READER, goose.READER,
+    aider.READER)}
 TITLES = {name: reader.title for name, reader in READERS.items()}
 MAX_DEPTH = 64  # deeper than any real request; keeps every later walk far from the recursion limit
 
