@@ -40,14 +40,14 @@ def errors(conversation: Conversation) -> int:
 
 def assert_valid_chat_request(conversation: Conversation) -> dict:
     """The Chat request the conversation amounts to: every assistant tool call is answered by tool
-    messages right after it, in order, and nothing is answered twice."""
+    messages right after it, in order (but a log may end on a call: the agent's last, "finish")."""
     body, _ = exports.request_body(conversation, "chat")
     messages = body["messages"]
     assert body["model"] and messages
     for position, message in enumerate(messages):
         ids = [call["id"] for call in message.get("tool_calls") or []]
         answers = [m.get("tool_call_id") for m in messages[position + 1:position + 1 + len(ids)]]
-        assert answers == ids, f"messages[{position}]: calls {ids} answered by {answers}"
+        assert answers == ids or position == len(messages) - 1, f"messages[{position}]: {ids} answered by {answers}"
         assert all(isinstance(json.loads(c["function"]["arguments"]), dict) for c in message.get("tool_calls") or [])
     return body
 
@@ -294,3 +294,165 @@ def test_aider_quote_lines_inside_a_code_block_stay_in_the_reply():
 def test_text_that_is_neither_json_nor_a_known_log_keeps_the_json_error():
     with pytest.raises(InputError, match=r"^line 1, column 1: invalid JSON"):
         formats.loads("hello, world")
+
+
+# OpenHands ------------------------------------------------------------------------------------------
+
+OPENHANDS_V0 = ["openhands-v0-basic.json", "openhands-v0-basic_gui_mode.json", "openhands-v0-wrong_initial_state.json"]
+OPENHANDS_V1 = DATA / "openhands-v1-conversation"
+
+
+def _v1_events() -> list[dict]:
+    return [json.loads(path.read_text()) for path in sorted((OPENHANDS_V1 / "events").iterdir())]
+
+
+@pytest.mark.parametrize("name", OPENHANDS_V0)
+def test_an_openhands_v0_trajectory_reads_every_tool_call_once(name):
+    raw = json.loads((DATA / name).read_text())
+    assert_detected_only_as(raw, "openhands")
+    conversation = formats.read(raw)
+    assert (conversation.format, conversation.source, conversation.model) == (
+        "native", "openhands", "claude-3-5-sonnet-20241022")
+    actions = [e for e in raw if "action" in e and e.get("tool_call_metadata")]
+    assert [(c.call_id, c.name) for c in calls(conversation)] == [
+        (e["tool_call_metadata"]["tool_call_id"], e["tool_call_metadata"]["function_name"]) for e in actions]
+    observed = [e for e in raw if "observation" in e and e.get("tool_call_metadata")]
+    assert len(pairs(conversation.items)) == len(observed)
+    assert all(c.parsed_arguments() is not None for c in calls(conversation)), "arguments from the model response"
+    assert_valid_chat_request(conversation)
+    assert_count_names(conversation, "openhands")
+
+
+def test_openhands_v0_errors_are_recognised():
+    raw = json.loads((DATA / "openhands-v0-basic_gui_mode.json").read_text())
+    run = next(e for e in raw if e.get("observation") == "run")
+    run["extras"]["metadata"]["exit_code"] = 2
+    conversation = formats.read(raw)
+    assert [r.call_id for r in results(conversation) if r.is_error] == [run["tool_call_metadata"]["tool_call_id"]]
+
+
+def test_an_openhands_v1_events_folder_reads_as_one_conversation_from_the_cli_and_a_zip(tmp_path):
+    events = _v1_events()
+    conversation = formats.read_path(OPENHANDS_V1)
+    assert (conversation.format, conversation.source, conversation.model) == (
+        "native", "openhands", "litellm_proxy/minimax-m2.7")
+    actions = [e for e in events if e["kind"] == "ActionEvent"]
+    assert [c.call_id for c in calls(conversation)] == [e["tool_call_id"] for e in actions]
+    answered = [e for e in events if e["kind"] == "ObservationEvent" and e["tool_call_id"] in
+                {a["tool_call_id"] for a in actions}]
+    assert len(pairs(conversation.items)) == len(answered)
+    assert sum(r.is_error for r in results(conversation)) == sum(e["observation"]["is_error"] for e in answered) == 1
+    notes = " ".join(conversation.notes)
+    assert "ConversationStateUpdateEvent 5" in notes and "1 observation" in notes, "the unanswered observation"
+    assert "35,984 at most" in notes  # the billed prompt tokens of each call, from the stats updates
+    assert formats.read(events).items == conversation.items, "the same events one a line (events.jsonl)"
+    assert formats.loads(_zip(tmp_path, OPENHANDS_V1)).items == conversation.items
+    assert_valid_chat_request(conversation)
+    assert_count_names(conversation, "openhands")
+
+
+def test_an_openhands_condensation_is_shown_where_it_happened():
+    events = _v1_events()
+    events.insert(5, {"id": "c1", "kind": "Condensation", "source": "environment", "forgotten_event_ids": ["a", "b"],
+                      "summary": "The agent has read the PR.", "summary_offset": 1, "llm_response_id": "r"})
+    conversation = formats.read(events)
+    note = next(note for note in conversation.notes if "condensed its history" in note)
+    assert "forgot 2 events" in note
+    index = int(note.split("items[")[1].split("]")[0])
+    assert conversation.items[index].content == "The agent has read the PR."
+
+
+# Cline -------------------------------------------------------------------------------------------------
+
+CLINE = DATA / "cline-task-handmade"
+
+
+def _zip(tmp_path: Path, folder: Path) -> bytes:
+    """The folder zipped as a person would: the folder itself at the top."""
+    import shutil
+
+    return Path(shutil.make_archive(str(tmp_path / folder.name), "zip", folder.parent, folder.name)).read_bytes()
+
+
+def test_a_cline_task_folder_reads_as_anthropic_with_results_as_tool_results(tmp_path):
+    history = json.loads((CLINE / "api_conversation_history.json").read_text())
+    conversation = formats.read_path(CLINE)
+    assert (conversation.format, conversation.source, conversation.model) == (
+        "anthropic", "cline", "claude-sonnet-4-5-20250929")
+    uses = [b for m in history for b in m["content"] if b["type"] == "tool_use"]
+    assert [(c.call_id, c.name) for c in calls(conversation)] == [(b["id"], b["name"]) for b in uses]
+    assert len(pairs(conversation.items)) == len(uses) - 1, "all but the closing attempt_completion"
+    failed = [r for r in results(conversation) if r.is_error]
+    assert [r.call_id for r in failed] == [uses[1]["id"], uses[2]["id"]], "a failed read and one not run"
+    body = assert_valid_anthropic_request(conversation)
+    assert all(set(m) == {"role", "content"} for m in body["messages"]), "no modelInfo or metrics"
+    assert not any("reasoning_details" in b for m in body["messages"] for b in m["content"] if isinstance(b, dict))
+    notes = " ".join(conversation.notes)
+    assert "1 error: error: Error reading file" in notes and "10,858 at most" in notes
+    assert formats.loads(_zip(tmp_path, CLINE), refuse_surrogates=True).items == conversation.items
+    assert_count_names(conversation, "cline")
+
+
+def test_the_cline_history_alone_reads_too_and_says_what_is_missing():
+    conversation = formats.loads((CLINE / "api_conversation_history.json").read_bytes())
+    assert conversation.items == formats.read_path(CLINE).items
+    assert any("No ui_messages.json" in note for note in conversation.notes)
+
+
+def test_cline_xml_tool_calls_in_the_text_become_tool_uses():
+    history = [{"role": "user", "content": [{"type": "text", "text": "<task>read a.py</task>"}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "Reading it.\n\n<read_file>\n<path>a.py"
+                                                  "</path>\n</read_file>"}]},
+               {"role": "user", "content": [{"type": "text", "text": "[read_file for 'a.py'] Result:\nprint(1)"}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "It prints 1."}]}]
+    conversation = formats.read(history, "cline")
+    call = calls(conversation)[0]
+    assert (call.name, dict(call.parsed_arguments())) == ("read_file", {"path": "a.py"})
+    assert results(conversation)[0].content == "print(1)"
+    assert conversation.items[1].content[0].text == "Reading it."
+    assert any("written as XML" in note for note in conversation.notes)
+    assert_valid_anthropic_request(conversation)
+
+
+# One way in: files, folders, zips, databases ----------------------------------------------------------------
+
+def test_the_cli_reads_a_task_folder_and_names_the_agent():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "playground", "count", str(CLINE), "--json"], capture_output=True,
+                          text=True, check=False, cwd=DATA.parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["format"] == "cline"
+
+
+def test_a_zip_that_unpacks_past_the_limit_is_refused_before_unpacking(tmp_path):
+    import zipfile
+
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("task/api_conversation_history.json", b" " * (2 * 1024 * 1024))
+    assert path.stat().st_size < 100_000
+    with pytest.raises(InputError, match="1 MB"):
+        formats.loads(path.read_bytes(), limit_mb=1)
+
+
+def test_a_bad_file_in_a_folder_is_named_and_a_folder_no_reader_knows_says_so(tmp_path):
+    (tmp_path / "task").mkdir()
+    (tmp_path / "task" / "api_conversation_history.json").write_text("[{oops")
+    with pytest.raises(InputError, match=r"^api_conversation_history.json, line 1, column 3: invalid JSON"):
+        formats.read_path(tmp_path / "task")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "a.json").write_text("{}")
+    (tmp_path / "other" / "b.json").write_text("{}")
+    with pytest.raises(InputError, match=r"^unrecognised folder"):
+        formats.read_path(tmp_path / "other")
+
+
+def test_a_zip_of_one_log_reads_as_that_log(tmp_path):
+    import zipfile
+
+    path = tmp_path / "one.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.write(DATA / "gemini-cli-session.jsonl", "chats/session-2026-03-26T09-37-95ee2bc8.jsonl")
+    assert formats.loads(path.read_bytes()).items == formats.read_path(DATA / "gemini-cli-session.jsonl").items

@@ -28,7 +28,21 @@ from .. import limits
 from ..errors import InputError
 from ..limits import MAX_DIGITS
 from ..model import Conversation, Item, ToolCall, pairing_notes
-from . import aider, anthropic, chat, claude_code, codex, gemini_cli, goose, native, responses, sources, swe_agent
+from . import (
+    aider,
+    anthropic,
+    chat,
+    claude_code,
+    cline,
+    codex,
+    gemini_cli,
+    goose,
+    native,
+    openhands,
+    responses,
+    sources,
+    swe_agent,
+)
 from ._reader import Database, Folder, Reader, Text
 from .convert import convert
 
@@ -36,7 +50,7 @@ FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (chat, respo
 READERS: dict[str, Reader] = {reader.name: reader for reader in (
     *(Reader(m.NAME, m.TITLE, m.looks_like, m.read) for m in FORMATS.values()),
     claude_code.READER, codex.READER, swe_agent.SWE_AGENT, swe_agent.MINI_SWE_AGENT, gemini_cli.READER, goose.READER,
-    aider.READER)}
+    aider.READER, openhands.READER, cline.READER)}
 TITLES = {name: reader.title for name, reader in READERS.items()}
 MAX_DEPTH = 64  # deeper than any real request; keeps every later walk far from the recursion limit
 
@@ -278,8 +292,8 @@ def parse_input(data: str | bytes, *, limit_mb: int = limits.DEFAULT_MAX_INPUT_M
 
 
 def _folder(files: dict[str, bytes], refuse_surrogates: bool) -> Folder:
-    """The files of a folder or zip parsed (each error names its file); files no reader reads are
-    only named."""
+    """The files of a folder or zip parsed (an error in a JSON file names the file); files no reader
+    reads are only named."""
     parsed: dict[str, Any] = {}
     others = []
     for name, data in files.items():
@@ -289,7 +303,9 @@ def _folder(files: dict[str, bytes], refuse_surrogates: bool) -> Folder:
         try:
             parsed[name] = parse_input(data, refuse_surrogates=refuse_surrogates)
         except InputError as exc:
-            raise exc.within(name) from None
+            if name.endswith((".json", ".jsonl")):
+                raise exc.within(name) from None
+            others.append(name)  # a note or a database no reader knows: named, not read
     return Folder(parsed, tuple(others))
 
 
