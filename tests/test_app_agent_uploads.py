@@ -11,8 +11,7 @@ import pytest
 from playground.ui.conversation_panel import UPLOAD_TYPES
 
 from .test_agent_logs_more import CLINE, DATA, GOOSE, _zip, goose_database
-from .test_app import _fresh_caches, healthy  # noqa: F401 - the caches fixture, autouse here too
-from .test_app import start
+from .test_app import _fresh_caches, healthy, start  # noqa: F401 - the caches fixture, autouse here too
 
 
 def upload(at, name: str, data: bytes):
@@ -41,5 +40,5 @@ def test_a_broken_zip_says_so_and_keeps_the_conversation():
     at = start()
     before = at.session_state["conversation"]
     at = upload(at, "task.zip", b"PK\x03\x04 not really a zip")
-    assert [e.value for e in at.error][0].startswith("task.zip: not a zip file that can be read")
+    assert next(e.value for e in at.error).startswith("task.zip: not a zip file that can be read")
     assert at.session_state["conversation"] == before

@@ -58,15 +58,16 @@ def _is_legacy(lines: list[Any]) -> bool:
 
 
 def _current_form(lines: list[Any]) -> list[Any]:
-    """Older-form records as the current form's lines (``id: null``, which the old form wrote on items
-    it sent without one, is left out: it is no part of a request)."""
+    """Older-form records as the current form's lines. Item ids are left out, as the current form
+    never writes them: ``null`` ones are no part of a request, and a real one names an item stored on
+    OpenAI's side, which a request may only cite in its stored form (status and all)."""
     converted: list[Any] = [{"type": "session_meta", "payload": {**lines[0], "base_instructions": lines[0].get(
         "instructions")}}]
     for line in lines[1:]:
         if "record_type" in line:
             converted.append({"type": str(line["record_type"]), "payload": line})
         else:
-            item = {key: value for key, value in line.items() if not (key == "id" and value is None)}
+            item = {key: value for key, value in line.items() if key != "id"}
             converted.append({"type": "response_item", "payload": item})
     return converted
 
