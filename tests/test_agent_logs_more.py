@@ -456,3 +456,68 @@ def test_a_zip_of_one_log_reads_as_that_log(tmp_path):
     with zipfile.ZipFile(path, "w") as archive:
         archive.write(DATA / "gemini-cli-session.jsonl", "chats/session-2026-03-26T09-37-95ee2bc8.jsonl")
     assert formats.loads(path.read_bytes()).items == formats.read_path(DATA / "gemini-cli-session.jsonl").items
+
+
+# opencode -----------------------------------------------------------------------------------------------
+
+OPENCODE = DATA / "opencode-storage-handmade"
+# anomalyco/opencode @ 063e8306, packages/opencode/src/session/session.sql.ts (drizzle tables; the columns read)
+OPENCODE_SCHEMA = """
+CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, slug TEXT NOT NULL, directory TEXT NOT NULL,
+    title TEXT NOT NULL, version TEXT NOT NULL, cost REAL NOT NULL DEFAULT 0, tokens_input INTEGER NOT NULL DEFAULT 0,
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES session(id),
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL REFERENCES message(id), session_id TEXT NOT NULL,
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+"""
+
+
+def _opencode_files(kind: str) -> list[dict]:
+    return [json.loads(path.read_text()) for path in sorted((OPENCODE / kind).rglob("*.json"))]
+
+
+def opencode_database(path: Path) -> Path:
+    """The storage folder as opencode.db holds it: ``data`` is each record without its ids."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        db.executescript(OPENCODE_SCHEMA)
+        for s in _opencode_files("session"):
+            db.execute("INSERT INTO session VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?)", (
+                s["id"], s["projectID"], "fix", s["directory"], s["title"], s["version"], s["time"]["created"],
+                s["time"]["updated"]))
+        for m in _opencode_files("message"):
+            data = {k: v for k, v in m.items() if k not in ("id", "sessionID")}
+            db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (m["id"], m["sessionID"], m["time"]["created"],
+                                                                      m["time"]["created"], json.dumps(data)))
+        for p in _opencode_files("part"):
+            data = {k: v for k, v in p.items() if k not in ("id", "sessionID", "messageID")}
+            db.execute("INSERT INTO part VALUES (?, ?, ?, 0, 0, ?)", (p["id"], p["messageID"], p["sessionID"],
+                                                                      json.dumps(data)))
+    db.close()
+    return path
+
+
+def test_an_opencode_storage_folder_reads_every_tool_part_once(tmp_path):
+    conversation = formats.read_path(OPENCODE)
+    assert (conversation.format, conversation.source, conversation.model) == ("native", "opencode",
+                                                                              "claude-sonnet-4-5")
+    tools = [p for p in _opencode_files("part") if p["type"] == "tool"]
+    assert [(c.call_id, c.name) for c in calls(conversation)] == [(p["callID"], p["tool"]) for p in tools]
+    assert len(pairs(conversation.items)) == len(tools)
+    assert [r.call_id for r in results(conversation) if r.is_error] == [
+        p["callID"] for p in tools if p["state"]["status"] == "error"]
+    pruned = next(r for r in results(conversation) if r.call_id == tools[0]["callID"])
+    assert pruned.content == "[Old tool result content cleared]", "as opencode sends a pruned output"
+    notes = " ".join(conversation.notes)
+    assert "pruned 1 tool output" in notes and "reasoning 1" in notes and "12,853 at most" in notes
+    assert formats.loads(_zip(tmp_path, OPENCODE)).items == conversation.items
+    assert_valid_chat_request(conversation)
+    assert_count_names(conversation, "opencode")
+
+
+def test_opencode_db_reads_like_its_storage_folder(tmp_path):
+    database = opencode_database(tmp_path / "opencode.db")
+    assert_detected_only_as(formats.parse_input(database.read_bytes()), "opencode")
+    assert formats.read_path(database).items == formats.read_path(OPENCODE).items
