@@ -521,3 +521,19 @@ def test_opencode_db_reads_like_its_storage_folder(tmp_path):
     database = opencode_database(tmp_path / "opencode.db")
     assert_detected_only_as(formats.parse_input(database.read_bytes()), "opencode")
     assert formats.read_path(database).items == formats.read_path(OPENCODE).items
+
+
+@pytest.mark.parametrize("path", [DATA / "gemini-cli-session.jsonl", DATA / GOOSE[0], OPENHANDS_V1, OPENCODE])
+def test_compact_on_a_log_read_as_native_writes_a_chat_request(path, tmp_path):
+    """It stopped with "a provider request is one of chat, responses, anthropic: 'native'"."""
+    import subprocess
+    import sys
+
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "playground", "compact", str(path), "--threshold", "0",
+                           "--report", str(report)], capture_output=True, text=True, check=False,
+                          cwd=DATA.parent.parent)
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert set(body) >= {"model", "messages"} and body["messages"]
+    assert any("written as a Chat Completions request" in note for note in json.loads(report.read_text())["notes"])

@@ -168,9 +168,9 @@ def _ui_notes(ui: Any) -> tuple[list[str], list[int]]:
         kind = message.get("say") or message.get("ask")
         if kind in _UI_ERRORS:
             errors.append(f"{kind}: {str(message.get('text', ''))[:120]}")
-        elif kind == "api_req_started":
+        elif kind == "api_req_started" and isinstance(message.get("text"), str):
             try:
-                info = json.loads(message.get("text") or "{}")
+                info = json.loads(message["text"])
             except ValueError:
                 continue
             parts = [info.get(key) for key in ("tokensIn", "cacheWrites", "cacheReads")] if isinstance(info, dict) \

@@ -89,7 +89,8 @@ def _result(call: dict) -> str:
     parts = call.get("result")
     texts = []
     for part in parts if isinstance(parts, list) else []:
-        response = part.get("functionResponse", {}).get("response") if isinstance(part, dict) else None
+        function = part.get("functionResponse") if isinstance(part, dict) else None
+        response = function.get("response") if isinstance(function, dict) else None
         if isinstance(response, dict):
             value = response.get("output", response.get("error", response))
             texts.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
@@ -122,7 +123,8 @@ class _Session:
             self.items.append({"type": "message", "role": role, "content": text})
         if kind != "gemini":
             return
-        self.thoughts += len(message.get("thoughts") or [])
+        thoughts = message.get("thoughts")
+        self.thoughts += len(thoughts) if isinstance(thoughts, list) else 0
         if isinstance(message.get("model"), str):
             self.models[message["model"]] += 1
         tokens = message.get("tokens")

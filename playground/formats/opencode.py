@@ -166,9 +166,7 @@ def read(data: Any) -> Conversation:
         sessions, messages, parts, total = _from_folder(check(data, Folder, "document"))
         form = "storage folder"
     chosen = _latest(sessions, messages)
-    mine = sorted((m for m in messages if m.get("sessionID") == chosen),
-                  key=lambda m: (m.get("time", {}).get("created", 0) if isinstance(m.get("time"), dict) else 0,
-                                 str(m.get("id"))))
+    mine = sorted((m for m in messages if m.get("sessionID") == chosen), key=lambda m: (_created(m), str(m.get("id"))))
     by_message: dict[str, list[dict]] = {}
     for part in sorted(parts, key=lambda p: str(p.get("id"))):
         by_message.setdefault(str(part.get("messageID")), []).append(part)
@@ -181,12 +179,20 @@ def read(data: Any) -> Conversation:
     return as_log(native.read(body), NAME, _notes(build, form, chosen, total, len(mine)))
 
 
+def _created(message: dict) -> float:
+    """When a message was written (0 when the log does not say), to put them in order."""
+    time = message.get("time")
+    created = time.get("created") if isinstance(time, dict) else None
+    return created if isinstance(created, int | float) and not isinstance(created, bool) else 0
+
+
 def _latest(sessions: list[dict], messages: list[dict]) -> str:
     """The most recently updated session's id (the messages' own when no session record is there)."""
     if sessions:
-        def updated(session: dict) -> Any:
+        def updated(session: dict) -> float:
             time = session.get("time") if isinstance(session.get("time"), dict) else {}
-            return time.get("updated") or 0
+            value = time.get("updated")
+            return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
         return str(max(sessions, key=updated).get("id"))
     ids = [m.get("sessionID") for m in messages]
     if not ids:

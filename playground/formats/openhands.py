@@ -62,6 +62,10 @@ def looks_like(data: Any) -> int:
     return 6 if _v1_events(data) is not None or _is_v0(data) else 0
 
 
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _text(content: Any) -> str:
     """Text from OpenHands' content: a string, or ``TextContent`` items (images are left out)."""
     if isinstance(content, str):
@@ -137,7 +141,7 @@ def _v1(events: list[Any], build: _Build) -> None:
         elif kind == "ActionEvent":
             call = need(event, "tool_call", dict, place)
             build.call(need(call, "id", str, f"{place}.tool_call"), need(call, "name", str, f"{place}.tool_call"),
-                       call.get("arguments") or {}, _text(event.get("thought")), event.get("llm_response_id"))
+                       call.get("arguments") or {}, _text(event.get("thought")), _string(event.get("llm_response_id")))
             _v1_model(event.get("metrics"), build)
         elif kind == "ObservationEvent":
             observation = need(event, "observation", dict, place)
@@ -192,16 +196,20 @@ def _v0(events: list[dict], build: _Build) -> None:
         elif meta and action:
             message = _v0_message(response)
             call_id = need(meta, "tool_call_id", str, f"{place}.tool_call_metadata")
-            arguments = next((c.get("function", {}).get("arguments") for c in message.get("tool_calls") or []
-                              if isinstance(c, dict) and c.get("id") == call_id), None)
+            listed = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
+            arguments = next((c["function"].get("arguments") for c in listed if isinstance(c, dict)
+                              and c.get("id") == call_id and isinstance(c.get("function"), dict)), None)
+            reply = response.get("id") if isinstance(response, dict) else None
             build.call(call_id, need(meta, "function_name", str, f"{place}.tool_call_metadata"),
                        arguments if arguments is not None else args, _text(message.get("content")),
-                       response.get("id") if isinstance(response, dict) else None)
+                       reply if isinstance(reply, str) else None)
         elif meta and observation:
             extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
-            exit_code = extras.get("exit_code", (extras.get("metadata") or {}).get("exit_code"))
+            metadata = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+            exit_code = extras.get("exit_code", metadata.get("exit_code"))
             failed = observation == "error" or (isinstance(exit_code, int) and exit_code not in (0, -1))
-            build.result(meta["tool_call_id"], str(event.get("content", "")), failed)
+            build.result(need(meta, "tool_call_id", str, f"{place}.tool_call_metadata"), str(event.get("content", "")),
+                         failed)
         elif action == "message":
             build.message("user" if event.get("source") == "user" else "assistant",
                           str(args.get("content", event.get("message", ""))))
