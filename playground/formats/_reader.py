@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..model import Conversation
+from ..words import count
 
 
 @dataclass(frozen=True)
@@ -74,3 +75,21 @@ def billed_note(agent: str, field: str, billed: list[int]) -> list[str]:
         return []
     return [f"{agent} recorded the input tokens billed for {len(billed):,} of its calls ({field}): "
             f"{billed[0]:,} on the first, {max(billed):,} at most, {billed[-1]:,} on the last."]
+
+
+def read_note(what: str, read: int, noun: str, items: int, agent: str, system: bool = False) -> str:
+    """The first note of a log read: how much of it became how many items, and that the agent's own
+    system prompt (unless the log has it: ``system``) and tool definitions are not counted."""
+    missing = "tool definitions" if system else "system prompt or tool definitions"
+    return (f"Read from {what}: {count(read, noun)} became {count(items, 'item')}. The log holds no {missing}, so "
+            f"the request and its count leave out the ones {agent} sends.")
+
+
+def text_of(content: Any) -> str:
+    """The text of a content value agents log: a string, or the ``text`` of its blocks joined (other
+    blocks, images and files, are no text)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""

@@ -25,7 +25,7 @@ from ..errors import InputError
 from ..model import Conversation
 from ..words import count
 from . import anthropic
-from ._reader import Folder, Reader, as_log, billed_note, counted
+from ._reader import Folder, Reader, as_log, billed_note, counted, read_note
 from ._wire import check, need
 
 NAME = "cline"
@@ -193,8 +193,7 @@ def read(data: Any) -> Conversation:
     if task.models:
         body["model"] = task.models.most_common(1)[0][0]
     conversation = anthropic.read(body)
-    notes = [f"Read from a Cline task: {count(len(task.messages), 'message')} of {HISTORY}. The log holds no system "
-             "prompt or tool definitions, so the request and its count leave out the ones Cline sends."]
+    notes = [read_note(f"a Cline task's {HISTORY}", len(task.messages), "message", len(conversation.items), "Cline")]
     if task.xml:
         notes.append(f"{count(task.xml, 'tool call')} written as XML in the assistant's text "
                      f"{'is' if task.xml == 1 else 'are'} read as tool_use blocks, so rules match them; Cline sent "

@@ -27,7 +27,7 @@ from typing import Any
 from ..model import Conversation
 from ..words import count
 from . import native
-from ._reader import Reader, as_log, billed_note, counted, log_lines
+from ._reader import Reader, as_log, billed_note, counted, log_lines, read_note, text_of
 from ._wire import check, need
 
 NAME = "gemini-cli"
@@ -74,15 +74,6 @@ def replay(lines: list[Any]) -> tuple[dict[str, Any], list[dict]]:
     return metadata, list(messages.values())
 
 
-def _text(content: Any) -> str:
-    """A message's text: a string, or its ``Part``s' text joined."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
-    return ""
-
-
 def _result(call: dict) -> str:
     """A tool call's result as the model read it: each ``functionResponse``'s output (or error), or
     its JSON when it is neither; other parts' text."""
@@ -115,9 +106,9 @@ class _Session:
         if kind in _NOTICES:
             self.notices[kind] += 1
             if kind == "error":
-                self.errors.append(_text(message.get("content"))[:200])
+                self.errors.append(text_of(message.get("content"))[:200])
             return
-        text = _text(message.get("content"))
+        text = text_of(message.get("content"))
         role = "user" if kind == "user" else "assistant"
         if text or role == "user":
             self.items.append({"type": "message", "role": role, "content": text})
@@ -156,9 +147,7 @@ def read(data: Any) -> Conversation:
     body: dict[str, Any] = {"format": native.MARKER, "items": session.items}
     if session.models:
         body["model"] = session.models.most_common(1)[0][0]
-    notes = [f"Read from a Gemini CLI session {form}: {count(len(messages), 'message')} became "
-             f"{count(len(session.items), 'item')}. The log holds no system prompt or tool definitions, so the "
-             "request and its count leave out the ones Gemini CLI sends."]
+    notes = [read_note(f"a Gemini CLI session {form}", len(messages), "message", len(session.items), "Gemini CLI")]
     if metadata.get("kind") == "subagent":
         notes.append("This is a sub-agent's session (kind: subagent).")
     if session.thoughts:

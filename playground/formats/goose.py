@@ -27,7 +27,7 @@ from ..errors import InputError
 from ..model import Conversation
 from ..words import count
 from . import native
-from ._reader import Database, Reader, as_log, counted, log_lines
+from ._reader import Database, Reader, as_log, counted, log_lines, read_note
 from ._wire import check, need
 
 NAME = "goose"
@@ -185,9 +185,7 @@ def read(data: Any) -> Conversation:
     config = session.get("model_config")
     if isinstance(config, dict) and isinstance(config.get("model_name"), str):
         body["model"] = config["model_name"]
-    notes = [f"Read from a Goose session {form}: {count(len(messages), 'message')} became "
-             f"{count(len(build.items), 'item')}. The log holds no system prompt or tool definitions, so the request "
-             "and its count leave out the ones Goose sends."]
+    notes = [read_note(f"a Goose session {form}", len(messages), "message", len(build.items), "Goose")]
     notes.extend(build.notes())
     notes.extend(_billed(session))
     return as_log(native.read(body), NAME, notes)

@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..model import Conversation
 from ..words import count
 from . import native
-from ._reader import Database, Folder, Reader, as_log, billed_note, counted
+from ._reader import Database, Folder, Reader, as_log, billed_note, counted, read_note
 from ._wire import check
 
 NAME = "opencode"
@@ -202,9 +202,8 @@ def _latest(sessions: list[dict], messages: list[dict]) -> str:
 
 def _notes(build: _Build, form: str, session: str, total: int, messages: int) -> list[str]:
     others = f"; {count(total - 1, 'other session')} not read" if total > 1 else ""
-    notes = [f"Read from an opencode {form} (session {session}{others}): {count(messages, 'message')} became "
-             f"{count(len(build.items), 'item')}. The log holds no system prompt or tool definitions, so the request "
-             "and its count leave out the ones opencode sends."]
+    notes = [read_note(f"an opencode {form} (session {session}{others})", messages, "message", len(build.items),
+                       "opencode")]
     if build.cleared:
         notes.append(f"opencode had pruned {count(build.cleared, 'tool output')} (time.compacted): sent, as opencode "
                      f"sends {'it' if build.cleared == 1 else 'them'}, as \"{CLEARED}\".")

@@ -29,7 +29,7 @@ from typing import Any
 from ..model import Conversation
 from ..words import count
 from . import native
-from ._reader import Folder, Reader, as_log, billed_note, counted
+from ._reader import Folder, Reader, as_log, billed_note, counted, read_note, text_of
 from ._wire import check, need
 
 NAME = "openhands"
@@ -64,15 +64,6 @@ def looks_like(data: Any) -> int:
 
 def _string(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _text(content: Any) -> str:
-    """Text from OpenHands' content: a string, or ``TextContent`` items (images are left out)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
-    return ""
 
 
 class _Build:
@@ -133,19 +124,20 @@ def _v1(events: list[Any], build: _Build) -> None:
         event = check(raw, dict, place)
         kind = event.get("kind")
         if kind == "SystemPromptEvent":
-            build.message("system", _text([event.get("system_prompt")]))
+            build.message("system", text_of([event.get("system_prompt")]))
         elif kind == "MessageEvent":
             message = need(event, "llm_message", dict, place)
             extended = event.get("extended_content") or []
-            build.message(str(message.get("role", "user")), _text(message.get("content")) + _text(extended))
+            build.message(str(message.get("role", "user")), text_of(message.get("content")) + text_of(extended))
         elif kind == "ActionEvent":
             call = need(event, "tool_call", dict, place)
             build.call(need(call, "id", str, f"{place}.tool_call"), need(call, "name", str, f"{place}.tool_call"),
-                       call.get("arguments") or {}, _text(event.get("thought")), _string(event.get("llm_response_id")))
+                       call.get("arguments") or {}, text_of(event.get("thought")),
+                       _string(event.get("llm_response_id")))
             _v1_model(event.get("metrics"), build)
         elif kind == "ObservationEvent":
             observation = need(event, "observation", dict, place)
-            build.result(need(event, "tool_call_id", str, place), _text(observation.get("content")),
+            build.result(need(event, "tool_call_id", str, place), text_of(observation.get("content")),
                          observation.get("is_error") is True)
         elif kind == "UserRejectObservation":
             build.result(need(event, "tool_call_id", str, place),
@@ -201,7 +193,7 @@ def _v0(events: list[dict], build: _Build) -> None:
                               and c.get("id") == call_id and isinstance(c.get("function"), dict)), None)
             reply = response.get("id") if isinstance(response, dict) else None
             build.call(call_id, need(meta, "function_name", str, f"{place}.tool_call_metadata"),
-                       arguments if arguments is not None else args, _text(message.get("content")),
+                       arguments if arguments is not None else args, text_of(message.get("content")),
                        reply if isinstance(reply, str) else None)
         elif meta and observation:
             extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
@@ -244,11 +236,9 @@ def read(data: Any) -> Conversation:
     body: dict[str, Any] = {"format": native.MARKER, "items": build.items}
     if build.models:
         body["model"] = build.models.most_common(1)[0][0]
-    notes = [f"Read from an OpenHands {form}: {count(len(events), 'event')} became "
-             f"{count(len(build.items), 'item')}.", *build.notes]
-    if not any(item.get("role") == "system" for item in build.items):
-        notes.append("The log holds no system prompt or tool definitions, so the request and its count leave out the "
-                     "ones OpenHands sends.")
+    system = any(item.get("role") == "system" for item in build.items)  # V1 logs its system prompt
+    notes = [read_note(f"an OpenHands {form}", len(events), "event", len(build.items), "OpenHands", system),
+             *build.notes]
     if build.skipped:
         notes.append(f"Skipped (OpenHands' own records, not sent to the model): {counted(build.skipped)}.")
     if build.orphans:
