@@ -537,3 +537,13 @@ def test_compact_on_a_log_read_as_native_writes_a_chat_request(path, tmp_path):
     body = json.loads(done.stdout)
     assert set(body) >= {"model", "messages"} and body["messages"]
     assert any("written as a Chat Completions request" in note for note in json.loads(report.read_text())["notes"])
+
+
+def test_a_folder_of_more_files_than_a_task_holds_is_refused(tmp_path, monkeypatch):
+    from playground import limits
+
+    monkeypatch.setattr(limits, "MAX_FILES", 3)
+    for number in range(4):
+        (tmp_path / f"event-{number}.json").write_text("{}")
+    with pytest.raises(InputError, match="more than 3 files"):
+        formats.read_path(tmp_path)

@@ -17,7 +17,6 @@ from ._reader import Database
 
 ZIP_MAGIC = b"PK\x03\x04"
 SQLITE_MAGIC = b"SQLite format 3\x00"
-MAX_FILES = 20_000  # more files than any one task folder holds; a zip of a whole disk is refused, not walked
 _SKIPPED_PARTS = ("__MACOSX", ".git", "node_modules")
 
 
@@ -37,8 +36,8 @@ def _common_top(files: dict[str, bytes]) -> dict[str, bytes]:
 
 
 def _count(files: int) -> None:
-    if files > MAX_FILES:
-        raise InputError(f"more than {MAX_FILES:,} files: a folder or zip is read as one agent task")
+    if files > limits.MAX_FILES:
+        raise InputError(f"more than {limits.MAX_FILES:,} files: a folder or zip is read as one agent task")
 
 
 def read_zip(data: bytes, limit_mb: int) -> dict[str, bytes]:
