@@ -102,7 +102,10 @@ class _Session:
         self.models: Counter[str] = Counter()
 
     def add(self, message: dict, place: str) -> None:
-        kind = message["type"]
+        kind = need(message, "type", str, place)
+        if kind not in _TYPES:  # a message type a later Gemini CLI added: counted, not guessed at
+            self.notices[f"type {kind}"] += 1
+            return
         if kind in _NOTICES:
             self.notices[kind] += 1
             if kind == "error":
