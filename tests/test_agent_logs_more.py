@@ -8,6 +8,7 @@ takes, and the format is detected without being named (``count --json`` names th
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 from itertools import pairwise
@@ -547,3 +548,12 @@ def test_a_folder_of_more_files_than_a_task_holds_is_refused(tmp_path, monkeypat
         (tmp_path / f"event-{number}.json").write_text("{}")
     with pytest.raises(InputError, match="more than 3 files"):
         formats.read_path(tmp_path)
+
+
+def test_any_reader_chosen_for_any_test_log_reads_it_or_says_why():
+    """The page's Format override can name any reader for any file: never a crash."""
+    logs = [path for path in sorted(DATA.iterdir()) if path.name != "README.md"]
+    for path in logs:
+        for reader in formats.READERS:
+            with contextlib.suppress(InputError):
+                formats.read_path(path, reader)
