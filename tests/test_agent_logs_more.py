@@ -243,9 +243,14 @@ def test_a_goose_sessions_db_reads_as_its_latest_session_from_the_cli_and_the_pa
 
 def test_an_older_goose_jsonl_session_reads_like_its_export():
     raw = json.loads((DATA / GOOSE[0]).read_text())
-    head = {key: value for key, value in raw.items() if key != "conversation"}
+    # block/goose crates/goose/src/session/legacy.rs: line 1 is SessionMetadata, which has no id
+    head = {key: raw[key] for key in ("working_dir", "schedule_id", "message_count", "total_tokens", "input_tokens",
+                                      "output_tokens", "accumulated_total_tokens", "accumulated_input_tokens",
+                                      "accumulated_output_tokens")} | {"description": raw["name"]}
     text = "\n".join(json.dumps(line) for line in [head, *raw["conversation"]])
-    assert formats.loads(text).items == formats.read(raw).items
+    legacy = formats.loads(text)
+    assert legacy.source == "goose" and legacy.items == formats.read(raw).items
+    assert any(f"{raw['accumulated_input_tokens']:,} over every call" in note for note in legacy.notes)
 
 
 # Aider --------------------------------------------------------------------------------------------------

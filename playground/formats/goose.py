@@ -51,7 +51,13 @@ def looks_like(data: Any) -> int:
     if isinstance(data, dict):
         return 6 if _is_session(data) and isinstance(data.get("conversation"), list) else 0
     lines = log_lines(data)
-    return 6 if lines and _is_session(lines[0]) and all(map(_is_message, lines[1:])) else 0
+    return 6 if lines and _is_legacy_head(lines[0]) and all(map(_is_message, lines[1:])) else 0
+
+
+def _is_legacy_head(value: Any) -> bool:
+    """The older ``.jsonl``'s first line, ``SessionMetadata`` (``legacy.rs``): no id (the file name is the
+    session's), a working folder and the token counts."""
+    return isinstance(value, dict) and isinstance(value.get("working_dir"), str) and not _is_message(value)
 
 
 def _from_database(data: Database) -> tuple[dict[str, Any], list[dict], str]:
