@@ -9,7 +9,7 @@ A conversation read from a log is written back in the API format it was sent in.
 Input that is more than one JSON text (a task folder, a zip of one, an SQLite database, a markdown
 history) is read by ``sources`` into a ``Folder``, ``Database`` or ``Text`` that readers claim like any
 other data; ``read_path`` (a file or a folder) and ``loads`` (bytes: a file's, a zip's, a
-database's) are the two ways in, for the command line, ``evaluate`` and the page alike.
+database's) are the two ways in, for the command line, the page and any corpus walker alike.
 """
 
 from __future__ import annotations
