@@ -31,6 +31,8 @@ PROG = "python -m playground"
 KEEP_RECENT_HELP = ("leave the newest N tool uses the model has read (call and result, with an assistant turn after "
                     "the result) as they are; tool uses it has not read yet are left anyway, so each step keeps one "
                     "more")
+FILE_HELP = ("conversation JSON file or agent log (JSONL, .traj, .json, .md, .db, a task folder or a .zip of one), "
+             "or - for stdin")
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "token-counts"
 
 
@@ -63,11 +65,13 @@ def _load_json(path: str, limit_mb: int) -> Any:
 
 def _load_conversation(path: str, limit_mb: int, format: str | None = None,
                        to: str | None = None) -> formats.Conversation:
-    """A conversation from JSON or JSONL (agent logs), converted to ``to`` when asked (the
-    conversion's losses are in its notes)."""
+    """A conversation from JSON or JSONL, or an agent's log in any form ``formats`` reads (a task
+    folder, a zip of one, an SQLite database, a markdown history), converted to ``to`` when asked
+    (the conversion's losses are in its notes)."""
     where = "stdin" if path == "-" else path
     try:
-        conversation = formats.read(formats.parse_text(_read_bytes(path, limit_mb)), format)
+        conversation = (formats.loads(_read_bytes(path, limit_mb), format, limit_mb=limit_mb) if path == "-"
+                        else formats.read_path(path, format, limit_mb=limit_mb))
     except InputError as exc:
         raise exc.within(where) from None
     return formats.convert(conversation, to) if to else conversation
@@ -257,7 +261,7 @@ def parser() -> argparse.ArgumentParser:
     to_help = "convert to this API format first (what the conversion loses is listed in the notes)"
 
     p = commands.add_parser("count", help="print the prompt-token total")
-    p.add_argument("file", help="conversation JSON file or agent log (JSONL, .traj), or - for stdin")
+    p.add_argument("file", help=FILE_HELP)
     p.add_argument("--model", help="model whose accounting to use (default: the request's own)")
     p.add_argument("--format", choices=list(formats.READERS), help=format_help)
     p.add_argument("--to", choices=list(formats.FORMATS), help=to_help)
@@ -268,7 +272,7 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_count)
 
     p = commands.add_parser("compact", help="compact a conversation behind a token threshold")
-    p.add_argument("file", help="conversation JSON file or agent log (JSONL, .traj), or - for stdin")
+    p.add_argument("file", help=FILE_HELP)
     chosen = p.add_mutually_exclusive_group()
     chosen.add_argument("--rules", help="rules JSON file (replaces the book's rules as a whole)")
     chosen.add_argument("--preset", choices=[key for key in RULESETS if key != "none"],
@@ -434,7 +438,7 @@ def _add_run_commands(commands: Any) -> None:
                        ("probe", "send sampled calls as they were and as compacted to a live model: does the next "
                                  "step change?")):
         p = commands.add_parser(name, help=text)
-        p.add_argument("file", help="conversation JSON file or agent log (JSONL, .traj), or - for stdin")
+        p.add_argument("file", help=FILE_HELP)
         if name == "probe":
             add_probe_arguments(p)
         if name in ("replay", "probe"):

@@ -24,6 +24,7 @@ MAX_PRICE = 10_000.0  # US$ per million tokens; the dearest model listed costs 1
 MAX_PATTERN_CHARS = 2_000  # characters of one error pattern
 MAX_TIMEOUT = 3_600.0  # seconds: the summarizer's whole exchange may take at most an hour
 MAX_DIGITS = 4_300  # Python refuses to read longer integers (sys.int_info.default_max_str_digits)
+MAX_FILES = 20_000  # files in one task folder or zip: more than any agent task holds; a whole disk is refused
 
 
 def max_input_mb(environ: Mapping[str, str] = os.environ) -> int:

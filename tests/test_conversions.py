@@ -178,7 +178,7 @@ def adapters() -> dict[str, TypeAdapter]:
 
 def _conversations() -> dict[str, formats.Conversation]:
     found = {preset.key: preset.conversation for preset in list_presets()}
-    found |= {path.name: formats.loads(path.read_bytes()) for path in sorted(DATA.glob("*")) if path.suffix != ".md"}
+    found |= {path.name: formats.read_path(path) for path in sorted(DATA.glob("*")) if path.name != "README.md"}
     for folder, pattern in ((TRACES, "*.json"), (SHARED / "sessions", "*.jsonl")):
         found |= {path.name: formats.loads(path.read_bytes()) for path in sorted(shared(folder).glob(pattern))}
     return found

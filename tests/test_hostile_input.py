@@ -82,17 +82,15 @@ def test_a_file_over_the_limit_is_refused_from_its_size(tmp_path):
     for args, env in ((["--max-input-mb", "1"], None), ([], {"PLAYGROUND_MAX_INPUT_MB": "1"})):
         done = cli("count", str(big), *args, env=env)
         assert done.returncode == 2 and f"{big}: larger than the limit of 1 MB" in done.stderr.decode()
-    assert cli("count", str(big), "--max-input-mb", "3").stderr.decode().endswith("unrecognised format: expected a "
-                                                                                 "Chat Completions message list or "
-                                                                                 "request (messages), a Responses "
-                                                                                 "request (input), an Anthropic "
-                                                                                 "Messages request (system/messages "
-                                                                                 "with content blocks), a "
-                                                                                 "compaction-playground document "
-                                                                                 "(items), or an agent log: Claude "
-                                                                                 "Code session (JSONL), Codex rollout "
-                                                                                 "(JSONL), SWE-agent .traj or "
-                                                                                 "mini-SWE-agent .traj.json\n")
+    said = cli("count", str(big), "--max-input-mb", "3").stderr.decode()
+    assert said.endswith("unrecognised format: expected a Chat Completions message list or request (messages), a "
+                         "Responses request (input), an Anthropic Messages request (system/messages with content "
+                         "blocks), a compaction-playground document (items), or an agent log: Claude Code session "
+                         "log (JSONL); Codex CLI rollout (JSONL); SWE-agent trajectory (.traj); mini-SWE-agent "
+                         "trajectory (.traj.json); Gemini CLI session (.json / .jsonl); Goose session (export .json, "
+                         "sessions.db, .jsonl); Aider chat history (.aider.chat.history.md); OpenHands conversation "
+                         "(V1 events/ folder or JSONL, V0 trajectory); Cline / Roo Code task (folder or .zip: "
+                         "api_conversation_history.json); opencode session (storage folder or .zip, opencode.db)\n")
 
 
 def test_a_bad_limit_setting_is_named():

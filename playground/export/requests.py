@@ -23,6 +23,7 @@ from .python import export_python
 DEFAULT_CLAUDE_MODEL = "claude-sonnet-4-5"
 DEFAULT_MAX_TOKENS = 8192
 _API_FORMATS = ("chat", "responses", "anthropic")  # the formats a provider takes a request in
+SENT_AS = "chat"  # a native conversation's request (the meters count native as Chat)
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,14 @@ def request_body(conv: Conversation, format: str | None = None) -> tuple[dict[st
     """A body ``chat.completions.create``, ``responses.create`` or Anthropic's ``messages.create``
     accepts as it is, and notes on everything that had to change: the conversion's losses, a model
     or ``max_tokens`` filled in, Responses items that cannot be sent back (no id)."""
-    name = format or conv.format
+    name = format or (SENT_AS if conv.format == "native" else conv.format)
     if name not in _API_FORMATS:
         raise InputError(f"a provider request is one of {', '.join(_API_FORMATS)}", value=name)
     converted = formats.convert(conv, name)
     notes = list(converted.notes[len(conv.notes):])
+    if format is None and conv.format == "native":
+        notes.insert(0, "written as a Chat Completions request: the native format (agent logs such as Gemini CLI's, "
+                        "Goose's, OpenHands' and opencode's) is counted as Chat and sent as Chat")
     if name == "responses":
         converted = converted.with_items(_sendable_responses_items(converted.items, notes))
     body = formats.write(replace(converted, bare=False))

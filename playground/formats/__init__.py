@@ -5,29 +5,53 @@ wrote to disk) is one ``Reader`` with ``looks_like`` (a detection score) and ``r
 asks every reader. Writers exist for the API formats (and our native one) only: each of those
 modules also offers ``write`` and ``where`` (an item's location in that format's own terms).
 A conversation read from a log is written back in the API format it was sent in.
+
+Input that is more than one JSON text (a task folder, a zip of one, an SQLite database, a markdown
+history) is read by ``sources`` into a ``Folder``, ``Database`` or ``Text`` that readers claim like any
+other data; ``read_path`` (a file or a folder) and ``loads`` (bytes: a file's, a zip's, a
+database's) are the two ways in, for the command line, the page and any corpus walker alike.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .. import limits
 from ..conversation import Conversation, Item, ToolCall, pairing_notes
 from ..errors import InputError
 from ..limits import MAX_DIGITS
-from . import anthropic, chat, claude_code, codex, native, responses, swe_agent
-from ._reader import Reader
+from . import (
+    aider,
+    anthropic,
+    chat,
+    claude_code,
+    cline,
+    codex,
+    gemini_cli,
+    goose,
+    native,
+    opencode,
+    openhands,
+    responses,
+    sources,
+    swe_agent,
+)
+from ._reader import Database, Folder, Reader, Text
 from .convert import convert
 
 FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (chat, responses, anthropic, native)}
 READERS: dict[str, Reader] = {reader.name: reader for reader in (
     *(Reader(m.NAME, m.TITLE, m.looks_like, m.read) for m in FORMATS.values()),
-    claude_code.READER, codex.READER, swe_agent.SWE_AGENT, swe_agent.MINI_SWE_AGENT)}
+    claude_code.READER, codex.READER, swe_agent.SWE_AGENT, swe_agent.MINI_SWE_AGENT, gemini_cli.READER, goose.READER,
+    aider.READER, openhands.READER, cline.READER, opencode.READER)}
 TITLES = {name: reader.title for name, reader in READERS.items()}
 MAX_DEPTH = 64  # deeper than any real request; keeps every later walk far from the recursion limit
 
@@ -221,31 +245,95 @@ def detect(data: Any) -> str:
     scores = {name: reader.looks_like(data) for name, reader in READERS.items()}
     best = max(scores, key=lambda name: scores[name])
     if scores[best] == 0:
+        what = "folder" if isinstance(data, Folder) else "database" if isinstance(data, Database) else "format"
         raise InputError(
-            "unrecognised format: expected a Chat Completions message list or request "
+            f"unrecognised {what}: expected a Chat Completions message list or request "
             "(messages), a Responses request (input), an Anthropic Messages request "
             "(system/messages with content blocks), a compaction-playground document (items), "
-            "or an agent log: Claude Code session (JSONL), Codex rollout (JSONL), SWE-agent .traj "
-            "or mini-SWE-agent .traj.json"
+            f"or an agent log: {'; '.join(r.title for name, r in READERS.items() if name not in FORMATS)}"
         )
     return best
 
 
+def _one_file(data: Any) -> Any:
+    """A folder no reader claims that holds a single readable file is that file (a zip of one log)."""
+    if isinstance(data, Folder) and len(data.files) == 1 and not any(
+            reader.looks_like(data) for reader in READERS.values()):
+        return next(iter(data.files.values()))
+    return data
+
+
 def read(data: Any, format: str | None = None) -> Conversation:
     """Wire data to a Conversation, with ``format``'s reader or the detected one."""
+    data = _one_file(data)
     name = format or detect(data)
     if name not in READERS:
         raise InputError(f"unknown format (choose one of {', '.join(READERS)})", value=name)
     return READERS[name].read(data)
 
 
-def loads(text: str | bytes, format: str | None = None, *, refuse_surrogates: bool = False) -> Conversation:
-    """JSON or JSONL text to a Conversation (``refuse_surrogates``, for the page: a lone surrogate
-    anywhere, tool arguments included, is an InputError naming its place)."""
-    conversation = read(parse_text(text, refuse_surrogates=refuse_surrogates), format)
+def parse_input(data: str | bytes, *, limit_mb: int = limits.DEFAULT_MAX_INPUT_MB,
+                refuse_surrogates: bool = False) -> Any:
+    """A file's bytes as data for the readers: a zip as the ``Folder`` it holds, an SQLite file as its
+    ``Database``, JSON or JSONL parsed, and text that is not JSON as ``Text`` when a reader claims
+    it (else the JSON error stands: most text that is not JSON is JSON gone wrong)."""
+    if isinstance(data, bytes) and data.startswith(sources.ZIP_MAGIC):
+        return _folder(sources.read_zip(data, limit_mb), refuse_surrogates)
+    if isinstance(data, bytes) and data.startswith(sources.SQLITE_MAGIC):
+        return sources.read_database(data)
+    try:
+        return parse_text(data, refuse_surrogates=refuse_surrogates)
+    except InputError as exc:
+        if not exc.message.startswith("invalid JSON"):
+            raise
+        text = Text(_decode(data))
+        if not any(reader.looks_like(text) for reader in READERS.values()):
+            raise
+        return text
+
+
+def _folder(files: dict[str, bytes], refuse_surrogates: bool) -> Folder:
+    """The files of a folder or zip parsed (an error in a JSON file names the file); files no reader
+    reads are only named."""
+    parsed: dict[str, Any] = {}
+    others = []
+    for name, data in files.items():
+        if not name.endswith((".json", ".jsonl", ".db", ".md")) or not data.strip():
+            others.append(name)
+            continue
+        try:
+            parsed[name] = parse_input(data, refuse_surrogates=refuse_surrogates)
+        except InputError as exc:
+            if name.endswith((".json", ".jsonl")):
+                raise exc.within(name) from None
+            others.append(name)  # a note or a database no reader knows: named, not read
+    return Folder(parsed, tuple(others))
+
+
+def loads(text: str | bytes, format: str | None = None, *, refuse_surrogates: bool = False,
+          limit_mb: int = limits.DEFAULT_MAX_INPUT_MB) -> Conversation:
+    """JSON or JSONL text (or a zip, or an SQLite file) to a Conversation (``refuse_surrogates``, for
+    the page: a lone surrogate anywhere, tool arguments included, is an InputError naming its place)."""
+    conversation = read(parse_input(text, limit_mb=limit_mb, refuse_surrogates=refuse_surrogates), format)
     if refuse_surrogates:
         refuse_lone_surrogates_in_arguments(conversation)
     return conversation
+
+
+def read_path(path: str | Path, format: str | None = None, *,
+              limit_mb: int = limits.DEFAULT_MAX_INPUT_MB) -> Conversation:
+    """The conversation at ``path``: a log file, a zip of a task folder, an SQLite database, or a task
+    folder itself, never reading more than ``limit_mb`` (a larger file is refused from its size)."""
+    path = Path(path)
+    if path.is_dir():
+        return read(_folder(sources.read_folder(path, limit_mb), False), format)
+    try:
+        with open(path, "rb") as stream:
+            size = os.fstat(stream.fileno()).st_size if path.is_file() else None
+            data = limits.read_limited(stream, limit_mb, size)
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror or exc})") from None
+    return loads(data, format, limit_mb=limit_mb)
 
 
 def write(conversation: Conversation, format: str | None = None) -> Any:

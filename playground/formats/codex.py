@@ -10,6 +10,12 @@ gives the model; ``session_meta``, ``turn_context`` and ``event_msg`` lines are 
 the notes. A ``compacted`` line is Codex compacting its own history: its summary text becomes a user
 message at that place (Codex's own later requests carried it that way) and a note names the line and
 the item, so the person sees where Codex cut.
+
+The older rollout form (``codex-rs/core/src/rollout.rs`` before ``RolloutLine``, e.g. openai/codex @
+89a151f5) is read too: a first line ``SessionMeta {id, timestamp, instructions?, git?}``, then each
+``ResponseItem`` bare (message, function_call, function_call_output, local_shell_call) and
+``{"record_type": "state", ...}`` snapshot lines; it records no model. Its lines are read as the
+current form's ``session_meta``, ``response_item`` and (skipped) ``state`` lines.
 """
 
 from __future__ import annotations
@@ -33,10 +39,37 @@ def looks_like(data: Any) -> int:
     lines = log_lines(data)
     if not lines:
         return 0
+    if _is_legacy(lines):
+        return 6
     # Every line is {type, payload}; at least one is a type we know (later Codex versions add line types,
     # which are skipped and counted like the ones we do not read).
     shaped = all(isinstance(line, dict) and isinstance(line.get("type"), str) and "payload" in line for line in lines)
     return 6 if shaped and any(line["type"] in _LINE_TYPES for line in lines) else 0
+
+
+def _is_legacy(lines: list[Any]) -> bool:
+    """The older form: a ``SessionMeta`` head (``id`` and ``timestamp``, no ``type``), then records that
+    are each a bare Responses item (``type``) or a state snapshot (``record_type``)."""
+    head, rest = lines[0], lines[1:]
+    return (isinstance(head, dict) and isinstance(head.get("id"), str) and "timestamp" in head
+            and "type" not in head and "payload" not in head
+            and all(isinstance(line, dict) and ("record_type" in line or isinstance(line.get("type"), str))
+                    for line in rest))
+
+
+def _current_form(lines: list[Any]) -> list[Any]:
+    """Older-form records as the current form's lines. Item ids are left out, as the current form
+    never writes them: ``null`` ones are no part of a request, and a real one names an item stored on
+    OpenAI's side, which a request may only cite in its stored form (status and all)."""
+    converted: list[Any] = [{"type": "session_meta", "payload": {**lines[0], "base_instructions": lines[0].get(
+        "instructions")}}]
+    for line in lines[1:]:
+        if "record_type" in line:
+            converted.append({"type": str(line["record_type"]), "payload": line})
+        else:
+            item = {key: value for key, value in line.items() if key != "id"}
+            converted.append({"type": "response_item", "payload": item})
+    return converted
 
 
 def _output(payload: dict, failed: list[str]) -> dict:
@@ -63,6 +96,9 @@ def read(data: Any) -> Conversation:
     lines = log_lines(data)
     if lines is None:
         check(data, list, "document")
+    legacy = bool(lines) and _is_legacy(lines)
+    if legacy:
+        lines = _current_form(lines)
     items: list[dict] = []
     skipped: Counter[str] = Counter()
     notes: list[str] = []
@@ -92,6 +128,9 @@ def read(data: Any) -> Conversation:
     head = [f"Read from a Codex rollout: {count(len(items), 'input item')} from {count(len(lines or []), 'line')}; "
             "skipped (Codex's "
             f"own records, not sent to the model): {counted(skipped) or 'none'}."]
+    if legacy:
+        head.append("This is the older rollout form (a session header, bare Responses items, state lines): it "
+                    "records no model and no reasoning items, so choose the model the session used.")
     if not instructions:
         head.append("The rollout holds no base instructions or tool definitions, so the request and its count "
                     "leave out the ones Codex sends.")

@@ -13,7 +13,7 @@ from ..workbench.builder import Fields
 from . import state
 
 _FORMAT_OPTIONS = [state.AUTO, *formats.READERS]
-UPLOAD_TYPES = ["json", "jsonl", "traj"]  # .traj.json ends in .json
+UPLOAD_TYPES = ["json", "jsonl", "traj", "md", "db", "zip"]  # .traj.json ends in .json; .zip: a task folder
 PICKER_LIST_LIMIT = 200  # items; a longer conversation picks its item by number
 
 
@@ -53,11 +53,12 @@ def paste_and_upload() -> None:
     limit, problem = state.input_limit()
     if problem:
         st.warning(render.literal(problem), icon=":material/warning:")
-    st.file_uploader("…or upload a file (.json, .jsonl, .traj)", type=UPLOAD_TYPES, key="upload",
-                     on_change=_load_upload, max_upload_size=limit,
+    st.file_uploader("…or upload a file (.json, .jsonl, .traj, .md, .db, or a .zip of a task folder)",
+                     type=UPLOAD_TYPES, key="upload", on_change=_load_upload, max_upload_size=limit,
                      help="The same formats as pasting, and the logs agents write to disk: a Claude Code session "
                           "or Codex rollout (.jsonl), a SWE-agent trajectory (.traj) or a mini-SWE-agent one "
-                          f"(.traj.json). Up to {limit:,} MB (the input limit).")
+                          "(.traj.json), a Gemini CLI session (.json, .jsonl) — the README lists them all. A task "
+                          f"folder (Cline, OpenHands) uploads as a .zip of it. Up to {limit:,} MB (the input limit).")
     if state.message("upload"):
         st.error(render.literal(state.message("upload")), icon=":material/error:")
 

@@ -299,8 +299,9 @@ def load_text(text: str | bytes, name: str, label: str, entry: str) -> bool:
     keep the last good one and leave a message (starting with ``label``) for input ``name``."""
     choice = get(FORMAT_CHOICE)
     try:
-        limits.check_size(len(text), input_limit()[0])
-        conversation = formats.loads(text, None if choice == AUTO else choice, refuse_surrogates=True)
+        limit = input_limit()[0]
+        limits.check_size(len(text), limit)
+        conversation = formats.loads(text, None if choice == AUTO else choice, refuse_surrogates=True, limit_mb=limit)
     except InputError as exc:
         set_message(name, f"{label}: {exc}")
         return False

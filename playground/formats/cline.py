@@ -1,0 +1,214 @@
+"""Cline and Roo Code tasks (``tasks/<id>/`` in the extension's storage: ``api_conversation_history.json``
+with ``ui_messages.json`` beside it), read as the Anthropic Messages request they amount to.
+
+Format (cline/cline @ 21cb8d25, ``apps/vscode/src/core/storage/disk.ts`` ``GlobalFileNames``,
+``apps/vscode/src/shared/ExtensionMessage.ts`` ``ClineMessage``): the API history is a list of
+Anthropic messages, each with Cline's own ``modelInfo`` and ``metrics`` (left out of the request).
+With native tool calling the assistant's ``tool_use`` blocks are kept, but Cline records each result
+as a user ``text`` block, ``[read_file for 'x'] Result:`` then the output (or ``Tool [x] was not
+executed because …``); older Cline (and Roo Code) write the calls themselves as XML in the assistant's
+text (``<read_file><path>x</path></read_file>``). Either way each result becomes the ``tool_result``
+of its call (an XML call becomes a ``tool_use``, so rules keyed on tool names match it, and the note
+says so: Cline sent it as text). A result that reports ``The tool execution failed`` is an error.
+``ui_messages.json`` is what the person saw: its errors are named in the notes, and each
+``api_req_started`` records the tokens billed for that request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Any
+
+from ..conversation import Conversation
+from ..errors import InputError
+from ..words import count
+from . import anthropic
+from ._reader import Folder, Reader, as_log, billed_note, counted, read_note
+from ._wire import check, need
+
+NAME = "cline"
+TITLE = "Cline / Roo Code task (folder or .zip: api_conversation_history.json)"
+HISTORY = "api_conversation_history.json"
+UI = "ui_messages.json"
+_RESULT = re.compile(r"\A\[(?P<name>[\w-]+)(?: for '.*?')?\] Result:\n?", re.DOTALL)
+_NOT_RUN = re.compile(r"\ATool \[(?P<name>[\w-]+)\] was not executed")
+_FAILED = "The tool execution failed with the following error"
+_BLOCK_KEYS = {"text": ("type", "text", "cache_control"), "thinking": ("type", "thinking", "signature"),
+               "redacted_thinking": ("type", "data"), "tool_use": ("type", "id", "name", "input", "cache_control")}
+_UI_ERRORS = ("error", "diff_error", "api_req_failed", "mistake_limit_reached")
+
+
+def _files(data: Any) -> tuple[Any, Any] | None:
+    """The API history and the UI messages (None when absent) of a task folder, a zip of one, or the
+    history file on its own."""
+    if isinstance(data, Folder):
+        for name, value in data.files.items():
+            if name.rsplit("/", 1)[-1] == HISTORY:
+                folder = name[:-len(HISTORY)]
+                return value, data.files.get(folder + UI)
+        return None
+    return (data, None) if _is_history(data) else None
+
+
+def _is_history(data: Any) -> bool:
+    """Anthropic messages with Cline's own keys, or its ``[tool …] Result:`` blocks."""
+    if not isinstance(data, list) or not data or not all(
+            isinstance(m, dict) and isinstance(m.get("content"), list | str) and "role" in m for m in data):
+        return False
+    return any("modelInfo" in m or "metrics" in m or any(
+        isinstance(b, dict) and _RESULT.match(str(b.get("text", ""))) for b in m["content"] if isinstance(b, dict))
+        for m in data if isinstance(m["content"], list))
+
+
+def looks_like(data: Any) -> int:
+    return 6 if _files(data) is not None else 0
+
+
+def _xml_calls(text: str, names: set[str]) -> list[tuple[str, dict[str, str], tuple[int, int]]]:
+    """XML tool calls in an assistant's text: name, parameters, and where the call sits."""
+    found = []
+    for match in re.finditer(r"<(?P<name>[a-z_]+)>\s*(?P<body>.*?)</(?P=name)>", text, re.DOTALL):
+        if match.group("name") in names:
+            params = {p.group(1): p.group(2).strip("\n") for p in
+                      re.finditer(r"<([a-z_]+)>(.*?)</\1>", match.group("body"), re.DOTALL)}
+            found.append((match.group("name"), params, match.span()))
+    return found
+
+
+class _Task:
+    """Anthropic messages rebuilt from the history, and what the notes say."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.pending: list[tuple[str, str]] = []  # (tool name, tool_use id) awaiting a result, in order
+        self.dropped: Counter[str] = Counter()
+        self.xml = 0
+        self.unmatched = 0
+        self.models: Counter[str] = Counter()
+
+    def add(self, message: dict, place: str) -> None:
+        role = need(message, "role", str, place)
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else check(
+            content, list, f"{place}.content")
+        model = message.get("modelInfo", {}).get("modelId") if isinstance(message.get("modelInfo"), dict) else None
+        if isinstance(model, str):
+            self.models[model] += 1
+        self.dropped.update(f"'{key}' keys" for key in message if key not in ("role", "content"))
+        kept = [self._block(check(block, dict, f"{place}.content[{i}]")) for i, block in enumerate(blocks)]
+        if role == "user":
+            kept = self._results(kept)
+        else:
+            self.pending = [(b["name"], b["id"]) for b in kept if b.get("type") == "tool_use"]
+        self.messages.append({"role": role, "content": kept})
+
+    def _block(self, block: dict) -> dict:
+        keys = _BLOCK_KEYS.get(str(block.get("type")))
+        if keys is None:
+            return block
+        self.dropped.update(f"'{key}' keys on blocks" for key in block if key not in keys)
+        return {key: value for key, value in block.items() if key in keys}
+
+    def _results(self, blocks: list[dict]) -> list[dict]:
+        """User text blocks that are tool results, as ``tool_result`` blocks first (the API's order)."""
+        results, rest = [], []
+        for block in blocks:
+            text = block.get("text") if block.get("type") == "text" else None
+            header = (_RESULT.match(text) or _NOT_RUN.match(text)) if isinstance(text, str) else None
+            call_id = self._answer(header.group("name")) if header else None
+            if call_id is None:
+                rest.append(block)
+                continue
+            output = text[header.end():] if header.re is _RESULT else text
+            result = {"type": "tool_result", "tool_use_id": call_id, "content": output}
+            if header.re is _NOT_RUN or _FAILED in output[:200]:
+                result["is_error"] = True
+            results.append(result)
+        return results + rest
+
+    def _answer(self, name: str) -> str | None:
+        """The id of the pending call a result for ``name`` answers; an XML call in the last assistant
+        message becomes a ``tool_use`` when none is pending."""
+        if not self.pending and self.messages and self.messages[-1]["role"] == "assistant":
+            self._lift_xml(self.messages[-1], name)
+        for position, (pending_name, call_id) in enumerate(self.pending):
+            if pending_name == name:
+                del self.pending[position]
+                return call_id
+        self.unmatched += 1
+        return None
+
+    def _lift_xml(self, message: dict, name: str) -> None:
+        for block in message["content"]:
+            if block.get("type") != "text":
+                continue
+            calls = _xml_calls(block["text"], {name})
+            if not calls:
+                continue
+            tool, params, (start, end) = calls[0]
+            self.xml += 1
+            call_id = f"cline_xml_{self.xml}"
+            block["text"] = (block["text"][:start] + block["text"][end:]).strip() or "(tool call)"
+            message["content"].append({"type": "tool_use", "id": call_id, "name": tool, "input": params})
+            self.pending.append((tool, call_id))
+            return
+
+
+def _ui_notes(ui: Any) -> tuple[list[str], list[int]]:
+    """Errors the person was shown, and the input tokens billed per request (``api_req_started``)."""
+    if not isinstance(ui, list):
+        return [], []
+    errors: list[str] = []
+    billed: list[int] = []
+    for message in ui:
+        if not isinstance(message, dict):
+            continue
+        kind = message.get("say") or message.get("ask")
+        if kind in _UI_ERRORS:
+            errors.append(f"{kind}: {str(message.get('text', ''))[:120]}")
+        elif kind == "api_req_started" and isinstance(message.get("text"), str):
+            try:
+                info = json.loads(message["text"])
+            except ValueError:
+                continue
+            parts = [info.get(key) for key in ("tokensIn", "cacheWrites", "cacheReads")] if isinstance(info, dict) \
+                else []
+            if parts and all(isinstance(p, int) or p is None for p in parts) and any(parts):
+                billed.append(sum(p or 0 for p in parts))
+    notes = [f"ui_messages.json shows {count(len(errors), 'error')}: {'; '.join(errors[:3])}."] if errors else []
+    return notes, billed
+
+
+def read(data: Any) -> Conversation:
+    files = _files(data)
+    if files is None:
+        raise InputError(f"a Cline task folder holds {HISTORY}; this one does not")
+    history, ui = files
+    task = _Task()
+    for position, message in enumerate(check(history, list, HISTORY)):
+        task.add(check(message, dict, f"{HISTORY}[{position}]"), f"{HISTORY}[{position}]")
+    body: dict[str, Any] = {"messages": task.messages}
+    if task.models:
+        body["model"] = task.models.most_common(1)[0][0]
+    conversation = anthropic.read(body)
+    notes = [read_note(f"a Cline task's {HISTORY}", len(task.messages), "message", len(conversation.items), "Cline")]
+    if task.xml:
+        notes.append(f"{count(task.xml, 'tool call')} written as XML in the assistant's text "
+                     f"{'is' if task.xml == 1 else 'are'} read as tool_use blocks, so rules match them; Cline sent "
+                     "them as text, so the count differs from Cline's by a few tokens a call.")
+    if task.unmatched:
+        notes.append(f"{count(task.unmatched, 'tool result')} answering no call in the message before "
+                     f"{'stays' if task.unmatched == 1 else 'stay'} as text.")
+    if task.dropped:
+        notes.append(f"Left out (Cline's bookkeeping, not part of a request): {counted(task.dropped)}.")
+    ui_notes, billed = _ui_notes(ui)
+    if ui is None:
+        notes.append(f"No {UI} beside it: errors the person was shown, and the tokens billed, are not known.")
+    notes.extend(ui_notes)
+    notes.extend(billed_note("Cline", "api_req_started: tokensIn + cacheWrites + cacheReads", billed))
+    return as_log(conversation, NAME, notes)
+
+
+READER = Reader(NAME, TITLE, looks_like, read)

@@ -1,0 +1,222 @@
+"""opencode sessions, read as a playground-native conversation (counted like Chat; tool results
+keep their error status): the JSON storage folder (``~/.local/share/opencode/storage/``: ``session/
+<project>/<session>.json``, ``message/<session>/<message>.json``, ``part/<message>/<part>.json``, or a
+zip of it) and the SQLite database that replaced it (``opencode.db``: tables ``session``, ``message``,
+``part``, each message's and part's JSON in ``data``).
+
+Format (anomalyco/opencode, ``packages/opencode/src/session/message-v2.ts`` @ c4794191 and
+``session.sql.ts`` @ 063e8306): a message is ``user`` or ``assistant`` (``modelID``, ``tokens``,
+``error``, ``summary``); its parts are ``text``, ``reasoning``, ``file``, ``tool`` (``callID``,
+``tool``, ``state``: ``pending`` | ``running`` | ``completed`` with ``input``, ``output`` and
+``time.compacted`` once opencode pruned it | ``error`` with ``error``), ``step-start`` and
+``step-finish`` (the step's billed ``tokens``), ``snapshot``, ``patch``, ``agent``, ``retry``. A tool part
+is a call and, once it ran, its result; a pruned output is sent as opencode sends it, ``[Old tool
+result content cleared]``. Reasoning, files and opencode's own parts are counted in the notes. A
+store with several sessions is read as its most recently updated one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import PurePosixPath
+from typing import Any
+
+from ..conversation import Conversation
+from ..errors import InputError
+from ..words import count
+from . import native
+from ._reader import Database, Folder, Reader, as_log, billed_note, counted, read_note
+from ._wire import check
+
+NAME = "opencode"
+TITLE = "opencode session (storage folder or .zip, opencode.db)"
+CLEARED = "[Old tool result content cleared]"  # message-v2.ts toModelMessage, for a compacted tool output
+
+
+def _kind(name: str) -> str | None:
+    """``session``, ``message`` or ``part`` for a storage file (``<kind>/<owner>/<id>.json``)."""
+    parts = PurePosixPath(name).parts
+    return parts[-3] if len(parts) >= 3 and parts[-3] in ("session", "message", "part") and name.endswith(
+        ".json") else None
+
+
+def looks_like(data: Any) -> int:
+    if isinstance(data, Database):
+        return 6 if {"session", "message", "part"} <= set(data.tables) and all(
+            not rows or "data" in rows[0] for rows in (data.tables["message"], data.tables["part"])) else 0
+    if isinstance(data, Folder):
+        kinds = {_kind(name) for name in data.files}
+        return 6 if {"message", "part"} <= kinds else 0
+    return 0
+
+
+def _load(text: Any, where: str) -> dict:
+    try:
+        value = json.loads(check(text, str, where))
+    except ValueError as exc:
+        raise InputError(f"invalid JSON ({exc})", where=where) from None
+    return check(value, dict, where)
+
+
+Store = tuple[list[dict], list[dict], list[dict], int]  # sessions, messages, parts, how many sessions
+
+
+def _from_database(data: Database) -> Store:
+    """Sessions, messages (info) and parts as the storage folder holds them, ids put back in."""
+    sessions = [{**row, "time": {"updated": row.get("time_updated") or 0}} for row in data.tables["session"]]
+    messages = [{**_load(row.get("data"), f"message row {row.get('id')}.data"), "id": row.get("id"),
+                 "sessionID": row.get("session_id")} for row in data.tables["message"]]
+    parts = [{**_load(row.get("data"), f"part row {row.get('id')}.data"), "id": row.get("id"),
+              "messageID": row.get("message_id"), "sessionID": row.get("session_id")} for row in data.tables["part"]]
+    return sessions, messages, parts, len(sessions)
+
+
+def _from_folder(data: Folder) -> Store:
+    found: dict[str, list[dict]] = {"session": [], "message": [], "part": []}
+    for name, value in data.files.items():
+        kind = _kind(name)
+        if kind:
+            found[kind].append(check(value, dict, name))
+    return found["session"], found["message"], found["part"], len(found["session"])
+
+
+class _Build:
+    """Native items from opencode's messages and parts, and what the notes say."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self.left_out: Counter[str] = Counter()
+        self.errors: list[str] = []
+        self.billed: list[int] = []
+        self.models: Counter[str] = Counter()
+        self.cleared = 0
+        self.summaries = 0
+        self.results: list[dict[str, Any]] = []  # a step's results, sent after all its calls
+
+    def message(self, info: dict, parts: list[dict]) -> None:
+        role = "assistant" if info.get("role") == "assistant" else "user"
+        if role == "assistant":
+            self._assistant_info(info)
+        text: list[str] = []
+        for part in parts:
+            kind = part.get("type")
+            if kind == "text":
+                text.append(str(part.get("text", "")))
+                continue
+            if kind == "tool":
+                self._flush(role, text)
+                self._tool(part)
+            elif kind == "step-finish":
+                tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
+                cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+                billed = sum(v for v in (tokens.get("input"), cache.get("read"), cache.get("write"))
+                             if isinstance(v, int))
+                if billed:
+                    self.billed.append(billed)
+            elif kind == "step-start":
+                self._flush(role, text)
+                self._step_results()
+            else:
+                self.left_out[str(kind)] += 1
+        self._flush(role, text)
+        self._step_results()
+
+    def _step_results(self) -> None:
+        """A step's tool results after its calls: one LLM call's reply, then what its tools returned."""
+        self.items.extend(self.results)
+        self.results.clear()
+
+    def _assistant_info(self, info: dict) -> None:
+        if isinstance(info.get("modelID"), str):
+            self.models[info["modelID"]] += 1
+        if info.get("summary") is True:
+            self.summaries += 1
+        error = info.get("error")
+        if isinstance(error, dict):
+            message = error.get("data", {}).get("message") if isinstance(error.get("data"), dict) else None
+            self.errors.append(f"{error.get('name', 'error')}: {message or ''}".strip())
+
+    def _flush(self, role: str, text: list[str]) -> None:
+        if "".join(text).strip():
+            self.items.append({"type": "message", "role": role, "content": "".join(text)})
+        text.clear()
+
+    def _tool(self, part: dict) -> None:
+        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        call_id, name = str(part.get("callID")), str(part.get("tool"))
+        self.items.append({"type": "tool_call", "call_id": call_id, "name": name,
+                           "arguments": state.get("input") if isinstance(state.get("input"), dict) else {}})
+        status = state.get("status")
+        if status == "completed":
+            compacted = isinstance(state.get("time"), dict) and state["time"].get("compacted")
+            self.cleared += bool(compacted)
+            self.results.append({"type": "tool_result", "call_id": call_id, "status": "success",
+                                 "content": CLEARED if compacted else str(state.get("output", ""))})
+        elif status == "error":
+            self.results.append({"type": "tool_result", "call_id": call_id, "status": "error",
+                               "content": str(state.get("error", ""))})
+
+
+def read(data: Any) -> Conversation:
+    if isinstance(data, Database):
+        sessions, messages, parts, total = _from_database(data)
+        form = "opencode.db"
+    else:
+        sessions, messages, parts, total = _from_folder(check(data, Folder, "document"))
+        form = "storage folder"
+    chosen = _latest(sessions, messages)
+    mine = sorted((m for m in messages if m.get("sessionID") == chosen), key=lambda m: (_created(m), str(m.get("id"))))
+    by_message: dict[str, list[dict]] = {}
+    for part in sorted(parts, key=lambda p: str(p.get("id"))):
+        by_message.setdefault(str(part.get("messageID")), []).append(part)
+    build = _Build()
+    for message in mine:
+        build.message(message, by_message.get(str(message.get("id")), []))
+    body: dict[str, Any] = {"format": native.MARKER, "items": build.items}
+    if build.models:
+        body["model"] = build.models.most_common(1)[0][0]
+    return as_log(native.read(body), NAME, _notes(build, form, chosen, total, len(mine)))
+
+
+def _created(message: dict) -> float:
+    """When a message was written (0 when the log does not say), to put them in order."""
+    time = message.get("time")
+    created = time.get("created") if isinstance(time, dict) else None
+    return created if isinstance(created, int | float) and not isinstance(created, bool) else 0
+
+
+def _latest(sessions: list[dict], messages: list[dict]) -> str:
+    """The most recently updated session's id (the messages' own when no session record is there)."""
+    if sessions:
+        def updated(session: dict) -> float:
+            time = session.get("time") if isinstance(session.get("time"), dict) else {}
+            value = time.get("updated")
+            return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
+        return str(max(sessions, key=updated).get("id"))
+    ids = [m.get("sessionID") for m in messages]
+    if not ids:
+        raise InputError("the opencode store holds no message")
+    return str(ids[-1])
+
+
+def _notes(build: _Build, form: str, session: str, total: int, messages: int) -> list[str]:
+    others = f"; {count(total - 1, 'other session')} not read" if total > 1 else ""
+    notes = [read_note(f"an opencode {form} (session {session}{others})", messages, "message", len(build.items),
+                       "opencode")]
+    if build.cleared:
+        notes.append(f"opencode had pruned {count(build.cleared, 'tool output')} (time.compacted): sent, as opencode "
+                     f"sends {'it' if build.cleared == 1 else 'them'}, as \"{CLEARED}\".")
+    if build.summaries:
+        notes.append(f"{count(build.summaries, 'assistant message')} {'is' if build.summaries == 1 else 'are'} "
+                     "opencode's own compaction summary (summary: true).")
+    if build.left_out:
+        notes.append(f"Left out (not sent as text, or opencode's own records): {counted(build.left_out)}.")
+    if build.errors:
+        notes.append(f"opencode recorded {count(len(build.errors), 'error')} on its replies: "
+                     f"{'; '.join(build.errors[:3])}.")
+    notes.extend(billed_note("opencode", "step-finish tokens: input + cache read + cache write", build.billed))
+    return notes
+
+
+READER = Reader(NAME, TITLE, looks_like, read)

@@ -1,0 +1,252 @@
+"""OpenHands conversations, read as a playground-native conversation (counted like Chat, and sent
+as Chat; tool results keep their error flag): the V1 SDK's ``events/`` folder, its events one a
+line, and V0's saved trajectories.
+
+V1 (OpenHands/software-agent-sdk @ 611629e6, ``openhands/sdk/conversation/persistence_const.py``,
+``event_store.py``, ``event/llm_convertible/*.py``, ``event/condenser.py``): a conversation folder
+holds ``base_state.json`` and ``events/event-<5-digit index>-<id>.json``, one event each, tagged by
+``kind``. ``SystemPromptEvent`` is the system message; ``MessageEvent`` a user or agent message
+(``llm_message``); ``ActionEvent`` the agent's tool call (``tool_call`` with ``id``, ``name``,
+``arguments``, and its ``thought`` as the assistant's text; actions of one ``llm_response_id`` are
+one reply); ``ObservationEvent`` the tool's result (``observation.content``, ``is_error``);
+``UserRejectObservation`` and ``AgentErrorEvent`` answer a call too. ``Condensation`` is OpenHands
+compacting its own history (``forgotten_event_ids``, ``summary``, ``summary_offset``).
+State updates, pauses and condensation requests are OpenHands' own records, skipped and counted.
+
+V0 (All-Hands-AI/OpenHands, ``tests/runtime/trajs``, ``openhands/events/serialization``): a JSON
+list of events, each an ``action`` (``message``, ``run``, ``edit``, ``read``, ``finish``…) or an
+``observation`` (with ``cause``, the action's id); with function calling each carries
+``tool_call_metadata`` (``tool_call_id``, ``function_name`` and the raw ``model_response``, whose
+message holds the call's arguments and the reply's text).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from ..conversation import Conversation
+from ..words import count
+from . import native
+from ._reader import Folder, Reader, as_log, billed_note, counted, read_note, text_of
+from ._wire import check, need
+
+NAME = "openhands"
+TITLE = "OpenHands conversation (V1 events/ folder or JSONL, V0 trajectory)"
+_V1_KINDS = ("MessageEvent", "ActionEvent", "ObservationEvent", "SystemPromptEvent", "ConversationStateUpdateEvent",
+             "Condensation", "AgentErrorEvent", "UserRejectObservation")
+_EVENTS = "events/"
+
+
+def _v1_events(data: Any) -> list[Any] | None:
+    """V1 events from a conversation folder (or a zip of one) or a list of them; None if not V1."""
+    if isinstance(data, Folder):
+        events = data.under(_EVENTS)
+        if not events or not all(name.rsplit("/", 1)[-1].startswith("event-") for name in events):
+            return None
+        return list(events.values())
+    if isinstance(data, list) and data and all(isinstance(e, dict) and isinstance(e.get("kind"), str)
+                                               and "source" in e for e in data):
+        return data if any(e["kind"] in _V1_KINDS for e in data) else None
+    return None
+
+
+def _is_v0(data: Any) -> bool:
+    return isinstance(data, list) and bool(data) and all(
+        isinstance(e, dict) and isinstance(e.get("id"), int) and "source" in e and ("action" in e or "observation" in e)
+        for e in data)
+
+
+def looks_like(data: Any) -> int:
+    return 6 if _v1_events(data) is not None or _is_v0(data) else 0
+
+
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+class _Build:
+    """Native items, and what the notes say about the rest."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self.skipped: Counter[str] = Counter()
+        self.notes: list[str] = []
+        self.calls: set[str] = set()
+        self.orphans: list[str] = []
+        self.replies: set[str] = set()  # model responses whose text is already an item
+        self.models: Counter[str] = Counter()
+        self.billed: dict[str, int] = {}  # model response id (or stats update) → its prompt tokens
+        self.billed_so_far = 0
+
+    def message(self, role: str, text: str) -> None:
+        if text:
+            self.items.append({"type": "message", "role": role, "content": text})
+
+    def call(self, call_id: str, name: str, arguments: Any, text: str, response: str | None) -> None:
+        if response is None or response not in self.replies:
+            self.message("assistant", text)
+            if response is not None:
+                self.replies.add(response)
+        parsed = arguments
+        if isinstance(arguments, str):
+            try:
+                parsed = json.loads(arguments)
+            except ValueError:
+                parsed = arguments
+        self.items.append({"type": "tool_call", "call_id": call_id, "name": name,
+                           "arguments": parsed if isinstance(parsed, dict | str) else json.dumps(parsed)})
+        self.calls.add(call_id)
+
+    def result(self, call_id: str, text: str, failed: bool) -> None:
+        if call_id not in self.calls:
+            self.orphans.append(call_id)
+            return
+        self.items.append({"type": "tool_result", "call_id": call_id, "content": text,
+                           "status": "error" if failed else "success"})
+
+    def condensed(self, where: str, forgotten: Any, summary: Any) -> None:
+        """OpenHands compacting its history: its summary as a user message where it happened."""
+        size = f"forgot {count(len(forgotten), 'event')}" if isinstance(forgotten, list) else "condensed"
+        if isinstance(summary, str) and summary:
+            self.message("user", summary)
+            self.notes.append(f"OpenHands condensed its history at {where} ({size}): its summary is the user message "
+                              f"at items[{len(self.items) - 1}]. Everything before is shown too; OpenHands itself no "
+                              "longer sent the forgotten events.")
+        else:
+            self.notes.append(f"OpenHands condensed its history at {where} ({size}, no summary recorded).")
+
+
+def _v1(events: list[Any], build: _Build) -> None:
+    for position, raw in enumerate(events):
+        place = f"event {position}"
+        event = check(raw, dict, place)
+        kind = event.get("kind")
+        if kind == "SystemPromptEvent":
+            build.message("system", text_of([event.get("system_prompt")]))
+        elif kind == "MessageEvent":
+            message = need(event, "llm_message", dict, place)
+            extended = event.get("extended_content") or []
+            build.message(str(message.get("role", "user")), text_of(message.get("content")) + text_of(extended))
+        elif kind == "ActionEvent":
+            call = need(event, "tool_call", dict, place)
+            build.call(need(call, "id", str, f"{place}.tool_call"), need(call, "name", str, f"{place}.tool_call"),
+                       call.get("arguments") or {}, text_of(event.get("thought")),
+                       _string(event.get("llm_response_id")))
+            _v1_model(event.get("metrics"), build)
+        elif kind == "ObservationEvent":
+            observation = need(event, "observation", dict, place)
+            build.result(need(event, "tool_call_id", str, place), text_of(observation.get("content")),
+                         observation.get("is_error") is True)
+        elif kind == "UserRejectObservation":
+            build.result(need(event, "tool_call_id", str, place),
+                         f"Action rejected: {event.get('rejection_reason', 'User rejected the action')}", True)
+        elif kind == "AgentErrorEvent" and isinstance(event.get("tool_call_id"), str):
+            build.result(event["tool_call_id"], str(event.get("error", "")), True)
+        elif kind == "AgentErrorEvent":
+            build.message("user", str(event.get("error", "")))
+        elif kind == "Condensation":
+            build.condensed(place, event.get("forgotten_event_ids"), event.get("summary"))
+        else:
+            build.skipped[str(kind)] += 1
+            _v1_stats(event, build)
+
+
+def _v1_model(metrics: Any, build: _Build) -> None:
+    usage = metrics.get("accumulated_token_usage") if isinstance(metrics, dict) else None
+    if isinstance(usage, dict) and isinstance(usage.get("model"), str):
+        build.models[usage["model"]] += 1
+
+
+def _v1_stats(event: dict, build: _Build) -> None:
+    """A ``stats`` state update: the model's name, and the prompt tokens billed so far (kept as each
+    call's own: the rise since the update before)."""
+    value = event.get("value") if event.get("key") == "stats" else None
+    metrics = value.get("usage_to_metrics") if isinstance(value, dict) else None
+    default = metrics.get("default") if isinstance(metrics, dict) else None
+    if isinstance(default, dict):
+        if isinstance(default.get("model_name"), str):
+            build.models[default["model_name"]] += 1
+        usage = default.get("accumulated_token_usage")
+        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
+            build.billed[f"stats {len(build.billed)}"] = usage["prompt_tokens"] - build.billed_so_far
+            build.billed_so_far = usage["prompt_tokens"]
+
+
+def _v0(events: list[dict], build: _Build) -> None:
+    for event in events:
+        place = f"event id {event.get('id')}"
+        meta = event.get("tool_call_metadata") if isinstance(event.get("tool_call_metadata"), dict) else None
+        response = meta.get("model_response") if meta else None
+        if isinstance(response, dict):
+            _v0_response(response, build)
+        action, observation = event.get("action"), event.get("observation")
+        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        if action == "condensation":
+            build.condensed(place, args.get("forgotten_event_ids"), args.get("summary"))
+        elif meta and action:
+            message = _v0_message(response)
+            call_id = need(meta, "tool_call_id", str, f"{place}.tool_call_metadata")
+            listed = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
+            arguments = next((c["function"].get("arguments") for c in listed if isinstance(c, dict)
+                              and c.get("id") == call_id and isinstance(c.get("function"), dict)), None)
+            reply = response.get("id") if isinstance(response, dict) else None
+            build.call(call_id, need(meta, "function_name", str, f"{place}.tool_call_metadata"),
+                       arguments if arguments is not None else args, text_of(message.get("content")),
+                       reply if isinstance(reply, str) else None)
+        elif meta and observation:
+            extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
+            metadata = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+            exit_code = extras.get("exit_code", metadata.get("exit_code"))
+            failed = observation == "error" or (isinstance(exit_code, int) and exit_code not in (0, -1))
+            build.result(need(meta, "tool_call_id", str, f"{place}.tool_call_metadata"), str(event.get("content", "")),
+                         failed)
+        elif action == "message":
+            build.message("user" if event.get("source") == "user" else "assistant",
+                          str(args.get("content", event.get("message", ""))))
+        else:
+            build.skipped[f"{'action' if action else 'observation'} {action or observation}"] += 1
+
+
+def _v0_message(response: Any) -> dict:
+    choices = response.get("choices") if isinstance(response, dict) else None
+    message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
+        else None
+    return message if isinstance(message, dict) else {}
+
+
+def _v0_response(response: dict, build: _Build) -> None:
+    if isinstance(response.get("model"), str):
+        build.models[response["model"]] += 1
+    usage = response.get("usage")
+    if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int) and isinstance(response.get("id"), str):
+        build.billed[response["id"]] = usage["prompt_tokens"]
+
+
+def read(data: Any) -> Conversation:
+    build = _Build()
+    events = _v1_events(data)
+    if events is not None:
+        _v1(events, build)
+        form = "V1 events folder" if isinstance(data, Folder) else "V1 event list"
+    else:
+        _v0(check(data, list, "document"), build)
+        events, form = data, "V0 trajectory"
+    body: dict[str, Any] = {"format": native.MARKER, "items": build.items}
+    if build.models:
+        body["model"] = build.models.most_common(1)[0][0]
+    system = any(item.get("role") == "system" for item in build.items)  # V1 logs its system prompt
+    notes = [read_note(f"an OpenHands {form}", len(events), "event", len(build.items), "OpenHands", system),
+             *build.notes]
+    if build.skipped:
+        notes.append(f"Skipped (OpenHands' own records, not sent to the model): {counted(build.skipped)}.")
+    if build.orphans:
+        notes.append(f"Dropped, as their call is not in this log: {count(len(build.orphans), 'observation')}, "
+                     f"{', '.join(build.orphans[:5])}.")
+    field = "the rise in stats' accumulated prompt_tokens" if form.startswith("V1") else "usage.prompt_tokens"
+    notes.extend(billed_note("OpenHands", field, [tokens for tokens in build.billed.values() if tokens > 0]))
+    return as_log(native.read(body), NAME, notes)
+
+
+READER = Reader(NAME, TITLE, looks_like, read)

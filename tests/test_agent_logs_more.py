@@ -1,0 +1,565 @@
+"""Readers for more agents' logs (issue 18 §1), each on real files from the agent's users' public
+repositories where one exists (tests/data/README.md names source, commit and licence), and on
+hand-made files built from the agent's own source where none does (said so there too).
+
+Every reader is held to the same four things: each tool call in the log is read once (and its
+result pairs with it), the log's errors are recognised, the request written out is one an API
+takes, and the format is detected without being named (``count --json`` names the agent)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import Counter
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from playground import formats
+from playground.conversation import Conversation, ToolCall, ToolResult, pairs
+from playground.errors import InputError
+from playground.export import requests as exports
+from playground.meter.tokens import Meter
+from playground.present.report import count_to_json
+from playground.rules.errorpatterns import error_detail
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def calls(conversation: Conversation) -> list[ToolCall]:
+    return [item for item in conversation.items if isinstance(item, ToolCall)]
+
+
+def results(conversation: Conversation) -> list[ToolResult]:
+    return [item for item in conversation.items if isinstance(item, ToolResult)]
+
+
+def errors(conversation: Conversation) -> int:
+    """Results the compactor would treat as errors (a flag, or a shipped error pattern)."""
+    return sum(error_detail(result) is not None for result in results(conversation))
+
+
+def assert_valid_chat_request(conversation: Conversation) -> dict:
+    """The Chat request the conversation amounts to: every assistant tool call is answered by tool
+    messages right after it, in order (but a log may end on a call: the agent's last, "finish")."""
+    body, _ = exports.request_body(conversation, "chat")
+    messages = body["messages"]
+    assert body["model"] and messages
+    for position, message in enumerate(messages):
+        ids = [call["id"] for call in message.get("tool_calls") or []]
+        answers = [m.get("tool_call_id") for m in messages[position + 1:position + 1 + len(ids)]]
+        assert answers == ids or position == len(messages) - 1, f"messages[{position}]: {ids} answered by {answers}"
+        assert all(isinstance(json.loads(c["function"]["arguments"]), dict) for c in message.get("tool_calls") or [])
+    return body
+
+
+def assert_valid_anthropic_request(conversation: Conversation) -> dict:
+    body, _ = exports.request_body(conversation, "anthropic")
+    roles = [message["role"] for message in body["messages"]]
+    assert roles[0] == "user" and all(a != b for a, b in pairwise(roles))
+    for before, message in pairwise(body["messages"]):
+        uses = {b["id"] for b in before["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
+        answered = {b["tool_use_id"] for b in message["content"]
+                    if isinstance(b, dict) and b.get("type") == "tool_result"}
+        assert uses <= answered, "each tool_use is answered in the next message"
+    return body
+
+
+def assert_count_names(conversation: Conversation, source: str) -> None:
+    data = count_to_json(Meter(conversation.model).count(conversation), conversation)
+    assert data["format"] == source and data["total"] > 0
+
+
+def assert_detected_only_as(data, name: str) -> None:
+    assert formats.detect(data) == name
+    rivals = {other: reader.looks_like(data) for other, reader in formats.READERS.items() if other != name}
+    assert max(rivals.values()) < 6, rivals
+
+
+# Codex, older rollout form ------------------------------------------------------------------------
+
+def test_an_older_codex_rollout_is_read_as_responses():
+    """It failed with "input[0]: missing 'role'" (read as a bare Responses input list)."""
+    raw = formats.parse_text((DATA / "codex-rollout-old.jsonl").read_bytes())
+    assert_detected_only_as(raw, "codex")
+    conversation = formats.read(raw)
+    assert (conversation.format, conversation.source, conversation.model) == ("responses", "codex", None)
+    bare = [line for line in raw[1:] if line.get("type") in ("function_call", "local_shell_call")]
+    assert [call.call_id for call in calls(conversation)] == [line["call_id"] for line in bare]
+    assert len(pairs(conversation.items)) == len(bare)
+    assert conversation.instructions == raw[0]["instructions"]
+    notes = " ".join(conversation.notes)
+    assert "state 3" in notes and "older rollout form" in notes and "success: false" in notes
+    wire = formats.write(conversation)["input"]
+    assert all("id" not in item for item in wire), "ids, as the current form, are not kept"
+    assert errors(conversation) >= 1  # the failed pytest run
+    assert_count_names(conversation, "codex")
+
+
+# Gemini CLI ----------------------------------------------------------------------------------------
+
+GEMINI = ["gemini-cli-aim-control_pro_run4_abandoned.json", "gemini-cli-yoavf-pomodoro-timer.json"]
+
+
+def _gemini_calls(record: dict) -> list[dict]:
+    return [call for message in record["messages"] for call in message.get("toolCalls") or []]
+
+
+@pytest.mark.parametrize("name", GEMINI)
+def test_a_gemini_cli_session_reads_every_tool_call_once_with_its_status(name):
+    raw = json.loads((DATA / name).read_text())
+    assert_detected_only_as(raw, "gemini-cli")
+    conversation = formats.read(raw)
+    assert (conversation.format, conversation.source) == ("native", "gemini-cli")
+    assert conversation.model == Counter(m["model"] for m in raw["messages"] if "model" in m).most_common(1)[0][0]
+    logged = _gemini_calls(raw)
+    assert [(c.call_id, c.name) for c in calls(conversation)] == [(c["id"], c["name"]) for c in logged]
+    assert len(pairs(conversation.items)) == len(logged)
+    failed = sum(call["status"] != "success" for call in logged)
+    assert sum(result.is_error for result in results(conversation)) == failed
+    assert_valid_chat_request(conversation)
+    assert_count_names(conversation, "gemini-cli")
+    billed = [m["tokens"]["input"] for m in raw["messages"] if (m.get("tokens") or {}).get("input")]
+    assert any(f"{max(billed):,} at most" in note for note in conversation.notes)
+
+
+def test_a_gemini_error_result_is_sent_as_its_error_text():
+    conversation = formats.loads((DATA / "gemini-cli-yoavf-pomodoro-timer.json").read_bytes())
+    failed = next(result for result in results(conversation) if result.is_error)
+    assert failed.name == "replace" and failed.content.startswith("A secondary check by an LLM")
+
+
+def test_a_gemini_jsonl_session_keeps_the_last_write_of_each_message_and_honours_rewind():
+    """The hand-made .jsonl holds the real .json's messages written twice (before and after their
+    tool ran), a prompt rewound away, and a ``$set``: it reads as the .json does."""
+    text = (DATA / "gemini-cli-session.jsonl").read_bytes()
+    lines = formats.parse_text(text)
+    assert len({line["id"] for line in lines if "id" in line}) < sum("id" in line for line in lines)
+    assert_detected_only_as(lines, "gemini-cli")
+    conversation = formats.loads(text)
+    legacy = formats.loads((DATA / "gemini-cli-aim-control_pro_run4_abandoned.json").read_bytes())
+    assert conversation.items == legacy.items and conversation.model == legacy.model
+    assert "list_directory" not in {call.name for call in calls(conversation)}, "the rewound turn is dropped"
+
+
+def test_gemini_jsonl_set_messages_replaces_them_and_notices_are_notes():
+    lines = [{"sessionId": "s1", "projectHash": "p", "startTime": "t", "messages": []},
+             {"id": "a", "type": "user", "content": "first try"},
+             {"$set": {"messages": [{"id": "b", "type": "user", "content": [{"text": "hello"}]}]}},
+             {"id": "c", "type": "error", "content": "[API Error: quota exceeded]"},
+             {"id": "d", "type": "gemini", "content": "Hi.", "model": "gemini-2.5-flash",
+              "tokens": {"input": 120, "output": 3, "cached": 0, "total": 123}}]
+    conversation = formats.read(lines)
+    assert [item.content for item in conversation.items] == ["hello", "Hi."]
+    notes = " ".join(conversation.notes)
+    assert "error 1" in notes and "quota exceeded" in notes and "120 on the first" in notes
+
+
+# Goose ------------------------------------------------------------------------------------------------
+
+GOOSE = ["goose-convergeai-native.json", "goose-convergeai-convergeai.json"]
+# block/goose @ 01643006, crates/goose/src/session/session_manager.rs, SessionStorage::create (schema v5)
+GOOSE_SCHEMA = """
+CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP);
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL DEFAULT '', description TEXT NOT NULL DEFAULT '',
+    user_set_name BOOLEAN DEFAULT FALSE, session_type TEXT NOT NULL DEFAULT 'user', working_dir TEXT NOT NULL,
+    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+    extension_data TEXT DEFAULT '{}', total_tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER,
+    accumulated_total_tokens INTEGER, accumulated_input_tokens INTEGER, accumulated_output_tokens INTEGER,
+    schedule_id TEXT, recipe_json TEXT, user_recipe_values_json TEXT);
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id), role TEXT NOT NULL,
+    content_json TEXT NOT NULL, created_timestamp INTEGER NOT NULL, timestamp TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+    tokens INTEGER, metadata_json TEXT);
+"""
+_GOOSE_COLUMNS = ("id", "name", "working_dir", "created_at", "updated_at", "total_tokens", "input_tokens",
+                  "output_tokens", "accumulated_total_tokens", "accumulated_input_tokens", "accumulated_output_tokens")
+
+
+def goose_database(path: Path, exports: list[dict]) -> Path:
+    """A sessions.db holding the exported sessions, written as Goose's SessionStorage writes them."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        db.executescript(GOOSE_SCHEMA)
+        for session in exports:
+            db.execute(f"INSERT INTO sessions ({', '.join(_GOOSE_COLUMNS)}, extension_data) VALUES "
+                       f"({', '.join('?' * len(_GOOSE_COLUMNS))}, ?)",
+                       [session[c] for c in _GOOSE_COLUMNS] + [json.dumps(session["extension_data"])])
+            for message in session["conversation"]:
+                db.execute("INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) "
+                           "VALUES (?, ?, ?, ?, ?)", (session["id"], message["role"], json.dumps(message["content"]),
+                                                      message["created"], json.dumps(message["metadata"])))
+    db.close()
+    return path
+
+
+def _goose_requests(export: dict) -> list[dict]:
+    return [block for message in export["conversation"] for block in message["content"]
+            if block["type"] == "toolRequest"]
+
+
+@pytest.mark.parametrize("name", GOOSE)
+def test_a_goose_export_reads_every_tool_call_once(name):
+    raw = json.loads((DATA / name).read_text())
+    assert_detected_only_as(raw, "goose")
+    conversation = formats.read(raw)
+    assert (conversation.format, conversation.source, conversation.model) == ("native", "goose", "claude-sonnet-4-6")
+    requests = _goose_requests(raw)
+    assert sorted(c.call_id for c in calls(conversation)) == sorted(r["id"] for r in requests)
+    assert [c.name for c in calls(conversation)] == [r["toolCall"]["value"]["name"] for r in requests]
+    assert len(pairs(conversation.items)) == len(requests), "every response pairs, even one logged before its call"
+    assert_valid_chat_request(conversation)
+    assert_count_names(conversation, "goose")
+    assert any(f"{raw['accumulated_input_tokens']:,} over every call" in note for note in conversation.notes)
+
+
+def test_goose_errors_are_recognised_and_invisible_messages_left_out():
+    raw = json.loads((DATA / GOOSE[0]).read_text())
+    responses = [b for m in raw["conversation"] for b in m["content"] if b["type"] == "toolResponse"]
+    responses[0]["toolResult"]["value"]["isError"] = True
+    responses[1]["toolResult"] = {"status": "error", "error": "-32603: shell timed out"}
+    raw["conversation"][0]["metadata"]["agentVisible"] = False
+    conversation = formats.read(raw)
+    failed = [result for result in results(conversation) if result.is_error]
+    assert [r.call_id for r in failed] == [responses[0]["id"], responses[1]["id"]]
+    assert failed[1].content == "-32603: shell timed out"
+    assert isinstance(conversation.items[0], ToolCall), "the first user message was never sent"
+    assert any("agentVisible: false" in note for note in conversation.notes)
+
+
+def test_a_goose_sessions_db_reads_as_its_latest_session_from_the_cli_and_the_page(tmp_path):
+    exported = [json.loads((DATA / name).read_text()) for name in GOOSE]
+    database = goose_database(tmp_path / "sessions.db", exported)
+    latest = max(exported, key=lambda session: session["updated_at"])
+    from_path = formats.read_path(database)
+    from_upload = formats.loads(database.read_bytes())
+    assert from_path.items == from_upload.items == formats.read(latest).items
+    assert from_path.source == "goose" and from_path.model is None  # the database keeps no model
+    notes = " ".join(from_path.notes)
+    assert f"session {latest['id']}; 1 other session" in notes and f"{latest['accumulated_input_tokens']:,}" in notes
+
+
+def test_an_older_goose_jsonl_session_reads_like_its_export():
+    raw = json.loads((DATA / GOOSE[0]).read_text())
+    # block/goose crates/goose/src/session/legacy.rs: line 1 is SessionMetadata, which has no id
+    head = {key: raw[key] for key in ("working_dir", "schedule_id", "message_count", "total_tokens", "input_tokens",
+                                      "output_tokens", "accumulated_total_tokens", "accumulated_input_tokens",
+                                      "accumulated_output_tokens")} | {"description": raw["name"]}
+    text = "\n".join(json.dumps(line) for line in [head, *raw["conversation"]])
+    legacy = formats.loads(text)
+    assert legacy.source == "goose" and legacy.items == formats.read(raw).items
+    assert any(f"{raw['accumulated_input_tokens']:,} over every call" in note for note in legacy.notes)
+
+
+# Aider --------------------------------------------------------------------------------------------------
+
+AIDER = ["aider-afi-core.aider.chat.history.md", "aider-monochromatic.aider.chat.history.md"]
+
+
+def _aider_inputs(text: str) -> list[str]:
+    """Each run of '#### ' lines is one input (aider/io.py user_input), its lines joined."""
+    inputs, run = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("####"):
+            run.append(line[5:].removesuffix("  "))
+        elif run:
+            inputs.append("\n".join(run).strip())
+            run = []
+    return [text for text in inputs if text.strip()]
+
+
+@pytest.mark.parametrize("name", AIDER)
+def test_an_aider_history_reads_as_text_turns_with_its_console_in_the_notes(name):
+    text = (DATA / name).read_text()
+    data = formats.parse_input(text.encode())
+    assert_detected_only_as(data, "aider")
+    conversation = formats.read_path(DATA / name)
+    assert (conversation.format, conversation.source) == ("chat", "aider")
+    assert [m.content for m in conversation.items if m.role == "user"] == _aider_inputs(text)
+    assert not calls(conversation) and {m.role for m in conversation.items} == {"user", "assistant"}
+    assert not any(line.startswith("> Tokens:") for m in conversation.items for line in m.content.splitlines())
+    notes = " ".join(conversation.notes)
+    assert f"{text.count(chr(10) + '# aider chat started at'):,} sessions" in notes
+    assert "Errors Aider reported on the console" in notes and "tokens it sent on 39 calls" in notes
+    assert_valid_chat_request(conversation)
+    assert_count_names(conversation, "aider")
+
+
+def test_aider_quote_lines_inside_a_code_block_stay_in_the_reply():
+    text = ("# aider chat started at 2025-07-15 11:38:37\n\n> Main model: gpt-4o with diff edit format  \n\n"
+            "#### explain the quote  \n\nIn markdown:\n\n```md\n> quoted\n#### heading\n```\n\nDone.\n\n"
+            "> Tokens: 1.5k sent, 20 received.  \n")
+    conversation = formats.loads(text)
+    assert [m.role for m in conversation.items] == ["user", "assistant"]
+    assert conversation.items[1].content == "In markdown:\n\n```md\n> quoted\n#### heading\n```\n\nDone."
+    assert conversation.model == "gpt-4o"
+
+
+def test_text_that_is_neither_json_nor_a_known_log_keeps_the_json_error():
+    with pytest.raises(InputError, match=r"^line 1, column 1: invalid JSON"):
+        formats.loads("hello, world")
+
+
+# OpenHands ------------------------------------------------------------------------------------------
+
+OPENHANDS_V0 = ["openhands-v0-basic.json", "openhands-v0-basic_gui_mode.json", "openhands-v0-wrong_initial_state.json"]
+OPENHANDS_V1 = DATA / "openhands-v1-conversation"
+
+
+def _v1_events() -> list[dict]:
+    return [json.loads(path.read_text()) for path in sorted((OPENHANDS_V1 / "events").iterdir())]
+
+
+@pytest.mark.parametrize("name", OPENHANDS_V0)
+def test_an_openhands_v0_trajectory_reads_every_tool_call_once(name):
+    raw = json.loads((DATA / name).read_text())
+    assert_detected_only_as(raw, "openhands")
+    conversation = formats.read(raw)
+    assert (conversation.format, conversation.source, conversation.model) == (
+        "native", "openhands", "claude-3-5-sonnet-20241022")
+    actions = [e for e in raw if "action" in e and e.get("tool_call_metadata")]
+    assert [(c.call_id, c.name) for c in calls(conversation)] == [
+        (e["tool_call_metadata"]["tool_call_id"], e["tool_call_metadata"]["function_name"]) for e in actions]
+    observed = [e for e in raw if "observation" in e and e.get("tool_call_metadata")]
+    assert len(pairs(conversation.items)) == len(observed)
+    assert all(c.parsed_arguments() is not None for c in calls(conversation)), "arguments from the model response"
+    assert_valid_chat_request(conversation)
+    assert_count_names(conversation, "openhands")
+
+
+def test_openhands_v0_errors_are_recognised():
+    raw = json.loads((DATA / "openhands-v0-basic_gui_mode.json").read_text())
+    run = next(e for e in raw if e.get("observation") == "run")
+    run["extras"]["metadata"]["exit_code"] = 2
+    conversation = formats.read(raw)
+    assert [r.call_id for r in results(conversation) if r.is_error] == [run["tool_call_metadata"]["tool_call_id"]]
+
+
+def test_an_openhands_v1_events_folder_reads_as_one_conversation_from_the_cli_and_a_zip(tmp_path):
+    events = _v1_events()
+    conversation = formats.read_path(OPENHANDS_V1)
+    assert (conversation.format, conversation.source, conversation.model) == (
+        "native", "openhands", "litellm_proxy/minimax-m2.7")
+    actions = [e for e in events if e["kind"] == "ActionEvent"]
+    assert [c.call_id for c in calls(conversation)] == [e["tool_call_id"] for e in actions]
+    answered = [e for e in events if e["kind"] == "ObservationEvent" and e["tool_call_id"] in
+                {a["tool_call_id"] for a in actions}]
+    assert len(pairs(conversation.items)) == len(answered)
+    assert sum(r.is_error for r in results(conversation)) == sum(e["observation"]["is_error"] for e in answered) == 1
+    notes = " ".join(conversation.notes)
+    assert "ConversationStateUpdateEvent 5" in notes and "1 observation" in notes, "the unanswered observation"
+    assert "35,984 at most" in notes  # the billed prompt tokens of each call, from the stats updates
+    assert formats.read(events).items == conversation.items, "the same events one a line (events.jsonl)"
+    assert formats.loads(_zip(tmp_path, OPENHANDS_V1)).items == conversation.items
+    assert_valid_chat_request(conversation)
+    assert_count_names(conversation, "openhands")
+
+
+def test_an_openhands_condensation_is_shown_where_it_happened():
+    events = _v1_events()
+    events.insert(5, {"id": "c1", "kind": "Condensation", "source": "environment", "forgotten_event_ids": ["a", "b"],
+                      "summary": "The agent has read the PR.", "summary_offset": 1, "llm_response_id": "r"})
+    conversation = formats.read(events)
+    note = next(note for note in conversation.notes if "condensed its history" in note)
+    assert "forgot 2 events" in note
+    index = int(note.split("items[")[1].split("]")[0])
+    assert conversation.items[index].content == "The agent has read the PR."
+
+
+# Cline -------------------------------------------------------------------------------------------------
+
+CLINE = DATA / "cline-task-handmade"
+
+
+def _zip(tmp_path: Path, folder: Path) -> bytes:
+    """The folder zipped as a person would: the folder itself at the top."""
+    import shutil
+
+    return Path(shutil.make_archive(str(tmp_path / folder.name), "zip", folder.parent, folder.name)).read_bytes()
+
+
+def test_a_cline_task_folder_reads_as_anthropic_with_results_as_tool_results(tmp_path):
+    history = json.loads((CLINE / "api_conversation_history.json").read_text())
+    conversation = formats.read_path(CLINE)
+    assert (conversation.format, conversation.source, conversation.model) == (
+        "anthropic", "cline", "claude-sonnet-4-5-20250929")
+    uses = [b for m in history for b in m["content"] if b["type"] == "tool_use"]
+    assert [(c.call_id, c.name) for c in calls(conversation)] == [(b["id"], b["name"]) for b in uses]
+    assert len(pairs(conversation.items)) == len(uses) - 1, "all but the closing attempt_completion"
+    failed = [r for r in results(conversation) if r.is_error]
+    assert [r.call_id for r in failed] == [uses[1]["id"], uses[2]["id"]], "a failed read and one not run"
+    body = assert_valid_anthropic_request(conversation)
+    assert all(set(m) == {"role", "content"} for m in body["messages"]), "no modelInfo or metrics"
+    assert not any("reasoning_details" in b for m in body["messages"] for b in m["content"] if isinstance(b, dict))
+    notes = " ".join(conversation.notes)
+    assert "1 error: error: Error reading file" in notes and "10,858 at most" in notes
+    assert formats.loads(_zip(tmp_path, CLINE), refuse_surrogates=True).items == conversation.items
+    assert_count_names(conversation, "cline")
+
+
+def test_the_cline_history_alone_reads_too_and_says_what_is_missing():
+    conversation = formats.loads((CLINE / "api_conversation_history.json").read_bytes())
+    assert conversation.items == formats.read_path(CLINE).items
+    assert any("No ui_messages.json" in note for note in conversation.notes)
+
+
+def test_cline_xml_tool_calls_in_the_text_become_tool_uses():
+    history = [{"role": "user", "content": [{"type": "text", "text": "<task>read a.py</task>"}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "Reading it.\n\n<read_file>\n<path>a.py"
+                                                  "</path>\n</read_file>"}]},
+               {"role": "user", "content": [{"type": "text", "text": "[read_file for 'a.py'] Result:\nprint(1)"}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "It prints 1."}]}]
+    conversation = formats.read(history, "cline")
+    call = calls(conversation)[0]
+    assert (call.name, dict(call.parsed_arguments())) == ("read_file", {"path": "a.py"})
+    assert results(conversation)[0].content == "print(1)"
+    assert conversation.items[1].content[0].text == "Reading it."
+    assert any("written as XML" in note for note in conversation.notes)
+    assert_valid_anthropic_request(conversation)
+
+
+# One way in: files, folders, zips, databases ----------------------------------------------------------------
+
+def test_the_cli_reads_a_task_folder_and_names_the_agent():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "playground", "count", str(CLINE), "--json"], capture_output=True,
+                          text=True, check=False, cwd=DATA.parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["format"] == "cline"
+
+
+def test_a_zip_that_unpacks_past_the_limit_is_refused_before_unpacking(tmp_path):
+    import zipfile
+
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("task/api_conversation_history.json", b" " * (2 * 1024 * 1024))
+    assert path.stat().st_size < 100_000
+    with pytest.raises(InputError, match="1 MB"):
+        formats.loads(path.read_bytes(), limit_mb=1)
+
+
+def test_a_bad_file_in_a_folder_is_named_and_a_folder_no_reader_knows_says_so(tmp_path):
+    (tmp_path / "task").mkdir()
+    (tmp_path / "task" / "api_conversation_history.json").write_text("[{oops")
+    with pytest.raises(InputError, match=r"^api_conversation_history.json, line 1, column 3: invalid JSON"):
+        formats.read_path(tmp_path / "task")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "a.json").write_text("{}")
+    (tmp_path / "other" / "b.json").write_text("{}")
+    with pytest.raises(InputError, match=r"^unrecognised folder"):
+        formats.read_path(tmp_path / "other")
+
+
+def test_a_zip_of_one_log_reads_as_that_log(tmp_path):
+    import zipfile
+
+    path = tmp_path / "one.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.write(DATA / "gemini-cli-session.jsonl", "chats/session-2026-03-26T09-37-95ee2bc8.jsonl")
+    assert formats.loads(path.read_bytes()).items == formats.read_path(DATA / "gemini-cli-session.jsonl").items
+
+
+# opencode -----------------------------------------------------------------------------------------------
+
+OPENCODE = DATA / "opencode-storage-handmade"
+# anomalyco/opencode @ 063e8306, packages/opencode/src/session/session.sql.ts (drizzle tables; the columns read)
+OPENCODE_SCHEMA = """
+CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, slug TEXT NOT NULL, directory TEXT NOT NULL,
+    title TEXT NOT NULL, version TEXT NOT NULL, cost REAL NOT NULL DEFAULT 0, tokens_input INTEGER NOT NULL DEFAULT 0,
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES session(id),
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL REFERENCES message(id), session_id TEXT NOT NULL,
+    time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+"""
+
+
+def _opencode_files(kind: str) -> list[dict]:
+    return [json.loads(path.read_text()) for path in sorted((OPENCODE / kind).rglob("*.json"))]
+
+
+def opencode_database(path: Path) -> Path:
+    """The storage folder as opencode.db holds it: ``data`` is each record without its ids."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        db.executescript(OPENCODE_SCHEMA)
+        for s in _opencode_files("session"):
+            db.execute("INSERT INTO session VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?)", (
+                s["id"], s["projectID"], "fix", s["directory"], s["title"], s["version"], s["time"]["created"],
+                s["time"]["updated"]))
+        for m in _opencode_files("message"):
+            data = {k: v for k, v in m.items() if k not in ("id", "sessionID")}
+            db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (m["id"], m["sessionID"], m["time"]["created"],
+                                                                      m["time"]["created"], json.dumps(data)))
+        for p in _opencode_files("part"):
+            data = {k: v for k, v in p.items() if k not in ("id", "sessionID", "messageID")}
+            db.execute("INSERT INTO part VALUES (?, ?, ?, 0, 0, ?)", (p["id"], p["messageID"], p["sessionID"],
+                                                                      json.dumps(data)))
+    db.close()
+    return path
+
+
+def test_an_opencode_storage_folder_reads_every_tool_part_once(tmp_path):
+    conversation = formats.read_path(OPENCODE)
+    assert (conversation.format, conversation.source, conversation.model) == ("native", "opencode",
+                                                                              "claude-sonnet-4-5")
+    tools = [p for p in _opencode_files("part") if p["type"] == "tool"]
+    assert [(c.call_id, c.name) for c in calls(conversation)] == [(p["callID"], p["tool"]) for p in tools]
+    assert len(pairs(conversation.items)) == len(tools)
+    assert [r.call_id for r in results(conversation) if r.is_error] == [
+        p["callID"] for p in tools if p["state"]["status"] == "error"]
+    pruned = next(r for r in results(conversation) if r.call_id == tools[0]["callID"])
+    assert pruned.content == "[Old tool result content cleared]", "as opencode sends a pruned output"
+    notes = " ".join(conversation.notes)
+    assert "pruned 1 tool output" in notes and "reasoning 1" in notes and "12,853 at most" in notes
+    assert formats.loads(_zip(tmp_path, OPENCODE)).items == conversation.items
+    assert_valid_chat_request(conversation)
+    assert_count_names(conversation, "opencode")
+
+
+def test_opencode_db_reads_like_its_storage_folder(tmp_path):
+    database = opencode_database(tmp_path / "opencode.db")
+    assert_detected_only_as(formats.parse_input(database.read_bytes()), "opencode")
+    assert formats.read_path(database).items == formats.read_path(OPENCODE).items
+
+
+@pytest.mark.parametrize("path", [DATA / "gemini-cli-session.jsonl", DATA / GOOSE[0], OPENHANDS_V1, OPENCODE])
+def test_compact_on_a_log_read_as_native_writes_a_chat_request(path, tmp_path):
+    """It stopped with "a provider request is one of chat, responses, anthropic: 'native'"."""
+    import subprocess
+    import sys
+
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "playground", "compact", str(path), "--threshold", "0",
+                           "--report", str(report)], capture_output=True, text=True, check=False,
+                          cwd=DATA.parent.parent)
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert set(body) >= {"model", "messages"} and body["messages"]
+    assert any("written as a Chat Completions request" in note for note in json.loads(report.read_text())["notes"])
+
+
+def test_a_folder_of_more_files_than_a_task_holds_is_refused(tmp_path, monkeypatch):
+    from playground import limits
+
+    monkeypatch.setattr(limits, "MAX_FILES", 3)
+    for number in range(4):
+        (tmp_path / f"event-{number}.json").write_text("{}")
+    with pytest.raises(InputError, match="more than 3 files"):
+        formats.read_path(tmp_path)
+
+
+def test_any_reader_chosen_for_any_test_log_reads_it_or_says_why():
+    """The page's Format override can name any reader for any file: never a crash."""
+    logs = [path for path in sorted(DATA.iterdir()) if path.name != "README.md"]
+    for path in logs:
+        for reader in formats.READERS:
+            with contextlib.suppress(InputError):
+                formats.read_path(path, reader)
