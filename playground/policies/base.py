@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..model import Conversation, Item, Message
+from ..summarycall import SummaryCall
 from ..tokens import Meter
 
 
@@ -13,13 +14,15 @@ from ..tokens import Meter
 class PolicyResult:
     """A policy's request and what it did. ``fired`` names what ran (None: nothing changed);
     ``tokens_lost`` are gone for good (summarized, or masked with no way back);
-    ``tokens_retrievable`` were replaced by a reference that calling a tool again undoes."""
+    ``tokens_retrievable`` were replaced by a reference that calling a tool again undoes;
+    ``summarization`` is the LLM call a summary took (replay bills it), None when none was written."""
 
     conversation: Conversation
     fired: str | None = None
     tokens_lost: int = 0
     tokens_retrievable: int = 0
     report: Any = None
+    summarization: SummaryCall | None = None
 
 
 class Policy(Protocol):

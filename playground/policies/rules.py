@@ -13,6 +13,7 @@ from ..model import Conversation
 from ..pipeline import optimize
 from ..rules import Rules, book_rules
 from ..summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, SummarySettings, check_limit
+from ..summarycall import from_report
 from ..tokens import Meter
 from .base import PolicyResult, RunningTotal, unchanged
 
@@ -66,4 +67,5 @@ class RulesPolicy:
                              meter)
         # a reference to a tool whose output calling again does not bring back is as lost as a summary
         return PolicyResult(final, fired, tokens_lost=summarized_away + report.tokens_lost,
-                            tokens_retrievable=report.tokens_retrievable, report=done)
+                            tokens_retrievable=report.tokens_retrievable, report=done,
+                            summarization=from_report(summary_report, meter) if summarized else None)  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from ..compaction import DEFAULT_THRESHOLD
 from ..model import Conversation
 from ..summarize import DEFAULT_KEEP_STEPS, OfflineSummarizer, Summarization, SummarySettings, run
+from ..summarycall import from_report
 from ..tokens import Meter
 from .base import PolicyResult, RunningTotal, unchanged
 
@@ -47,4 +48,4 @@ class SummarizePolicy:
         report = done.report
         self.totals.remember(done.conversation, report.tokens_after, meter)
         return PolicyResult(done.conversation, "summarization", tokens_lost=report.tokens_before - report.tokens_after,
-                            report=report)
+                            report=report, summarization=from_report(report, meter))
