@@ -16,6 +16,7 @@ from playground.replay import call_starts, replay
 from playground.tokens import Meter
 
 from .strategies import REQUESTS
+from .test_agent_strategies import THEIR_FIRING
 from .test_compaction import book_scenario
 from .test_replay import FIRING
 
@@ -70,7 +71,7 @@ def test_a_summary_folds_the_span_it_replaced_into_its_first_row():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.one_of(*REQUESTS.values()), st.sampled_from(list(OURS)), st.sampled_from(["stored", "per-call"]),
+@given(st.one_of(*REQUESTS.values()), st.sampled_from([*OURS, *THEIR_FIRING]), st.sampled_from(["stored", "per-call"]),
        st.data())
 def test_any_call_under_any_policy_lines_up_item_for_item(body, name, mode, data):
     conversation, meter = formats.read(body), Meter("gpt-4o")
@@ -78,7 +79,8 @@ def test_any_call_under_any_policy_lines_up_item_for_item(body, name, mode, data
     if not starts:
         return
     number = data.draw(st.integers(0, len(starts) - 1))
-    run = replay(conversation, make(name, **FIRING[name]), meter, GPT4O, mode=mode, cache="none", until=number + 1)
+    policy = make(name, **FIRING[name]) if name in OURS else THEIR_FIRING[name]()  # the agents' own, made to fire
+    run = replay(conversation, policy, meter, GPT4O, mode=mode, cache="none", until=number + 1)
     shown = view.call_view(conversation, run, len(starts), meter)
     rows = view.call_rows(shown, view.call_positions(shown, False))
     assert len(rows) == starts[number]

@@ -11,11 +11,12 @@ from streamlit.testing.v1 import AppTest
 
 from playground import presets, workspace
 from playground.compare import compare
-from playground.policies import POLICIES, make
+from playground.policies import OURS, make
 from playground.prices import read_prices
 from playground.replay import replay
+from playground.strategies import source_of
 from playground.tokens import Meter
-from playground.ui import run_panel
+from playground.ui import compare_panel, run_panel
 from playground.ui.workspace_panel import saved_values, snapshot
 
 from .conftest import ROOT
@@ -88,12 +89,28 @@ def test_compare_view_lists_every_strategy_with_the_engines_costs():
     at = start("Compare")
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
-    assert list(frame["strategy"]) == list(POLICIES)
+    assert list(frame["strategy"]) == list(OURS)  # the agents' own are chosen, not on by default
     price = read_prices().get(model)
     baseline = compare(conversation, [make("none")], Meter(model), price, cache=price.provider)[0]
     none = frame[frame["strategy"] == "none"].iloc[0]
     assert none["tokens billed"] == baseline.tokens_billed
     assert (frame["tokens billed"] <= none["tokens billed"]).all()
+
+
+def test_compare_view_adds_the_agents_own_strategies_with_their_sources_and_summaries_billed():
+    at = start("Compare")
+    conversation, model = at.session_state["conversation"], at.session_state["model"]
+    chosen = ["langchain-summarization", "swe-agent-last-n"]
+    healthy(at.multiselect(key=compare_panel.THEIRS_KEY).set_value(chosen).run())
+    frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
+    assert list(frame["strategy"]) == [*OURS, *chosen]
+    assert list(frame["source"])[-2:] == [source_of(name) for name in chosen]
+    price = read_prices().get(model)
+    rows = compare(conversation, [make(name) for name in chosen], Meter(model), price, cache=price.provider)
+    shown = frame.set_index("strategy")
+    for row in rows:
+        assert shown.loc[row.strategy, "cost (US$)"] == round(row.cost, 4)
+        assert shown.loc[row.strategy, "summaries (US$)"] == round(row.summarization_cost, 4)
 
 
 def test_the_extra_replays_can_be_switched_off():
