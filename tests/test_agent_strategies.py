@@ -115,14 +115,14 @@ def test_clear_thinking_keeps_the_newest_turns_thinking_only():
     request = formats.read({"model": "claude-sonnet-4-5", "system": "s", "messages": [
         {"role": "user", "content": "q1"}, turn(1), {"role": "user", "content": "q2"}, turn(2),
         {"role": "user", "content": "q3"}, turn(3), {"role": "user", "content": "q4"}]})
-    meter = Meter("claude-sonnet-4-5")
-    done = make("anthropic-clear-thinking").apply(request, meter)
-    thinking = [item.content[0].extra["thinking"] for item in done.conversation.items
+    sent, cleared = ClearThinkingPolicy(keep=1).cleared(request)
+    thinking = [item.content[0].extra["thinking"] for item in sent.items
                 if isinstance(item.content, tuple) and item.content[0].type == "thinking"]
-    assert thinking == ["thought 3 " * 50]  # turns 1 and 2 lost theirs
-    assert [t for t in texts(done.conversation) if t.startswith("answer")] == ["answer 1", "answer 2", "answer 3"]
-    assert done.tokens_lost == 2 * meter.text("thought 1 " * 50)
-    assert ClearThinkingPolicy(keep=3).apply(request, meter).fired is None
+    assert len(cleared) == 2 and thinking == ["thought 3 " * 50]  # turns 1 and 2 lost theirs
+    assert [t for t in texts(sent) if t.startswith("answer")] == ["answer 1", "answer 2", "answer 3"]
+    assert ClearThinkingPolicy(keep=3).cleared(request)[1] == ()
+    # Anthropic bills no earlier turn's thinking, so clearing it saves nothing: the request goes as it was
+    assert make("anthropic-clear-thinking").apply(request, Meter("claude-sonnet-4-5")).fired is None
 
 
 def test_openai_compaction_keeps_the_user_messages_and_drops_the_rest():
