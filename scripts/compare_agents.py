@@ -31,8 +31,8 @@ def main(argv: list[str]) -> int:
 
     print("| strategy | parameters run | kept | dropped | source (read) |\n| --- | --- | --- | --- | --- |")
     for name, strategy in read_strategies().items():
-        print(f"| `{name}`: {strategy.title} | {strategy.defaults} | {strategy.kept} | {strategy.dropped} | "
-              f"{strategy.source} ({strategy.read}) |")
+        cells = (strategy.defaults, strategy.kept, strategy.dropped, f"{strategy.source} ({strategy.read})")
+        print(f"| `{name}`: {strategy.title} | " + " | ".join(cell.replace("<", "&lt;") for cell in cells) + " |")
     files = [Path(arg) for arg in argv] or FILES
     found = {path.name: {row["strategy"]: row for row in rows(path)} for path in files}
     names = list(next(iter(found.values())))
