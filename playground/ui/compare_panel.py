@@ -49,7 +49,9 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
               "cost (US$)": round(row.cost, 4), "summaries (US$)": round(row.summarization_cost, 4),
               "lost": row.tokens_lost, "retrievable": row.tokens_retrievable, "calls fired": row.fired,
               "source": source_of(row.strategy)} for row in rows]
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={"strategy": st.column_config.TextColumn(width="medium"),
+                                "parameters": st.column_config.TextColumn(width="medium")})
     st.caption("Each strategy replayed over the whole run: tokens billed and cost add up every call; lost tokens are "
                "gone for good (summarized or masked), retrievable ones sit behind a reference a tool call undoes. "
                f"A summary is not free: each one is billed as one more call at {price.model}'s prices, the span it "
