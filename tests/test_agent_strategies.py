@@ -199,6 +199,14 @@ def test_langchain_summarization_keeps_the_newest_20_messages_without_parting_a_
     assert done.summarization.input_tokens <= 4_000 + METER.text(DEFAULT_PROMPT)  # the summarizer reads 4,000
 
 
+def test_langchain_summarizes_only_the_newest_4000_tokens_of_the_span():
+    turns = [("user", "Start.")] + [("calls", [("search", words(900, f"w{n}"))]) for n in range(30)]  # 1,800 each
+    done = make("langchain-summarization").apply(chat(*turns), METER)
+    summary = next(content_text(item.content) for item in done.conversation.items if is_summary(item))
+    assert "it replaces 61 items" in summary and summary.count("→ ok") == 2  # read: the two newest outputs
+    assert done.summarization.input_tokens <= 4_000 + METER.text(DEFAULT_PROMPT)
+
+
 def test_openhands_masking_masks_outputs_outside_the_newest_100_events():
     request = chat(("user", "Go."), *[("calls", [("run", f"out {n} " * 9)]) for n in range(40)], ("user", "Next."))
     out = results(make("openhands-masking").apply(request, METER).conversation)

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from .. import formats
 from ..errors import InputError
-from ..model import Conversation, Item, Message, content_text, pairs, role_of, turn_end, turn_starts
+from ..model import Conversation, Item, Message, ToolCall, content_text, pairs, role_of, turn_end, turn_starts
 from ..summarize import OfflineSummarizer, Plan, is_summary, summary_message
 from ..summarycall import estimate
 from ..tokens import Meter
@@ -89,6 +89,21 @@ def _user_messages(span: tuple[Item, ...], budget: int | None, meter: Meter) -> 
     return tuple(kept)
 
 
+def _readable(span: tuple[Item, ...], cap: int | None, meter: Meter) -> tuple[Item, ...]:
+    """What a summarizer that reads at most ``cap`` tokens sees of ``span``: its newest items that
+    fit (at least one), as LangChain trims the messages it summarizes (``trim_messages``, last)."""
+    if cap is None:
+        return span
+    used, start = 0, len(span)
+    while start > 0:
+        item = span[start - 1]
+        used += meter.text(item.arguments if isinstance(item, ToolCall) else content_text(item.content))
+        if used > cap and start < len(span):
+            break
+        start -= 1
+    return span[start:]
+
+
 @dataclass(frozen=True)
 class CondensePolicy:
     trigger: int | None = None  # fire when the request exceeds this many tokens
@@ -99,7 +114,7 @@ class CondensePolicy:
     keep_first: int = 0  # messages after the system messages kept verbatim
     keep_last: int = 0  # newest messages kept verbatim, besides what the model has not read
     keep_user_tokens: int | None = 0  # user messages kept beside the summary, newest first (None: all)
-    input_cap: int | None = None  # the summarizer reads at most this many tokens of the span
+    input_cap: int | None = None  # the summarizer reads at most this many tokens of the span, the newest
     label: str = "compaction"
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     name: ClassVar[str] = "condense"
@@ -151,7 +166,8 @@ class CondensePolicy:
         start, end = found
         span = items[start:end]
         kept = (*(item for item in span if is_system(item)), *_user_messages(span, self.keep_user_tokens, meter))
-        text = OfflineSummarizer().summarize(Plan(start, end, span, "", any(map(is_summary, span)), 0, meter))
+        read = _readable(span, self.input_cap, meter)
+        text = OfflineSummarizer().summarize(Plan(start, end, read, "", any(map(is_summary, read)), 0, meter))
         summary = summary_message(text, len(span) - len(kept), f"{self.label}: offline summary, no LLM")
         result = formats.rewritten(conversation.with_items((*items[:start], *kept, summary, *items[end:])))
         counted = meter.count(result)
