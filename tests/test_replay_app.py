@@ -113,6 +113,17 @@ def test_compare_view_adds_the_agents_own_strategies_with_their_sources_and_summ
         assert shown.loc[row.strategy, "summaries (US$)"] == round(row.summarization_cost, 4)
 
 
+def test_run_view_replays_one_of_the_agents_strategies_and_names_its_source():
+    at = start()
+    healthy(at.selectbox(key=run_panel.STRATEGY).select("codex-compact").run())
+    conversation, model = at.session_state["conversation"], at.session_state["model"]
+    price = read_prices().get(model)
+    run = replay(conversation, make("codex-compact", context_window=price.context_window), Meter(model), price,
+                 cache=price.provider)
+    assert _metric(at, "Cost") == f"${run.totals.cost_with:.4f}"
+    assert any(source_of("codex-compact") in caption.value for caption in at.caption)
+
+
 def test_the_extra_replays_can_be_switched_off():
     at = start()
     charts = len(at.get("vega_lite_chart"))
