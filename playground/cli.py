@@ -19,6 +19,7 @@ from .engine import Engine
 from .errors import InputError
 from .export import requests as exports
 from .meter.tokens import Meter
+from .policies.sources import source_of
 from .present.report import count_to_json, optimized_to_json
 from .rules.ruleset import book_rules, load_rules, rules_to_json, rules_to_python
 from .summarize.history import DEFAULT_KEEP_STEPS, SummarySettings, check_limit
@@ -358,6 +359,13 @@ def _run_setup(args: argparse.Namespace):
     return conversation, meter, price, cache
 
 
+def _summarizer_price(args: argparse.Namespace, price):
+    """The prices summaries are billed at: ``--summarizer-model``'s row, else the run's own model's."""
+    from .run.prices import read_prices
+
+    return read_prices().get(args.summarizer_model) if args.summarizer_model else price
+
+
 def _policy_options(args: argparse.Namespace, conversation: formats.Conversation) -> dict[str, Any]:
     """Every strategy's options from one command line (each policy takes the ones it knows)."""
     label = args.preset or (args.rules or "book")
@@ -369,6 +377,11 @@ def _policy_options(args: argparse.Namespace, conversation: formats.Conversation
             "clear_tool_inputs": args.clear_inputs}
 
 
+def _run_options(args: argparse.Namespace, conversation: formats.Conversation, price) -> dict[str, Any]:
+    """``_policy_options`` and the model's context window, which some agents' triggers are part of."""
+    return {**_policy_options(args, conversation), "context_window": price.context_window}
+
+
 def _money(value: float) -> str:
     return f"${value:,.4f}"
 
@@ -378,16 +391,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from .run.replay import replay, replay_to_json
 
     conversation, meter, price, cache = _run_setup(args)
-    options = _policy_options(args, conversation)
+    options = _run_options(args, conversation, price)
     policy = make(args.strategy, **options)
     if args.strategy == "rules":
         _say(unmatched_message(conversation, meter.count(conversation), options["rules"]), args.preset)
-    run = replay(conversation, policy, meter, price, mode=args.mode, cache=cache)
+    summarizer = _summarizer_price(args, price)
+    run = replay(conversation, policy, meter, price, mode=args.mode, cache=cache, summarizer=summarizer)
     if args.json:
         _write(_dump(replay_to_json(run)), None)
         return 0
     lines = [f"{policy.name} {json.dumps(policy.params())}, mode {run.mode}, cache {cache}, "
-             f"{price.model} prices ({price.source})",
+             f"{price.model} prices ({price.source}), summaries billed at {summarizer.model} prices",
+             f"source: {source_of(policy.name)}",
              f"{'call':>6} {'index':>6} {'tokens without':>15} {'tokens with':>12} {'cached without':>15} "
              f"{'cached with':>12} {'cost without':>13} {'cost with':>10}  fired"]
     lines += [f"{n:>6} {c.index:>6} {c.tokens_without:>15,} {c.tokens_with:>12,} {c.cached_without:>15,} "
@@ -396,6 +411,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     t = run.totals
     lines.append(f"{'total':>6} {'':>6} {t.tokens_without:>15,} {t.tokens_with:>12,} {t.cached_tokens_without:>15,} "
                  f"{t.cached_tokens_with:>12,} {_money(t.cost_without):>13} {_money(t.cost_with):>10}")
+    if t.summarization_cost:
+        lines.append(f"summarization calls: {_money(t.summarization_cost)} of the cost with ({summarizer.model} "
+                     "prices; the span as input, the summary as output)")
     for even in run.break_even():
         repaid = "not repaid before the next firing or the end" if even.repaid_after is None else (
             f"repaid after {even.repaid_after} more call(s)")
@@ -409,20 +427,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from .run.compare import compare, rows_to_json
 
     conversation, meter, price, cache = _run_setup(args)
-    options = _policy_options(args, conversation)
+    options = _run_options(args, conversation, price)
     policies = [make(name, **options) for name in (args.strategy or list(POLICIES))]
     if any(policy.name == "rules" for policy in policies):
         _say(unmatched_message(conversation, meter.count(conversation), options["rules"]), args.preset)
-    rows = compare(conversation, policies, meter, price, mode=args.mode, cache=cache)
+    summarizer = _summarizer_price(args, price)
+    rows = compare(conversation, policies, meter, price, mode=args.mode, cache=cache, summarizer=summarizer)
     if args.json:
         _write(_dump(rows_to_json(rows)), None)
         return 0
-    lines = [f"mode {args.mode}, cache {cache}, {price.model} prices ({price.source})",
-             f"{'strategy':<16} {'tokens final':>12} {'tokens billed':>14} {'cached':>12} {'cost':>10} "
-             f"{'lost':>9} {'retrievable':>11}  parameters"]
-    lines += [f"{r.strategy:<16} {r.tokens_final:>12,} {r.tokens_billed:>14,} {r.cached_tokens:>12,} "
-              f"{_money(r.cost):>10} {r.tokens_lost:>9,} {r.tokens_retrievable:>11,}  {json.dumps(r.params)}"
-              for r in rows]
+    lines = [f"mode {args.mode}, cache {cache}, {price.model} prices ({price.source}); summaries billed at "
+             f"{summarizer.model} prices (the span as input, the summary as output) and included in cost",
+             f"{'strategy':<25} {'tokens final':>12} {'tokens billed':>14} {'cached':>12} {'cost':>10} "
+             f"{'summaries':>10} {'lost':>9} {'retrievable':>11}  parameters"]
+    lines += [f"{r.strategy:<25} {r.tokens_final:>12,} {r.tokens_billed:>14,} {r.cached_tokens:>12,} "
+              f"{_money(r.cost):>10} {_money(r.summarization_cost):>10} {r.tokens_lost:>9,} "
+              f"{r.tokens_retrievable:>11,}  {json.dumps(r.params)}" for r in rows]
+    lines += ["", "sources:"] + [f"  {r.strategy}: {source_of(r.strategy)}" for r in rows]
     _write("\n".join(lines) + "\n", None)
     return 0
 
@@ -472,6 +493,8 @@ def _add_run_commands(commands: Any) -> None:
         p.add_argument("--exclude-tools", help="clear-tool-uses: comma-separated tool names never cleared")
         p.add_argument("--clear-inputs", action="store_true", help="clear-tool-uses: clear the calls' arguments too")
         p.add_argument("--model", help="model whose accounting and prices to use (default: the request's own)")
+        p.add_argument("--summarizer-model",
+                       help="model whose prices the summarization calls are billed at (default: --model's)")
         p.add_argument("--cache", choices=CACHE_MODELS,
                        help="prompt-cache model (default: the model's provider's; another provider's is refused, "
                             "none always fits)")

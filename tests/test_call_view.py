@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 
 from playground import formats
 from playground.meter.tokens import Meter
-from playground.policies import POLICIES, NonePolicy, RulesPolicy, SummarizePolicy, make
+from playground.policies import OURS, NonePolicy, RulesPolicy, SummarizePolicy, make
 from playground.present import view
 from playground.run.prices import read_prices
 from playground.run.replay import call_starts, replay
 
 from .strategies import REQUESTS
+from .test_agent_strategies import THEIR_FIRING
 from .test_compaction import book_scenario
 from .test_replay import FIRING
 
@@ -71,7 +72,7 @@ def test_a_summary_folds_the_span_it_replaced_into_its_first_row():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.one_of(*REQUESTS.values()), st.sampled_from(list(POLICIES)), st.sampled_from(["stored", "per-call"]),
+@given(st.one_of(*REQUESTS.values()), st.sampled_from([*OURS, *THEIR_FIRING]), st.sampled_from(["stored", "per-call"]),
        st.data())
 def test_any_call_under_any_policy_lines_up_item_for_item(body, name, mode, data):
     conversation, meter = formats.read(body), Meter("gpt-4o")
@@ -79,7 +80,8 @@ def test_any_call_under_any_policy_lines_up_item_for_item(body, name, mode, data
     if not starts:
         return
     number = data.draw(st.integers(0, len(starts) - 1))
-    run = replay(conversation, make(name, **FIRING[name]), meter, GPT4O, mode=mode, cache="none", until=number + 1)
+    policy = make(name, **FIRING[name]) if name in OURS else THEIR_FIRING[name]()  # the agents' own, made to fire
+    run = replay(conversation, policy, meter, GPT4O, mode=mode, cache="none", until=number + 1)
     shown = view.call_view(conversation, run, len(starts), meter)
     rows = view.call_rows(shown, view.call_positions(shown, False))
     assert len(rows) == starts[number]

@@ -13,7 +13,7 @@ from playground import formats
 from playground.conversation import Conversation, Message, ToolCall, ToolResult
 from playground.errors import InputError
 from playground.meter.tokens import Meter
-from playground.policies import POLICIES, MaskingPolicy, NonePolicy, RulesPolicy, make
+from playground.policies import OURS, POLICIES, MaskingPolicy, NonePolicy, RulesPolicy, make
 from playground.run.compare import compare
 from playground.run.prices import load_prices, read_prices
 from playground.run.promptcache import CacheUse, PromptCache, call_cost
@@ -153,7 +153,7 @@ NEVER = {"rules": {"threshold": 10**9}, "masking": {"window": 10**6}, "clear-too
 
 
 @settings(max_examples=40)
-@given(st.one_of(*REQUESTS.values()), st.sampled_from(list(POLICIES)), st.sampled_from(["stored", "per-call"]),
+@given(st.one_of(*REQUESTS.values()), st.sampled_from(list(OURS)), st.sampled_from(["stored", "per-call"]),
        st.sampled_from(["openai", "anthropic", "none"]))
 def test_a_policy_never_bills_more_and_the_cache_never_exceeds_the_prompt(body, name, mode, cache):
     conversation = formats.read(body)
@@ -168,7 +168,7 @@ def test_a_policy_never_bills_more_and_the_cache_never_exceeds_the_prompt(body, 
 
 
 @settings(max_examples=30)
-@given(st.one_of(*REQUESTS.values()), st.sampled_from(list(POLICIES)), st.sampled_from(["stored", "per-call"]),
+@given(st.one_of(*REQUESTS.values()), st.sampled_from(list(OURS)), st.sampled_from(["stored", "per-call"]),
        st.sampled_from(["openai", "anthropic", "none"]))
 def test_a_policy_that_never_fires_costs_exactly_what_none_costs(body, name, mode, cache):
     conversation = formats.read(body)
@@ -200,10 +200,12 @@ def test_replay_json_has_exactly_the_documented_shape(book_file):
     data = json.loads(done.stdout)
     assert set(data) == {"calls", "totals"}
     assert [set(call) for call in data["calls"]] == [{"index", "tokens_without", "tokens_with", "cached_tokens_without",
-                                                      "cached_tokens_with", "cost_without", "cost_with", "fired"}] * 4
+                                                      "cached_tokens_with", "cost_without", "cost_with", "fired",
+                                                      "summarization_input_tokens", "summarization_output_tokens",
+                                                      "summarization_cost"}] * 4
     assert [call["index"] for call in data["calls"]] == [2, 4, 6, 8]
     assert set(data["totals"]) == {"tokens_without", "tokens_with", "cached_tokens_without", "cached_tokens_with",
-                                   "cost_without", "cost_with"}
+                                   "cost_without", "cost_with", "summarization_cost", "summarizer"}
     assert data["totals"]["tokens_with"] == sum(call["tokens_with"] for call in data["calls"])
     assert any(call["fired"] for call in data["calls"])
 
@@ -214,7 +216,7 @@ def test_compare_json_rows_and_no_strategy_bills_more_than_none(book_file):
     rows = json.loads(done.stdout)
     assert [row["strategy"] for row in rows] == list(POLICIES)
     keys = {"strategy", "params", "tokens_final", "tokens_billed", "cached_tokens", "cost", "tokens_lost",
-            "tokens_retrievable"}
+            "tokens_retrievable", "summarization_cost", "source"}
     assert all(keys <= set(row) for row in rows)
     none = rows[0]["tokens_billed"]
     assert all(row["tokens_billed"] <= none for row in rows)

@@ -10,11 +10,12 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from playground.meter.tokens import Meter
-from playground.policies import POLICIES, make
+from playground.policies import OURS, make
+from playground.policies.sources import source_of
 from playground.run.compare import compare
 from playground.run.prices import read_prices
 from playground.run.replay import replay
-from playground.ui import run_panel
+from playground.ui import compare_panel, run_panel
 from playground.ui.workspace_panel import saved_values, snapshot
 from playground.workbench import presets, workspace
 
@@ -88,12 +89,39 @@ def test_compare_view_lists_every_strategy_with_the_engines_costs():
     at = start("Compare")
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
-    assert list(frame["strategy"]) == list(POLICIES)
+    assert list(frame["strategy"]) == list(OURS)  # the agents' own are chosen, not on by default
     price = read_prices().get(model)
     baseline = compare(conversation, [make("none")], Meter(model), price, cache=price.provider)[0]
     none = frame[frame["strategy"] == "none"].iloc[0]
     assert none["tokens billed"] == baseline.tokens_billed
     assert (frame["tokens billed"] <= none["tokens billed"]).all()
+
+
+def test_compare_view_adds_the_agents_own_strategies_with_their_sources_and_summaries_billed():
+    at = start("Compare")
+    conversation, model = at.session_state["conversation"], at.session_state["model"]
+    chosen = ["langchain-summarization", "swe-agent-last-n"]
+    healthy(at.multiselect(key=compare_panel.THEIRS_KEY).set_value(chosen).run())
+    frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
+    assert list(frame["strategy"]) == [*OURS, *chosen]
+    assert list(frame["source"])[-2:] == [source_of(name) for name in chosen]
+    price = read_prices().get(model)
+    rows = compare(conversation, [make(name) for name in chosen], Meter(model), price, cache=price.provider)
+    shown = frame.set_index("strategy")
+    for row in rows:
+        assert shown.loc[row.strategy, "cost (US$)"] == round(row.cost, 4)
+        assert shown.loc[row.strategy, "summaries (US$)"] == round(row.summarization_cost, 4)
+
+
+def test_run_view_replays_one_of_the_agents_strategies_and_names_its_source():
+    at = start()
+    healthy(at.selectbox(key=run_panel.STRATEGY).select("codex-compact").run())
+    conversation, model = at.session_state["conversation"], at.session_state["model"]
+    price = read_prices().get(model)
+    run = replay(conversation, make("codex-compact", context_window=price.context_window), Meter(model), price,
+                 cache=price.provider)
+    assert _metric(at, "Cost") == f"${run.totals.cost_with:.4f}"
+    assert any(source_of("codex-compact") in caption.value for caption in at.caption)
 
 
 def test_the_extra_replays_can_be_switched_off():

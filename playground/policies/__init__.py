@@ -11,16 +11,37 @@ from typing import Any
 from ..errors import InputError
 from .base import Policy, PolicyResult, unchanged
 from .clear_tool_uses import ClearToolUsesPolicy
+from .condense import CondensePolicy
 from .hybrid import HybridPolicy
 from .masking import MaskingPolicy
+from .named import Named
 from .none import NonePolicy
 from .rules import RulesPolicy
 from .summarize import SummarizePolicy
+from .thinking import ClearThinkingPolicy
+from .trimmer import ToolOutputTrimmerPolicy
 
-POLICIES: dict[str, Callable[..., Policy]] = {
+OURS: dict[str, Callable[..., Policy]] = {
     policy.name: policy for policy in (NonePolicy, RulesPolicy, MaskingPolicy, ClearToolUsesPolicy,
                                        SummarizePolicy, HybridPolicy)
 }
+# The agents' and providers' own compaction, each with its source's parameters (data/strategies.json).
+THEIRS: dict[str, Callable[..., Policy]] = {
+    named.name: named for named in (
+        Named("anthropic-compaction", CondensePolicy),
+        Named("anthropic-clear-thinking", ClearThinkingPolicy),
+        Named("openai-compaction", CondensePolicy),
+        Named("agents-sdk-trimmer", ToolOutputTrimmerPolicy),
+        Named("claude-code-compact", CondensePolicy, takes=("context_window",)),
+        Named("claude-code-microcompact", ClearToolUsesPolicy),
+        Named("codex-compact", CondensePolicy, takes=("context_window",)),
+        Named("langchain-summarization", CondensePolicy),
+        Named("openhands-masking", MaskingPolicy),
+        Named("openhands-condenser", CondensePolicy),
+        Named("swe-agent-last-n", MaskingPolicy),
+    )
+}
+POLICIES: dict[str, Callable[..., Policy]] = {**OURS, **THEIRS}
 
 
 def make(name: str, **options: Any) -> Policy:
@@ -29,9 +50,10 @@ def make(name: str, **options: Any) -> Policy:
     factory = POLICIES.get(name)
     if factory is None:
         raise InputError(f"unknown strategy (choose {', '.join(POLICIES)})", where="strategy", value=name)
-    accepted = {f.name for f in dataclasses.fields(factory)}  # type: ignore[arg-type]
+    accepted = (set(factory.takes) if isinstance(factory, Named)
+                else {f.name for f in dataclasses.fields(factory)})  # type: ignore[arg-type]
     return factory(**{key: value for key, value in options.items() if key in accepted and value is not None})
 
 
-__all__ = ["POLICIES", "ClearToolUsesPolicy", "HybridPolicy", "MaskingPolicy", "NonePolicy", "Policy", "PolicyResult",
-           "RulesPolicy", "SummarizePolicy", "make", "unchanged"]
+__all__ = ["OURS", "POLICIES", "THEIRS", "ClearToolUsesPolicy", "HybridPolicy", "MaskingPolicy", "NonePolicy", "Policy",
+           "PolicyResult", "RulesPolicy", "SummarizePolicy", "make", "unchanged"]

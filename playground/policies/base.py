@@ -7,19 +7,22 @@ from typing import Any, Protocol
 
 from ..conversation import Conversation, Item, Message, is_instruction
 from ..meter.tokens import Meter
+from ..summarize.call import SummaryCall
 
 
 @dataclass(frozen=True)
 class PolicyResult:
     """A policy's request and what it did. ``fired`` names what ran (None: nothing changed);
     ``tokens_lost`` are gone for good (summarized, or masked with no way back);
-    ``tokens_retrievable`` were replaced by a reference that calling a tool again undoes."""
+    ``tokens_retrievable`` were replaced by a reference that calling a tool again undoes;
+    ``summarization`` is the LLM call a summary took (replay bills it), None when none was written."""
 
     conversation: Conversation
     fired: str | None = None
     tokens_lost: int = 0
     tokens_retrievable: int = 0
     report: Any = None
+    summarization: SummaryCall | None = None
 
 
 class Policy(Protocol):

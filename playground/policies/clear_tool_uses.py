@@ -4,8 +4,11 @@ Once the prompt exceeds ``trigger`` input tokens, the oldest tool results are re
 placeholder, keeping the newest ``keep`` tool uses and never touching ``exclude_tools``; with
 ``clear_tool_inputs`` the calls' arguments go too. If that would clear fewer than
 ``clear_at_least`` tokens, nothing is cleared (the cache break would not be worth it). Defaults
-are the API's: trigger 100,000 input tokens, keep 3 tool uses, clear_at_least 0. Cleared content
-is gone from the request (the API gives no way back), so it counts as lost.
+are the API's: trigger 100,000 input tokens, keep 3 tool uses, clear_at_least 0. The API's other
+trigger, a number of tool uses (``trigger_tool_uses``), and a list of the only tools cleared with
+a placeholder of one's own make Claude Code's clearing of old tool results the same mechanism
+(``data/strategies.json``). Cleared content is gone from the request (the API gives no way back),
+so it counts as lost.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ class ClearToolUsesPolicy:
     clear_at_least: int = 0
     exclude_tools: tuple[str, ...] = ()
     clear_tool_inputs: bool = False
+    trigger_tool_uses: int | None = None  # fire past this many (clearable) tool uses instead of on tokens
+    only_tools: tuple[str, ...] | None = None  # clear only these tools' results (None: every tool's)
+    placeholder: str = PLACEHOLDER
     # The same cleared item for the same original, so per-call requests share their items, and
     # what clearing it saves, measured once: id(original) -> (original, meter, cleared, saved).
     memo: dict[int, tuple[Item, Meter, Item, int]] = field(default_factory=dict, compare=False, repr=False)
@@ -36,20 +42,27 @@ class ClearToolUsesPolicy:
     name: ClassVar[str] = "clear-tool-uses"
 
     def __post_init__(self) -> None:
-        for key in ("trigger", "keep", "clear_at_least"):
-            if getattr(self, key) < 0:
+        for key in ("trigger", "keep", "clear_at_least", "trigger_tool_uses"):
+            if (getattr(self, key) or 0) < 0:
                 raise InputError(f"{key} must be 0 or more", where=key, value=getattr(self, key))
 
     def params(self) -> dict[str, Any]:
+        if self.trigger_tool_uses is not None:
+            return {"trigger_tool_uses": self.trigger_tool_uses, "keep": self.keep,
+                    "only_tools": list(self.only_tools or ()), "placeholder": self.placeholder}
         return {"trigger": self.trigger, "keep": self.keep, "clear_at_least": self.clear_at_least,
                 "exclude_tools": list(self.exclude_tools), "clear_tool_inputs": self.clear_tool_inputs}
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         total = self.totals.total(conversation, meter)
-        if total <= self.trigger:
+        if self.trigger_tool_uses is None and total <= self.trigger:
             return unchanged(conversation)
         items = conversation.items
-        results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)]
+        results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)
+                   and (self.only_tools is None or item.name in self.only_tools)]
+        if self.trigger_tool_uses is not None and sum(
+                items[p].content != self.placeholder for p in results) <= self.trigger_tool_uses:  # type: ignore[union-attr]
+            return unchanged(conversation)  # counted: the results not cleared yet
         calls = {result: call for call, result in pairs(items).items()} if self.clear_tool_inputs else {}
         edited = list(items)
         cleared = 0
@@ -72,12 +85,12 @@ class ClearToolUsesPolicy:
         are calls too), overheads, Claude's ratio and any calibration included, so the running
         total stays the meter's figure and the trigger is decided on it."""
         item = items[position]
-        if not ((isinstance(item, ToolResult) and item.content != PLACEHOLDER)
+        if not ((isinstance(item, ToolResult) and item.content != self.placeholder)
                 or (isinstance(item, ToolCall) and item.arguments != CLEARED_INPUT)):
             return 0  # already cleared
         known = self.memo.get(id(item))
         if known is None or known[0] is not item or known[1] is not meter:
-            cleared = (replace(item, content=PLACEHOLDER) if isinstance(item, ToolResult)
+            cleared = (replace(item, content=self.placeholder) if isinstance(item, ToolResult)
                        else replace(item, arguments=CLEARED_INPUT))
             low = max(0, position - 1)
             layout = Layout.of(tuple(items[low:position + 2]))  # clearing changes content, not the layout

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from ..compaction import DEFAULT_THRESHOLD
 from ..conversation import Conversation
 from ..meter.tokens import Meter
+from ..summarize.call import from_report
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
 from .base import PolicyResult, RunningTotal, unchanged
 from .masking import DEFAULT_WINDOW, MaskingPolicy, Memo, mask
@@ -41,4 +42,4 @@ class HybridPolicy:
         self.totals.remember(done.conversation, report.tokens_after, meter)
         fired = "masking+summarization" if count else "summarization"
         return PolicyResult(done.conversation, fired, tokens_lost=removed + report.tokens_before - report.tokens_after,
-                            report=report)
+                            report=report, summarization=from_report(report, meter))

@@ -2,7 +2,10 @@
 placeholder (SWE-agent's, studied by JetBrains in "The Complexity Trap", 2025, with a window of 10).
 
 The placeholder says only that something was there, not how to get it back, so what it hides
-counts as lost. The calls stay, so the agent's reasoning about them does too.
+counts as lost. The calls stay, so the agent's reasoning about them does too. SWE-agent's own
+``LastNObservations`` (its first observation, the task, is a user message, never masked) and
+OpenHands' ``ObservationMaskingCondenser`` (a window of events, not outputs) are this with other
+settings, ``window``, ``over_items`` and ``placeholder`` (``data/strategies.json`` names them).
 """
 
 from __future__ import annotations
@@ -17,39 +20,41 @@ from .base import PolicyResult, unchanged
 
 DEFAULT_WINDOW = 10
 PLACEHOLDER = "[Old {tool} output omitted ({lines} lines).]"
-_HEAD = PLACEHOLDER.split("{", 1)[0]
 
 
 Memo = dict[int, tuple[Item, Item | None, int]]  # id(original) -> (original, its masked twin or None, saved)
 
 
-def _masked(item: ToolResult, meter: Meter) -> tuple[Item | None, int]:
+def _masked(item: ToolResult, meter: Meter, template: str) -> tuple[Item | None, int]:
     """``item`` masked and the tokens that saves, or (None, 0) when there is nothing to gain
     (already masked, or the placeholder is not smaller)."""
     text = content_text(item.content)
-    if text.startswith(_HEAD):
+    if text.startswith(template.split("{", 1)[0]):
         return None, 0
-    placeholder = PLACEHOLDER.format(tool=item.name or "tool", lines=len(text.splitlines()))
+    placeholder = template.format(tool=item.name or "tool", lines=len(text.splitlines()))
     saved = meter.text(text) - meter.text(placeholder)
     return (replace(item, content=placeholder), saved) if saved > 0 else (None, 0)
 
 
-def mask(conversation: Conversation, window: int, meter: Meter, memo: Memo | None = None
-         ) -> tuple[Conversation, int, int]:
+def mask(conversation: Conversation, window: int, meter: Meter, memo: Memo | None = None, *,
+         over_items: bool = False, placeholder: str = PLACEHOLDER) -> tuple[Conversation, int, int]:
     """The conversation with older outputs masked, the tokens that removed, and how many were masked.
-    ``memo`` hands back the same masked item for the same original, so requests made from the
-    whole history at every call share their items (replay then counts each once) and each output
-    is measured once."""
+    The newest ``window`` outputs stay (with ``over_items``: the outputs among the newest
+    ``window`` items). ``memo`` hands back the same masked
+    item for the same original, so requests made from the whole history at every call share their
+    items (replay then counts each once) and each output is measured once."""
     memo = {} if memo is None else memo
     items = conversation.items
     results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)]
+    older = ([p for p in results if p < len(items) - window] if over_items
+             else results[:max(0, len(results) - window)])
     edited = list(items)
     removed = masked = 0
-    for position in results[:max(0, len(results) - window)]:
+    for position in older:
         item = items[position]
         known = memo.get(id(item))
         if known is None or known[0] is not item:
-            known = memo[id(item)] = (item, *_masked(item, meter))  # type: ignore[arg-type]
+            known = memo[id(item)] = (item, *_masked(item, meter, placeholder))  # type: ignore[arg-type]
         if known[1] is not None:
             edited[position] = known[1]
             removed += known[2]
@@ -60,6 +65,8 @@ def mask(conversation: Conversation, window: int, meter: Meter, memo: Memo | Non
 @dataclass(frozen=True)
 class MaskingPolicy:
     window: int = DEFAULT_WINDOW
+    over_items: bool = False  # the window counts items, not outputs (OpenHands counts events)
+    placeholder: str = PLACEHOLDER  # may name {tool} and {lines}
     memo: Memo = field(default_factory=dict, compare=False, repr=False)
     name: ClassVar[str] = "masking"
 
@@ -68,10 +75,16 @@ class MaskingPolicy:
             raise InputError("window must be 0 or more", where="window", value=self.window)
 
     def params(self) -> dict[str, Any]:
-        return {"window": self.window}
+        shown: dict[str, Any] = {"window": self.window}
+        if self.over_items:
+            shown["window_over"] = "items"
+        if self.placeholder != PLACEHOLDER:
+            shown["placeholder"] = self.placeholder
+        return shown
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
-        masked, removed, count = mask(conversation, self.window, meter, self.memo)
+        masked, removed, count = mask(conversation, self.window, meter, self.memo, over_items=self.over_items,
+                                      placeholder=self.placeholder)
         if not count:
             return unchanged(conversation)
         return PolicyResult(masked, "masking", tokens_lost=removed, report={"masked": count})

@@ -13,6 +13,7 @@ from ..conversation import Conversation
 from ..engine import optimize
 from ..meter.tokens import Meter
 from ..rules.ruleset import Rules, book_rules
+from ..summarize.call import from_report
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings, check_limit
 from ..summarize.offline import OfflineSummarizer
 from .base import PolicyResult, RunningTotal, unchanged
@@ -98,4 +99,5 @@ class RulesPolicy:
                              meter)
         # a reference to a tool whose output calling again does not bring back is as lost as a summary
         return PolicyResult(final, fired, tokens_lost=summarized_away + report.tokens_lost,
-                            tokens_retrievable=report.tokens_retrievable, report=done)
+                            tokens_retrievable=report.tokens_retrievable, report=done,
+                            summarization=from_report(summary_report, meter) if summarized else None)  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from ..compaction import DEFAULT_THRESHOLD
 from ..conversation import Conversation
 from ..meter.tokens import Meter
+from ..summarize.call import from_report
 from ..summarize.history import DEFAULT_KEEP_STEPS, Summarization, SummarySettings, run
 from ..summarize.offline import OfflineSummarizer
 from .base import PolicyResult, RunningTotal, unchanged
@@ -48,4 +49,4 @@ class SummarizePolicy:
         report = done.report
         self.totals.remember(done.conversation, report.tokens_after, meter)
         return PolicyResult(done.conversation, "summarization", tokens_lost=report.tokens_before - report.tokens_after,
-                            report=report)
+                            report=report, summarization=from_report(report, meter))

@@ -9,6 +9,7 @@ from typing import Any
 from ..conversation import Conversation
 from ..meter.tokens import Meter
 from ..policies import Policy
+from ..policies.sources import source_of
 from .prices import Price
 from .replay import replay
 
@@ -20,26 +21,29 @@ class Row:
     tokens_final: int  # the last call's prompt
     tokens_billed: int  # prompt tokens over the whole run
     cached_tokens: int  # of those, read from the prompt cache
-    cost: float  # whole run, prompt and replies
+    cost: float  # whole run, prompt and replies, and the summarization calls
     tokens_lost: int
     tokens_retrievable: int
     fired: int  # calls where the policy changed the request
+    summarization_cost: float = 0.0  # the LLM calls that wrote summaries, at the summarizer's prices
 
 
 def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter, price: Price, *,
-            mode: str = "stored", cache: str | None = None) -> tuple[Row, ...]:
+            mode: str = "stored", cache: str | None = None, summarizer: Price | None = None) -> tuple[Row, ...]:
+    """One row per policy; summaries billed at ``summarizer``'s prices (default: ``price``)."""
     rows = []
     for policy in policies:
-        run = replay(conversation, policy, meter, price, mode=mode, cache=cache)
+        run = replay(conversation, policy, meter, price, mode=mode, cache=cache, summarizer=summarizer)
         totals = run.totals
         rows.append(Row(policy.name, policy.params(), run.calls[-1].tokens_with if run.calls else 0,
                         totals.tokens_with, totals.cached_tokens_with, totals.cost_with, run.tokens_lost,
-                        run.tokens_retrievable, sum(1 for call in run.calls if call.fired)))
+                        run.tokens_retrievable, sum(1 for call in run.calls if call.fired), totals.summarization_cost))
     return tuple(rows)
 
 
 def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
     return [{"strategy": row.strategy, "params": row.params, "tokens_final": row.tokens_final,
              "tokens_billed": row.tokens_billed, "cached_tokens": row.cached_tokens, "cost": round(row.cost, 8),
-             "tokens_lost": row.tokens_lost, "tokens_retrievable": row.tokens_retrievable, "fired": row.fired}
+             "tokens_lost": row.tokens_lost, "tokens_retrievable": row.tokens_retrievable, "fired": row.fired,
+             "summarization_cost": round(row.summarization_cost, 8), "source": source_of(row.strategy)}
             for row in rows]

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..meter.tokens import Accounting, accounting_for
+from ..summarize.call import SummaryCall
 
 PRICES_FILE = Path(__file__).resolve().parents[1] / "data" / "prices.json"
 PROVIDERS = ("openai", "anthropic")
@@ -161,3 +162,9 @@ def read_prices(path: Path = PRICES_FILE) -> PriceTable:
 
 def dollars(tokens: int, per_million: float) -> float:
     return tokens * per_million / 1_000_000
+
+
+def summary_cost(call: SummaryCall, price: Price) -> float:
+    """Dollars of a summarization call at ``price``: its input uncached (another prompt than the
+    agent's), the summary at the output price."""
+    return dollars(call.input_tokens, price.input) + dollars(call.output_tokens, price.output)

@@ -27,7 +27,7 @@ from ..errors import InputError
 from ..meter.claude import billed_thinking
 from ..meter.tokens import Layout, Meter
 from ..policies import Policy, PolicyResult
-from .prices import Price
+from .prices import Price, summary_cost
 from .promptcache import PromptCache, call_cost, check_cache, input_cost, link
 
 MODES = ("stored", "per-call")
@@ -47,12 +47,16 @@ class Call:
     written_with: int
     output_tokens: int  # the turn's own items, billed as output alike with and without
     cost_without: float  # the whole call: prompt (input_cost_without) and reply
-    cost_with: float
+    cost_with: float  # the same, plus summarization_cost: a summary is not free
     fired: str | None
     tokens_lost: int = 0  # by this call's application of the policy
     tokens_retrievable: int = 0
     input_cost_without: float = 0.0  # the prompt alone, as the page's cost line bills a request
     input_cost_with: float = 0.0
+    # the LLM call that wrote this call's summary, if the policy summarized (``summarycall``)
+    summarization_input_tokens: int = 0
+    summarization_output_tokens: int = 0
+    summarization_cost: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,8 @@ class Totals:
     cached_tokens_without: int
     cached_tokens_with: int
     cost_without: float
-    cost_with: float
+    cost_with: float  # summarization included
+    summarization_cost: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -90,13 +95,15 @@ class Replay:
     tokens_lost: int  # stored: what every firing removed for good; per-call: what the last request lacks
     tokens_retrievable: int
     final: Conversation = field(repr=False)  # the last request as sent
+    summarizer: Price | None = None  # whose prices the summarization calls were billed at
 
     @property
     def totals(self) -> Totals:
         calls = self.calls
         return Totals(sum(c.tokens_without for c in calls), sum(c.tokens_with for c in calls),
                       sum(c.cached_without for c in calls), sum(c.cached_with for c in calls),
-                      sum(c.cost_without for c in calls), sum(c.cost_with for c in calls))
+                      sum(c.cost_without for c in calls), sum(c.cost_with for c in calls),
+                      sum(c.summarization_cost for c in calls))
 
     def break_even(self) -> tuple[BreakEven, ...]:
         saving = [c.cost_without - c.cost_with for c in self.calls]
@@ -213,14 +220,16 @@ def applied(conversation: Conversation, policy: Policy, meter: Meter, mode: str 
 
 
 def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Price, *, mode: str = "stored",
-           cache: str | None = None, until: int | None = None) -> Replay:
+           cache: str | None = None, until: int | None = None, summarizer: Price | None = None) -> Replay:
     """Every call of the run with and without ``policy`` (stop after ``until`` calls if given), with
     the prompt cache of ``price``'s provider unless ``cache`` names one (it must fit the provider:
-    ``promptcache.check_cache``)."""
+    ``promptcache.check_cache``). A summary the policy writes is billed as one more LLM call at
+    ``summarizer``'s prices (default: the run's own model's)."""
     if mode not in MODES:
         raise InputError(f"unknown mode (choose {', '.join(MODES)})", where="mode", value=mode)
     cache = price.provider if cache is None else cache
     check_cache(cache, price.provider, price.model)
+    summarizer = price if summarizer is None else summarizer
     items = conversation.items
     counts = meter.items(items)
     count = _counter(items, counts, meter)
@@ -249,17 +258,21 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
         else:
             lost, retrievable = result.tokens_lost, result.tokens_retrievable
         origin = items[start].origin
+        summary = result.summarization
+        summarizing = summary_cost(summary, summarizer) if summary else 0.0
         calls.append(Call(
             index=origin.index if origin else start, position=start,
             tokens_without=prompts[0], tokens_with=prompts[1],
             cached_without=uses[0].read, cached_with=uses[1].read,
             written_without=uses[0].written, written_with=uses[1].written, output_tokens=output,
             cost_without=call_cost(prompts[0], uses[0], output, price),
-            cost_with=call_cost(prompts[1], uses[1], output, price),
+            cost_with=call_cost(prompts[1], uses[1], output, price) + summarizing,
             fired=result.fired, tokens_lost=result.tokens_lost, tokens_retrievable=result.tokens_retrievable,
             input_cost_without=input_cost(prompts[0], uses[0], price),
-            input_cost_with=input_cost(prompts[1], uses[1], price)))
-    return Replay(tuple(calls), policy.name, policy.params(), mode, cache, price, lost, retrievable, sent)
+            input_cost_with=input_cost(prompts[1], uses[1], price),
+            summarization_input_tokens=summary.input_tokens if summary else 0,
+            summarization_output_tokens=summary.output_tokens if summary else 0, summarization_cost=summarizing))
+    return Replay(tuple(calls), policy.name, policy.params(), mode, cache, price, lost, retrievable, sent, summarizer)
 
 
 def sweep(conversation: Conversation, make: Callable[[int], Policy], thresholds: Iterable[int], meter: Meter,
@@ -274,13 +287,18 @@ def replay_to_json(run: Replay) -> dict[str, Any]:
     """The CLI's ``--json``: exactly the calls and totals the issue names."""
     calls = [{"index": c.index, "tokens_without": c.tokens_without, "tokens_with": c.tokens_with,
               "cached_tokens_without": c.cached_without, "cached_tokens_with": c.cached_with,
-              "cost_without": round(c.cost_without, 8), "cost_with": round(c.cost_with, 8), "fired": c.fired}
+              "cost_without": round(c.cost_without, 8), "cost_with": round(c.cost_with, 8), "fired": c.fired,
+              "summarization_input_tokens": c.summarization_input_tokens,
+              "summarization_output_tokens": c.summarization_output_tokens,
+              "summarization_cost": round(c.summarization_cost, 8)}
              for c in run.calls]
     totals = run.totals
     return {"calls": calls, "totals": {
         "tokens_without": totals.tokens_without, "tokens_with": totals.tokens_with,
         "cached_tokens_without": totals.cached_tokens_without, "cached_tokens_with": totals.cached_tokens_with,
-        "cost_without": round(totals.cost_without, 8), "cost_with": round(totals.cost_with, 8)}}
+        "cost_without": round(totals.cost_without, 8), "cost_with": round(totals.cost_with, 8),
+        "summarization_cost": round(totals.summarization_cost, 8),
+        "summarizer": run.summarizer.model if run.summarizer else None}}
 
 
 def chart_rows(run: Replay) -> list[dict[str, Any]]:

@@ -7,7 +7,8 @@ import streamlit as st
 
 from ..compaction import Settings
 from ..conversation import Conversation
-from ..policies import POLICIES, make
+from ..policies import OURS, THEIRS, make
+from ..policies.sources import read_strategies, source_of
 from ..rules.ruleset import Rules
 from ..run.compare import compare
 from ..run.replay import MODES, call_starts
@@ -16,7 +17,7 @@ from ..words import count
 from ..workbench.workspace import ReplaySettings
 from . import run_panel, state
 
-MODE, CACHE, SHOW = "compare_mode", state.COMPARE_CACHE, "compare_show"
+MODE, CACHE, SHOW, THEIRS_KEY = "compare_mode", state.COMPARE_CACHE, "compare_show", "compare_theirs"
 
 
 def panel(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
@@ -33,16 +34,29 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                      help=f"Replays the whole run ({count(calls, 'call')}) once per strategy; on a long run that "
                           "takes a while, so it starts off above 200 calls."):
         return
-    options = run_panel.policy_options(rules, settings, summary)
-    rows = compare(conversation, [make(name, **options) for name in POLICIES], state.engine().meter(model),
-                   run_panel.price(model), mode=st.session_state[MODE], cache=st.session_state[CACHE])
+    titles = read_strategies()
+    run_panel.start(THEIRS_KEY, [])
+    theirs = st.multiselect("Also compare the agents' and providers' own compaction", list(THEIRS), key=THEIRS_KEY,
+                            format_func=lambda name: titles[name].title,
+                            help="Each with its source's own parameters (the table says where they were read). "
+                                 "Each one is one more replay of the whole run, so they are chosen, not on by default.")
+    price = run_panel.price(model)
+    options = run_panel.policy_options(rules, settings, summary, model)
+    rows = compare(conversation, [make(name, **options) for name in (*OURS, *theirs)], state.engine().meter(model),
+                   price, mode=st.session_state[MODE], cache=st.session_state[CACHE])
     table = [{"strategy": row.strategy, "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items()),
               "tokens final": row.tokens_final, "tokens billed": row.tokens_billed, "cached": row.cached_tokens,
-              "cost (US$)": round(row.cost, 4), "lost": row.tokens_lost, "retrievable": row.tokens_retrievable,
-              "calls fired": row.fired} for row in rows]
-    st.dataframe(table, hide_index=True, width="stretch")
+              "cost (US$)": round(row.cost, 4), "summaries (US$)": round(row.summarization_cost, 4),
+              "lost": row.tokens_lost, "retrievable": row.tokens_retrievable, "calls fired": row.fired,
+              "source": source_of(row.strategy)} for row in rows]
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={"strategy": st.column_config.TextColumn(width="medium"),
+                                "parameters": st.column_config.TextColumn(width="medium")})
     st.caption("Each strategy replayed over the whole run: tokens billed and cost add up every call; lost tokens are "
-               "gone for good (summarized or masked), retrievable ones sit behind a reference a tool call undoes.")
+               "gone for good (summarized or masked), retrievable ones sit behind a reference a tool call undoes. "
+               f"A summary is not free: each one is billed as one more call at {price.model}'s prices, the span it "
+               "replaces as input (with the summarization prompt) and the summary as output, and included in the "
+               "cost. No LLM is called: the summary is the offline one, counted by the meter.")
     chart = alt.Chart(alt.Data(values=table)).mark_bar().encode(
         x=alt.X("cost (US$):Q"), y=alt.Y("strategy:N", sort=None), tooltip=["strategy:N", "cost (US$):Q"])
     st.altair_chart(chart, width="stretch")

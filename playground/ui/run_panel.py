@@ -14,6 +14,7 @@ from ..compaction import Settings
 from ..conversation import Conversation
 from ..limits import MAX_COUNT, MAX_PRICE, MAX_TOKENS
 from ..policies import POLICIES, Policy, make
+from ..policies.sources import read_strategies, source_of
 from ..present.view import CallView, call_view
 from ..rules.ruleset import Rules
 from ..run.prices import Price, read_prices
@@ -44,7 +45,8 @@ _START = ReplaySettings()  # a new session starts where a workspace without thes
 DEFAULTS = {STRATEGY: _START.strategy, MODE: _START.mode, WINDOW: _START.window, TRIGGER: _START.trigger,
             KEEP: _START.keep, CLEAR_AT_LEAST: _START.clear_at_least}
 PRICE_PREFIX = "replay_price_"
-KEPT = (*DEFAULTS, CACHE, CALL, SWEEP, "compare_mode", state.COMPARE_CACHE, "compare_show", *probe_panel.KEPT)
+KEPT = (*DEFAULTS, CACHE, CALL, SWEEP, "compare_mode", state.COMPARE_CACHE, "compare_show", "compare_theirs",
+        *probe_panel.KEPT)
 
 
 def keep() -> None:
@@ -69,19 +71,23 @@ def price(model: str) -> Price:
     return replace(listed, **edits) if edits else listed
 
 
-def policy_options(rules: Rules, settings: Settings, summary: SummarySettings | None) -> dict[str, Any]:
+def policy_options(rules: Rules, settings: Settings, summary: SummarySettings | None,
+                   model: str | None = None) -> dict[str, Any]:
     """Every strategy's settings as the page holds them (each policy takes the ones it knows):
-    rules, threshold and summarization from the page, the rest from the Run view's controls."""
+    rules, threshold and summarization from the page, the rest from the Run view's controls, and
+    ``model``'s context window (some agents' triggers are a part of it)."""
     get = st.session_state.get
     limit, keep_steps = (summary.limit, summary.keep_steps) if summary else (settings.threshold, DEFAULT_KEEP_STEPS)
     return {"rules": rules, "label": "the page's rules", "threshold": settings.threshold, "limit": limit,
             "keep_recent": settings.keep_recent, "summarize": summary is not None, "keep_steps": keep_steps,
             "window": get(WINDOW, DEFAULTS[WINDOW]), "trigger": get(TRIGGER, DEFAULTS[TRIGGER]),
-            "keep": get(KEEP, DEFAULTS[KEEP]), "clear_at_least": get(CLEAR_AT_LEAST, DEFAULTS[CLEAR_AT_LEAST])}
+            "keep": get(KEEP, DEFAULTS[KEEP]), "clear_at_least": get(CLEAR_AT_LEAST, DEFAULTS[CLEAR_AT_LEAST]),
+            "context_window": price(model).context_window if model else None}
 
 
-def _policy(rules: Rules, settings: Settings, summary: SummarySettings | None) -> tuple[Policy, dict[str, Any]]:
-    options = policy_options(rules, settings, summary)
+def _policy(rules: Rules, settings: Settings, summary: SummarySettings | None,
+            model: str) -> tuple[Policy, dict[str, Any]]:
+    options = policy_options(rules, settings, summary, model)
     return make(st.session_state.get(STRATEGY, DEFAULTS[STRATEGY]), **options), options
 
 
@@ -103,7 +109,7 @@ def chosen_call(conversation: Conversation, rules: Rules, settings: Settings, su
     if not calls:
         return None
     number = min(int(st.session_state.get(CALL, calls - 1)), calls - 1)
-    policy, _ = _policy(rules, settings, summary)
+    policy, _ = _policy(rules, settings, summary, model)
     run = _replay(conversation, policy, model, until=number + 1)
     return call_view(conversation, run, calls, state.engine().meter(model))
 
@@ -145,7 +151,8 @@ def _controls(model: str) -> None:
     left.selectbox("Strategy", list(POLICIES), key=STRATEGY,
                    help="rules: the two tables behind the threshold (the book); masking: old tool outputs become a "
                         "placeholder; clear-tool-uses: Anthropic's context editing; summarize: older history becomes "
-                        "a summary; hybrid: masking, then a summary when still over; none: the baseline.")
+                        "a summary; hybrid: masking, then a summary when still over; none: the baseline. The rest "
+                        "are the agents' and providers' own compaction, each with its source's parameters.")
     middle.radio("Mode", MODES, key=MODE, horizontal=True, help=MODE_HELP)
     with right:
         cache_choice(model, CACHE)
@@ -163,6 +170,10 @@ def _controls(model: str) -> None:
         columns[2].number_input("Clear at least (tokens)", 0, MAX_TOKENS, step=500, key=CLEAR_AT_LEAST,
                                 help="Clear nothing unless at least this many tokens go: a cache break must be "
                                      "worth it.")
+    named = read_strategies().get(chosen)
+    if named is not None:
+        st.caption(f"{named.title}, with its source's own parameters ({named.defaults}). Kept: {named.kept}. "
+                   f"Dropped: {named.dropped}. Source: {source_of(chosen)}.")
     if chosen in ("rules", "summarize", "hybrid"):
         st.caption("Threshold, keep_recent and summarization come from the sidebar, the rules from the *Rules* tab. "
                    "Summaries in a replay are the offline summarizer's: replaying never calls an LLM.")
@@ -265,7 +276,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     """The Run tab: controls, totals, the charts and the call slider."""
     _controls(model)
     _price_editor(model)
-    policy, options = _policy(rules, settings, summary)
+    policy, options = _policy(rules, settings, summary, model)
     meter = state.engine().meter(model)
     chosen_price = price(model)
     run = _replay(conversation, policy, model)

@@ -1,0 +1,49 @@
+"""A policy class under a source's name, with that source's parameters from ``data/strategies.json``.
+
+Several agents run one mechanism with other numbers (Claude Code's clearing of old tool results is
+Anthropic's clear-tool-uses with other settings; SWE-agent's and OpenHands' masking are our
+masking with another window and placeholder): one class, several named parameter sets, no copies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..conversation import Conversation
+from ..meter.tokens import Meter
+from .base import Policy, PolicyResult
+from .sources import read_strategies
+
+
+@dataclass(frozen=True)
+class NamedPolicy:
+    """``inner`` reported as ``name``: replay, compare and the page show the source's name."""
+
+    name: str
+    inner: Policy
+
+    def params(self) -> dict[str, Any]:
+        return self.inner.params()
+
+    def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
+        return self.inner.apply(conversation, meter)
+
+
+@dataclass(frozen=True)
+class Named:
+    """The ``POLICIES`` entry of a named strategy: builds ``build`` with the data file's
+    parameters and, of the options every strategy is offered, only those in ``takes`` (the
+    model's context window, for triggers the source states as a share of it). The source's own
+    numbers are not overridden by another strategy's command-line options."""
+
+    name: str
+    build: Callable[..., Policy]
+    takes: tuple[str, ...] = ()
+
+    def __call__(self, **options: Any) -> NamedPolicy:
+        params = {key: tuple(value) if isinstance(value, list) else value
+                  for key, value in read_strategies()[self.name].params.items()}
+        params.update({key: options[key] for key in self.takes if options.get(key) is not None})
+        return NamedPolicy(self.name, self.build(**params))

@@ -1,0 +1,95 @@
+"""Anthropic's context editing, ``clear_thinking_20251015``, run offline: the thinking blocks of
+every assistant turn but the newest ``keep`` are cleared (the API's own behaviour without the
+strategy is ``keep`` 1). A turn is Anthropic's: everything the assistant does between two user
+messages, a whole tool-use loop included (tool results do not end it). Text, calls and results
+stay. Anthropic bills thinking only in the current turn, which ``keep`` 1 never clears, so under
+the meter the request goes unchanged: the API's default is what ``none`` already bills. A cleared
+block cannot be had back: lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from ..conversation import Conversation, Item, Message
+from ..errors import InputError
+from ..meter.claude import billed_thinking
+from ..meter.tokens import Meter
+from .base import PolicyResult, unchanged
+
+THINKING = ("thinking", "redacted_thinking")
+
+
+def _cleared(item: Message) -> tuple[Item | None] | None:
+    """``item`` without its thinking blocks, in a 1-tuple (holding None: it held nothing else);
+    None when it has none."""
+    content = item.content
+    if not isinstance(content, tuple) or not any(part.type in THINKING for part in content):
+        return None
+    kept = tuple(part for part in content if part.type not in THINKING)
+    return (replace(item, content=kept) if kept else None,)
+
+
+def kept_turns_start(items: tuple[Item, ...], keep: int) -> int:
+    """Where the newest ``keep`` assistant turns begin (0: there are no more than ``keep``). A turn
+    runs from a user message to the next; only those the assistant spoke in count."""
+    found, spoke = 0, False
+    for position in range(len(items) - 1, -1, -1):
+        item = items[position]
+        if isinstance(item, Message) and item.role == "user":
+            found, spoke = found + spoke, False
+            if found == keep:
+                return position + 1
+        elif isinstance(item, Message) and item.role == "assistant":
+            spoke = True
+    return 0
+
+
+@dataclass(frozen=True)
+class ClearThinkingPolicy:
+    keep: int = 1  # assistant turns whose thinking stays, newest first
+    # id(original) -> (original, (its twin without thinking, or None) or None: it has no thinking)
+    memo: dict[int, tuple[Item, tuple[Item | None] | None]] = field(default_factory=dict, compare=False, repr=False)
+    name: ClassVar[str] = "clear-thinking"
+
+    def __post_init__(self) -> None:
+        if self.keep < 1:  # the API needs the current turn's thinking while it uses tools
+            raise InputError("keep must be 1 or more", where="keep", value=self.keep)
+
+    def params(self) -> dict[str, Any]:
+        return {"keep": self.keep}
+
+    def _twin(self, item: Item) -> tuple[Item | None] | None:
+        """An assistant message's cleared twin (see ``_cleared``), made once per item."""
+        if not (isinstance(item, Message) and item.role == "assistant"):
+            return None
+        known = self.memo.get(id(item))
+        if known is None or known[0] is not item:
+            known = self.memo[id(item)] = (item, _cleared(item))
+        return known[1]
+
+    def cleared(self, conversation: Conversation) -> tuple[Conversation, tuple[int, ...]]:
+        """The request with older turns' thinking cleared, and the positions of the messages
+        that lost some."""
+        items = conversation.items
+        edge = kept_turns_start(items, self.keep)
+        edited: list[Item] = []
+        cleared: list[int] = []
+        for position, item in enumerate(items[:edge]):
+            twin = self._twin(item)
+            if twin is None:
+                edited.append(item)
+                continue
+            cleared.append(position)
+            edited.extend(kept for kept in twin if kept is not None)
+        return (conversation.with_items((*edited, *items[edge:])) if cleared else conversation), tuple(cleared)
+
+    def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
+        result, cleared = self.cleared(conversation)
+        # Anthropic bills thinking only in the current turn (``claude.billed_thinking``): clearing
+        # an earlier turn's saves nothing and would only break the cache, so the request goes as it was
+        if not set(cleared) & billed_thinking(conversation.items):
+            return unchanged(conversation)
+        return PolicyResult(result, "clearing",
+                            tokens_lost=max(0, meter.count(conversation).total - meter.count(result).total))

@@ -1,0 +1,86 @@
+"""The OpenAI Agents SDK's ``ToolOutputTrimmer``, run offline: everything from the
+``recent_turns``-th newest user message on is never touched; before it, a tool output longer than
+``max_output_chars`` characters (of a tool in ``trimmable_tools``, every tool when None) becomes
+a marker and its first ``preview_chars`` characters, when that is shorter. Calls stay. No trigger
+and no LLM: it runs on every call. What the preview leaves out is lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from ..conversation import Conversation, Item, Message, ToolResult, content_text
+from ..errors import InputError
+from ..meter.tokens import Meter
+from .base import PolicyResult, unchanged
+
+
+def recent_boundary(items: tuple[Item, ...], recent_turns: int) -> int | None:
+    """Where the untouched tail begins: the ``recent_turns``-th user message from the end; None
+    when there are fewer (then nothing is trimmed, as the SDK does)."""
+    seen = 0
+    for position in range(len(items) - 1, -1, -1):
+        item = items[position]
+        if isinstance(item, Message) and item.role == "user":
+            seen += 1
+            if seen == recent_turns:
+                return position
+    return None
+
+
+def trimmed_text(name: str, text: str, preview_chars: int) -> str:
+    """The SDK's marker and preview for one output."""
+    return f"[Trimmed: {name} output — {len(text)} chars → {preview_chars} char preview]\n{text[:preview_chars]}..."
+
+
+@dataclass(frozen=True)
+class ToolOutputTrimmerPolicy:
+    recent_turns: int = 2
+    max_output_chars: int = 500
+    preview_chars: int = 200
+    trimmable_tools: tuple[str, ...] | None = None
+    memo: dict[int, tuple[Item, Item | None, int]] = field(default_factory=dict, compare=False, repr=False)
+    name: ClassVar[str] = "tool-output-trimmer"
+
+    def __post_init__(self) -> None:
+        for key in ("recent_turns", "max_output_chars", "preview_chars"):
+            if getattr(self, key) < 0:
+                raise InputError(f"{key} must be 0 or more", where=key, value=getattr(self, key))
+
+    def params(self) -> dict[str, Any]:
+        return {"recent_turns": self.recent_turns, "max_output_chars": self.max_output_chars,
+                "preview_chars": self.preview_chars,
+                "trimmable_tools": "all" if self.trimmable_tools is None else list(self.trimmable_tools)}
+
+    def _trimmed(self, item: ToolResult, meter: Meter) -> tuple[Item | None, int]:
+        text = content_text(item.content)
+        if len(text) <= self.max_output_chars or (self.trimmable_tools is not None
+                                                  and item.name not in self.trimmable_tools):
+            return None, 0
+        short = trimmed_text(item.name or "tool", text, self.preview_chars)
+        saved = meter.text(text) - meter.text(short)
+        if len(short) >= len(text) or saved <= 0:  # the SDK's test is shorter text; no request grows here either
+            return None, 0
+        return replace(item, content=short), saved
+
+    def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
+        items = conversation.items
+        boundary = recent_boundary(items, self.recent_turns) if self.recent_turns else len(items)
+        if boundary is None:
+            return unchanged(conversation)
+        edited = list(items)
+        saved = trimmed = 0
+        for position in range(boundary):
+            item = items[position]
+            if not isinstance(item, ToolResult):
+                continue
+            known = self.memo.get(id(item))
+            if known is None or known[0] is not item:
+                known = self.memo[id(item)] = (item, *self._trimmed(item, meter))
+            if known[1] is not None:
+                edited[position] = known[1]
+                saved, trimmed = saved + known[2], trimmed + 1
+        if not trimmed:
+            return unchanged(conversation)
+        return PolicyResult(conversation.with_items(edited), "trimming", tokens_lost=saved, report={"trimmed": trimmed})

@@ -1,0 +1,367 @@
+"""The agents' and providers' own compaction as strategies (issue 18 §2): per strategy a hand-made
+conversation that shows its trigger, what it keeps and what it drops; invariants on generated
+conversations; summaries billed in replay and compare; the data file and the sources shown."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from playground import formats
+from playground.conversation import (
+    Conversation,
+    Message,
+    ToolCall,
+    ToolResult,
+    content_text,
+    role_of,
+    turn_end,
+    turn_starts,
+)
+from playground.meter.tokens import Meter
+from playground.policies import POLICIES, THEIRS, make
+from playground.policies.clear_tool_uses import ClearToolUsesPolicy
+from playground.policies.condense import CondensePolicy
+from playground.policies.masking import MaskingPolicy
+from playground.policies.sources import read_strategies, source_of
+from playground.policies.summarize import SummarizePolicy
+from playground.policies.thinking import ClearThinkingPolicy
+from playground.policies.trimmer import ToolOutputTrimmerPolicy
+from playground.run.compare import compare
+from playground.run.prices import read_prices
+from playground.run.replay import replay
+from playground.summarize.cut import MARKER, is_summary
+from playground.summarize.history import DEFAULT_PROMPT
+
+from .conftest import TRACES, load_shared, shared
+from .strategies import REQUESTS
+from .test_cli import cli
+
+PRICES = read_prices()
+GPT4O = PRICES.get("gpt-4o")
+METER = Meter("gpt-4o")
+
+
+def words(n: int, word: str = "data") -> str:
+    """About ``n`` tokens of text (each ' data' is one token)."""
+    return " ".join([word] * n)
+
+
+def chat(*turns: tuple[str, Any], system: str = "You are a coding agent.") -> Conversation:
+    """A Chat Completions request from turns: ("user", text), ("assistant", text) or
+    ("calls", [(tool, output), …]) — one assistant message with its calls, then their results."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    number = 0
+    for kind, value in turns:
+        if kind != "calls":
+            messages.append({"role": kind, "content": value})
+            continue
+        ids = [f"call_{number + k}" for k in range(len(value))]
+        number += len(value)
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": tool, "arguments": "{}"}}
+            for i, (tool, _) in zip(ids, value, strict=True)]})
+        messages += [{"role": "tool", "tool_call_id": i, "content": output}
+                     for i, (_, output) in zip(ids, value, strict=True)]
+    return formats.read({"model": "gpt-4o", "messages": messages})
+
+
+def texts(conversation: Conversation) -> list[str]:
+    """The messages' and results' texts (Chat's empty assistant message before its calls left out)."""
+    return [content_text(item.content) for item in conversation.items
+            if not isinstance(item, ToolCall) and content_text(item.content)]
+
+
+def shape(conversation: Conversation) -> list[str]:
+    """Each item's role, Chat's empty assistant message before its calls left out."""
+    return [role_of(item) for item in conversation.items if not (isinstance(item, Message) and item.content is None)]
+
+
+def results(conversation: Conversation) -> list[str]:
+    return [content_text(item.content) for item in conversation.items if isinstance(item, ToolResult)]
+
+
+# --- the data file and the sources --------------------------------------------------------------
+
+def test_every_named_strategy_has_its_parameters_source_and_date_in_the_data_file():
+    data = read_strategies()
+    assert set(THEIRS) == set(data)
+    for name, strategy in data.items():
+        assert strategy.source and strategy.read == "2026-12-01" and strategy.kept and strategy.dropped
+        assert source_of(name) == f"{strategy.source} (read {strategy.read})"
+        assert make(name).params()  # the data file's parameters build the policy
+
+
+# --- each strategy's defining behaviour, by hand ------------------------------------------------
+
+def test_anthropic_compaction_fires_above_150000_and_keeps_only_the_summary_and_the_unread_turn():
+    request = chat(("user", "Fix the bug."), ("calls", [("read", words(80_000))]), ("assistant", "Found it."),
+                   ("calls", [("read", words(60_000))]), ("user", "Now run the tests."))
+    policy = make("anthropic-compaction")
+    assert METER.count(request).total < 150_000
+    assert policy.apply(request, METER).fired is None  # below the trigger nothing changes
+    bigger = chat(("user", "Fix the bug."), ("calls", [("read", words(80_000))]), ("assistant", "Found it."),
+                  ("user", "Read the other one."), ("calls", [("read", words(75_000))]), ("user", "Now run the tests."))
+    done = make("anthropic-compaction").apply(bigger, METER)
+    sent = done.conversation.items
+    assert done.fired == "summarization"
+    # system, the compaction block, then the turn not yet answered: the last calls with their results, the request
+    assert shape(done.conversation) == ["system", "user", "assistant", "tool", "user"]
+    assert is_summary(sent[1]) and content_text(sent[-1].content) == "Now run the tests."
+    assert "Fix the bug." not in texts(done.conversation) and "Read the other one." not in texts(done.conversation)
+    assert done.summarization.output_tokens == METER.count(done.conversation).items[1]
+    assert done.summarization.input_tokens > 80_000  # the dropped span and the prompt, read by the summarizer
+
+
+def test_clear_thinking_keeps_the_newest_turns_thinking_only():
+    def turn(n: int) -> dict[str, Any]:
+        return {"role": "assistant", "content": [{"type": "thinking", "thinking": f"thought {n} " * 50,
+                                                  "signature": "s"}, {"type": "text", "text": f"answer {n}"}]}
+    request = formats.read({"model": "claude-sonnet-4-5", "system": "s", "messages": [
+        {"role": "user", "content": "q1"}, turn(1), {"role": "user", "content": "q2"}, turn(2),
+        {"role": "user", "content": "q3"}, turn(3), {"role": "user", "content": "q4"}]})
+    sent, cleared = ClearThinkingPolicy(keep=1).cleared(request)
+    thinking = [item.content[0].extra["thinking"] for item in sent.items
+                if isinstance(item.content, tuple) and item.content[0].type == "thinking"]
+    assert len(cleared) == 2 and thinking == ["thought 3 " * 50]  # turns 1 and 2 lost theirs
+    assert [t for t in texts(sent) if t.startswith("answer")] == ["answer 1", "answer 2", "answer 3"]
+    assert ClearThinkingPolicy(keep=3).cleared(request)[1] == ()
+    # Anthropic bills no earlier turn's thinking, so clearing it saves nothing: the request goes as it was
+    assert make("anthropic-clear-thinking").apply(request, Meter("claude-sonnet-4-5")).fired is None
+
+
+def test_openai_compaction_keeps_the_user_messages_and_drops_the_rest():
+    request = chat(("user", "Task one."), ("calls", [("bash", words(3_000))]), ("assistant", "Done one."),
+                   ("user", "Task two."), ("calls", [("bash", words(3_000))]), ("user", "Task three."))
+    done = CondensePolicy(trigger=5_000, keep_user_tokens=None).apply(request, METER)
+    kept = texts(done.conversation)
+    assert kept[:3] == ["You are a coding agent.", "Task one.", "Task two."]
+    # the summary, then the turn not yet answered (the last calls, their output) and the new request
+    assert kept[3].startswith(MARKER) and kept[4:] == [words(3_000), "Task three."]
+    assert len(results(done.conversation)) == 1 and "Done one." not in kept
+
+
+def test_the_agents_sdk_trimmer_trims_only_long_outputs_before_the_second_newest_user_message():
+    long, short = "x" * 600, "y" * 400
+    request = chat(("user", "First."), ("calls", [("bash", long), ("read", short)]), ("user", "Second."),
+                   ("calls", [("bash", long)]), ("user", "Third."))
+    done = make("agents-sdk-trimmer").apply(request, METER)
+    assert results(done.conversation) == [
+        f"[Trimmed: bash output — 600 chars → 200 char preview]\n{'x' * 200}...", short, long]
+    one_user = chat(("user", "Only one."), ("calls", [("bash", long)]))
+    assert make("agents-sdk-trimmer").apply(one_user, METER).fired is None  # fewer than 2 user messages
+    assert ToolOutputTrimmerPolicy(trimmable_tools=("read",)).apply(request, METER).fired is None
+
+
+def test_claude_code_compact_fires_at_the_window_less_its_reserve():
+    policy = make("claude-code-compact", context_window=60_000)
+    assert policy.params()["trigger"] == 27_000  # 60,000 less 20,000 for the summary less a 13,000 buffer
+    below = chat(("user", "Go."), ("calls", [("Read", words(20_000))]), ("calls", [("Read", words(5_000))]),
+                 ("user", "And?"))
+    assert policy.apply(below, METER).fired is None
+    above = chat(("user", "Go."), ("calls", [("Read", words(23_000))]), ("calls", [("Read", words(5_000))]),
+                 ("user", "And?"))
+    done = policy.apply(above, METER)
+    assert shape(done.conversation) == ["system", "user", "assistant", "tool", "user"]
+    assert "Go." not in texts(done.conversation)
+    assert make("claude-code-compact").params()["trigger"] == 167_000  # of a 200,000 window, as analysed
+
+
+def test_claude_code_microcompact_clears_past_12_results_all_but_the_newest_5_of_its_tools():
+    calls = [("Read", f"file {n} " * 40) for n in range(13)] + [("TodoWrite", "todo " * 40)]
+    done = make("claude-code-microcompact").apply(chat(("user", "Go."), ("calls", calls)), METER)
+    out = results(done.conversation)
+    assert out[:8] == ["[Old tool result content cleared]"] * 8
+    assert out[8:13] == [f"file {n} " * 40 for n in range(8, 13)]
+    assert out[13] == "todo " * 40  # not one of the tools it clears
+    twelve = chat(("user", "Go."), ("calls", calls[1:]))
+    assert make("claude-code-microcompact").apply(twelve, METER).fired is None
+
+
+def test_codex_compact_keeps_the_newest_user_messages_up_to_20000_tokens_and_the_summary():
+    request = chat(("user", words(8_000, "alpha")), ("calls", [("shell", words(3_000))]),
+                   ("user", words(8_000, "beta")), ("calls", [("shell", words(3_000))]),
+                   ("user", words(8_000, "gamma")), ("calls", [("shell", words(3_000))]), ("user", "Continue."))
+    policy = make("codex-compact", context_window=30_000)  # 90%: fires above 27,000
+    done = policy.apply(request, METER)
+    kept = texts(done.conversation)
+    assert kept[2] == words(8_000, "beta") and kept[3] == words(8_000, "gamma")  # the newest two whole
+    assert METER.text(kept[1]) <= 4_000 and kept[1].startswith("alpha")  # the one that overflows is cut
+    assert kept[4].startswith(MARKER) and kept[5:] == [words(3_000), "Continue."]
+    assert len(results(done.conversation)) == 1  # only the unanswered turn's output
+
+
+def test_langchain_summarization_keeps_the_newest_20_messages_without_parting_a_call_from_its_result():
+    turns: list[tuple[str, Any]] = [("user", "Start.")]
+    turns += [("calls", [("search", words(300)), ("fetch", words(300))]) for _ in range(8)]
+    request = chat(*turns)  # 8 × (one assistant message with two calls + two results) = 24 messages
+    done = make("langchain-summarization").apply(request, METER)
+    items = done.conversation.items
+    first_kept = next(p for p, item in enumerate(items) if is_summary(item)) + 1
+    assert role_of(items[first_kept]) == "assistant"  # the cut moved to the start of a call's message
+    assert len(formats.write(done.conversation)["messages"]) - 2 == 21  # system, summary, then 21 messages:
+    # 20 would part a call from its result, so the cut moved back to a whole turn (7 turns of 3 messages)
+    assert done.summarization.input_tokens <= 4_000 + METER.text(DEFAULT_PROMPT)  # the summarizer reads 4,000
+
+
+def test_langchain_summarizes_only_the_newest_4000_tokens_of_the_span():
+    turns = [("user", "Start.")] + [("calls", [("search", words(900, f"w{n}"))]) for n in range(30)]  # 1,800 each
+    done = make("langchain-summarization").apply(chat(*turns), METER)
+    summary = next(content_text(item.content) for item in done.conversation.items if is_summary(item))
+    assert "it replaces 61 items" in summary and summary.count("→ ok") == 2  # read: the two newest outputs
+    assert done.summarization.input_tokens <= 4_000 + METER.text(DEFAULT_PROMPT)
+
+
+def test_openhands_masking_masks_outputs_outside_the_newest_100_events():
+    request = chat(("user", "Go."), *[("calls", [("run", f"out {n} " * 9)]) for n in range(40)], ("user", "Next."))
+    out = results(make("openhands-masking").apply(request, METER).conversation)
+    # Chat: 1 system + 1 user + 40 × (empty assistant message, call, result) + 1 user = 123 items; the newest
+    # 100 start at item 23, the 8th turn's call: outputs 0 to 6 are older
+    assert out[:7] == ["<MASKED>"] * 7 and out[7:] == [f"out {n} " * 9 for n in range(7, 40)]
+
+
+def test_openhands_condenser_keeps_the_first_two_and_the_newest_117_events_past_240():
+    turns = [("user", "Go.")] + [("calls", [("run", f"out {n} " * 5)]) for n in range(120)]
+    request = chat(*turns)  # 1 system + 1 user + 240 = 242 messages
+    policy = make("openhands-condenser")
+    assert policy.apply(chat(*turns[:-1]), METER).fired is None  # 240 messages: not past max_size
+    done = policy.apply(request, METER)
+    messages = formats.write(done.conversation)["messages"]
+    assert messages[1]["content"] == "Go." and messages[2]["tool_calls"]  # the first 2 after the system prompt
+    assert messages[3]["role"] == "tool"  # moved on to keep the call's result with it
+    assert messages[4]["content"].startswith(MARKER) and len(messages) - 5 == 118  # the newest 117, and
+    # one more so as not to part the oldest kept result from its call
+
+
+def test_swe_agent_keeps_the_newest_5_outputs_and_the_task():
+    output = "\n".join(f"line {k}: some output" for k in range(10))
+    request = chat(("user", "The task."), *[("calls", [("bash", output)]) for _ in range(8)])
+    done = make("swe-agent-last-n").apply(request, METER)
+    assert results(done.conversation) == ["Old environment output: (10 lines omitted)"] * 3 + [output] * 5
+    assert texts(done.conversation)[1] == "The task."
+
+
+# --- invariants on generated conversations ------------------------------------------------------
+
+# each of theirs with numbers that make it fire on small generated conversations
+THEIR_FIRING = {
+    "anthropic-compaction": lambda: CondensePolicy(trigger=0),
+    "anthropic-clear-thinking": lambda: ClearThinkingPolicy(keep=1),
+    "openai-compaction": lambda: CondensePolicy(trigger=0, keep_user_tokens=None),
+    "agents-sdk-trimmer": lambda: ToolOutputTrimmerPolicy(recent_turns=1, max_output_chars=5, preview_chars=2),
+    "claude-code-compact": lambda: CondensePolicy(context_window=0, window_reserve=0),
+    "claude-code-microcompact": lambda: ClearToolUsesPolicy(trigger_tool_uses=0, keep=0, only_tools=("bash",),
+                                                            placeholder="[Old tool result content cleared]"),
+    "codex-compact": lambda: CondensePolicy(trigger=0, keep_user_tokens=20),
+    "langchain-summarization": lambda: CondensePolicy(trigger=0, keep_last=2, input_cap=5),
+    "openhands-masking": lambda: MaskingPolicy(window=2, over_items=True, placeholder="<MASKED>"),
+    "openhands-condenser": lambda: CondensePolicy(trigger_messages=2, keep_first=1, keep_last=1),
+    "swe-agent-last-n": lambda: MaskingPolicy(window=1, placeholder="Old environment output: ({lines} lines omitted)"),
+}
+
+
+def unread_user_texts(conversation: Conversation) -> list[str]:
+    """The user messages the model has not answered yet: after the last assistant turn."""
+    starts = turn_starts(conversation.items)
+    tail = conversation.items[turn_end(conversation.items, starts[-1]) if starts else 0:]
+    return [content_text(item.content) for item in tail if isinstance(item, Message) and item.role == "user"]
+
+
+def answered_calls(conversation: Conversation) -> set[str]:
+    ids = {item.call_id for item in conversation.items if isinstance(item, ToolCall)}
+    return {item.call_id for item in conversation.items if isinstance(item, ToolResult) and item.call_id in ids}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(*REQUESTS.values()), st.sampled_from(list(THEIR_FIRING)), st.booleans())
+def test_a_request_keeps_its_tool_pairs_and_newest_user_turn_and_never_grows(body, name, firing):
+    request = formats.read(body)
+    policy = THEIR_FIRING[name]() if firing else make(name)
+    done = policy.apply(request, METER)
+    sent = done.conversation
+    assert METER.count(sent).total <= METER.count(request).total
+    if not firing:  # the sources' own triggers are far above these small requests: exactly none's request
+        assert name in ("agents-sdk-trimmer", "anthropic-clear-thinking", "swe-agent-last-n", "openhands-masking") \
+            or sent == request
+    for item in sent.items:  # every result still follows its call
+        if isinstance(item, ToolResult):
+            position = sent.items.index(item)
+            assert any(isinstance(c, ToolCall) and c.call_id == item.call_id for c in sent.items[:position])
+    calls = {item.call_id for item in sent.items if isinstance(item, ToolCall)}
+    assert calls & answered_calls(request) <= answered_calls(sent)  # no kept call lost its result
+    assert unread_user_texts(sent)[-len(unread_user_texts(request)):] == unread_user_texts(request) or not \
+        unread_user_texts(request)
+    formats.write(sent)  # still a valid request in its format
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.one_of(*REQUESTS.values()), st.sampled_from(list(THEIR_FIRING)), st.sampled_from(["stored", "per-call"]))
+def test_a_replay_never_bills_more_prompt_tokens_than_none(body, name, mode):
+    conversation = formats.read(body)
+    run = replay(conversation, THEIR_FIRING[name](), METER, GPT4O, mode=mode, cache="none")
+    for call in run.calls:
+        assert call.tokens_with <= call.tokens_without
+        assert (call.summarization_cost > 0) == (call.summarization_output_tokens > 0)
+    if run.calls:
+        assert run.calls[-1].tokens_with == METER.count(run.final).total
+
+
+# --- a summary is not free: replay and compare bill it -----------------------------------------
+
+def summarized_run() -> Conversation:
+    return chat(("user", "Fix it."), *[("calls", [("read", words(1_000, f"w{n}"))]) for n in range(12)],
+                ("user", "Go."))
+
+
+@pytest.mark.parametrize("policy", [SummarizePolicy(limit=1_000, keep_steps=1), make("langchain-summarization"),
+                                    CondensePolicy(trigger=5_000)], ids=lambda p: p.name)
+def test_replay_bills_each_summary_at_the_summarizers_prices_and_includes_it_in_the_cost(policy):
+    conversation = summarized_run()
+    free = dataclasses.replace(GPT4O, input=0.0, output=0.0)
+    billed = replay(conversation, dataclasses.replace(policy), METER, GPT4O)
+    unbilled = replay(conversation, dataclasses.replace(policy), METER, GPT4O, summarizer=free)
+    fired = [call for call in billed.calls if call.summarization_output_tokens]
+    assert fired and unbilled.totals.summarization_cost == 0
+    for call in fired:
+        assert call.summarization_cost == pytest.approx(call.summarization_input_tokens * 2.5e-6
+                                                        + call.summarization_output_tokens * 10e-6)
+    assert billed.totals.cost_with == pytest.approx(unbilled.totals.cost_with + billed.totals.summarization_cost)
+
+
+def test_compare_json_rows_carry_the_summarization_cost_within_the_cost(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(formats.write(summarized_run())))
+    done = cli("compare", str(path), "--threshold", "1000", "--strategy", "summarize", "--strategy",
+               "langchain-summarization", "--strategy", "masking", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {row["strategy"]: row for row in json.loads(done.stdout)}
+    assert rows["summarize"]["summarization_cost"] > 0 and rows["langchain-summarization"]["summarization_cost"] > 0
+    assert rows["masking"]["summarization_cost"] == 0
+    assert rows["langchain-summarization"]["source"] == source_of("langchain-summarization")
+    conversation = summarized_run()
+    free = dataclasses.replace(GPT4O, input=0.0, output=0.0)
+    policies = [make("summarize", limit=1_000, threshold=1_000), make("langchain-summarization")]
+    for row in compare(conversation, policies, Meter("gpt-4o"), GPT4O, summarizer=free):  # billed, nothing else
+        shown = rows[row.strategy]
+        assert shown["cost"] == pytest.approx(row.cost + shown["summarization_cost"], abs=1e-7)
+    cheaper = cli("compare", str(path), "--threshold", "1000", "--strategy", "summarize", "--summarizer-model",
+                  "gpt-4o-mini", "--json")
+    assert json.loads(cheaper.stdout)[0]["summarization_cost"] < rows["summarize"]["summarization_cost"]
+
+
+def test_compare_lists_the_new_strategies_with_their_sources_on_a_real_trace(tmp_path):
+    trace = TRACES / "sweagent_marshmallow-1867_function_calling.openai.json"
+    conversation = formats.read(load_shared(trace))
+    rows = compare(conversation, [make(name, context_window=GPT4O.context_window) for name in POLICIES],
+                   Meter("gpt-4o"), GPT4O)
+    assert [row.strategy for row in rows] == list(POLICIES)
+    by_name = {row.strategy: row for row in rows}
+    assert by_name["swe-agent-last-n"].tokens_billed < by_name["none"].tokens_billed  # it masks this run
+    assert by_name["langchain-summarization"].summarization_cost > 0
+    done = cli("compare", str(shared(trace)), "--strategy", "none", "--strategy", "codex-compact")
+    assert done.returncode == 0 and source_of("codex-compact") in done.stdout
