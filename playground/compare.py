@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .hidden import SpanIndex, calls_with, lost_calls
 from .model import Conversation
 from .policies import Policy
 from .prices import Price
@@ -24,22 +25,28 @@ class Row:
     tokens_lost: int
     tokens_retrievable: int
     fired: int  # calls where the policy changed the request
+    hidden_used_calls: int = 0  # calls whose reply used a span their request had hidden (``hidden``)
+    hidden_used_lost: int = 0  # of those, calls that used one a tool call cannot bring back
 
 
 def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter, price: Price, *,
             mode: str = "stored", cache: str | None = None) -> tuple[Row, ...]:
     rows = []
+    spans = SpanIndex.of(conversation)  # every strategy replays the same items: their spans are read once
     for policy in policies:
-        run = replay(conversation, policy, meter, price, mode=mode, cache=cache)
+        run = replay(conversation, policy, meter, price, mode=mode, cache=cache, spans=spans)
         totals = run.totals
+        hidden = run.hidden_used
         rows.append(Row(policy.name, policy.params(), run.calls[-1].tokens_with if run.calls else 0,
                         totals.tokens_with, totals.cached_tokens_with, totals.cost_with, run.tokens_lost,
-                        run.tokens_retrievable, sum(1 for call in run.calls if call.fired)))
+                        run.tokens_retrievable, sum(1 for call in run.calls if call.fired), calls_with(hidden),
+                        lost_calls(hidden)))
     return tuple(rows)
 
 
 def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
     return [{"strategy": row.strategy, "params": row.params, "tokens_final": row.tokens_final,
              "tokens_billed": row.tokens_billed, "cached_tokens": row.cached_tokens, "cost": round(row.cost, 8),
-             "tokens_lost": row.tokens_lost, "tokens_retrievable": row.tokens_retrievable, "fired": row.fired}
+             "tokens_lost": row.tokens_lost, "tokens_retrievable": row.tokens_retrievable, "fired": row.fired,
+             "hidden_used_calls": row.hidden_used_calls, "hidden_used_lost": row.hidden_used_lost}
             for row in rows]

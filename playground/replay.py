@@ -23,6 +23,7 @@ from typing import Any
 
 from .claude import billed_thinking
 from .errors import InputError
+from .hidden import HiddenUse, SpanIndex, Tracker, calls_with, lost_calls, to_json
 from .model import Conversation, Item, Message, content_text, turn_end, turn_starts
 from .policies import Policy
 from .policies.base import is_system
@@ -53,6 +54,7 @@ class Call:
     tokens_retrievable: int = 0
     input_cost_without: float = 0.0  # the prompt alone, as the page's cost line bills a request
     input_cost_with: float = 0.0
+    hidden_used: tuple[HiddenUse, ...] = ()  # spans of items this call's request hid that its reply used
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,10 @@ class Replay:
     tokens_lost: int  # stored: what every firing removed for good; per-call: what the last request lacks
     tokens_retrievable: int
     final: Conversation = field(repr=False)  # the last request as sent
+
+    @property
+    def hidden_used(self) -> tuple[HiddenUse, ...]:
+        return tuple(use for call in self.calls for use in call.hidden_used)
 
     @property
     def totals(self) -> Totals:
@@ -199,10 +205,12 @@ def _counter(original: tuple[Item, ...], counts: tuple[int, ...], meter: Meter
 
 
 def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Price, *, mode: str = "stored",
-           cache: str | None = None, until: int | None = None) -> Replay:
+           cache: str | None = None, until: int | None = None, spans: SpanIndex | None = None) -> Replay:
     """Every call of the run with and without ``policy`` (stop after ``until`` calls if given), with
     the prompt cache of ``price``'s provider unless ``cache`` names one (it must fit the provider:
-    ``promptcache.check_cache``)."""
+    ``promptcache.check_cache``), and what each call's reply used that its request had hidden
+    (``Call.hidden_used``, see ``hidden``; ``spans``, the conversation's ``SpanIndex``, shares one
+    between replays)."""
     if mode not in MODES:
         raise InputError(f"unknown mode (choose {', '.join(MODES)})", where="mode", value=mode)
     cache = price.provider if cache is None else cache
@@ -222,6 +230,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     lost = retrievable = 0
     previous = 0
     starts = call_starts(items)
+    tracker = Tracker(conversation, SpanIndex.of(conversation) if spans is None else spans,
+                      getattr(policy, "references", False))
     for start in starts[:until]:
         new = items[previous:start]
         previous = start
@@ -234,7 +244,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
         sides[1].update(sent.items, head, ("head", has_system))
         uses = [cache_.use(side.chain, side.offsets) for cache_, side in zip(caches, sides, strict=True)]
         prompts = [side.offsets[-1] + fixed.tail for side in sides]
-        output = sum(counts[start:turn_end(items, start)])
+        end = turn_end(items, start)
+        output = sum(counts[start:end])
         if mode == "stored":
             lost, retrievable = lost + result.tokens_lost, retrievable + result.tokens_retrievable
         else:
@@ -249,7 +260,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
             cost_with=call_cost(prompts[1], uses[1], output, price),
             fired=result.fired, tokens_lost=result.tokens_lost, tokens_retrievable=result.tokens_retrievable,
             input_cost_without=input_cost(prompts[0], uses[0], price),
-            input_cost_with=input_cost(prompts[1], uses[1], price)))
+            input_cost_with=input_cost(prompts[1], uses[1], price),
+            hidden_used=tracker.call(len(calls), start, end, sent.items)))
     return Replay(tuple(calls), policy.name, policy.params(), mode, cache, price, lost, retrievable, sent)
 
 
@@ -257,7 +269,9 @@ def sweep(conversation: Conversation, make: Callable[[int], Policy], thresholds:
           price: Price, *, mode: str = "stored", cache: str | None = None) -> list[tuple[int, float]]:
     """Whole-run cost with the policy ``make(threshold)`` for each threshold: the curve a person
     picks a threshold from."""
-    return [(threshold, replay(conversation, make(threshold), meter, price, mode=mode, cache=cache).totals.cost_with)
+    spans = SpanIndex.of(conversation)
+    return [(threshold, replay(conversation, make(threshold), meter, price, mode=mode, cache=cache,
+                               spans=spans).totals.cost_with)
             for threshold in thresholds]
 
 
@@ -268,10 +282,12 @@ def replay_to_json(run: Replay) -> dict[str, Any]:
               "cost_without": round(c.cost_without, 8), "cost_with": round(c.cost_with, 8), "fired": c.fired}
              for c in run.calls]
     totals = run.totals
+    hidden = run.hidden_used
     return {"calls": calls, "totals": {
         "tokens_without": totals.tokens_without, "tokens_with": totals.tokens_with,
         "cached_tokens_without": totals.cached_tokens_without, "cached_tokens_with": totals.cached_tokens_with,
-        "cost_without": round(totals.cost_without, 8), "cost_with": round(totals.cost_with, 8)}}
+        "cost_without": round(totals.cost_without, 8), "cost_with": round(totals.cost_with, 8)},
+        "hidden_used": to_json(hidden), "hidden_used_calls": calls_with(hidden), "hidden_used_lost": lost_calls(hidden)}
 
 
 def chart_rows(run: Replay) -> list[dict[str, Any]]:
