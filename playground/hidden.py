@@ -40,7 +40,12 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PATH = re.compile(r"[\w.~@+-]*(?:/[\w.@+-]+)+")
 _NUMBER = re.compile(r"(?<![\w.])\d{4,}(?!\w)")
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+_ATOM = re.compile(r"[\w./~@+-]+")  # an identifier, dotted name, path or number: anything else is a line
 _LINE_NUMBER = re.compile(r"^\d+(?:→|\t)")  # ``cat -n`` and Claude Code's Read put one before each line
+# a dotted name ending in one of these is a file name (``registry.js``), whatever its length
+FILE_EXTENSIONS = frozenset(("py", "js", "ts", "tsx", "jsx", "mjs", "cjs", "json", "jsonl", "md", "rst", "txt", "toml",
+                             "yaml", "yml", "cfg", "ini", "sh", "rs", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp",
+                             "rb", "php", "html", "css", "scss", "csv", "sql", "lock", "log", "xml"))
 
 
 def _identifier(word: str) -> bool:
@@ -48,6 +53,16 @@ def _identifier(word: str) -> bool:
     capital inside (``separability_matrix``, ``CompoundModel``), ``__init__``-style padding aside."""
     core = word.strip("_")
     return len(word) >= MIN_IDENTIFIER and ("_" in core or any(c.isupper() for c in core[1:]))
+
+
+def _dotted(name: str) -> bool:
+    """A dotted name distinctive enough to be copied: three or more parts
+    (``this.snapshotter.diff``), a part that is itself a distinctive identifier
+    (``conversationsAdapter.transformMessages``) or a file name (``registry.js``). Two plain parts
+    (``Date.now``, ``np.zeros``, ``logger.warn``) are a library's API, or composed from a name the
+    agent already had: on the labelled runs they were wrong more often than right."""
+    parts = name.split(".")
+    return all(parts) and (len(parts) >= 3 or any(map(_identifier, parts)) or parts[-1] in FILE_EXTENSIONS)
 
 
 def _path(text: str) -> bool:
@@ -71,7 +86,7 @@ def spans_of(text: str) -> frozenset[str]:
     for match in _WORD.finditer(text):
         word = match.group()
         if "." in word:
-            if len(word) >= MIN_IDENTIFIER and all(part for part in word.split(".")):
+            if len(word) >= MIN_IDENTIFIER and _dotted(word):
                 found.add(word)
             found.update(part for part in word.split(".") if _identifier(part))
         elif _identifier(word):
@@ -124,17 +139,18 @@ class SpanIndex:
 
     spans: tuple[frozenset[str], ...]
     where: Mapping[str, tuple[int, ...]]
-    excluded: frozenset[str]
+    fixed: str  # the system prompt and tool definitions: a line inside one of theirs is no evidence either
 
     @classmethod
     def of(cls, conversation: Conversation) -> SpanIndex:
-        excluded = spans_of(_fixed_text(conversation))
+        fixed = _fixed_text(conversation)
+        excluded = spans_of(fixed)
         spans = tuple(spans_of(item_text(item)) - excluded for item in conversation.items)
         where: dict[str, list[int]] = {}
         for position, found in enumerate(spans):
             for span in found:
                 where.setdefault(span, []).append(position)
-        return cls(spans, {span: tuple(positions) for span, positions in where.items()}, excluded)
+        return cls(spans, {span: tuple(positions) for span, positions in where.items()}, fixed)
 
 
 @dataclass(frozen=True)
@@ -167,6 +183,7 @@ class Tracker:
         self._shown: dict[str, int] = {}
         self._texts: dict[str, frozenset[str]] = {}  # spans of items the policy made, by their text
         self._made: dict[Origin, Item] = {}  # items the policy made, by the origin they kept
+        self._text: dict[int, tuple[Item, str]] = {}  # id(item) -> (item, its text), for lines quoted in a longer one
 
     def _spans(self, item: Item) -> frozenset[str]:
         position = self._original.get(id(item))
@@ -202,6 +219,14 @@ class Tracker:
                 self._made[item.origin] = item
         self._request = request
 
+    def _visible_text(self, request: tuple[Item, ...]) -> str:
+        """The request's text, for a line that may stand inside a longer one (a quote in a message)."""
+        texts = self._text
+        for item in request:
+            if id(item) not in texts or texts[id(item)][0] is not item:
+                texts[id(item)] = (item, item_text(item))
+        return "\n".join(texts[id(item)][1] for item in request)
+
     def _retrievable(self, position: int, request: tuple[Item, ...], start: int) -> bool:
         """Whether the hidden item at ``position`` is behind a reference the agent can follow."""
         original = self._items[position]
@@ -228,6 +253,12 @@ class Tracker:
                 earlier = bisect_left(holders, start)
                 if earlier:
                     used[span] = holders[earlier - 1]  # the latest earlier item that held it
+        lines = [span for span in used if not _ATOM.fullmatch(span)]
+        if lines:  # a line is visible also inside a longer line: "Fix this: <the line>"
+            text = self._visible_text(request)
+            for span in lines:
+                if span in text or span in self._index.fixed:
+                    del used[span]
         return tuple(HiddenUse(number, item, tool_name(self._items[item]), span,
                                self._retrievable(item, request, start))
                      for span, item in sorted(used.items(), key=lambda pair: (pair[1], pair[0])))
