@@ -292,7 +292,8 @@ def replay_to_json(run: Replay) -> dict[str, Any]:
 
 def chart_rows(run: Replay) -> list[dict[str, Any]]:
     """One row per call and side (``without`` / ``with``), for the Run view's charts: prompt
-    tokens, the cached share of them, and the cost so far."""
+    tokens, the cached share of them, the cost so far, and (on the ``with`` side) how many spans
+    the call's reply used that its request had hidden."""
     rows: list[dict[str, Any]] = []
     spent = {"without": 0.0, "with": 0.0}
     for number, call in enumerate(run.calls):
@@ -301,7 +302,8 @@ def chart_rows(run: Replay) -> list[dict[str, Any]]:
             spent[side] += cost
             rows.append({"call": number, "index": call.index, "side": side, "tokens": tokens,
                          "cached_share": cached / tokens if tokens else 0.0, "cumulative_cost": spent[side],
-                         "fired": call.fired or ""})
+                         "fired": call.fired or "",
+                         "hidden_used": len(call.hidden_used) if side == "with" else 0})
     return rows
 
 

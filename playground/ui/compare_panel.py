@@ -38,11 +38,15 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                    run_panel.price(model), mode=st.session_state[MODE], cache=st.session_state[CACHE])
     table = [{"strategy": row.strategy, "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items()),
               "tokens final": row.tokens_final, "tokens billed": row.tokens_billed, "cached": row.cached_tokens,
-              "cost (US$)": round(row.cost, 4), "lost": row.tokens_lost, "retrievable": row.tokens_retrievable,
+              "cost (US$)": round(row.cost, 4), "hidden then used (calls)": row.hidden_used_calls,
+              "of those lost": row.hidden_used_lost, "lost": row.tokens_lost, "retrievable": row.tokens_retrievable,
               "calls fired": row.fired} for row in rows]
     st.dataframe(table, hide_index=True, width="stretch")
     st.caption("Each strategy replayed over the whole run: tokens billed and cost add up every call; lost tokens are "
-               "gone for good (summarized or masked), retrievable ones sit behind a reference a tool call undoes.")
+               "gone for good (summarized or masked), retrievable ones sit behind a reference a tool call undoes. "
+               "*Hidden then used* counts the calls whose reply quoted a piece of an earlier item that call's request "
+               "had hidden (and no other part of it showed); *of those lost*, the calls that needed content a tool "
+               "call cannot bring back. The cheapest strategy is not the best one if it hides what the agent uses.")
     chart = alt.Chart(alt.Data(values=table)).mark_bar().encode(
         x=alt.X("cost (US$):Q"), y=alt.Y("strategy:N", sort=None), tooltip=["strategy:N", "cost (US$):Q"])
     st.altair_chart(chart, width="stretch")

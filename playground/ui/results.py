@@ -7,12 +7,14 @@ import streamlit as st
 
 from .. import breakdown, render, view
 from ..compaction import STAGES
+from ..hidden import HiddenUse
 from ..model import Conversation
 from ..pipeline import Optimized
 from ..prices import Price, read_prices
 from ..promptcache import RequestCost
 from ..rules import Rules
 from ..tokens import TokenCount
+from ..words import count
 from . import state
 
 PAGE_SIZE = 40
@@ -126,6 +128,7 @@ def call_before_after(call: view.CallView, back) -> None:
     cost.metric("Cost", f"${numbers.cost_with:.4f}",
                 delta=_change(numbers.cost_with - numbers.cost_without, "{:+.4f}"), delta_color="inverse",
                 help="This call's prompt and reply at the Run tab's prices (the change is against no policy).")
+    _hidden_used(call)
     left, right = st.columns([1, 1])
     changed_only = left.toggle("Changed only", key="call_changed_only",
                                help="Hide items the policy left as they were.")
@@ -135,6 +138,23 @@ def call_before_after(call: view.CallView, back) -> None:
                                 help=f"{PAGE_SIZE} items per page.") if pages > 1 else 1
     shown, _ = view.page(positions, int(number), PAGE_SIZE)
     st.html(render.rows_table(view.call_rows(call, shown), view.call_largest(call)))
+
+
+def _hidden_used(call: view.CallView) -> None:
+    """Flag the items this call's reply used after the policy had hidden them, with the piece used."""
+    uses = call.call.hidden_used
+    if not uses:
+        return
+    lines = [_use_line(use) for use in uses[:10]]
+    more = f"\n- … and {count(len(uses) - 10, 'more piece')}" if len(uses) > 10 else ""
+    st.warning(f"The agent's reply to this call used {count(len(uses), 'piece')} of earlier items that this request "
+               "had hidden and showed nowhere else:\n" + "\n".join(lines) + more, icon=":material/visibility_off:")
+
+
+def _use_line(use: HiddenUse) -> str:
+    tool = f" ({render.literal(use.tool)})" if use.tool else ""
+    where = "behind a reference the agent can follow" if use.retrievable else "lost: no tool call brings it back"
+    return f"- item {use.item}{tool}: “{render.literal(use.span[:120])}” — {where}"
 
 
 def _change(value: float, shape: str = "{:,}") -> str | None:
