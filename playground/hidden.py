@@ -36,12 +36,15 @@ MIN_IDENTIFIER = 8  # characters: shorter names (``result``, ``value``) are what
 MIN_LINE = 20  # characters of a stripped line
 MIN_DIGITS = 4
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_PATH = re.compile(r"[\w.~@+-]*(?:/[\w.@+-]+)+")
-_NUMBER = re.compile(r"(?<![\w.])\d{4,}(?!\w)")
+# runs of 8+ word characters and dots: the candidates (found by the regex engine), then judged in
+# Python by ``_identifier`` / ``_dotted``
+_WORD = re.compile(r"[A-Za-z_][\w.]{7,}")
+# a line of 20+ characters once stripped of spaces and of a leading line number (``cat -n``, Claude Code's Read)
+_LINE = re.compile(rf"^[ \t]*(?:\d+(?:→|\t)[ \t]*)?(\S[^\n]{{{MIN_LINE - 2},}}\S)[ \t\r]*$", re.M)
+_PATH = re.compile(r"[\w.~@+-]*(?:/[\w.@+-]+)+")  # tried only on the space-separated tokens holding a "/"
+_DIGITS = re.compile(r"\d{4,}")  # a number when neither a word character nor a "." (a decimal, a version) touches it
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
 _ATOM = re.compile(r"[\w./~@+-]+")  # an identifier, dotted name, path or number: anything else is a line
-_LINE_NUMBER = re.compile(r"^\d+(?:→|\t)")  # ``cat -n`` and Claude Code's Read put one before each line
 # a dotted name ending in one of these is a file name (``registry.js``), whatever its length
 FILE_EXTENSIONS = frozenset(("py", "js", "ts", "tsx", "jsx", "mjs", "cjs", "json", "jsonl", "md", "rst", "txt", "toml",
                              "yaml", "yml", "cfg", "ini", "sh", "rs", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp",
@@ -73,27 +76,27 @@ def _path(text: str) -> bool:
         bool(_EXTENSION.search(segments[-1] if segments else "")) or len(segments) >= 3)
 
 
-def _line(raw: str) -> str | None:
-    """A text line as a span: stripped (and without a leading line number), 20+ characters, with a
-    letter or digit in it."""
-    line = _LINE_NUMBER.sub("", raw.strip()).strip()
-    return line if len(line) >= MIN_LINE and any(c.isalnum() for c in line) else None
+def _number(text: str, start: int, end: int) -> bool:
+    before = text[start - 1] if start else " "
+    return not (before.isalnum() or before in "_." or (end < len(text) and (text[end].isalnum() or text[end] == "_")))
 
 
 def spans_of(text: str) -> frozenset[str]:
     """The distinctive spans of ``text`` (see the module docstring)."""
     found: set[str] = set()
-    for match in _WORD.finditer(text):
-        word = match.group()
+    for run in _WORD.findall(text):
+        word = run.rstrip(".")
         if "." in word:
             if len(word) >= MIN_IDENTIFIER and _dotted(word):
                 found.add(word)
             found.update(part for part in word.split(".") if _identifier(part))
         elif _identifier(word):
             found.add(word)
-    found.update(path for path in (m.group().rstrip(".") for m in _PATH.finditer(text)) if _path(path))
-    found.update(_NUMBER.findall(text))
-    found.update(line for line in map(_line, text.splitlines()) if line)
+    if "/" in text:
+        found.update(path for token in text.split() if "/" in token
+                     for path in (m.group().rstrip(".") for m in _PATH.finditer(token)) if _path(path))
+    found.update(m.group() for m in _DIGITS.finditer(text) if _number(text, m.start(), m.end()))
+    found.update(line for line in _LINE.findall(text) if any(c.isalnum() for c in line))
     return frozenset(found)
 
 
@@ -206,13 +209,17 @@ class Tracker:
 
     def _follow(self, request: tuple[Item, ...]) -> None:
         same = self._shared(request)
+        old, new = self._request[same:], request[same:]
+        if old and new:  # an edit in the history: only the items that changed are counted again
+            kept = {id(item) for item in old} & {id(item) for item in new}
+            old, new = [i for i in old if id(i) not in kept], [i for i in new if id(i) not in kept]
         shown = self._shown
-        for item in self._request[same:]:
+        for item in old:
             for span in self._spans(item):
                 shown[span] -= 1
             if id(item) not in self._original and item.origin is not None:
                 self._made.pop(item.origin, None)
-        for item in request[same:]:
+        for item in new:
             for span in self._spans(item):
                 shown[span] = shown.get(span, 0) + 1
             if id(item) not in self._original and item.origin is not None:
