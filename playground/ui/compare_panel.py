@@ -36,11 +36,12 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     options = run_panel.policy_options(rules, settings, summary)
     rows = compare(conversation, [make(name, **options) for name in POLICIES], state.engine().meter(model),
                    run_panel.price(model), mode=st.session_state[MODE], cache=st.session_state[CACHE])
-    table = [{"strategy": row.strategy, "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items()),
-              "tokens final": row.tokens_final, "tokens billed": row.tokens_billed, "cached": row.cached_tokens,
-              "cost (US$)": round(row.cost, 4), "hidden then used (calls)": row.hidden_used_calls,
-              "of those lost": row.hidden_used_lost, "lost": row.tokens_lost, "retrievable": row.tokens_retrievable,
-              "calls fired": row.fired} for row in rows]
+    # the long parameters last, so cost and what the strategy hid from the agent are in view side by side
+    table = [{"strategy": row.strategy, "tokens final": row.tokens_final, "tokens billed": row.tokens_billed,
+              "cached": row.cached_tokens, "cost (US$)": round(row.cost, 4),
+              "hidden then used (calls)": row.hidden_used_calls, "of those lost": row.hidden_used_lost,
+              "lost": row.tokens_lost, "retrievable": row.tokens_retrievable, "calls fired": row.fired,
+              "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items())} for row in rows]
     st.dataframe(table, hide_index=True, width="stretch")
     st.caption("Each strategy replayed over the whole run: tokens billed and cost add up every call; lost tokens are "
                "gone for good (summarized or masked), retrievable ones sit behind a reference a tool call undoes. "
