@@ -359,6 +359,7 @@ def _money(value: float) -> str:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from .hidden import calls_with, lost_calls
     from .policies import make
     from .replay import replay, replay_to_json
 
@@ -385,6 +386,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         repaid = "not repaid before the next firing or the end" if even.repaid_after is None else (
             f"repaid after {even.repaid_after} more call(s)")
         lines.append(f"fired at call {even.call} (index {even.index}): cache miss {_money(even.extra)}, {repaid}")
+    hidden = run.hidden_used
+    lines.append(f"hidden then used: {calls_with(hidden)} call(s) used a piece of an earlier item their request had "
+                 f"hidden ({lost_calls(hidden)} of them one no tool call brings back; --json lists each)")
     _write("\n".join(lines) + "\n", None)
     return 0
 
@@ -404,10 +408,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 0
     lines = [f"mode {args.mode}, cache {cache}, {price.model} prices ({price.source})",
              f"{'strategy':<16} {'tokens final':>12} {'tokens billed':>14} {'cached':>12} {'cost':>10} "
-             f"{'lost':>9} {'retrievable':>11}  parameters"]
+             f"{'hidden used':>11} {'lost':>9} {'retrievable':>11}  parameters"]
     lines += [f"{r.strategy:<16} {r.tokens_final:>12,} {r.tokens_billed:>14,} {r.cached_tokens:>12,} "
-              f"{_money(r.cost):>10} {r.tokens_lost:>9,} {r.tokens_retrievable:>11,}  {json.dumps(r.params)}"
+              f"{_money(r.cost):>10} {f'{r.hidden_used_calls} ({r.hidden_used_lost})':>11} {r.tokens_lost:>9,} "
+              f"{r.tokens_retrievable:>11,}  {json.dumps(r.params)}"
               for r in rows]
+    lines.append("hidden used: calls whose reply used a piece of an earlier item their request had hidden (in "
+                 "brackets, of those, the calls that used one no tool call brings back)")
     _write("\n".join(lines) + "\n", None)
     return 0
 
