@@ -212,8 +212,8 @@ def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy) -> No
                "policy fires (the red line is its threshold), which makes the sawtooth.")
     hidden = run.hidden_used
     if hidden:
-        st.caption(f"▲ {count(calls_with(hidden), 'call')} used something its request had hidden — a piece of an "
-                   f"earlier item the agent's reply quoted, shown nowhere else in that request; "
+        st.caption(f"▲ {count(calls_with(hidden), 'call')}: the agent's reply used something the call's request had "
+                   f"hidden — a piece of an earlier item it quoted, shown nowhere else in that request; "
                    f"{count(lost_calls(hidden), 'call')} of them used content a tool call cannot bring back. Pick one "
                    "with the slider below to see the item and the piece in *Before / after*.")
 
