@@ -15,8 +15,8 @@ counted (every request carries them). Each item's spans are extracted once per r
 linear in its calls.
 
 A use is **retrievable** when the item was replaced by a reference the agent can follow — a rule's
-reference (``Policy.references``) for a tool whose output calling it again brings back
-(``refetch``) — and **lost** otherwise: summarized away, masked with no way back, cleared
+reference (a policy whose ``references`` is true: the rules strategy) for a tool whose output
+calling it again brings back (``refetch``) — and **lost** otherwise: summarized away, masked with no way back, cleared
 (Anthropic's context editing keeps no copy), or a reference to a one-off tool.
 """
 
@@ -172,9 +172,10 @@ class HiddenUse:
 class Tracker:
     """Follows one replay's requests, call by call, and finds the hidden-then-used spans of each.
 
-    It keeps how many items of the current request show each indexed span; consecutive requests
+    It keeps how many items of the current request show each indexed span. Consecutive requests
     mostly share a prefix (stored mode appends; per-call policies hand back the same edited
-    items), so only the items after the first difference are counted again."""
+    items), and after the first difference most items are still the same objects, so only the
+    items that changed are counted again."""
 
     def __init__(self, conversation: Conversation, index: SpanIndex, references: bool) -> None:
         self._items = conversation.items
