@@ -58,3 +58,6 @@ def test_run_marks_the_calls_and_before_after_flags_the_item_and_its_span():
     healthy(at.run())
     flags = [w.value for w in at.warning if "used" in w.value and "hidden" in w.value]
     assert flags and f"item {first.item}" in flags[0] and "lost" in flags[0]
+    table = next(html.proto.body for html in at.get("html") if 'class="cp-rows"' in html.proto.body)
+    row = table[table.index(f"#{first.item} ·"):].split("</tr>", 1)[0]  # the item's own row is flagged too
+    assert "hidden, then used by this call" in row and first.span in row
