@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Conversation, Item, Message, Origin, ToolCall, ToolResult, content_text, tool_name
+from .model import Conversation, Item, Message, Origin, ToolCall, ToolResult, content_text, role_of, tool_name
 from .refetch import one_off_tools
 
 MIN_IDENTIFIER = 8  # characters: shorter names (``result``, ``value``) are what any model writes unprompted
@@ -55,7 +55,7 @@ def _identifier(word: str) -> bool:
     """A name distinctive enough to be copied, not guessed: 8+ characters with an ``_`` or a
     capital inside (``separability_matrix``, ``CompoundModel``), ``__init__``-style padding aside."""
     core = word.strip("_")
-    return len(word) >= MIN_IDENTIFIER and ("_" in core or any(c.isupper() for c in core[1:]))
+    return len(word) >= MIN_IDENTIFIER and ("_" in core or core[1:] != core[1:].lower())
 
 
 def _dotted(name: str) -> bool:
@@ -136,9 +136,10 @@ def _fixed_text(conversation: Conversation) -> str:
 
 @dataclass(frozen=True)
 class SpanIndex:
-    """Every item's spans (those of the system prompt and tool definitions left out), and for each
-    span the items that hold it, in order. Built once per conversation; every strategy's replay
-    of it shares one."""
+    """Each item's spans that the agent ever wrote (only a span some assistant turn holds can be
+    used after it was hidden, so only those are followed), without those of the system prompt and
+    tool definitions, and for each such span the items that hold it, in order. Built once per
+    conversation; every strategy's replay of it shares one."""
 
     spans: tuple[frozenset[str], ...]
     where: Mapping[str, tuple[int, ...]]
@@ -148,10 +149,13 @@ class SpanIndex:
     def of(cls, conversation: Conversation) -> SpanIndex:
         fixed = _fixed_text(conversation)
         excluded = spans_of(fixed)
-        spans = tuple(spans_of(item_text(item)) - excluded for item in conversation.items)
+        found = [spans_of(item_text(item)) for item in conversation.items]
+        written = frozenset().union(*(spans for item, spans in zip(conversation.items, found, strict=True)
+                                      if role_of(item) == "assistant")) - excluded
+        spans = tuple(item_spans & written for item_spans in found)
         where: dict[str, list[int]] = {}
-        for position, found in enumerate(spans):
-            for span in found:
+        for position, item_spans in enumerate(spans):
+            for span in item_spans:
                 where.setdefault(span, []).append(position)
         return cls(spans, {span: tuple(positions) for span, positions in where.items()}, fixed)
 
