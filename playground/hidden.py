@@ -7,10 +7,11 @@ earlier item that the policy had replaced or removed in call j's request, and th
 nowhere else in that request, then under the policy the agent would not have had it: it would
 have had to fetch it again, or would have acted differently.
 
-Spans (``spans_of``) are the pieces a model copies rather than guesses: identifiers of 8+
-characters with an ``_`` or a capital inside, dotted names, paths, numbers of 4+ digits and text
-lines of 20+ characters. Spans found in the system prompt or the tool definitions are never
-counted (every request carries them). Each item's spans are extracted once per run
+Spans (``spans_of``) are the pieces a model copies rather than guesses: identifiers with an
+``_`` inside (8+ characters) or camelCase (11+), dotted names, paths, numbers of 4+ digits and text
+lines of 20+ characters (tuned on hand-labelled cases, ``tests/data/hidden_used_labels.json``).
+Spans found in the system prompt or the tool definitions are never counted (every request carries
+them). Each item's spans are extracted once per run
 (``SpanIndex``); a run's requests are then followed item by item (``Tracker``), so a replay stays
 linear in its calls.
 
@@ -33,6 +34,9 @@ from .model import Conversation, Item, Message, Origin, ToolCall, ToolResult, co
 from .refetch import one_off_tools
 
 MIN_IDENTIFIER = 8  # characters: shorter names (``result``, ``value``) are what any model writes unprompted
+# camelCase names without an ``_`` need more: ``startTime``, ``projectDir``, ``randomUUID`` are what a
+# model writes unprompted (wrong on the labelled runs), ``sessionsDir``, ``CorrelationStatus`` were copied
+MIN_CAMEL = 11
 MIN_LINE = 20  # characters of a stripped line
 MIN_DIGITS = 4
 
@@ -52,10 +56,13 @@ FILE_EXTENSIONS = frozenset(("py", "js", "ts", "tsx", "jsx", "mjs", "cjs", "json
 
 
 def _identifier(word: str) -> bool:
-    """A name distinctive enough to be copied, not guessed: 8+ characters with an ``_`` or a
-    capital inside (``separability_matrix``, ``CompoundModel``), ``__init__``-style padding aside."""
+    """A name distinctive enough to be copied, not guessed: 8+ characters with an ``_`` inside
+    (``separability_matrix``; ``__init__``-style padding aside) or 11+ with a capital inside
+    (``CompoundModel``)."""
     core = word.strip("_")
-    return len(word) >= MIN_IDENTIFIER and ("_" in core or core[1:] != core[1:].lower())
+    if "_" in core:
+        return len(word) >= MIN_IDENTIFIER
+    return len(word) >= MIN_CAMEL and core[1:] != core[1:].lower()
 
 
 def _dotted(name: str) -> bool:

@@ -25,7 +25,7 @@ from .conftest import SHARED, shared
 
 GPT4O = read_prices().get("gpt-4o")
 LABELS = Path(__file__).parent / "data" / "hidden_used_labels.json"
-README_PRECISION = 0.90  # the figure the README states for the labelled cases
+README_PRECISION = 0.93  # the figure the README states for the labelled cases
 SECRET = "def compute_checksum(payload, seed=9137):"
 FILLER = "\n".join(f"line {n} of the module, nothing anyone copies" for n in range(60))
 READ_RULES = load_rules({"tool_results": [{"tool": "read_file",
@@ -80,11 +80,11 @@ def test_spans_in_the_system_prompt_or_tool_definitions_never_count():
 
 def test_span_rules():
     found = spans_of("see src/pkg/mod.py and a/b/c, not and/or or 12/05/2024; call separability_matrix "
-                     "or CompoundModel, not __init__ or result; this.snapshotter.diff, not Date.now; "
+                     "or CompoundModel, not __init__, result or startTime; this.snapshotter.diff, not Date.now; "
                      "registry.js; issue 12907, not 123\n     7→    a line long enough to be copied here\nshort")
     assert {"src/pkg/mod.py", "a/b/c", "separability_matrix", "CompoundModel", "this.snapshotter.diff",
             "registry.js", "12907", "a line long enough to be copied here"} <= found
-    assert not {"and/or", "12/05/2024", "__init__", "result", "Date.now", "123", "short"} & found
+    assert not {"and/or", "12/05/2024", "__init__", "result", "Date.now", "123", "short", "startTime"} & found
 
 
 def test_replay_json_and_compare_rows_carry_the_totals():
