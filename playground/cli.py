@@ -388,6 +388,7 @@ def _money(value: float) -> str:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from .policies import make
+    from .run.hidden import calls_with, lost_calls
     from .run.replay import replay, replay_to_json
 
     conversation, meter, price, cache = _run_setup(args)
@@ -418,6 +419,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         repaid = "not repaid before the next firing or the end" if even.repaid_after is None else (
             f"repaid after {even.repaid_after} more call(s)")
         lines.append(f"fired at call {even.call} (index {even.index}): cache miss {_money(even.extra)}, {repaid}")
+    hidden = run.hidden_used
+    lines.append(f"hidden then used: {count(calls_with(hidden), 'call')} used a piece of an earlier item their request "
+                 f"had hidden ({lost_calls(hidden)} of them one no tool call brings back; --json lists each)")
     _write("\n".join(lines) + "\n", None)
     return 0
 
@@ -439,10 +443,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     lines = [f"mode {args.mode}, cache {cache}, {price.model} prices ({price.source}); summaries billed at "
              f"{summarizer.model} prices (the span as input, the summary as output) and included in cost",
              f"{'strategy':<25} {'tokens final':>12} {'tokens billed':>14} {'cached':>12} {'cost':>10} "
-             f"{'summaries':>10} {'lost':>9} {'retrievable':>11}  parameters"]
+             f"{'summaries':>10} {'hidden used':>11} {'lost':>9} {'retrievable':>11}  parameters"]
     lines += [f"{r.strategy:<25} {r.tokens_final:>12,} {r.tokens_billed:>14,} {r.cached_tokens:>12,} "
-              f"{_money(r.cost):>10} {_money(r.summarization_cost):>10} {r.tokens_lost:>9,} "
+              f"{_money(r.cost):>10} {_money(r.summarization_cost):>10} "
+              f"{f'{r.hidden_used_calls} ({r.hidden_used_lost})':>11} {r.tokens_lost:>9,} "
               f"{r.tokens_retrievable:>11,}  {json.dumps(r.params)}" for r in rows]
+    lines.append("hidden used: calls whose reply used a piece of an earlier item their request had hidden (in "
+                 "brackets, of those, the calls that used one no tool call brings back)")
     lines += ["", "sources:"] + [f"  {r.strategy}: {source_of(r.strategy)}" for r in rows]
     _write("\n".join(lines) + "\n", None)
     return 0

@@ -198,7 +198,9 @@ def test_replay_json_has_exactly_the_documented_shape(book_file):
     done = cli("replay", str(book_file), "--threshold", "0", "--no-summarize", "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert set(data) == {"calls", "totals"}
+    assert set(data) == {"calls", "totals", "hidden_used", "hidden_used_calls", "hidden_used_lost"}
+    assert all(set(use) == {"call", "item", "tool", "span", "retrievable"} for use in data["hidden_used"])
+    assert data["hidden_used_calls"] == len({use["call"] for use in data["hidden_used"]})
     assert [set(call) for call in data["calls"]] == [{"index", "tokens_without", "tokens_with", "cached_tokens_without",
                                                       "cached_tokens_with", "cost_without", "cost_with", "fired",
                                                       "summarization_input_tokens", "summarization_output_tokens",

@@ -34,6 +34,8 @@ class RulesPolicy:
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     frontier: Frontier = field(default_factory=Frontier, compare=False, repr=False)
     name: ClassVar[str] = "rules"
+    # its replacements are references a tool call follows (``hidden``: retrievable unless the tool is one-off)
+    references: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         self.settings()  # bad numbers fail when the policy is made, with located messages

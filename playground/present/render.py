@@ -43,6 +43,7 @@ table.cp-rows{width:100%;border-collapse:collapse;table-layout:fixed;font-size:.
 .cp-rows pre{white-space:pre-wrap;margin:.3rem 0;font-size:.78rem;max-height:22rem;overflow:auto}
 .cp-rows tr.cp-folded td{background:#f3efff}.cp-sum{color:#5b21b6}
 .cp-rule{color:#166534}.cp-skip{color:#92400e}.cp-cache{color:#d9480f;font-weight:600}
+.cp-used{color:#b91c1c;font-weight:600}
 </style>
 """
 
@@ -138,6 +139,8 @@ def rows_table(rows: list[Row], largest: int) -> str:
                          "</div>" if row.after else '<div class="cp-sum">⤵ folded into the summary above</div>')
         if row.cache_boundary:
             notes.append('<div class="cp-cache">⟂ prompt cache ends here: this is the first changed item</div>')
+        notes += [f'<div class="cp-used">▲ hidden, then used by this call\'s reply: “{escape(span[:120])}”</div>'
+                  for span in row.used]
         if row.summarized:
             after = _text_cell(row.after) if row.after else ""
         elif row.changed:

@@ -47,6 +47,7 @@ class Row:
     skipped: tuple[str, ...]  # reasons in words, with detail
     cache_boundary: bool  # the first changed item: the provider's cached prefix ends before it
     summarized: bool = False  # folded into the summary (the summary's text shows on the span's first row)
+    used: tuple[str, ...] = ()  # spans of it the call's reply used after the policy hid it (``hidden``)
 
 
 def item_text(item: Item) -> str:
@@ -384,7 +385,11 @@ def call_positions(view: CallView, changed_only: bool) -> list[int]:
 
 
 def call_rows(view: CallView, positions: Iterable[int]) -> list[Row]:
-    """One row per item of the call's request without the policy, beside what was sent for it."""
+    """One row per item of the call's request without the policy, beside what was sent for it,
+    with the spans of it the call's reply used after the policy hid it."""
+    used: dict[int, tuple[str, ...]] = {}
+    for use in view.call.hidden_used:
+        used[use.item] = (*used.get(use.item, ()), use.span)
     out = []
     for position in positions:
         before = view.without.items[position]
@@ -401,7 +406,7 @@ def call_rows(view: CallView, positions: Iterable[int]) -> list[Row]:
             tokens_after=view.tokens_sent[partner] if shown else 0,
             changed=changed, rules=(view.strategy,) if changed and not summarized else (), skipped=(),
             cache_boundary=position == view.head and view.head < len(view.without.items),
-            summarized=summarized))
+            summarized=summarized, used=used.get(position, ())))
     return out
 
 

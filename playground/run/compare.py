@@ -10,6 +10,7 @@ from ..conversation import Conversation
 from ..meter.tokens import Meter
 from ..policies import Policy
 from ..policies.sources import source_of
+from .hidden import SpanIndex, calls_with, lost_calls
 from .prices import Price
 from .replay import replay
 
@@ -26,18 +27,23 @@ class Row:
     tokens_retrievable: int
     fired: int  # calls where the policy changed the request
     summarization_cost: float = 0.0  # the LLM calls that wrote summaries, at the summarizer's prices
+    hidden_used_calls: int = 0  # calls whose reply used a span their request had hidden (``hidden``)
+    hidden_used_lost: int = 0  # of those, calls that used one a tool call cannot bring back
 
 
 def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter, price: Price, *,
             mode: str = "stored", cache: str | None = None, summarizer: Price | None = None) -> tuple[Row, ...]:
     """One row per policy; summaries billed at ``summarizer``'s prices (default: ``price``)."""
     rows = []
+    spans = SpanIndex.of(conversation)  # every strategy replays the same items: their spans are read once
     for policy in policies:
-        run = replay(conversation, policy, meter, price, mode=mode, cache=cache, summarizer=summarizer)
+        run = replay(conversation, policy, meter, price, mode=mode, cache=cache, summarizer=summarizer, spans=spans)
         totals = run.totals
+        hidden = run.hidden_used
         rows.append(Row(policy.name, policy.params(), run.calls[-1].tokens_with if run.calls else 0,
                         totals.tokens_with, totals.cached_tokens_with, totals.cost_with, run.tokens_lost,
-                        run.tokens_retrievable, sum(1 for call in run.calls if call.fired), totals.summarization_cost))
+                        run.tokens_retrievable, sum(1 for call in run.calls if call.fired), totals.summarization_cost,
+                        calls_with(hidden), lost_calls(hidden)))
     return tuple(rows)
 
 
@@ -45,5 +51,6 @@ def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
     return [{"strategy": row.strategy, "params": row.params, "tokens_final": row.tokens_final,
              "tokens_billed": row.tokens_billed, "cached_tokens": row.cached_tokens, "cost": round(row.cost, 8),
              "tokens_lost": row.tokens_lost, "tokens_retrievable": row.tokens_retrievable, "fired": row.fired,
-             "summarization_cost": round(row.summarization_cost, 8), "source": source_of(row.strategy)}
+             "summarization_cost": round(row.summarization_cost, 8), "source": source_of(row.strategy),
+             "hidden_used_calls": row.hidden_used_calls, "hidden_used_lost": row.hidden_used_lost}
             for row in rows]

@@ -27,6 +27,7 @@ from ..errors import InputError
 from ..meter.claude import billed_thinking
 from ..meter.tokens import Layout, Meter
 from ..policies import Policy, PolicyResult
+from .hidden import HiddenUse, SpanIndex, Tracker, calls_with, lost_calls, to_json
 from .prices import Price, summary_cost
 from .promptcache import PromptCache, call_cost, check_cache, input_cost, link
 
@@ -57,6 +58,7 @@ class Call:
     summarization_input_tokens: int = 0
     summarization_output_tokens: int = 0
     summarization_cost: float = 0.0
+    hidden_used: tuple[HiddenUse, ...] = ()  # spans of items this call's request hid that its reply used
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,10 @@ class Replay:
     tokens_retrievable: int
     final: Conversation = field(repr=False)  # the last request as sent
     summarizer: Price | None = None  # whose prices the summarization calls were billed at
+
+    @property
+    def hidden_used(self) -> tuple[HiddenUse, ...]:
+        return tuple(use for call in self.calls for use in call.hidden_used)
 
     @property
     def totals(self) -> Totals:
@@ -220,11 +226,14 @@ def applied(conversation: Conversation, policy: Policy, meter: Meter, mode: str 
 
 
 def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Price, *, mode: str = "stored",
-           cache: str | None = None, until: int | None = None, summarizer: Price | None = None) -> Replay:
+           cache: str | None = None, until: int | None = None, summarizer: Price | None = None,
+           spans: SpanIndex | None = None) -> Replay:
     """Every call of the run with and without ``policy`` (stop after ``until`` calls if given), with
     the prompt cache of ``price``'s provider unless ``cache`` names one (it must fit the provider:
     ``promptcache.check_cache``). A summary the policy writes is billed as one more LLM call at
-    ``summarizer``'s prices (default: the run's own model's)."""
+    ``summarizer``'s prices (default: the run's own model's). Each call also says what its reply
+    used that its request had hidden (``Call.hidden_used``, see ``hidden``; ``spans``, the
+    conversation's ``SpanIndex``, shares one between replays)."""
     if mode not in MODES:
         raise InputError(f"unknown mode (choose {', '.join(MODES)})", where="mode", value=mode)
     cache = price.provider if cache is None else cache
@@ -243,6 +252,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     calls: list[Call] = []
     lost = retrievable = 0
     previous = 0
+    tracker = Tracker(conversation, SpanIndex.of(conversation) if spans is None else spans,
+                      getattr(policy, "references", False))
     for start, result in applied(conversation, policy, meter, mode, until):
         has_system = has_system or any(is_instruction(item) for item in items[previous:start])
         previous = start
@@ -252,7 +263,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
         sides[1].update(sent.items, head, ("head", has_system))
         uses = [cache_.use(side.chain, side.offsets) for cache_, side in zip(caches, sides, strict=True)]
         prompts = [side.offsets[-1] + fixed.tail for side in sides]
-        output = sum(counts[start:turn_end(items, start)])
+        end = turn_end(items, start)
+        output = sum(counts[start:end])
         if mode == "stored":
             lost, retrievable = lost + result.tokens_lost, retrievable + result.tokens_retrievable
         else:
@@ -271,7 +283,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
             input_cost_without=input_cost(prompts[0], uses[0], price),
             input_cost_with=input_cost(prompts[1], uses[1], price),
             summarization_input_tokens=summary.input_tokens if summary else 0,
-            summarization_output_tokens=summary.output_tokens if summary else 0, summarization_cost=summarizing))
+            summarization_output_tokens=summary.output_tokens if summary else 0, summarization_cost=summarizing,
+            hidden_used=tracker.call(len(calls), start, end, sent.items)))
     return Replay(tuple(calls), policy.name, policy.params(), mode, cache, price, lost, retrievable, sent, summarizer)
 
 
@@ -279,7 +292,9 @@ def sweep(conversation: Conversation, make: Callable[[int], Policy], thresholds:
           price: Price, *, mode: str = "stored", cache: str | None = None) -> list[tuple[int, float]]:
     """Whole-run cost with the policy ``make(threshold)`` for each threshold: the curve a person
     picks a threshold from."""
-    return [(threshold, replay(conversation, make(threshold), meter, price, mode=mode, cache=cache).totals.cost_with)
+    spans = SpanIndex.of(conversation)
+    return [(threshold, replay(conversation, make(threshold), meter, price, mode=mode, cache=cache,
+                               spans=spans).totals.cost_with)
             for threshold in thresholds]
 
 
@@ -293,17 +308,20 @@ def replay_to_json(run: Replay) -> dict[str, Any]:
               "summarization_cost": round(c.summarization_cost, 8)}
              for c in run.calls]
     totals = run.totals
+    hidden = run.hidden_used
     return {"calls": calls, "totals": {
         "tokens_without": totals.tokens_without, "tokens_with": totals.tokens_with,
         "cached_tokens_without": totals.cached_tokens_without, "cached_tokens_with": totals.cached_tokens_with,
         "cost_without": round(totals.cost_without, 8), "cost_with": round(totals.cost_with, 8),
         "summarization_cost": round(totals.summarization_cost, 8),
-        "summarizer": run.summarizer.model if run.summarizer else None}}
+        "summarizer": run.summarizer.model if run.summarizer else None},
+        "hidden_used": to_json(hidden), "hidden_used_calls": calls_with(hidden), "hidden_used_lost": lost_calls(hidden)}
 
 
 def chart_rows(run: Replay) -> list[dict[str, Any]]:
     """One row per call and side (``without`` / ``with``), for the Run view's charts: prompt
-    tokens, the cached share of them, and the cost so far."""
+    tokens, the cached share of them, the cost so far, and (on the ``with`` side) how many spans
+    the call's reply used that its request had hidden."""
     rows: list[dict[str, Any]] = []
     spent = {"without": 0.0, "with": 0.0}
     for number, call in enumerate(run.calls):
@@ -312,7 +330,8 @@ def chart_rows(run: Replay) -> list[dict[str, Any]]:
             spent[side] += cost
             rows.append({"call": number, "index": call.index, "side": side, "tokens": tokens,
                          "cached_share": cached / tokens if tokens else 0.0, "cumulative_cost": spent[side],
-                         "fired": call.fired or ""})
+                         "fired": call.fired or "",
+                         "hidden_used": len(call.hidden_used) if side == "with" else 0})
     return rows
 
 

@@ -169,7 +169,7 @@ def _page() -> None:
     results.headline(conversation, optimized, read_prices().get(model_name))
     rules_panel.no_match_notice(conversation, optimized, rules)
     summary_panel.panel(optimized, prefer)
-    lessons_panel.banner(conversation, rules, settings, optimized)
+    lessons_panel.banner(conversation, rules, settings, summary, optimized)
 
     tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons",
                     "Step-through", "Run", "Compare"], key="tab", on_change="rerun")

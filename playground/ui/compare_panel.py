@@ -44,10 +44,13 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     options = run_panel.policy_options(rules, settings, summary, model)
     rows = compare(conversation, [make(name, **options) for name in (*OURS, *theirs)], state.engine().meter(model),
                    price, mode=st.session_state[MODE], cache=st.session_state[CACHE])
-    table = [{"strategy": row.strategy, "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items()),
-              "tokens final": row.tokens_final, "tokens billed": row.tokens_billed, "cached": row.cached_tokens,
-              "cost (US$)": round(row.cost, 4), "summaries (US$)": round(row.summarization_cost, 4),
-              "lost": row.tokens_lost, "retrievable": row.tokens_retrievable, "calls fired": row.fired,
+    # the long parameters last, so cost and what the strategy hid from the agent are in view side by side
+    table = [{"strategy": row.strategy, "tokens final": row.tokens_final, "tokens billed": row.tokens_billed,
+              "cached": row.cached_tokens, "cost (US$)": round(row.cost, 4),
+              "hidden then used (calls)": row.hidden_used_calls, "of those lost": row.hidden_used_lost,
+              "summaries (US$)": round(row.summarization_cost, 4), "lost": row.tokens_lost,
+              "retrievable": row.tokens_retrievable, "calls fired": row.fired,
+              "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items()),
               "source": source_of(row.strategy)} for row in rows]
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"strategy": st.column_config.TextColumn(width="medium"),
@@ -56,7 +59,10 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                "gone for good (summarized or masked), retrievable ones sit behind a reference a tool call undoes. "
                f"A summary is not free: each one is billed as one more call at {price.model}'s prices, the span it "
                "replaces as input (with the summarization prompt) and the summary as output, and included in the "
-               "cost. No LLM is called: the summary is the offline one, counted by the meter.")
+               "cost. No LLM is called: the summary is the offline one, counted by the meter. *Hidden then used* "
+               "counts the calls whose reply quoted a piece of an earlier item that call's request had hidden (and no "
+               "other part of it showed); *of those lost*, the calls that needed content a tool call cannot bring "
+               "back. The cheapest strategy is not the best one if it hides what the agent uses.")
     chart = alt.Chart(alt.Data(values=table)).mark_bar().encode(
         x=alt.X("cost (US$):Q"), y=alt.Y("strategy:N", sort=None), tooltip=["strategy:N", "cost (US$):Q"])
     st.altair_chart(chart, width="stretch")

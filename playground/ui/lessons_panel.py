@@ -21,6 +21,7 @@ from ..conversation import Conversation
 from ..engine import Optimized
 from ..errors import InputError
 from ..rules.ruleset import Rules
+from ..summarize.history import SummarySettings
 from ..workbench import lessons
 from . import state, summary_panel
 
@@ -97,7 +98,8 @@ def _lessons() -> list[lessons.Lesson] | None:
     return every
 
 
-def banner(conversation: Conversation, rules: Rules, settings: Settings, optimized: Optimized) -> None:
+def banner(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
+           optimized: Optimized) -> None:
     """The lesson being taken, above the tabs: its task and whether the page shows it done (checked
     on every run, so it completes from whichever tab the learner did it in), *Show me*, *Next lesson*."""
     key = st.session_state.get(ACTIVE)
@@ -111,7 +113,11 @@ def banner(conversation: Conversation, rules: Rules, settings: Settings, optimiz
         return
     keys = [each.key for each in every]
     number = keys.index(key) + 1
-    passed = lessons.check(lesson, lessons.observe(conversation, rules, settings, optimized))
+    observed = lessons.observe(conversation, rules, settings, optimized)
+    if lessons.needs_run(lesson):
+        observed |= lessons.observe_run(conversation, rules, settings, summary, state.engine().meter(state.get(
+            state.MODEL)))
+    passed = lessons.check(lesson, observed)
     if passed:
         st.session_state.setdefault(DONE, set()).add(key)
     with st.container(border=True, key="lesson_banner"):

@@ -12,8 +12,10 @@ from ..meter.tokens import TokenCount
 from ..present import render, view
 from ..rules import breakdown
 from ..rules.ruleset import Rules
+from ..run.hidden import HiddenUse
 from ..run.prices import Price, read_prices
 from ..run.promptcache import RequestCost
+from ..words import count
 from . import state
 
 PAGE_SIZE = 40
@@ -127,6 +129,7 @@ def call_before_after(call: view.CallView, back) -> None:
     cost.metric("Cost", f"${numbers.cost_with:.4f}",
                 delta=_change(numbers.cost_with - numbers.cost_without, "{:+.4f}"), delta_color="inverse",
                 help="This call's prompt and reply at the Run tab's prices (the change is against no policy).")
+    _hidden_used(call)
     left, right = st.columns([1, 1])
     changed_only = left.toggle("Changed only", key="call_changed_only",
                                help="Hide items the policy left as they were.")
@@ -136,6 +139,23 @@ def call_before_after(call: view.CallView, back) -> None:
                                 help=f"{PAGE_SIZE} items per page.") if pages > 1 else 1
     shown, _ = view.page(positions, int(number), PAGE_SIZE)
     st.html(render.rows_table(view.call_rows(call, shown), view.call_largest(call)))
+
+
+def _hidden_used(call: view.CallView) -> None:
+    """Flag the items this call's reply used after the policy had hidden them, with the piece used."""
+    uses = call.call.hidden_used
+    if not uses:
+        return
+    lines = [_use_line(use) for use in uses[:10]]
+    more = f"\n- … and {count(len(uses) - 10, 'more piece')}" if len(uses) > 10 else ""
+    st.warning(f"The agent's reply to this call used {count(len(uses), 'piece')} of earlier items that this request "
+               "had hidden and showed nowhere else:\n" + "\n".join(lines) + more, icon=":material/visibility_off:")
+
+
+def _use_line(use: HiddenUse) -> str:
+    tool = f" ({render.literal(use.tool)})" if use.tool else ""
+    where = "behind a reference the agent can follow" if use.retrievable else "lost: no tool call brings it back"
+    return f"- item {use.item}{tool}: “{render.literal(use.span[:120])}” — {where}"
 
 
 def _change(value: float, shape: str = "{:,}") -> str | None:

@@ -17,6 +17,7 @@ from ..policies import POLICIES, Policy, make
 from ..policies.sources import read_strategies, source_of
 from ..present.view import CallView, call_view
 from ..rules.ruleset import Rules
+from ..run.hidden import calls_with, lost_calls
 from ..run.prices import Price, read_prices
 from ..run.promptcache import cache_models
 from ..run.replay import MODES, Replay, call_starts, chart_rows, replay, sweep, sweep_points
@@ -212,9 +213,20 @@ def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy) -> No
         rule = alt.Chart(alt.Data(values=[{"threshold": line}])).mark_rule(color="#d93025", strokeDash=[6, 4]).encode(
             y="threshold:Q", tooltip=["threshold:Q"])
         chart = chart + rule
+    marks = [row for row in rows if row["hidden_used"]]
+    if marks:
+        chart = chart + alt.Chart(alt.Data(values=marks)).mark_point(
+            shape="triangle-up", size=140, filled=True, color="#d93025").encode(
+            x="call:Q", y="tokens:Q", tooltip=["call:Q", "index:Q", alt.Tooltip("hidden_used:Q", title="spans used")])
     st.altair_chart(chart, width="stretch")
     st.caption("Prompt tokens of every call: without a policy the line only climbs; with one it drops where the "
                "policy fires (the red line is its threshold), which makes the sawtooth.")
+    hidden = run.hidden_used
+    if hidden:
+        st.caption(f"▲ {count(calls_with(hidden), 'call')}: the agent's reply used something the call's request had "
+                   f"hidden — a piece of an earlier item it quoted, shown nowhere else in that request; "
+                   f"{count(lost_calls(hidden), 'call')} of them used content a tool call cannot bring back. Pick one "
+                   "with the slider below to see the item and the piece in *Before / after*.")
 
 
 def _swept(options: dict[str, Any], key: str, value: int) -> dict[str, Any]:

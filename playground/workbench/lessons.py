@@ -20,21 +20,30 @@ from ..conversation import Conversation, ToolResult
 from ..engine import Optimized
 from ..errors import InputError
 from ..meter.tokens import Meter
+from ..policies import RulesPolicy
 from ..rules.ruleset import Rules, book_rules, load_rules
+from ..run.hidden import calls_with
+from ..run.prices import read_prices
+from ..run.replay import replay
+from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
+from ..tune.rulesets import aggressive
 from ..tune.suggest import suggest_rules
 
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "presets" / "lessons"
 FENCE = "+++"
 
-RULE_SETS = ("book", "none", "preset", "suggested")  # named rule sets a change may ask for
+RULE_SETS = ("book", "none", "preset", "suggested", "aggressive")  # named rule sets a change may ask for
 
 # Conditions, each with the type of its value. "…_at_least" holds when that number on the page is at
 # least the value; "skipped_for" when some item was left alone for that reason; the rest compare equal.
 _EQUAL = ("stage", "summarized", "edited_calls", "edited_errors", "compact_errors", "threshold_below_tokens")
 _AT_LEAST = ("threshold", "keep_recent", "edits", "rule_count", "call_rule_count", "result_rule_count",
              "cached_prefix_percent")
+# "…_at_most" holds when that figure of the whole run, replayed under the page's rules, is at most the value
+_AT_MOST = ("hidden_used_calls",)
 CONDITIONS = ({name: bool if name != "stage" else str for name in _EQUAL}
-              | {f"{name}_at_least": int for name in _AT_LEAST} | {"skipped_for": str})
+              | {f"{name}_at_least": int for name in _AT_LEAST} | {"skipped_for": str}
+              | {f"{name}_at_most": int for name in _AT_MOST})
 STAGES = ("below_threshold", "compacted", "still_over")
 # State changes a lesson's start and *Show me* may make, and the type of each value.
 CHANGES = {"threshold": int, "keep_recent": int, "compact_errors": bool, "summarize": bool, "rules": (str, dict)}
@@ -169,11 +178,31 @@ def observe(conversation: Conversation, rules: Rules, settings: Settings, optimi
     }
 
 
+def needs_run(lesson: Lesson) -> bool:
+    """Whether the lesson's condition reads the whole run (``observe_run``), not only the request."""
+    return any(name.endswith("_at_most") for name in lesson.done)
+
+
+def observe_run(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
+                meter: Meter) -> dict[str, Any]:
+    """What a lesson reads from the whole run replayed under the page's rules, as the Run view's
+    ``rules`` strategy replays it (stored mode): the calls whose reply used something their
+    request had hidden (``hidden``). No prompt cache: it changes prices, not what was hidden."""
+    policy = RulesPolicy(rules, settings.threshold, settings.keep_recent, summarize=summary is not None,
+                         keep_steps=summary.keep_steps if summary else DEFAULT_KEEP_STEPS,
+                         limit=summary.limit if summary else None)
+    run = replay(conversation, policy, meter, read_prices().get(conversation.model), cache="none")
+    return {"hidden_used_calls": calls_with(run.hidden_used)}
+
+
 def check(lesson: Lesson, state: Mapping[str, Any]) -> bool:
-    """Whether every entry of the lesson's condition holds in ``state`` (see ``observe``)."""
+    """Whether every entry of the lesson's condition holds in ``state`` (see ``observe``, and
+    ``observe_run`` for a lesson that ``needs_run``)."""
     for name, wanted in lesson.done.items():
         if name == "skipped_for":
             ok = wanted in state["skipped_for"]
+        elif name.endswith("_at_most"):
+            ok = state[name.removesuffix("_at_most")] <= wanted
         elif name.endswith("_at_least"):
             ok = state[name.removesuffix("_at_least")] >= wanted
         else:
@@ -199,6 +228,8 @@ def resolve_rules(value: str | Mapping[str, Any], conversation: Conversation, pr
         return preset_rules
     if value == "suggested":
         return suggest_rules(conversation, meter).rules()
+    if value == "aggressive":
+        return aggressive(conversation)
     return Rules()
 
 
