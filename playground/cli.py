@@ -318,16 +318,6 @@ def parser() -> argparse.ArgumentParser:
 # replay and compare: a whole run, call by call, under one policy or each of them.
 
 
-def _preset_rules(name: str, conversation: formats.Conversation):
-    """Rules from a named preset (``suggested`` is built for this conversation's tools)."""
-    from .rulesets import RULESETS
-
-    if name not in RULESETS:
-        raise InputError(f"no such rule preset here (this installation has: {', '.join(RULESETS)})", where="--preset",
-                         value=name)
-    return RULESETS[name][1](conversation)
-
-
 def _run_setup(args: argparse.Namespace):
     """The conversation, the engine's meter (with ``--calibration``'s factor) and the prices every
     run command needs."""
@@ -345,13 +335,25 @@ def _run_setup(args: argparse.Namespace):
 
 def _policy_options(args: argparse.Namespace, conversation: formats.Conversation) -> dict[str, Any]:
     """Every strategy's options from one command line (each policy takes the ones it knows)."""
-    label = args.preset or (args.rules or "book")
-    rules = _preset_rules(args.preset, conversation) if args.preset else _load_rules(args.rules, args.max_input_mb)
-    return {"rules": rules, "label": label, "threshold": args.threshold, "limit": args.threshold,
-            "keep_recent": args.keep_recent, "summarize": not args.no_summarize, "keep_steps": args.keep_steps,
-            "window": args.window, "trigger": args.trigger, "keep": args.keep, "clear_at_least": args.clear_at_least,
-            "exclude_tools": tuple(name for name in (args.exclude_tools or "").split(",") if name),
-            "clear_tool_inputs": args.clear_inputs}
+    return policy_setup(args).options(conversation)
+
+
+def policy_setup(args: argparse.Namespace, strategies: tuple[str, ...] = ()):
+    """The run commands' policy options as an ``evaluate.Setup``: plain values a worker can take
+    (a rules file is read and checked here, once, and travels as its JSON)."""
+    from .evaluate import Setup
+
+    rules = None
+    if args.rules and not args.preset:
+        _load_rules(args.rules, args.max_input_mb)  # bad rules fail here, with the file's name
+        rules = _load_json(args.rules, args.max_input_mb)
+    return Setup(strategies=strategies, preset=args.preset, rules=rules, label=args.rules or "book",
+                 threshold=args.threshold, keep_recent=args.keep_recent, summarize=not args.no_summarize,
+                 keep_steps=args.keep_steps, window=args.window, trigger=args.trigger, keep=args.keep,
+                 clear_at_least=args.clear_at_least,
+                 exclude_tools=tuple(name for name in (args.exclude_tools or "").split(",") if name),
+                 clear_tool_inputs=args.clear_inputs, model=args.model, cache=args.cache, mode=args.mode,
+                 max_input_mb=args.max_input_mb)
 
 
 def _money(value: float) -> str:
@@ -412,10 +414,45 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_run_commands(commands: Any) -> None:
-    from .policies import POLICIES
+def _policy_arguments(p: argparse.ArgumentParser) -> None:
+    """Every strategy's options, as replay, compare, evaluate and tune take them."""
     from .promptcache import CACHE_MODELS
     from .replay import MODES
+
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--rules", help="rules JSON file for the rules strategy (default: the book's)")
+    source.add_argument("--preset", choices=("book", "masking", "aggressive", "suggested"),
+                        help="named rules for the rules strategy")
+    p.add_argument("--threshold", type=_tokens, default=DEFAULT_THRESHOLD,
+                   help=f"rules: compact at or above this many prompt tokens; summarize and hybrid: summarize at "
+                        f"or above it (default {DEFAULT_THRESHOLD})")
+    p.add_argument("--keep-recent", type=_count, default=0, help=f"rules: {KEEP_RECENT_HELP}")
+    p.add_argument("--no-summarize", action="store_true",
+                   help="rules: compaction only, never summarize when still over the threshold")
+    p.add_argument("--keep-steps", type=_count, default=DEFAULT_KEEP_STEPS,
+                   help=f"summarize, hybrid, rules: newest steps kept verbatim (default {DEFAULT_KEEP_STEPS})")
+    p.add_argument("--window", type=_count, default=10,
+                   help="masking, hybrid: tool outputs kept in full, newest first (default 10)")
+    p.add_argument("--trigger", type=_tokens, default=100_000,
+                   help="clear-tool-uses: clear once the prompt exceeds this many tokens (default 100000)")
+    p.add_argument("--keep", type=_count, default=3,
+                   help="clear-tool-uses: newest tool uses kept (default 3)")
+    p.add_argument("--clear-at-least", type=_tokens, default=0,
+                   help="clear-tool-uses: clear nothing unless at least this many tokens go (default 0)")
+    p.add_argument("--exclude-tools", help="clear-tool-uses: comma-separated tool names never cleared")
+    p.add_argument("--clear-inputs", action="store_true", help="clear-tool-uses: clear the calls' arguments too")
+    p.add_argument("--model", help="model whose accounting and prices to use (default: the request's own)")
+    p.add_argument("--cache", choices=CACHE_MODELS,
+                   help="prompt-cache model (default: the model's provider's; another provider's is refused, "
+                        "none always fits)")
+    p.add_argument("--mode", choices=MODES, default="stored",
+                   help="stored: edits kept in the agent's history (the book); per-call: re-applied to a copy "
+                        "for each request (LangChain middleware)")
+
+
+def _add_run_commands(commands: Any) -> None:
+    from . import corpus_cli
+    from .policies import POLICIES
 
     for name, text in (("replay", "replay a run call by call: tokens, prompt cache and cost with and without a "
                                   "policy"),
@@ -430,39 +467,12 @@ def _add_run_commands(commands: Any) -> None:
             p.add_argument("--strategy", choices=list(POLICIES), action="append",
                            help="compare only these (repeat the option; default: every strategy)")
             p.add_argument("--json", action="store_true", help="print the rows as JSON")
-        source = p.add_mutually_exclusive_group()
-        source.add_argument("--rules", help="rules JSON file for the rules strategy (default: the book's)")
-        source.add_argument("--preset", choices=("book", "masking", "aggressive", "suggested"),
-                            help="named rules for the rules strategy")
-        p.add_argument("--threshold", type=_tokens, default=DEFAULT_THRESHOLD,
-                       help=f"rules: compact at or above this many prompt tokens; summarize and hybrid: summarize at "
-                            f"or above it (default {DEFAULT_THRESHOLD})")
-        p.add_argument("--keep-recent", type=_count, default=0, help=f"rules: {KEEP_RECENT_HELP}")
-        p.add_argument("--no-summarize", action="store_true",
-                       help="rules: compaction only, never summarize when still over the threshold")
-        p.add_argument("--keep-steps", type=_count, default=DEFAULT_KEEP_STEPS,
-                       help=f"summarize, hybrid, rules: newest steps kept verbatim (default {DEFAULT_KEEP_STEPS})")
-        p.add_argument("--window", type=_count, default=10,
-                       help="masking, hybrid: tool outputs kept in full, newest first (default 10)")
-        p.add_argument("--trigger", type=_tokens, default=100_000,
-                       help="clear-tool-uses: clear once the prompt exceeds this many tokens (default 100000)")
-        p.add_argument("--keep", type=_count, default=3,
-                       help="clear-tool-uses: newest tool uses kept (default 3)")
-        p.add_argument("--clear-at-least", type=_tokens, default=0,
-                       help="clear-tool-uses: clear nothing unless at least this many tokens go (default 0)")
-        p.add_argument("--exclude-tools", help="clear-tool-uses: comma-separated tool names never cleared")
-        p.add_argument("--clear-inputs", action="store_true", help="clear-tool-uses: clear the calls' arguments too")
-        p.add_argument("--model", help="model whose accounting and prices to use (default: the request's own)")
-        p.add_argument("--cache", choices=CACHE_MODELS,
-                       help="prompt-cache model (default: the model's provider's; another provider's is refused, "
-                            "none always fits)")
-        p.add_argument("--mode", choices=MODES, default="stored",
-                       help="stored: edits kept in the agent's history (the book); per-call: re-applied to a copy "
-                            "for each request (LangChain middleware)")
+        _policy_arguments(p)
         p.add_argument("--format", choices=list(formats.READERS), help="input format (default: detected)")
         p.add_argument("--calibration", help="JSON file of calibration factors for the model (as for count)")
         _input_limit(p)
         p.set_defaults(run=cmd_replay if name == "replay" else cmd_compare)
+    corpus_cli.add_commands(commands)
 
 
 def main(argv: list[str] | None = None) -> int:

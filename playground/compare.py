@@ -9,7 +9,7 @@ from typing import Any
 from .model import Conversation
 from .policies import Policy
 from .prices import Price
-from .replay import replay
+from .replay import Replay, replay
 from .tokens import Meter
 
 
@@ -28,14 +28,15 @@ class Row:
 
 def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter, price: Price, *,
             mode: str = "stored", cache: str | None = None) -> tuple[Row, ...]:
-    rows = []
-    for policy in policies:
-        run = replay(conversation, policy, meter, price, mode=mode, cache=cache)
-        totals = run.totals
-        rows.append(Row(policy.name, policy.params(), run.calls[-1].tokens_with if run.calls else 0,
-                        totals.tokens_with, totals.cached_tokens_with, totals.cost_with, run.tokens_lost,
-                        run.tokens_retrievable, sum(1 for call in run.calls if call.fired)))
-    return tuple(rows)
+    return tuple(row_of(replay(conversation, policy, meter, price, mode=mode, cache=cache)) for policy in policies)
+
+
+def row_of(run: Replay) -> Row:
+    """One replay as a row of the comparison (``evaluate`` makes its rows with it too)."""
+    totals = run.totals
+    return Row(run.strategy, run.params, run.calls[-1].tokens_with if run.calls else 0, totals.tokens_with,
+               totals.cached_tokens_with, totals.cost_with, run.tokens_lost, run.tokens_retrievable,
+               sum(1 for call in run.calls if call.fired))
 
 
 def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
