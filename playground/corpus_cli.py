@@ -5,9 +5,7 @@ when stderr is a terminal) and a final table, or JSON, CSV or Parquet."""
 from __future__ import annotations
 
 import argparse
-import csv
 import functools
-import io
 import json
 import sys
 from collections.abc import Iterable, Iterator
@@ -36,14 +34,6 @@ def _outcomes(args: argparse.Namespace, task: executors.Task, what: str) -> list
 
 def _strategies(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(args.strategy or POLICIES))
-
-
-def _csv(rows: list[dict[str, Any]]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["source"], lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
 
 
 def _parquet(rows: list[dict[str, Any]], path: str) -> None:
@@ -89,7 +79,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.parquet:
         _parquet(evaluation.table(), args.parquet)
     if args.csv:
-        _write(_csv(evaluation.table()), args.csv)
+        _write(evaluation.csv(), args.csv)
     if args.json:
         _write(_dump(evaluation.to_json()), None)
     elif not (args.csv and args.csv != "-"):

@@ -10,6 +10,8 @@ at a time and keeps nothing between runs.
 
 from __future__ import annotations
 
+import csv
+import io
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -42,9 +44,10 @@ class Setup:
 
     strategies: tuple[str, ...] = tuple(POLICIES)
     preset: str | None = None
-    rules: dict[str, Any] | None = None  # rules JSON (a --rules file); None with no preset: the book's
+    rules: Any = None  # rules JSON (a --rules file) or Rules (the page's, never pickled); None: the book's
     label: str = "book"
     threshold: int = DEFAULT_THRESHOLD
+    limit: int | None = None  # summarize at or above this; None: at the threshold, as the command line does
     keep_recent: int = 0
     summarize: bool = True
     keep_steps: int = DEFAULT_KEEP_STEPS
@@ -61,7 +64,7 @@ class Setup:
 
     def options(self, conversation: Conversation) -> dict[str, Any]:
         """Every strategy's options for this run (each policy takes the ones it knows)."""
-        from .rules import book_rules, load_rules
+        from .rules import Rules, book_rules, load_rules
         from .rulesets import RULESETS
 
         if self.preset:
@@ -69,13 +72,15 @@ class Setup:
                 raise InputError(f"no such rule preset here (this installation has: {', '.join(RULESETS)})",
                                  where="--preset", value=self.preset)
             rules = RULESETS[self.preset][1](conversation)
+        elif self.rules is None or isinstance(self.rules, Rules):
+            rules = self.rules or book_rules()
         else:
-            rules = book_rules() if self.rules is None else load_rules(self.rules)
+            rules = load_rules(self.rules)
         return {"rules": rules, "label": self.preset or self.label, "threshold": self.threshold,
-                "limit": self.threshold, "keep_recent": self.keep_recent, "summarize": self.summarize,
-                "keep_steps": self.keep_steps, "window": self.window, "trigger": self.trigger, "keep": self.keep,
-                "clear_at_least": self.clear_at_least, "exclude_tools": self.exclude_tools,
-                "clear_tool_inputs": self.clear_tool_inputs}
+                "limit": self.threshold if self.limit is None else self.limit, "keep_recent": self.keep_recent,
+                "summarize": self.summarize, "keep_steps": self.keep_steps, "window": self.window,
+                "trigger": self.trigger, "keep": self.keep, "clear_at_least": self.clear_at_least,
+                "exclude_tools": self.exclude_tools, "clear_tool_inputs": self.clear_tool_inputs}
 
 
 @dataclass(frozen=True)
@@ -295,6 +300,15 @@ class Evaluation:
     def to_json(self) -> dict[str, Any]:
         return {"runs": [run_to_json(run) for run in self.runs]} | problems_to_json(self.failed, self.skipped) | {
                 "aggregate": aggregate(self.runs, len(self.failed), len(self.skipped))}
+
+    def csv(self) -> str:
+        """The table as CSV text, for ``--csv`` and the page's download."""
+        rows = self.table()
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["source"], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return out.getvalue()
 
     def table(self) -> list[dict[str, Any]]:
         """One flat row per run and strategy: the CSV, the Parquet file and the page's table."""
