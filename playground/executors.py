@@ -26,7 +26,7 @@ from .errors import InputError
 
 EXECUTORS = ("local", "dask")
 BATCH_RUNS = 8  # runs per task
-BATCH_BYTES = 4 * 1024 * 1024  # ... or fewer, once their files add up to this: a large run is a task of its own
+BATCH_BYTES = 1024 * 1024  # ... or fewer, once their files add up to this: a few large runs make a task
 DASK_MISSING = ("--executor dask needs Dask's distributed scheduler, which is optional: install it with "
                 "`pip install -r requirements-dask.txt`")
 

@@ -155,8 +155,8 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
                           "conversations are listed as skipped.")
     st.multiselect("Strategies", list(POLICIES), default=DEFAULT_STRATEGIES, key=STRATEGIES,
                    help="Each run is replayed under each of these, with the sidebar's rules and settings.")
-    st.button("Evaluate the corpus", type="primary", on_click=_evaluate, args=(rules, settings, summary),
-              disabled=not st.session_state.get(UPLOAD))
+    if st.button("Evaluate the corpus", type="primary", disabled=not st.session_state.get(UPLOAD)):
+        _evaluate(rules, settings, summary)  # here, not in a callback: the progress bar shows in its place
     if st.session_state.get(MESSAGE):
         st.error(render.literal(st.session_state[MESSAGE]), icon=":material/error:")
     evaluation: Evaluation | None = st.session_state.get(RESULT)
