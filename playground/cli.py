@@ -1,4 +1,4 @@
-"""The command line: ``python -m playground count|compact|rules|accuracy|replay|compare``.
+"""The command line: ``python -m playground count|compact|rules|accuracy|replay|compare|evaluate|tune``.
 
 Bad input of any kind exits with status 2 and one line on stderr naming what is wrong and
 where; nothing is ever written half-way. Set PLAYGROUND_DEBUG=1 to see tracebacks of bugs.

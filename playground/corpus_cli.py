@@ -5,15 +5,18 @@ when stderr is a terminal) and a final table, or JSON, CSV or Parquet."""
 from __future__ import annotations
 
 import argparse
+import csv
 import functools
+import heapq
 import json
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, TextIO
 
-from . import corpus, executors
+from . import corpus, executors, formats
 from .errors import InputError
-from .evaluate import Evaluation, partition, problems_to_json
+from .evaluate import partition, problems_to_json
 from .policies import POLICIES
 
 PARQUET_MISSING = "--parquet needs pyarrow (Streamlit installs it; else `pip install pyarrow`), or use --csv"
@@ -53,11 +56,10 @@ def _problems(failed: Iterable[corpus.Failed], skipped: Iterable[corpus.Skipped]
             + [f"skipped {s.source}: {s.reason}" for s in skipped])
 
 
-def evaluation_table(evaluation: Evaluation) -> str:
+def evaluation_table(aggregate: dict[str, Any], failed: list[corpus.Failed], skipped: list[corpus.Skipped]) -> str:
     """The final table: one line per strategy over the whole corpus."""
     from .cli import _money
 
-    aggregate = evaluation.to_json()["aggregate"]
     lines = [f"{aggregate['runs']} runs, {aggregate['failed']} failed, {aggregate['skipped']} skipped",
              f"{'strategy':<16} {'cost':>12} {'cost none':>12} {'median saving':>14} {'p90 saving':>11} "
              f"{'costs more':>10} {'errors kept':>12} {'pairs intact':>12} {'lost':>11} {'hidden used':>11}"]
@@ -67,24 +69,80 @@ def evaluation_table(evaluation: Evaluation) -> str:
                      f"{_money(s['median_saving']):>14} {_money(s['saving_percentiles']['p90']):>11} "
                      f"{s['share_costs_more_than_none']:>10.0%} {s['errors_kept']:>5,} of {s['error_results']:<3,} "
                      f"{s['runs_pairs_intact']:>5,} of {s['runs']:<3,} {s['tokens_lost']:>11,} {hidden:>11}")
-    return "\n".join(lines + _problems(evaluation.failed, evaluation.skipped)) + "\n"
+    return "\n".join(lines + _problems(failed, skipped)) + "\n"
+
+
+def in_order(outcomes: Iterable[tuple[int, Any]]) -> Iterator[Any]:
+    """Numbered outcomes, as they complete, put back in corpus order (every number comes once):
+    only those that arrived before an earlier one wait."""
+    waiting: list[tuple[int, Any]] = []
+    expected = 0
+    for order, outcome in outcomes:
+        heapq.heappush(waiting, (order, id(outcome), outcome))
+        while waiting and waiting[0][0] == expected:
+            yield heapq.heappop(waiting)[2]
+            expected += 1
+
+
+@contextmanager
+def _opened(path: str | None) -> Iterator[TextIO | None]:
+    if path is None:
+        yield None
+    elif path == "-":
+        yield sys.stdout
+    else:
+        try:
+            with open(path, "w", encoding="utf-8", newline="") as stream:
+                yield stream
+        except OSError as exc:
+            raise InputError(f"cannot write the file ({exc.strerror or exc})", where=path) from None
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from .cli import _dump, _write, policy_setup
-    from .evaluate import evaluate_batch
+    """Runs stream out as they are evaluated (JSON and CSV are written run by run, in corpus
+    order); what is kept is the aggregate's few numbers per run, and the failed and skipped."""
+    from .cli import _dump, policy_setup
+    from .evaluate import Aggregate, evaluate_batch, run_rows, run_to_json
 
     setup = policy_setup(args, _strategies(args))
-    evaluation = Evaluation.of(_outcomes(args, functools.partial(evaluate_batch, setup=setup), "evaluate"))
+    found = corpus.find(args.paths, args.max_input_mb)
+    outcomes = _progress(executors.run(found, functools.partial(evaluate_batch, setup=setup), executor=args.executor,
+                                       workers=args.workers, scheduler=args.scheduler), "evaluate")
+    total, failed, skipped, parquet = Aggregate(), [], [], []
+    out = sys.stdout if args.json else None
+    with _opened(args.csv) as csv_out:
+        writer = None
+        if out:
+            out.write('{"runs": [')
+        for outcome in in_order(outcomes):
+            if isinstance(outcome, corpus.Failed | corpus.Skipped):
+                (failed if isinstance(outcome, corpus.Failed) else skipped).append(outcome)
+                continue
+            if out:
+                out.write(("\n" if not total.runs else ",\n") + formats.keep_surrogates(
+                    json.dumps(run_to_json(outcome), ensure_ascii=False)))
+            total.add(outcome)
+            rows = run_rows(outcome)
+            if csv_out:
+                writer = writer or _csv_writer(csv_out, rows[0])
+                writer.writerows(rows)
+            if args.parquet:
+                parquet.extend(rows)
+    aggregate = total.to_json(len(failed), len(skipped))
     if args.parquet:
-        _parquet(evaluation.table(), args.parquet)
-    if args.csv:
-        _write(evaluation.csv(), args.csv)
-    if args.json:
-        _write(_dump(evaluation.to_json()), None)
-    elif not (args.csv and args.csv != "-"):
-        _write(evaluation_table(evaluation), None)
+        _parquet(parquet, args.parquet)
+    if out:
+        rest = _dump(problems_to_json(failed, skipped) | {"aggregate": aggregate})
+        out.write("\n]," + formats.keep_surrogates(rest[1:]))
+    elif args.csv != "-":  # stdout holds the CSV alone
+        sys.stdout.write(evaluation_table(aggregate, failed, skipped))
     return 0
+
+
+def _csv_writer(stream: TextIO, first: dict[str, Any]) -> csv.DictWriter:
+    writer = csv.DictWriter(stream, fieldnames=list(first), lineterminator="\n")
+    writer.writeheader()
+    return writer
 
 
 def tune_table(result: dict[str, Any]) -> str:

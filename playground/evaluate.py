@@ -14,7 +14,7 @@ import csv
 import io
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import formats, limits
@@ -223,39 +223,92 @@ def _percentiles(values: Sequence[float]) -> dict[str, float]:
     return {f"p{p}": cuts[p - 1] for p in PERCENTILES}
 
 
-def aggregate(runs: Sequence[RunResult], failed: int = 0, skipped: int = 0) -> dict[str, Any]:
-    """Totals, medians and percentiles per strategy over ``runs`` (in corpus order), the ten runs
-    that save least (most negative first) and the share of runs where the policy costs more than none."""
-    strategies: list[dict[str, Any]] = []
-    names = list(dict.fromkeys(s.row.strategy for run in runs for s in run.strategies))
-    for name in names:
-        rows = [(run.source, s) for run in runs for s in run.strategies if s.row.strategy == name]
-        costs = [s.row.cost for _, s in rows]
-        savings = [s.saving for _, s in rows]
-        hidden = [s.hidden_used_calls for _, s in rows]
-        known = all(h is not None for h in hidden)
-        worst = sorted(rows, key=lambda pair: pair[1].saving)[:WORST]
-        strategies.append({
-            "strategy": name, "runs": len(rows),
-            "tokens_billed": sum(s.row.tokens_billed for _, s in rows),
-            "cached_tokens": sum(s.row.cached_tokens for _, s in rows),
-            "cost": round(sum(costs), 8), "cost_none": round(sum(s.cost_none for _, s in rows), 8),
-            "tokens_lost": sum(s.row.tokens_lost for _, s in rows),
-            "tokens_retrievable": sum(s.row.tokens_retrievable for _, s in rows),
-            "hidden_used_calls": sum(hidden) if known else None,  # type: ignore[arg-type]
-            "errors_kept": sum(s.errors_kept for _, s in rows), "error_results": sum(s.error_results for _, s in rows),
-            "runs_pairs_intact": sum(s.pairs_intact for _, s in rows),
+@dataclass
+class _Tally:
+    """One strategy's figures over the runs added so far: sums, and per run only its cost, cost
+    without a policy and saving (for medians, percentiles and exact sums)."""
+
+    runs: int = 0
+    tokens_billed: int = 0
+    cached_tokens: int = 0
+    tokens_lost: int = 0
+    tokens_retrievable: int = 0
+    hidden_used_calls: int | None = 0  # None once any run's is unknown
+    errors_kept: int = 0
+    error_results: int = 0
+    pairs_intact: int = 0
+    costs: list[float] = field(default_factory=list)
+    nones: list[float] = field(default_factory=list)
+    worst: list[tuple[float, int, str]] = field(default_factory=list)  # (saving, run number, source), the lowest
+    most_hidden: list[tuple[int, int, str]] = field(default_factory=list)  # (-hidden_used_calls, run number, source)
+
+    def add(self, source: str, result: StrategyResult) -> None:
+        row = result.row
+        number = self.runs
+        self.runs += 1
+        self.tokens_billed += row.tokens_billed
+        self.cached_tokens += row.cached_tokens
+        self.tokens_lost += row.tokens_lost
+        self.tokens_retrievable += row.tokens_retrievable
+        hidden = result.hidden_used_calls
+        self.hidden_used_calls = None if hidden is None or self.hidden_used_calls is None else (
+            self.hidden_used_calls + hidden)
+        self.errors_kept += result.errors_kept
+        self.error_results += result.error_results
+        self.pairs_intact += result.pairs_intact
+        self.costs.append(row.cost)
+        self.nones.append(result.cost_none)
+        self.worst = sorted([*self.worst, (result.saving, number, source)])[:WORST]
+        if hidden is not None:
+            self.most_hidden = sorted([*self.most_hidden, (-hidden, number, source)])[:WORST]
+
+    def to_json(self, name: str) -> dict[str, Any]:
+        costs = self.costs
+        savings = [none - cost for cost, none in zip(costs, self.nones, strict=True)]
+        known = self.hidden_used_calls is not None
+        return {
+            "strategy": name, "runs": self.runs, "tokens_billed": self.tokens_billed,
+            "cached_tokens": self.cached_tokens, "cost": round(sum(costs), 8), "cost_none": round(sum(self.nones), 8),
+            "tokens_lost": self.tokens_lost, "tokens_retrievable": self.tokens_retrievable,
+            "hidden_used_calls": self.hidden_used_calls, "errors_kept": self.errors_kept,
+            "error_results": self.error_results, "runs_pairs_intact": self.pairs_intact,
             "median_cost": round(statistics.median(costs), 8) if costs else 0.0,
             "median_saving": round(statistics.median(savings), 8) if savings else 0.0,
             "cost_percentiles": {k: round(v, 8) for k, v in _percentiles(costs).items()},
             "saving_percentiles": {k: round(v, 8) for k, v in _percentiles(savings).items()},
-            "share_costs_more_than_none": (sum(s.saving < -1e-12 for _, s in rows) / len(rows)) if rows else 0.0,
-            "worst_by_saving": [{"source": source, "saving": round(s.saving, 8)} for source, s in worst],
-            "worst_by_hidden_used": [{"source": source, "hidden_used_calls": s.hidden_used_calls} for source, s in
-                                     sorted(rows, key=lambda pair: -(pair[1].hidden_used_calls or 0))[:WORST]]
-            if known else [],
-        })
-    return {"runs": len(runs), "failed": failed, "skipped": skipped, "strategies": strategies}
+            "share_costs_more_than_none": sum(saving < -1e-12 for saving in savings) / len(costs) if costs else 0.0,
+            "worst_by_saving": [{"source": source, "saving": round(saving, 8)} for saving, _, source in self.worst],
+            "worst_by_hidden_used": [{"source": source, "hidden_used_calls": -hidden}
+                                     for hidden, _, source in self.most_hidden] if known else [],
+        }
+
+
+class Aggregate:
+    """The whole corpus's figures, fed one run at a time (in corpus order): what it keeps per run
+    is a few floats, never the run, so a corpus of any size can stream through it."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self._tallies: dict[str, _Tally] = {}
+
+    def add(self, run: RunResult) -> None:
+        self.runs += 1
+        for result in run.strategies:
+            self._tallies.setdefault(result.row.strategy, _Tally()).add(run.source, result)
+
+    def to_json(self, failed: int = 0, skipped: int = 0) -> dict[str, Any]:
+        """Totals, medians and percentiles per strategy, the ten runs that save least (most negative
+        first), the share of runs where the policy costs more than none."""
+        return {"runs": self.runs, "failed": failed, "skipped": skipped,
+                "strategies": [tally.to_json(name) for name, tally in self._tallies.items()]}
+
+
+def aggregate(runs: Iterable[RunResult], failed: int = 0, skipped: int = 0) -> dict[str, Any]:
+    """``Aggregate`` over ``runs`` (in corpus order)."""
+    total = Aggregate()
+    for run in runs:
+        total.add(run)
+    return total.to_json(failed, skipped)
 
 
 def run_to_json(run: RunResult) -> dict[str, Any]:
@@ -285,6 +338,12 @@ def problems_to_json(failed: Iterable[Failed], skipped: Iterable[Skipped]) -> di
             "skipped": [{"source": s.source, "reason": s.reason} for s in skipped]}
 
 
+def run_rows(run: RunResult) -> list[dict[str, Any]]:
+    """One run as flat rows, one per strategy (CSV, Parquet, the page's download)."""
+    return [{"source": run.source, "format": run.format, "model": run.model, "calls": run.calls} | strategy
+            for strategy in run_to_json(run)["strategies"]]
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """The whole corpus's outcome, in corpus order."""
@@ -312,5 +371,4 @@ class Evaluation:
 
     def table(self) -> list[dict[str, Any]]:
         """One flat row per run and strategy: the CSV, the Parquet file and the page's table."""
-        return [{"source": run.source, "format": run.format, "model": run.model, "calls": run.calls} | strategy
-                for run in self.runs for strategy in run_to_json(run)["strategies"]]
+        return [row for run in self.runs for row in run_rows(run)]

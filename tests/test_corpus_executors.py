@@ -14,8 +14,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from playground import cli, corpus, executors
+from playground.corpus_cli import in_order
 from playground.errors import InputError
 from playground.evaluate import Evaluation, Setup, evaluate_batch, partition
 from playground.tune import Grid, summarize, tune_batch
@@ -141,3 +144,19 @@ def test_the_app_and_the_cli_start_without_importing_dask():
                                                  "playground.cli.parser(); print('distributed' in sys.modules)"],
                           cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_the_streamed_json_of_the_cli_is_the_evaluation_of_the_library(mixed: Path, capsys):
+    small = [str(mixed / name) for name in ("traces", "logs", "bundle.zip", "corrupt.jsonl")]
+    assert cli.main(["evaluate", *small, "--json", "--workers", "2"]) == 0
+    streamed = json.loads(capsys.readouterr().out)
+    outcomes = executors.run(corpus.find(small), functools.partial(evaluate_batch, setup=Setup()), workers=0)
+    assert streamed == Evaluation.of(outcomes).to_json()
+    assert cli.main(["evaluate", *small, "--csv", "-", "--workers", "0", "--strategy", "rules"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [row["source"] for row in rows] == [run["source"] for run in streamed["runs"]]
+
+
+@given(st.permutations(range(30)))
+def test_outcomes_come_back_in_corpus_order(order):
+    assert list(in_order((n, f"outcome {n}") for n in order)) == [f"outcome {n}" for n in range(30)]
