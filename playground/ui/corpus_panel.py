@@ -28,7 +28,6 @@ UPLOAD, STRATEGIES, TABLE = "corpus_upload", "corpus_strategies", "corpus_table"
 RESULT, SOURCES, TUNED, MESSAGE = "corpus_result", "corpus_sources", "corpus_tuned", "corpus_message"
 UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", "json", "jsonl", "traj"]
 DEFAULT_STRATEGIES = ["none", "rules", "clear-tool-uses"]
-TUNE_GRID = ("threshold=10000:150000:10000",)
 
 
 def _setup(rules: Rules, settings: Settings, summary: SummarySettings | None) -> Setup:
@@ -77,7 +76,7 @@ def _evaluate(rules: Rules, settings: Settings, summary: SummarySettings | None)
     st.session_state[SOURCES] = {item.name: item for item in found if isinstance(item, Source)}
     st.session_state[TUNED] = None
     if "rules" in setup.strategies:
-        grid = Grid.parse(TUNE_GRID)
+        grid = _grid(settings.threshold)
         tune_setup = replace(setup, strategies=("rules",))
         runs, _, _ = partition(_with_progress(
             [st.session_state[SOURCES][run.source] for run in evaluation.runs],
@@ -121,26 +120,39 @@ def _distributions(evaluation: Evaluation) -> None:
     one, two = st.columns(2)
     for column, field, title in ((one, "saving", "Saving per run (US$): the cost without a policy minus with it"),
                                  (two, "cost", "Cost per run (US$)")):
+        strategies = len({row["strategy"] for row in table})
         chart = alt.Chart(alt.Data(values=table)).mark_boxplot(extent="min-max").encode(
             x=alt.X(f"{field}:Q", title=f"{field} (US$)"), y=alt.Y("strategy:N", sort=None),
-            color=alt.Color("strategy:N", legend=None))
-        column.altair_chart(chart, width="stretch")
+            color=alt.Color("strategy:N", legend=None)).properties(height=60 + 40 * strategies)
         column.caption(title)
+        column.altair_chart(chart, width="stretch")
 
 
-def _pareto(tuned: dict[str, Any]) -> None:
+def _grid(threshold: int) -> Grid:
+    """The thresholds the page sweeps: 0 to 150,000 in steps of 10,000, and the sidebar's own."""
+    values = sorted({*range(0, 150_001, 10_000), threshold})
+    return Grid.parse([f"threshold={','.join(map(str, values))}"])
+
+
+def _pareto(tuned: dict[str, Any], threshold: int) -> None:
     [rules] = tuned["strategies"]
     best = rules["best"]
     points = [{"threshold": p["params"]["threshold"], "cost": p["cost"],
-               "chosen": "cheapest" if p == best else "other"} for p in rules["points"]]
-    base = alt.Chart(alt.Data(values=points)).encode(x=alt.X("threshold:Q", title="threshold (tokens)"),
-                                                     y=alt.Y("cost:Q", title="whole-corpus cost (US$)"))
-    chart = base.mark_line(point=True) + base.transform_filter("datum.chosen == 'cheapest'").mark_point(
-        size=300, shape="diamond", filled=True, color="#d62728").encode(tooltip=["threshold:Q", "cost:Q"])
-    st.altair_chart(chart, width="stretch")
-    st.caption(f"The rules strategy's whole-corpus cost at each threshold (`tune`); the diamond is the cheapest, "
-               f"{best['params']['threshold']:,} tokens at ${best['cost']:,.4f}. Hidden-then-used calls are not "
-               "measured yet, so the front is by cost alone.")
+               "mark": "cheapest" if p == best else "yours" if p["params"]["threshold"] == threshold else ""}
+              for p in rules["points"]]
+    base = alt.Chart(alt.Data(values=points)).encode(
+        x=alt.X("threshold:Q", title="threshold (tokens)"),
+        y=alt.Y("cost:Q", title="whole-corpus cost (US$)", scale=alt.Scale(zero=False)),
+        tooltip=["threshold:Q", "cost:Q"])
+    marked = base.transform_filter("datum.mark != ''").mark_point(size=300, shape="diamond", filled=True).encode(
+        color=alt.Color("mark:N", title=None, scale=alt.Scale(domain=["cheapest", "yours"],
+                                                             range=["#d62728", "#1f77b4"])))
+    st.altair_chart(base.mark_line(point=True, color="#888") + marked, width="stretch")
+    yours = next((p for p in rules["points"] if p["params"]["threshold"] == threshold), None)
+    st.caption(f"The rules strategy's whole-corpus cost at each threshold (`tune`): the cheapest is "
+               f"{best['params']['threshold']:,} tokens at ${best['cost']:,.4f}"
+               + (f"; your threshold, {threshold:,}, costs ${yours['cost']:,.4f}" if yours else "")
+               + ". Hidden-then-used calls are not measured yet, so the front is by cost alone.")
 
 
 def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> None:
@@ -176,7 +188,7 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
     if evaluation.runs:
         _distributions(evaluation)
     if st.session_state.get(TUNED) and st.session_state[TUNED]["runs"]:
-        _pareto(st.session_state[TUNED])
+        _pareto(st.session_state[TUNED], settings.threshold)
     st.download_button("Download the table (CSV)", evaluation.csv(), "corpus.csv", "text/csv", on_click="ignore",
                        help="One row per run and strategy: tokens billed, cached, cost, saving, lost, retrievable, "
                             "errors kept, pairs intact.")
