@@ -5,7 +5,6 @@ when stderr is a terminal) and a final table, or JSON, CSV or Parquet."""
 from __future__ import annotations
 
 import argparse
-import csv
 import functools
 import heapq
 import json
@@ -102,7 +101,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     """Runs stream out as they are evaluated (JSON and CSV are written run by run, in corpus
     order); what is kept is the aggregate's few numbers per run, and the failed and skipped."""
     from .cli import _dump, policy_setup
-    from .evaluate import Aggregate, evaluate_batch, run_rows, run_to_json
+    from .evaluate import Aggregate, csv_writer, evaluate_batch, run_rows, run_to_json
 
     setup = policy_setup(args, _strategies(args))
     found = corpus.find(args.paths, args.max_input_mb)
@@ -124,7 +123,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             total.add(outcome)
             rows = run_rows(outcome)
             if csv_out:
-                writer = writer or _csv_writer(csv_out, rows[0])
+                writer = writer or csv_writer(csv_out, rows[0])
                 writer.writerows(rows)
             if args.parquet:
                 parquet.extend(rows)
@@ -137,12 +136,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     elif args.csv != "-":  # stdout holds the CSV alone
         sys.stdout.write(evaluation_table(aggregate, failed, skipped))
     return 0
-
-
-def _csv_writer(stream: TextIO, first: dict[str, Any]) -> csv.DictWriter:
-    writer = csv.DictWriter(stream, fieldnames=list(first), lineterminator="\n")
-    writer.writeheader()
-    return writer
 
 
 def tune_table(result: dict[str, Any]) -> str:

@@ -338,6 +338,13 @@ def problems_to_json(failed: Iterable[Failed], skipped: Iterable[Skipped]) -> di
             "skipped": [{"source": s.source, "reason": s.reason} for s in skipped]}
 
 
+def csv_writer(stream: Any, first: dict[str, Any]) -> csv.DictWriter:
+    """A CSV writer for rows shaped like ``first``, its header written."""
+    writer = csv.DictWriter(stream, fieldnames=list(first), lineterminator="\n")
+    writer.writeheader()
+    return writer
+
+
 def run_rows(run: RunResult) -> list[dict[str, Any]]:
     """One run as flat rows, one per strategy (CSV, Parquet, the page's download)."""
     return [{"source": run.source, "format": run.format, "model": run.model, "calls": run.calls} | strategy
@@ -364,9 +371,7 @@ class Evaluation:
         """The table as CSV text, for ``--csv`` and the page's download."""
         rows = self.table()
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["source"], lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+        csv_writer(out, rows[0] if rows else {"source": ""}).writerows(rows)
         return out.getvalue()
 
     def table(self) -> list[dict[str, Any]]:
