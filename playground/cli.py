@@ -1,4 +1,4 @@
-"""The command line: ``python -m playground count|compact|rules|accuracy|replay|compare|probe``.
+"""The command line: ``python -m playground count|compact|rules|accuracy|replay|compare|probe|evaluate|tune``.
 
 Bad input of any kind exits with status 2 and one line on stderr naming what is wrong and
 where; nothing is ever written half-way. Set PLAYGROUND_DEBUG=1 to see tracebacks of bugs.
@@ -7,18 +7,26 @@ where; nothing is ever written half-way. Set PLAYGROUND_DEBUG=1 to see traceback
 from __future__ import annotations
 
 import argparse
+import functools
+import heapq
 import json
 import os
 import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from . import formats, limits, probe
 from .compaction import DEFAULT_THRESHOLD, Settings
+from .corpus import executors
+from .corpus import find as corpus
+from .corpus.evaluate import partition, problems_to_json
 from .engine import Engine
 from .errors import InputError
 from .export import requests as exports
 from .meter.tokens import Meter
+from .policies import POLICIES
 from .policies.sources import source_of
 from .present.report import count_to_json, optimized_to_json
 from .rules.ruleset import book_rules, load_rules, rules_to_json, rules_to_python
@@ -368,13 +376,25 @@ def _summarizer_price(args: argparse.Namespace, price):
 
 def _policy_options(args: argparse.Namespace, conversation: formats.Conversation) -> dict[str, Any]:
     """Every strategy's options from one command line (each policy takes the ones it knows)."""
-    label = args.preset or (args.rules or "book")
-    rules = _preset_rules(args.preset, conversation) if args.preset else _load_rules(args.rules, args.max_input_mb)
-    return {"rules": rules, "label": label, "threshold": args.threshold, "limit": args.threshold,
-            "keep_recent": args.keep_recent, "summarize": not args.no_summarize, "keep_steps": args.keep_steps,
-            "window": args.window, "trigger": args.trigger, "keep": args.keep, "clear_at_least": args.clear_at_least,
-            "exclude_tools": tuple(name for name in (args.exclude_tools or "").split(",") if name),
-            "clear_tool_inputs": args.clear_inputs}
+    return policy_setup(args).options(conversation)
+
+
+def policy_setup(args: argparse.Namespace, strategies: tuple[str, ...] = ()):
+    """The run commands' policy options as an ``evaluate.Setup``: plain values a worker can take
+    (a rules file is read and checked here, once, and travels as its JSON)."""
+    from .corpus.evaluate import Setup
+
+    rules = None
+    if args.rules and not args.preset:
+        _load_rules(args.rules, args.max_input_mb)  # bad rules fail here, with the file's name
+        rules = _load_json(args.rules, args.max_input_mb)
+    return Setup(strategies=strategies, preset=args.preset, rules=rules, label=args.rules or "book",
+                 threshold=args.threshold, keep_recent=args.keep_recent, summarize=not args.no_summarize,
+                 keep_steps=args.keep_steps, window=args.window, trigger=args.trigger, keep=args.keep,
+                 clear_at_least=args.clear_at_least,
+                 exclude_tools=tuple(name for name in (args.exclude_tools or "").split(",") if name),
+                 clear_tool_inputs=args.clear_inputs, model=args.model, cache=args.cache, mode=args.mode,
+                 max_input_mb=args.max_input_mb)
 
 
 def _run_options(args: argparse.Namespace, conversation: formats.Conversation, price) -> dict[str, Any]:
@@ -455,10 +475,46 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_run_commands(commands: Any) -> None:
-    from .policies import POLICIES
+def _policy_arguments(p: argparse.ArgumentParser) -> None:
+    """Every strategy's options, as replay, compare, probe, evaluate and tune take them."""
     from .run.promptcache import CACHE_MODELS
     from .run.replay import MODES
+
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--rules", help="rules JSON file for the rules strategy (default: the book's)")
+    source.add_argument("--preset", choices=("book", "masking", "aggressive", "suggested"),
+                        help="named rules for the rules strategy")
+    p.add_argument("--threshold", type=_tokens, default=DEFAULT_THRESHOLD,
+                   help=f"rules: compact at or above this many prompt tokens; summarize and hybrid: summarize at "
+                        f"or above it (default {DEFAULT_THRESHOLD})")
+    p.add_argument("--keep-recent", type=_count, default=0, help=f"rules: {KEEP_RECENT_HELP}")
+    p.add_argument("--no-summarize", action="store_true",
+                   help="rules: compaction only, never summarize when still over the threshold")
+    p.add_argument("--keep-steps", type=_count, default=DEFAULT_KEEP_STEPS,
+                   help=f"summarize, hybrid, rules: newest steps kept verbatim (default {DEFAULT_KEEP_STEPS})")
+    p.add_argument("--window", type=_count, default=10,
+                   help="masking, hybrid: tool outputs kept in full, newest first (default 10)")
+    p.add_argument("--trigger", type=_tokens, default=100_000,
+                   help="clear-tool-uses: clear once the prompt exceeds this many tokens (default 100000)")
+    p.add_argument("--keep", type=_count, default=3,
+                   help="clear-tool-uses: newest tool uses kept (default 3)")
+    p.add_argument("--clear-at-least", type=_tokens, default=0,
+                   help="clear-tool-uses: clear nothing unless at least this many tokens go (default 0)")
+    p.add_argument("--exclude-tools", help="clear-tool-uses: comma-separated tool names never cleared")
+    p.add_argument("--clear-inputs", action="store_true", help="clear-tool-uses: clear the calls' arguments too")
+    p.add_argument("--model", help="model whose accounting and prices to use (default: the request's own)")
+    p.add_argument("--summarizer-model",
+                   help="model whose prices the summarization calls are billed at (default: --model's)")
+    p.add_argument("--cache", choices=CACHE_MODELS,
+                   help="prompt-cache model (default: the model's provider's; another provider's is refused, "
+                        "none always fits)")
+    p.add_argument("--mode", choices=MODES, default="stored",
+                   help="stored: edits kept in the agent's history (the book); per-call: re-applied to a copy "
+                        "for each request (LangChain middleware)")
+
+
+def _add_run_commands(commands: Any) -> None:
+    from .policies import POLICIES
 
     for name, text in (("replay", "replay a run call by call: tokens, prompt cache and cost with and without a "
                                   "policy"),
@@ -477,41 +533,12 @@ def _add_run_commands(commands: Any) -> None:
             p.add_argument("--strategy", choices=list(POLICIES), action="append",
                            help="compare only these (repeat the option; default: every strategy)")
             p.add_argument("--json", action="store_true", help="print the rows as JSON")
-        source = p.add_mutually_exclusive_group()
-        source.add_argument("--rules", help="rules JSON file for the rules strategy (default: the book's)")
-        source.add_argument("--preset", choices=("book", "masking", "aggressive", "suggested"),
-                            help="named rules for the rules strategy")
-        p.add_argument("--threshold", type=_tokens, default=DEFAULT_THRESHOLD,
-                       help=f"rules: compact at or above this many prompt tokens; summarize and hybrid: summarize at "
-                            f"or above it (default {DEFAULT_THRESHOLD})")
-        p.add_argument("--keep-recent", type=_count, default=0, help=f"rules: {KEEP_RECENT_HELP}")
-        p.add_argument("--no-summarize", action="store_true",
-                       help="rules: compaction only, never summarize when still over the threshold")
-        p.add_argument("--keep-steps", type=_count, default=DEFAULT_KEEP_STEPS,
-                       help=f"summarize, hybrid, rules: newest steps kept verbatim (default {DEFAULT_KEEP_STEPS})")
-        p.add_argument("--window", type=_count, default=10,
-                       help="masking, hybrid: tool outputs kept in full, newest first (default 10)")
-        p.add_argument("--trigger", type=_tokens, default=100_000,
-                       help="clear-tool-uses: clear once the prompt exceeds this many tokens (default 100000)")
-        p.add_argument("--keep", type=_count, default=3,
-                       help="clear-tool-uses: newest tool uses kept (default 3)")
-        p.add_argument("--clear-at-least", type=_tokens, default=0,
-                       help="clear-tool-uses: clear nothing unless at least this many tokens go (default 0)")
-        p.add_argument("--exclude-tools", help="clear-tool-uses: comma-separated tool names never cleared")
-        p.add_argument("--clear-inputs", action="store_true", help="clear-tool-uses: clear the calls' arguments too")
-        p.add_argument("--model", help="model whose accounting and prices to use (default: the request's own)")
-        p.add_argument("--summarizer-model",
-                       help="model whose prices the summarization calls are billed at (default: --model's)")
-        p.add_argument("--cache", choices=CACHE_MODELS,
-                       help="prompt-cache model (default: the model's provider's; another provider's is refused, "
-                            "none always fits)")
-        p.add_argument("--mode", choices=MODES, default="stored",
-                       help="stored: edits kept in the agent's history (the book); per-call: re-applied to a copy "
-                            "for each request (LangChain middleware)")
+        _policy_arguments(p)
         p.add_argument("--format", choices=list(formats.READERS), help="input format (default: detected)")
         p.add_argument("--calibration", help="JSON file of calibration factors for the model (as for count)")
         _input_limit(p)
         p.set_defaults(run={"replay": cmd_replay, "compare": cmd_compare, "probe": cmd_probe}[name])
+    _add_corpus_commands(commands)
 
 
 # The live probe: ``python -m playground probe``. The estimate comes first and nothing is sent
@@ -619,6 +646,192 @@ def _report(result: probe.Probe) -> str:
                  + f"; {count(result.sent_requests, 'request')} sent, {result.tokens_sent:,} prompt tokens"
                  + f"; text replies count as the same at a similarity of {probe.TEXT_THRESHOLD:g} or more")
     return "\n".join(lines) + "\n"
+
+
+# All of a person's runs: ``evaluate`` and ``tune`` over a corpus (``corpus``).
+PARQUET_MISSING = "--parquet needs pyarrow (Streamlit installs it; else `pip install pyarrow`), or use --csv"
+
+
+def _progress(outcomes: Iterator[tuple[int, Any]], what: str) -> Iterator[tuple[int, Any]]:
+    from tqdm import tqdm
+
+    # The corpus streams: its size is not known up front, so the bar counts files done and their rate.
+    yield from tqdm(outcomes, desc=what, unit=" files", file=sys.stderr, disable=None, leave=False)
+
+
+def _outcomes(args: argparse.Namespace, task: executors.Task, what: str) -> list[tuple[int, Any]]:
+    found = corpus.find(args.paths, args.max_input_mb)
+    return list(_progress(executors.run(found, task, executor=args.executor, workers=args.workers,
+                                        scheduler=args.scheduler), what))
+
+
+def _strategies(args: argparse.Namespace) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(args.strategy or POLICIES))
+
+
+def _parquet(rows: list[dict[str, Any]], path: str) -> None:
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise InputError(PARQUET_MISSING) from None
+    try:
+        pyarrow.parquet.write_table(pyarrow.Table.from_pylist(rows), path)
+    except OSError as exc:
+        raise InputError(f"cannot write the file ({exc})", where=path) from None
+
+
+def _problems(failed: Iterable[corpus.Failed], skipped: Iterable[corpus.Skipped]) -> list[str]:
+    return ([f"failed  {f.message}" for f in failed]
+            + [f"skipped {s.source}: {s.reason}" for s in skipped])
+
+
+def evaluation_table(aggregate: dict[str, Any], failed: list[corpus.Failed], skipped: list[corpus.Skipped]) -> str:
+    """The final table: one line per strategy over the whole corpus."""
+
+    lines = [f"{aggregate['runs']} runs, {aggregate['failed']} failed, {aggregate['skipped']} skipped",
+             f"{'strategy':<16} {'cost':>12} {'cost none':>12} {'median saving':>14} {'p90 saving':>11} "
+             f"{'costs more':>10} {'errors kept':>12} {'pairs intact':>12} {'lost':>11} {'hidden used':>11}"]
+    for s in aggregate["strategies"]:
+        hidden = "unknown" if s["hidden_used_calls"] is None else f"{s['hidden_used_calls']:,}"
+        lines.append(f"{s['strategy']:<16} {_money(s['cost']):>12} {_money(s['cost_none']):>12} "
+                     f"{_money(s['median_saving']):>14} {_money(s['saving_percentiles']['p90']):>11} "
+                     f"{s['share_costs_more_than_none']:>10.0%} {s['errors_kept']:>5,} of {s['error_results']:<3,} "
+                     f"{s['runs_pairs_intact']:>5,} of {s['runs']:<3,} {s['tokens_lost']:>11,} {hidden:>11}")
+    return "\n".join(lines + _problems(failed, skipped)) + "\n"
+
+
+def in_order(outcomes: Iterable[tuple[int, Any]]) -> Iterator[Any]:
+    """Numbered outcomes, as they complete, put back in corpus order (every number comes once):
+    only those that arrived before an earlier one wait."""
+    waiting: list[tuple[int, Any]] = []
+    expected = 0
+    for order, outcome in outcomes:
+        heapq.heappush(waiting, (order, id(outcome), outcome))
+        while waiting and waiting[0][0] == expected:
+            yield heapq.heappop(waiting)[2]
+            expected += 1
+
+
+@contextmanager
+def _opened(path: str | None) -> Iterator[TextIO | None]:
+    if path is None:
+        yield None
+    elif path == "-":
+        yield sys.stdout
+    else:
+        try:
+            with open(path, "w", encoding="utf-8", newline="") as stream:
+                yield stream
+        except OSError as exc:
+            raise InputError(f"cannot write the file ({exc.strerror or exc})", where=path) from None
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Runs stream out as they are evaluated (JSON and CSV are written run by run, in corpus
+    order); what is kept is the aggregate's few numbers per run, and the failed and skipped."""
+    from .corpus.evaluate import Aggregate, csv_writer, evaluate_batch, run_rows, run_to_json
+
+    setup = policy_setup(args, _strategies(args))
+    found = corpus.find(args.paths, args.max_input_mb)
+    outcomes = _progress(executors.run(found, functools.partial(evaluate_batch, setup=setup), executor=args.executor,
+                                       workers=args.workers, scheduler=args.scheduler), "evaluate")
+    total, failed, skipped, parquet = Aggregate(), [], [], []
+    out = sys.stdout if args.json else None
+    with _opened(args.csv) as csv_out:
+        writer = None
+        if out:
+            out.write('{"runs": [')
+        for outcome in in_order(outcomes):
+            if isinstance(outcome, corpus.Failed | corpus.Skipped):
+                (failed if isinstance(outcome, corpus.Failed) else skipped).append(outcome)
+                continue
+            if out:
+                out.write(("\n" if not total.runs else ",\n") + formats.keep_surrogates(
+                    json.dumps(run_to_json(outcome), ensure_ascii=False)))
+            total.add(outcome)
+            rows = run_rows(outcome)
+            if csv_out:
+                writer = writer or csv_writer(csv_out, rows[0])
+                writer.writerows(rows)
+            if args.parquet:
+                parquet.extend(rows)
+    aggregate = total.to_json(len(failed), len(skipped))
+    if args.parquet:
+        _parquet(parquet, args.parquet)
+    if out:
+        rest = _dump(problems_to_json(failed, skipped) | {"aggregate": aggregate})
+        out.write("\n]," + formats.keep_surrogates(rest[1:]))
+    elif args.csv != "-":  # stdout holds the CSV alone
+        sys.stdout.write(evaluation_table(aggregate, failed, skipped))
+    return 0
+
+
+def tune_table(result: dict[str, Any]) -> str:
+
+    lines = [f"{result['runs']} runs, mode {result['mode']}; hidden-then-used calls: {result['hidden_used_calls']}"]
+    lines += [f"priced as {p['model']} ({p['source']}), cache {p['cache']}: {p['runs']} runs" for p in result["prices"]]
+    for s in result["strategies"]:
+        chosen = s["best"]
+        lines.append(f"{s['strategy']}: best {json.dumps(chosen['params']) if chosen else '(none)'}"
+                     + (f" at {_money(chosen['cost'])}" if chosen else "")
+                     + "; front: " + ", ".join(f"{json.dumps(p['params'])} {_money(p['cost'])}" for p in s["front"]))
+    return "\n".join(lines) + "\n"
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from .corpus.sweep import DEFAULT_GRID, Grid, summarize, tune_batch
+
+    setup = policy_setup(args, _strategies(args))
+    grid = Grid.parse(args.grid or DEFAULT_GRID)
+    runs, failed, skipped = partition(_outcomes(args, functools.partial(tune_batch, setup=setup, grid=grid), "tune"))
+    result = summarize(runs, setup, grid, args.max_hidden_used) | problems_to_json(failed, skipped)
+    if args.json:
+        _write(_dump(result), None)
+    else:
+        _write(tune_table(result) + "".join(line + "\n" for line in _problems(failed, skipped)), None)
+    return 0
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="files, folders (recursively), globs, .zip / .tar.gz archives and .gz files")
+    p.add_argument("--strategy", choices=list(POLICIES), action="append",
+                   help="only these strategies (repeat the option; default: every strategy)")
+    _policy_arguments(p)
+    p.add_argument("--workers", type=_count,
+                   help=f"worker processes (default: this machine's cores, {executors.default_workers()}; 0: this "
+                        "process alone)")
+    p.add_argument("--executor", choices=executors.EXECUTORS, default="local",
+                   help="local: a process pool here (default); dask: a Dask cluster (requirements-dask.txt), a "
+                        "LocalCluster unless --scheduler names one")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: an existing cluster, tcp://host:port")
+    _input_limit(p)
+
+
+def _add_corpus_commands(commands: Any) -> None:
+    from .corpus.sweep import DEFAULT_GRID
+
+    p = commands.add_parser("evaluate", help="evaluate the policies over a corpus of runs, one row per run and "
+                                             "strategy, and the whole corpus")
+    _common(p)
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print runs, failed, skipped and the aggregate as JSON")
+    out.add_argument("--csv", metavar="OUT", help="write one row per run and strategy as CSV (- for stdout)")
+    out.add_argument("--parquet", metavar="OUT", help="write the same rows as Parquet (needs pyarrow)")
+    p.set_defaults(run=cmd_evaluate)
+
+    p = commands.add_parser("tune", help="sweep policy parameters over a corpus: the cheapest setting and the "
+                                         "front of cost against hidden-then-used calls")
+    _common(p)
+    p.add_argument("--grid", nargs="+", metavar="NAME=VALUES",
+                   help=f"the axes to sweep, e.g. threshold=20000:150000:10000 keep_recent=0:5 window=2,5,10 "
+                        f"(default: {' '.join(DEFAULT_GRID)})")
+    p.add_argument("--max-hidden-used", type=_tokens, metavar="R",
+                   help="the best setting may hide data the agent then used in at most R calls over the corpus")
+    p.add_argument("--json", action="store_true", help="print every strategy's front and best as JSON")
+    p.set_defaults(run=cmd_tune)
 
 
 def main(argv: list[str] | None = None) -> int:

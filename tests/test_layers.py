@@ -27,6 +27,7 @@ STAGES = (
     ("export",),  # what is written out
     ("probe",),  # compacted requests sent to a live model beside the originals
     ("workbench",),  # presets, lessons, builder, workspaces: the page's material without Streamlit
+    ("corpus",),  # all of a person's runs: find, evaluate, executors, sweep
     ("refit",),  # tools that refit the meters' constants; not run time
     ("ui",),  # the Streamlit page
     ("cli", "__main__", "__init__"),  # the command line and the public API

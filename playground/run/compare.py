@@ -12,7 +12,7 @@ from ..policies import Policy
 from ..policies.sources import source_of
 from .hidden import SpanIndex, calls_with, lost_calls
 from .prices import Price
-from .replay import replay
+from .replay import Replay, replay
 
 
 @dataclass(frozen=True)
@@ -34,17 +34,19 @@ class Row:
 def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter, price: Price, *,
             mode: str = "stored", cache: str | None = None, summarizer: Price | None = None) -> tuple[Row, ...]:
     """One row per policy; summaries billed at ``summarizer``'s prices (default: ``price``)."""
-    rows = []
     spans = SpanIndex.of(conversation)  # every strategy replays the same items: their spans are read once
-    for policy in policies:
-        run = replay(conversation, policy, meter, price, mode=mode, cache=cache, summarizer=summarizer, spans=spans)
-        totals = run.totals
-        hidden = run.hidden_used
-        rows.append(Row(policy.name, policy.params(), run.calls[-1].tokens_with if run.calls else 0,
-                        totals.tokens_with, totals.cached_tokens_with, totals.cost_with, run.tokens_lost,
-                        run.tokens_retrievable, sum(1 for call in run.calls if call.fired), totals.summarization_cost,
-                        calls_with(hidden), lost_calls(hidden)))
-    return tuple(rows)
+    return tuple(row_of(replay(conversation, policy, meter, price, mode=mode, cache=cache, summarizer=summarizer,
+                               spans=spans)) for policy in policies)
+
+
+def row_of(run: Replay) -> Row:
+    """One replay as a row of the comparison (``evaluate`` makes its rows with it too)."""
+    totals = run.totals
+    hidden = run.hidden_used
+    return Row(run.strategy, run.params, run.calls[-1].tokens_with if run.calls else 0, totals.tokens_with,
+               totals.cached_tokens_with, totals.cost_with, run.tokens_lost, run.tokens_retrievable,
+               sum(1 for call in run.calls if call.fired), totals.summarization_cost, calls_with(hidden),
+               lost_calls(hidden))
 
 
 def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:

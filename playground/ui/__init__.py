@@ -19,6 +19,7 @@ from . import (
     calibration_panel,
     compare_panel,
     conversation_panel,
+    corpus_panel,
     lessons_panel,
     results,
     rules_panel,
@@ -172,7 +173,7 @@ def _page() -> None:
     lessons_panel.banner(conversation, rules, settings, summary, optimized)
 
     tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons",
-                    "Step-through", "Run", "Compare"], key="tab", on_change="rerun")
+                    "Step-through", "Run", "Compare", "Corpus"], key="tab", on_change="rerun")
     with tabs[0]:
         call = run_panel.chosen_call(conversation, rules, settings, summary, model_name) if tabs[0].open else None
         if call is None:
@@ -200,6 +201,9 @@ def _page() -> None:
         _export_panel(conversation, optimized, rules, settings, model_name, summary.limit if summary else None)
     _teach(tabs[5], tabs[6], conversation, rules, settings, optimized, model_name)
     _runs(tabs[7], tabs[8], conversation, rules, settings, summary, model_name)
+    if tabs[9].open:  # many runs at once: only while its tab is open
+        with tabs[9]:
+            corpus_panel.panel(rules, settings, summary)
 
 
 def _runs(run_tab, compare_tab, conversation, rules, settings: Settings, summary, model_name: str) -> None:

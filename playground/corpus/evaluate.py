@@ -1,0 +1,384 @@
+"""A policy over a corpus of runs: each run replayed under each strategy, then the whole corpus.
+
+Each run goes through the same machinery as ``compare`` (``replay`` under each policy, one meter
+for all of them, so every item is counted once per run), so a run's numbers are exactly what
+``python -m playground compare FILE --json`` prints for that file. ``evaluate_batch`` is the one
+function every executor ships to its workers: it takes small picklable values (``Source``,
+``Setup``) and returns small ones (``RunResult``, ``Failed``, ``Skipped``); a worker holds one run
+at a time and keeps nothing between runs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import formats, limits
+from ..compaction import DEFAULT_THRESHOLD
+from ..conversation import Conversation, Item, ToolCall, ToolResult, pairs
+from ..engine import Engine
+from ..errors import InputError
+from ..meter.tokens import Meter
+from ..policies import POLICIES, make
+from ..rules.errorpatterns import error_detail
+from ..run.compare import Row, row_of, rows_to_json
+from ..run.hidden import calls_with
+from ..run.prices import read_prices
+from ..run.promptcache import check_cache
+from ..run.replay import Replay, call_starts, replay
+from ..summarize.history import DEFAULT_KEEP_STEPS
+from .find import Failed, Skipped, Source
+
+PERCENTILES = (10, 50, 90)
+WORST = 10
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything a worker needs to evaluate a run, as plain values: the strategies and every
+    policy's options as ``compare`` takes them (the rules as their JSON, or a preset's name —
+    ``suggested`` is built per run, for that run's tools)."""
+
+    strategies: tuple[str, ...] = tuple(POLICIES)
+    preset: str | None = None
+    rules: Any = None  # rules JSON (a --rules file) or Rules (the page's, never pickled); None: the book's
+    label: str = "book"
+    threshold: int = DEFAULT_THRESHOLD
+    limit: int | None = None  # summarize at or above this; None: at the threshold, as the command line does
+    keep_recent: int = 0
+    summarize: bool = True
+    keep_steps: int = DEFAULT_KEEP_STEPS
+    window: int = 10
+    trigger: int = 100_000
+    keep: int = 3
+    clear_at_least: int = 0
+    exclude_tools: tuple[str, ...] = ()
+    clear_tool_inputs: bool = False
+    model: str | None = None
+    cache: str | None = None
+    mode: str = "stored"
+    max_input_mb: int = limits.DEFAULT_MAX_INPUT_MB
+
+    def options(self, conversation: Conversation) -> dict[str, Any]:
+        """Every strategy's options for this run (each policy takes the ones it knows)."""
+        from ..rules.ruleset import Rules, book_rules, load_rules
+        from ..tune.rulesets import RULESETS
+
+        if self.preset:
+            if self.preset not in RULESETS:
+                raise InputError(f"no such rule preset here (this installation has: {', '.join(RULESETS)})",
+                                 where="--preset", value=self.preset)
+            rules = RULESETS[self.preset][1](conversation)
+        elif self.rules is None or isinstance(self.rules, Rules):
+            rules = self.rules or book_rules()
+        else:
+            rules = load_rules(self.rules)
+        return {"rules": rules, "label": self.preset or self.label, "threshold": self.threshold,
+                "limit": self.threshold if self.limit is None else self.limit, "keep_recent": self.keep_recent,
+                "summarize": self.summarize, "keep_steps": self.keep_steps, "window": self.window,
+                "trigger": self.trigger, "keep": self.keep, "clear_at_least": self.clear_at_least,
+                "exclude_tools": self.exclude_tools, "clear_tool_inputs": self.clear_tool_inputs}
+
+
+@dataclass(frozen=True)
+class StrategyResult:
+    """One strategy over one run: ``row`` is compare's row; the rest is what the corpus adds."""
+
+    row: Row
+    cost_none: float  # the same run with no policy: what the saving is measured from
+    error_results: int  # error results the run's last request would hold without the policy
+    errors_kept: int  # of those, still there as they were
+    pairs_intact: bool  # every call in the last request still has its result, and every result its call
+    hidden_used_calls: int | None
+
+    @property
+    def saving(self) -> float:
+        return self.cost_none - self.row.cost
+
+
+@dataclass(frozen=True)
+class RunResult:
+    source: str
+    format: str
+    model: str
+    calls: int
+    strategies: tuple[StrategyResult, ...]
+
+
+Outcome = RunResult | Failed | Skipped
+
+
+def hidden_used_calls(run: Replay) -> int | None:
+    """Calls whose reply used a piece of an earlier item their request had hidden
+    (``run.hidden``, as replay and compare report it)."""
+    return calls_with(run.hidden_used)
+
+
+def _error_results(items: Sequence[Item]) -> list[Item]:
+    return [item for item in items if isinstance(item, ToolResult) and error_detail(item)]
+
+
+def _pairs_intact(original: Sequence[Item], sent: Sequence[Item]) -> bool:
+    """No result without its call, and no call the run answered without its result, in what was sent."""
+    sent = tuple(sent)
+    answered = pairs(sent)
+    if sum(isinstance(item, ToolResult) for item in sent) != len(answered):
+        return False
+    present = {item.call_id for item in sent if isinstance(item, ToolCall)}
+    was_answered = {original[call].call_id for call in pairs(tuple(original))}
+    return {sent[call].call_id for call in answered} >= was_answered & present
+
+
+def strategy_result(run: Replay, conversation: Conversation) -> StrategyResult:
+    """compare's row for ``run`` and what the corpus view adds to it."""
+    starts = call_starts(conversation.items)
+    original = conversation.items[:starts[-1]] if starts else ()
+    errors = _error_results(original)
+    kept = {id(item) for item in run.final.items}
+    return StrategyResult(row_of(run), run.totals.cost_without, len(errors), sum(id(item) in kept for item in errors),
+                          _pairs_intact(original, run.final.items), hidden_used_calls(run))
+
+
+def _conversation(data: Any) -> tuple[Conversation, str | None]:
+    """The run in ``data`` and the model it names: an API request or agent log, or a preset file
+    (its ``conversation``, priced as its ``model``)."""
+    if isinstance(data, dict) and "conversation" in data and "title" in data:
+        from ..workbench.presets import parse_preset
+
+        preset = parse_preset(data, "preset")
+        return preset.conversation, preset.model
+    return formats.read(data, formats.detect(data)), None
+
+
+def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: str | None = None,
+                 meter: Meter | None = None) -> RunResult:
+    """Every strategy of ``setup`` replayed over one run, with one meter for all of them."""
+    model = setup.model or model or conversation.model
+    meter = meter or Engine().meter(model)
+    price = read_prices().get(model)
+    cache = setup.cache or price.provider
+    check_cache(cache, price.provider, price.model, where="cache")
+    options = setup.options(conversation)
+    results = tuple(strategy_result(replay(conversation, make(name, **options), meter, price, mode=setup.mode,
+                                           cache=cache), conversation) for name in setup.strategies)
+    return RunResult(source, conversation.source or conversation.format, price.model,
+                     len(call_starts(conversation.items)), results)
+
+
+def load(source: Source, setup: Setup) -> tuple[Conversation, str | None] | Failed | Skipped:
+    """One run read and recognised, with the model its file names (a preset's); what is not a run
+    is Skipped, what cannot be read is Failed with its located message."""
+    try:
+        if source.folder:  # a task folder: the readers take it whole
+            conversation, model = formats.read_path(source.path, limit_mb=setup.max_input_mb), None
+        elif source.name.lower().endswith((".db", ".md")):  # an SQLite store, an Aider history: not JSON
+            conversation, model = formats.loads(source.read(setup.max_input_mb), limit_mb=setup.max_input_mb), None
+        else:
+            conversation, model = _conversation(formats.parse_text(source.read(setup.max_input_mb)))
+    except InputError as exc:
+        if exc.message.startswith("unrecognised format"):
+            return Skipped(source.name, "not a conversation: no reader recognises it")
+        return Failed(source.name, str(exc.within(source.name)))
+    if not call_starts(conversation.items):
+        return Skipped(source.name, "no LLM call in it (no assistant turn)")
+    return conversation, model
+
+
+def guarded(source: Source, work: Callable[[Source], Any]) -> Any:
+    """``work(source)``, or its failure as a value — never an exception, so the rest of the corpus
+    goes on (a bug on one run is reported as that run's failure)."""
+    try:
+        return work(source)
+    except InputError as exc:
+        return Failed(source.name, str(exc.within(source.name)))
+    except Exception as exc:
+        return Failed(source.name, f"internal error (please report): {type(exc).__name__}: {exc}")
+
+
+def evaluate_source(source: Source, setup: Setup) -> Outcome:
+    """One run read, recognised and evaluated under every strategy of ``setup``."""
+    def work(source: Source) -> Outcome:
+        loaded = load(source, setup)
+        return loaded if isinstance(loaded, Failed | Skipped) else evaluate_run(loaded[0], setup, source.name,
+                                                                                 loaded[1])
+    return guarded(source, work)
+
+
+def evaluate_batch(batch: Sequence[tuple[int, Source]], setup: Setup) -> list[tuple[int, Outcome]]:
+    """The task every executor ships (``functools.partial(evaluate_batch, setup=…)``): a few runs
+    per task (a Dask task costs ~7 ms of CPU on its own), each tagged with its place in the corpus
+    so results can be put back in order."""
+    return [(order, evaluate_source(source, setup)) for order, source in batch]
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole corpus
+
+
+def _percentiles(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {f"p{p}": 0.0 for p in PERCENTILES}
+    if len(values) == 1:
+        return {f"p{p}": values[0] for p in PERCENTILES}
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return {f"p{p}": cuts[p - 1] for p in PERCENTILES}
+
+
+@dataclass
+class _Tally:
+    """One strategy's figures over the runs added so far: sums, and per run only its cost, cost
+    without a policy and saving (for medians, percentiles and exact sums)."""
+
+    runs: int = 0
+    tokens_billed: int = 0
+    cached_tokens: int = 0
+    tokens_lost: int = 0
+    tokens_retrievable: int = 0
+    hidden_used_calls: int | None = 0  # None once any run's is unknown
+    errors_kept: int = 0
+    error_results: int = 0
+    pairs_intact: int = 0
+    costs: list[float] = field(default_factory=list)
+    nones: list[float] = field(default_factory=list)
+    worst: list[tuple[float, int, str]] = field(default_factory=list)  # (saving, run number, source), the lowest
+    most_hidden: list[tuple[int, int, str]] = field(default_factory=list)  # (-hidden_used_calls, run number, source)
+
+    def add(self, source: str, result: StrategyResult) -> None:
+        row = result.row
+        number = self.runs
+        self.runs += 1
+        self.tokens_billed += row.tokens_billed
+        self.cached_tokens += row.cached_tokens
+        self.tokens_lost += row.tokens_lost
+        self.tokens_retrievable += row.tokens_retrievable
+        hidden = result.hidden_used_calls
+        self.hidden_used_calls = None if hidden is None or self.hidden_used_calls is None else (
+            self.hidden_used_calls + hidden)
+        self.errors_kept += result.errors_kept
+        self.error_results += result.error_results
+        self.pairs_intact += result.pairs_intact
+        self.costs.append(row.cost)
+        self.nones.append(result.cost_none)
+        self.worst = sorted([*self.worst, (result.saving, number, source)])[:WORST]
+        if hidden is not None:
+            self.most_hidden = sorted([*self.most_hidden, (-hidden, number, source)])[:WORST]
+
+    def to_json(self, name: str) -> dict[str, Any]:
+        costs = self.costs
+        savings = [none - cost for cost, none in zip(costs, self.nones, strict=True)]
+        known = self.hidden_used_calls is not None
+        return {
+            "strategy": name, "runs": self.runs, "tokens_billed": self.tokens_billed,
+            "cached_tokens": self.cached_tokens, "cost": round(sum(costs), 8), "cost_none": round(sum(self.nones), 8),
+            "tokens_lost": self.tokens_lost, "tokens_retrievable": self.tokens_retrievable,
+            "hidden_used_calls": self.hidden_used_calls, "errors_kept": self.errors_kept,
+            "error_results": self.error_results, "runs_pairs_intact": self.pairs_intact,
+            "median_cost": round(statistics.median(costs), 8) if costs else 0.0,
+            "median_saving": round(statistics.median(savings), 8) if savings else 0.0,
+            "cost_percentiles": {k: round(v, 8) for k, v in _percentiles(costs).items()},
+            "saving_percentiles": {k: round(v, 8) for k, v in _percentiles(savings).items()},
+            "share_costs_more_than_none": sum(saving < -1e-12 for saving in savings) / len(costs) if costs else 0.0,
+            "worst_by_saving": [{"source": source, "saving": round(saving, 8)} for saving, _, source in self.worst],
+            "worst_by_hidden_used": [{"source": source, "hidden_used_calls": -hidden}
+                                     for hidden, _, source in self.most_hidden] if known else [],
+        }
+
+
+class Aggregate:
+    """The whole corpus's figures, fed one run at a time (in corpus order): what it keeps per run
+    is a few floats, never the run, so a corpus of any size can stream through it."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self._tallies: dict[str, _Tally] = {}
+
+    def add(self, run: RunResult) -> None:
+        self.runs += 1
+        for result in run.strategies:
+            self._tallies.setdefault(result.row.strategy, _Tally()).add(run.source, result)
+
+    def to_json(self, failed: int = 0, skipped: int = 0) -> dict[str, Any]:
+        """Totals, medians and percentiles per strategy, the ten runs that save least (most negative
+        first), the share of runs where the policy costs more than none."""
+        return {"runs": self.runs, "failed": failed, "skipped": skipped,
+                "strategies": [tally.to_json(name) for name, tally in self._tallies.items()]}
+
+
+def aggregate(runs: Iterable[RunResult], failed: int = 0, skipped: int = 0) -> dict[str, Any]:
+    """``Aggregate`` over ``runs`` (in corpus order)."""
+    total = Aggregate()
+    for run in runs:
+        total.add(run)
+    return total.to_json(failed, skipped)
+
+
+def run_to_json(run: RunResult) -> dict[str, Any]:
+    """One run as ``evaluate --json`` prints it: compare's numbers for each strategy, and the
+    corpus's additions (saving, errors kept, pairs intact)."""
+    strategies = []
+    for result in run.strategies:
+        row = rows_to_json([result.row])[0]
+        strategies.append({key: row[key] for key in ("strategy", "tokens_billed", "cached_tokens", "cost",
+                                                      "tokens_lost", "tokens_retrievable")}
+                          | {"hidden_used_calls": result.hidden_used_calls, "cost_none": round(result.cost_none, 8),
+                             "saving": round(result.saving, 8), "errors_kept": result.errors_kept,
+                             "error_results": result.error_results, "pairs_intact": result.pairs_intact})
+    return {"source": run.source, "format": run.format, "model": run.model, "calls": run.calls,
+            "strategies": strategies}
+
+
+def partition(outcomes: Iterable[tuple[int, Any]]) -> tuple[tuple[Any, ...], tuple[Failed, ...], tuple[Skipped, ...]]:
+    """Numbered outcomes (in any order) as the results, the failures and the skips, each in corpus order."""
+    ordered = [outcome for _, outcome in sorted(outcomes, key=lambda pair: pair[0])]
+    return (tuple(o for o in ordered if not isinstance(o, Failed | Skipped)),
+            tuple(o for o in ordered if isinstance(o, Failed)), tuple(o for o in ordered if isinstance(o, Skipped)))
+
+
+def problems_to_json(failed: Iterable[Failed], skipped: Iterable[Skipped]) -> dict[str, Any]:
+    return {"failed": [{"source": f.source, "message": f.message} for f in failed],
+            "skipped": [{"source": s.source, "reason": s.reason} for s in skipped]}
+
+
+def csv_writer(stream: Any, first: dict[str, Any]) -> csv.DictWriter:
+    """A CSV writer for rows shaped like ``first``, its header written."""
+    writer = csv.DictWriter(stream, fieldnames=list(first), lineterminator="\n")
+    writer.writeheader()
+    return writer
+
+
+def run_rows(run: RunResult) -> list[dict[str, Any]]:
+    """One run as flat rows, one per strategy (CSV, Parquet, the page's download)."""
+    return [{"source": run.source, "format": run.format, "model": run.model, "calls": run.calls} | strategy
+            for strategy in run_to_json(run)["strategies"]]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The whole corpus's outcome, in corpus order."""
+
+    runs: tuple[RunResult, ...]
+    failed: tuple[Failed, ...]
+    skipped: tuple[Skipped, ...]
+
+    @classmethod
+    def of(cls, outcomes: Iterable[tuple[int, Outcome]]) -> Evaluation:
+        return cls(*partition(outcomes))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": [run_to_json(run) for run in self.runs]} | problems_to_json(self.failed, self.skipped) | {
+                "aggregate": aggregate(self.runs, len(self.failed), len(self.skipped))}
+
+    def csv(self) -> str:
+        """The table as CSV text, for ``--csv`` and the page's download."""
+        rows = self.table()
+        out = io.StringIO()
+        csv_writer(out, rows[0] if rows else {"source": ""}).writerows(rows)
+        return out.getvalue()
+
+    def table(self) -> list[dict[str, Any]]:
+        """One flat row per run and strategy: the CSV, the Parquet file and the page's table."""
+        return [row for run in self.runs for row in run_rows(run)]

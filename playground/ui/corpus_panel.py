@@ -1,0 +1,197 @@
+"""The Corpus tab: many runs at once (``playground.evaluate`` and ``playground.tune``, in this
+process): upload a zip or several logs, evaluate the page's policy under the chosen strategies,
+read one row per run, open a run in the other tabs, see the distributions and where the
+threshold should sit, and download the table."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from typing import Any
+
+import altair as alt
+import streamlit as st
+
+from ..compaction import Settings
+from ..corpus import executors
+from ..corpus import find as corpus
+from ..corpus.evaluate import Evaluation, Setup, evaluate_batch, load, partition
+from ..corpus.find import Source
+from ..corpus.sweep import Grid, summarize, tune_batch
+from ..errors import InputError
+from ..policies import POLICIES
+from ..present import render
+from ..rules.ruleset import Rules
+from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
+from ..words import count
+from . import run_panel, state
+
+UPLOAD, STRATEGIES, TABLE = "corpus_upload", "corpus_strategies", "corpus_table"
+RESULT, SOURCES, TUNED, MESSAGE = "corpus_result", "corpus_sources", "corpus_tuned", "corpus_message"
+UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", "json", "jsonl", "traj"]
+DEFAULT_STRATEGIES = ["none", "rules", "clear-tool-uses"]
+
+
+def _setup(rules: Rules, settings: Settings, summary: SummarySettings | None) -> Setup:
+    """The page's policy as ``evaluate`` takes it: the sidebar's rules, threshold and summarization,
+    the Run view's controls for the other strategies."""
+    options = run_panel.policy_options(rules, settings, summary)
+    limit_mb, _ = state.input_limit()
+    return Setup(strategies=tuple(st.session_state.get(STRATEGIES) or DEFAULT_STRATEGIES), rules=rules,
+                 label=options["label"], threshold=settings.threshold, limit=options["limit"],
+                 keep_recent=settings.keep_recent, summarize=summary is not None,
+                 keep_steps=summary.keep_steps if summary else DEFAULT_KEEP_STEPS, window=options["window"],
+                 trigger=options["trigger"], keep=options["keep"], clear_at_least=options["clear_at_least"],
+                 max_input_mb=limit_mb)
+
+
+def _found(uploads: list[Any], limit_mb: int) -> list[corpus.Found]:
+    """Every run in the uploads; the uploads together are held to the input limit."""
+    total = sum(upload.size for upload in uploads)
+    if total > limit_mb * 1024 * 1024:
+        raise InputError(f"the files add up to {total / 1024 / 1024:,.1f} MB, over the limit of {limit_mb:,} MB for "
+                         "one corpus (set PLAYGROUND_MAX_INPUT_MB to change it)")
+    return [found for upload in uploads for found in corpus.uploaded(upload.name, upload.getvalue(), limit_mb)]
+
+
+def _with_progress(found: list[corpus.Found], task: executors.Task, what: str) -> list[tuple[int, Any]]:
+    bar = st.progress(0.0, text=f"{what}: 0 of {count(len(found), 'file')}")
+    outcomes = []
+    for outcome in executors.run(found, task, workers=0):
+        outcomes.append(outcome)
+        bar.progress(len(outcomes) / max(1, len(found)), text=f"{what}: {len(outcomes):,} of {len(found):,} files")
+    bar.empty()
+    return outcomes
+
+
+def _evaluate(rules: Rules, settings: Settings, summary: SummarySettings | None) -> None:
+    uploads = st.session_state.get(UPLOAD) or []
+    st.session_state[MESSAGE] = None
+    try:
+        found = _found(uploads, state.input_limit()[0])
+    except InputError as exc:  # the last good result stays
+        st.session_state[MESSAGE] = str(exc)
+        return
+    setup = _setup(rules, settings, summary)
+    evaluation = Evaluation.of(_with_progress(found, functools.partial(evaluate_batch, setup=setup), "Evaluating"))
+    st.session_state[RESULT] = evaluation
+    st.session_state[SOURCES] = {item.name: item for item in found if isinstance(item, Source)}
+    st.session_state[TUNED] = None
+    if "rules" in setup.strategies:
+        grid = _grid(settings.threshold)
+        tune_setup = replace(setup, strategies=("rules",))
+        runs, _, _ = partition(_with_progress(
+            [st.session_state[SOURCES][run.source] for run in evaluation.runs],
+            functools.partial(tune_batch, setup=tune_setup, grid=grid), "Sweeping the threshold"))
+        st.session_state[TUNED] = summarize(runs, tune_setup, grid)
+
+
+def _open(name: str) -> None:
+    """Show one run of the corpus as the conversation of the other tabs (kept in the picker)."""
+    source = st.session_state.get(SOURCES, {}).get(name)
+    loaded = load(source, Setup()) if source else None
+    if isinstance(loaded, tuple):
+        state.keep_own(loaded[0], f"{name.rsplit('/', 1)[-1]} (from the corpus, {state.now()})")
+        st.session_state[MESSAGE] = None
+    else:
+        st.session_state[MESSAGE] = f"{name}: cannot open it"
+
+
+def _rows(evaluation: Evaluation) -> list[dict[str, Any]]:
+    """One row per run: each strategy's cost and saving side by side."""
+    rows = []
+    for run in evaluation.runs:
+        row: dict[str, Any] = {"run": run.source, "format": run.format, "model": run.model, "calls": run.calls}
+        for result in run.strategies:
+            row[f"cost {result.row.strategy} (US$)"] = round(result.row.cost, 4)
+            if result.row.strategy != "none":
+                row[f"saving {result.row.strategy} (US$)"] = round(result.saving, 4)
+        rows.append(row)
+    return rows
+
+
+def _on_select() -> None:
+    chosen = st.session_state[TABLE]["selection"]["rows"]
+    evaluation = st.session_state.get(RESULT)
+    if chosen and evaluation is not None:
+        _open(evaluation.runs[chosen[0]].source)
+
+
+def _distributions(evaluation: Evaluation) -> None:
+    table = evaluation.table()
+    one, two = st.columns(2)
+    for column, field, title in ((one, "saving", "Saving per run (US$): the cost without a policy minus with it"),
+                                 (two, "cost", "Cost per run (US$)")):
+        strategies = len({row["strategy"] for row in table})
+        chart = alt.Chart(alt.Data(values=table)).mark_boxplot(extent="min-max").encode(
+            x=alt.X(f"{field}:Q", title=f"{field} (US$)"), y=alt.Y("strategy:N", sort=None),
+            color=alt.Color("strategy:N", legend=None)).properties(height=60 + 40 * strategies)
+        column.caption(title)
+        column.altair_chart(chart, width="stretch")
+
+
+def _grid(threshold: int) -> Grid:
+    """The thresholds the page sweeps: 0 to 150,000 in steps of 10,000, and the sidebar's own."""
+    values = sorted({*range(0, 150_001, 10_000), threshold})
+    return Grid.parse([f"threshold={','.join(map(str, values))}"])
+
+
+def _pareto(tuned: dict[str, Any], threshold: int) -> None:
+    [rules] = tuned["strategies"]
+    best = rules["best"]
+    points = [{"threshold": p["params"]["threshold"], "cost": p["cost"],
+               "mark": "cheapest" if p == best else "yours" if p["params"]["threshold"] == threshold else ""}
+              for p in rules["points"]]
+    base = alt.Chart(alt.Data(values=points)).encode(
+        x=alt.X("threshold:Q", title="threshold (tokens)"),
+        y=alt.Y("cost:Q", title="whole-corpus cost (US$)", scale=alt.Scale(zero=False)),
+        tooltip=["threshold:Q", "cost:Q"])
+    marked = base.transform_filter("datum.mark != ''").mark_point(size=300, shape="diamond", filled=True).encode(
+        color=alt.Color("mark:N", title=None, scale=alt.Scale(domain=["cheapest", "yours"],
+                                                             range=["#d62728", "#1f77b4"])))
+    st.altair_chart(base.mark_line(point=True, color="#888") + marked, width="stretch")
+    yours = next((p for p in rules["points"] if p["params"]["threshold"] == threshold), None)
+    st.caption(f"The rules strategy's whole-corpus cost at each threshold (`tune`): the cheapest is "
+               f"{best['params']['threshold']:,} tokens at ${best['cost']:,.4f}"
+               + (f"; your threshold, {threshold:,}, costs ${yours['cost']:,.4f}" if yours else "")
+               + ". A cheaper threshold can hide more that the agent then used: *Compare* and `tune --json` give "
+                 "the hidden-then-used calls beside each cost.")
+
+
+def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> None:
+    """The Corpus tab."""
+    limit_mb, problem = state.input_limit()
+    if problem:
+        st.warning(render.literal(problem), icon=":material/warning:")
+    st.file_uploader("Upload a .zip or .tar.gz of logs, or several log files", type=UPLOAD_TYPES,
+                     accept_multiple_files=True, key=UPLOAD, max_upload_size=limit_mb,
+                     help=f"Any mix of the formats the Conversation tab reads, in archives or not. Up to {limit_mb:,} "
+                          "MB per file and for all of them together (the input limit); files that are not "
+                          "conversations are listed as skipped.")
+    st.multiselect("Strategies", list(POLICIES), default=DEFAULT_STRATEGIES, key=STRATEGIES,
+                   help="Each run is replayed under each of these, with the sidebar's rules and settings.")
+    if st.button("Evaluate the corpus", type="primary", disabled=not st.session_state.get(UPLOAD)):
+        _evaluate(rules, settings, summary)  # here, not in a callback: the progress bar shows in its place
+    if st.session_state.get(MESSAGE):
+        st.error(render.literal(st.session_state[MESSAGE]), icon=":material/error:")
+    evaluation: Evaluation | None = st.session_state.get(RESULT)
+    if evaluation is None:
+        return
+    st.caption(f"{count(len(evaluation.runs), 'run')} evaluated, {len(evaluation.failed):,} failed, "
+               f"{len(evaluation.skipped):,} skipped. Select a run to open it in the other tabs; click a column to "
+               "sort.")
+    st.dataframe(_rows(evaluation), hide_index=True, width="stretch", key=TABLE, on_select=_on_select,
+                 selection_mode="single-row")
+    for failed in evaluation.failed:
+        st.warning(render.literal(failed.message), icon=":material/error:")
+    if evaluation.skipped:
+        with st.expander(f"Skipped ({len(evaluation.skipped):,})"):
+            for skipped in evaluation.skipped:
+                st.caption(render.literal(f"{skipped.source}: {skipped.reason}"))
+    if evaluation.runs:
+        _distributions(evaluation)
+    if st.session_state.get(TUNED) and st.session_state[TUNED]["runs"]:
+        _pareto(st.session_state[TUNED], settings.threshold)
+    st.download_button("Download the table (CSV)", evaluation.csv(), "corpus.csv", "text/csv", on_click="ignore",
+                       help="One row per run and strategy: tokens billed, cached, cost, saving, lost, retrievable, "
+                            "errors kept, pairs intact.")
