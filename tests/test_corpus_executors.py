@@ -148,8 +148,9 @@ def test_dask_missing_is_a_clear_message(monkeypatch, mixed: Path, capsys):
 
 
 def test_the_app_and_the_cli_start_without_importing_dask():
-    done = subprocess.run([sys.executable, "-c", "import sys, playground.ui, playground.cli, playground.corpus.executors; "
-                                                 "playground.cli.parser(); print('distributed' in sys.modules)"],
+    script = ("import sys, playground.ui, playground.cli, playground.corpus.executors; playground.cli.parser(); "
+              "print('distributed' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script],
                           cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 
