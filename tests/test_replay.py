@@ -4,6 +4,7 @@ generated conversations, the real mini-SWE-agent trace, and the CLI's JSON shape
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -398,3 +399,45 @@ def test_replay_walks_only_what_is_new_on_a_long_run(monkeypatch):
     run = replay(conversation, RulesPolicy(threshold=2_000, summarize=False), Meter("gpt-4o"), GPT4O)
     assert sum(call.fired is not None for call in run.calls) > 250, "over the threshold at nearly every call"
     assert len(walked) < 10 * len(conversation.items), f"{len(walked):,} visits for {len(conversation.items)} items"
+
+
+@given(st.one_of(*REQUESTS.values()), st.integers(0, 4), st.booleans(), st.sampled_from(["stored", "per-call"]))
+def test_masking_a_request_that_extends_the_last_sends_what_masking_it_whole_sends(body, window, over_items, mode):
+    """Masking masks only the outputs that crossed the window since the last request
+    (``MaskingPolicy.last``); every call must come out as masking each request whole."""
+    conversation = formats.read(body)
+    whole = MaskingPolicy(window=window, over_items=over_items)
+    object.__setattr__(whole, "last", SimpleNamespace(extend=lambda *args: None, whole=whole.last.whole))
+    runs = [replay(conversation, policy, Meter("gpt-4o"), GPT4O, mode=mode)
+            for policy in (MaskingPolicy(window=window, over_items=over_items), whole)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+    assert (runs[0].tokens_lost, runs[0].tokens_retrievable) == (runs[1].tokens_lost, runs[1].tokens_retrievable)
+
+
+@given(st.one_of(*REQUESTS.values()), st.integers(0, 300), st.integers(0, 3), st.integers(0, 50), st.booleans(),
+       st.sampled_from([None, 1, 2]))
+def test_clearing_a_request_that_extends_the_last_cleared_sends_what_clearing_it_whole_sends(
+        body, trigger, keep, at_least, inputs, tool_uses):
+    """Clear-tool-uses looks only at the results since the last request it cleared
+    (``ClearToolUsesPolicy.last``); every call must come out as clearing each request whole."""
+    from playground.policies.clear_tool_uses import ClearToolUsesPolicy
+
+    conversation = formats.read(body)
+    options = {"trigger": trigger, "keep": keep, "clear_at_least": at_least, "clear_tool_inputs": inputs,
+               "trigger_tool_uses": tool_uses}
+    whole = ClearToolUsesPolicy(**options)
+    object.__setattr__(whole, "last", _Forgets())  # remembers nothing: every request is looked at whole
+    runs = [replay(conversation, policy, Meter("gpt-4o"), GPT4O) for policy in (ClearToolUsesPolicy(**options), whole)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+    assert runs[0].tokens_lost == runs[1].tokens_lost
+
+
+class _Forgets:
+    """A policy's memory of the last request that keeps nothing it is told."""
+
+    sent: tuple = ()
+    results: list = []  # noqa: RUF012 - read only, never changed
+    done = not_cleared = 0
+
+    def __setattr__(self, name: str, value: object) -> None:
+        pass

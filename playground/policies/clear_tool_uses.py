@@ -25,6 +25,19 @@ PLACEHOLDER = "[cleared]"
 CLEARED_INPUT = "{}"
 
 
+class _Cleared:
+    """The last request this policy cleared, its clearable results and how many of the oldest of
+    them can gain nothing more (cleared, excluded, or not worth clearing). A request that extends
+    it — a replay in stored mode — is cleared by looking at the results since, so a run of
+    thousands of calls stays linear; any other request is looked at whole. Owned by one policy."""
+
+    def __init__(self) -> None:
+        self.sent: tuple[Item, ...] = ()
+        self.results: list[int] = []  # positions of its clearable results
+        self.done = 0  # results[:done] gain nothing from clearing again
+        self.not_cleared = 0  # of its clearable results, those still holding their content
+
+
 @dataclass(frozen=True)
 class ClearToolUsesPolicy:
     trigger: int = 100_000
@@ -39,6 +52,7 @@ class ClearToolUsesPolicy:
     # what clearing it saves, measured once: id(original) -> (original, meter, cleared, saved).
     memo: dict[int, tuple[Item, Meter, Item, int]] = field(default_factory=dict, compare=False, repr=False)
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
+    last: _Cleared = field(default_factory=_Cleared, compare=False, repr=False)
     name: ClassVar[str] = "clear-tool-uses"
 
     def __post_init__(self) -> None:
@@ -57,26 +71,36 @@ class ClearToolUsesPolicy:
         total = self.totals.total(conversation, meter)
         if self.trigger_tool_uses is None and total <= self.trigger:
             return unchanged(conversation)
+        last = self.last
         items = conversation.items
-        results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)
-                   and (self.only_tools is None or item.name in self.only_tools)]
-        if self.trigger_tool_uses is not None and sum(
-                items[p].content != self.placeholder for p in results) <= self.trigger_tool_uses:  # type: ignore[union-attr]
+        known = len(last.sent)
+        extends = bool(known) and not self.clear_tool_inputs and len(items) >= known and items[:known] == last.sent
+        new = [p for p in range(known if extends else 0, len(items)) if self._clearable(items[p])]
+        results = last.results + new if extends else new
+        waiting = (last.not_cleared if extends else 0) + sum(
+            items[p].content != self.placeholder for p in new)  # type: ignore[union-attr]
+        if self.trigger_tool_uses is not None and waiting <= self.trigger_tool_uses:
             return unchanged(conversation)  # counted: the results not cleared yet
         calls = {result: call for call, result in pairs(items).items()} if self.clear_tool_inputs else {}
         edited = list(items)
-        cleared = 0
-        for result in results[:max(0, len(results) - self.keep)]:
+        cleared = emptied = 0
+        older = max(0, len(results) - self.keep)
+        for result in results[last.done if extends else 0:older]:
             if items[result].name in self.exclude_tools:  # type: ignore[union-attr]
                 continue
-            cleared += self._clear(edited, result, meter)
+            saved = self._clear(edited, result, meter)
+            cleared, emptied = cleared + saved, emptied + (saved > 0)
             if result in calls:
                 cleared += self._clear(edited, calls[result], meter)
         if not cleared or cleared < self.clear_at_least:
             return unchanged(conversation)
         result = conversation.with_items(edited)
         self.totals.remember(result, total - cleared, meter)
+        last.sent, last.results, last.done, last.not_cleared = result.items, results, older, waiting - emptied
         return PolicyResult(result, "clearing", tokens_lost=cleared)
+
+    def _clearable(self, item: Item) -> bool:
+        return isinstance(item, ToolResult) and (self.only_tools is None or item.name in self.only_tools)
 
     def _clear(self, items: list, position: int, meter: Meter) -> int:
         """Clear one result's content or one call's arguments in place; the tokens that removed

@@ -10,6 +10,7 @@ settings, ``window``, ``over_items`` and ``placeholder`` (``data/strategies.json
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -62,12 +63,80 @@ def mask(conversation: Conversation, window: int, meter: Meter, memo: Memo | Non
     return (conversation.with_items(edited) if masked else conversation), removed, masked
 
 
+class _Last:
+    """The last request masked, what was sent for it and which of its outputs were older than the
+    window: a request that extends it (stored mode: the one sent; per-call: the one given) is
+    masked by masking only the outputs that have crossed the window since — a replay of thousands
+    of calls stays linear. Owned by one policy."""
+
+    def __init__(self) -> None:
+        self.given: tuple[Item, ...] = ()
+        self.sent: tuple[Item, ...] = ()
+        self.results: list[int] = []  # positions of the outputs in ``given``
+        self.older = 0  # how many of them were older than the window
+        self.removed = self.masked = 0  # what masking ``given`` whole removed and masked
+
+    def whole(self, conversation: Conversation, policy: MaskingPolicy, meter: Meter) -> tuple[Conversation, int, int]:
+        result = mask(conversation, policy.window, meter, policy.memo, over_items=policy.over_items,
+                      placeholder=policy.placeholder)
+        items = conversation.items
+        self.results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)]
+        self.older = _older(self.results, len(items), policy)
+        self._keep(items, result)
+        return result
+
+    def extend(self, conversation: Conversation, policy: MaskingPolicy, meter: Meter
+               ) -> tuple[Conversation, int, int] | None:
+        items = conversation.items
+        stored = bool(self.sent) and _extends(items, self.sent)
+        if not stored and not (self.given and _extends(items, self.given)):
+            return None
+        known = len(self.sent if stored else self.given)
+        results = self.results + [p for p in range(known, len(items)) if isinstance(items[p], ToolResult)]
+        older = _older(results, len(items), policy)
+        edited = list(items if stored else self.sent + items[known:])
+        removed = masked = 0
+        for position in results[self.older:older]:
+            item = items[position]
+            entry = policy.memo.get(id(item))
+            if entry is None or entry[0] is not item:
+                entry = policy.memo[id(item)] = (item, *_masked(item, meter, policy.placeholder))  # type: ignore
+            if entry[1] is not None:
+                edited[position] = entry[1]
+                removed += entry[2]
+                masked += 1
+        if not stored:  # per-call: the request as given, so every older output counts, as a whole pass does
+            removed, masked = removed + self.removed, masked + self.masked
+        self.results, self.older = results, older
+        sent = tuple(edited)
+        result = (conversation.with_items(sent) if masked else conversation), removed, masked
+        self._keep(items, result)
+        return result
+
+    def _keep(self, items: tuple[Item, ...], result: tuple[Conversation, int, int]) -> None:
+        self.given, self.sent = items, result[0].items
+        self.removed, self.masked = result[1], result[2]
+
+
+def _extends(items: tuple[Item, ...], known: tuple[Item, ...]) -> bool:
+    return len(items) >= len(known) and items[:len(known)] == known
+
+
+def _older(results: list[int], length: int, policy: MaskingPolicy) -> int:
+    """How many of the outputs (their positions, in order) are older than the window: the same
+    choice ``mask`` makes."""
+    if policy.over_items:
+        return bisect_left(results, length - policy.window)
+    return max(0, len(results) - policy.window)
+
+
 @dataclass(frozen=True)
 class MaskingPolicy:
     window: int = DEFAULT_WINDOW
     over_items: bool = False  # the window counts items, not outputs (OpenHands counts events)
     placeholder: str = PLACEHOLDER  # may name {tool} and {lines}
     memo: Memo = field(default_factory=dict, compare=False, repr=False)
+    last: _Last = field(default_factory=_Last, compare=False, repr=False)
     name: ClassVar[str] = "masking"
 
     def __post_init__(self) -> None:
@@ -83,8 +152,8 @@ class MaskingPolicy:
         return shown
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
-        masked, removed, count = mask(conversation, self.window, meter, self.memo, over_items=self.over_items,
-                                      placeholder=self.placeholder)
+        masked, removed, count = self.last.extend(conversation, self, meter) or self.last.whole(conversation, self,
+                                                                                              meter)
         if not count:
             return unchanged(conversation)
         return PolicyResult(masked, "masking", tokens_lost=removed, report={"masked": count})

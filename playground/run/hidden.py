@@ -24,6 +24,7 @@ calling it again brings back (``refetch``) — and **lost** otherwise: summarize
 from __future__ import annotations
 
 import json
+import operator
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping
@@ -214,7 +215,8 @@ class Tracker:
         old = self._request
         if len(request) >= len(old) and request[:len(old)] == old:
             return len(old)
-        same, limit = 0, min(len(old), len(request))
+        identical = list(map(operator.is_, old, request))  # one pass in C, then equal copies (rare) in Python
+        same, limit = (identical.index(False) if False in identical else len(identical)), min(len(old), len(request))
         while same < limit and (old[same] is request[same] or old[same] == request[same]):
             same += 1
         return same
