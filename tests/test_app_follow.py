@@ -141,7 +141,7 @@ def test_a_lesson_stays_active_through_a_tab_switch_and_completes_from_the_rules
     at = healthy(at.selectbox(key="lesson_pick").set_value("02-two-tables").run())
     at = healthy(at.button(key="lesson_start").click().run())
     at = open_tab(at, "Rules")  # the lesson's task is done there; the Lessons tab is not drawn
-    assert [i.value for i in at.info if "Lesson 2 of 7" in i.value and "Your task" in i.value]
+    assert [i.value for i in at.info if "Lesson 2 of 8" in i.value and "Your task" in i.value]
     at.session_state["call_rules_editor"] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [
         {"enabled": True, "tool": "create_file", "argument": "content", "replacement": "[Content saved to file]",
          "min_tokens": 0}]}
@@ -156,7 +156,7 @@ def test_a_lesson_stays_active_through_a_tab_switch_and_completes_from_the_rules
     assert at.session_state["lesson_active"] == "03-not-read-yet" and at.selectbox(key="lesson_pick").value == (
         "03-not-read-yet")
     at = healthy(at.button(key="lesson_end").click().run())
-    assert "lesson_active" not in at.session_state and not [i for i in at.info if "Lesson 3 of 7" in i.value]
+    assert "lesson_active" not in at.session_state and not [i for i in at.info if "Lesson 3 of 8" in i.value]
 
 
 def test_a_good_upload_clears_a_stale_paste_error_and_an_empty_file_says_so():

@@ -49,7 +49,7 @@ def test_lesson_one_with_the_keyboard(page):
     next_button.click()
     idle(page)
     expect(page.get_by_role("heading", name="The two tables: ToolCall rules and ToolResult rules")).to_be_visible()
-    expect(page.get_by_text("1 of 7 lessons done: 1")).to_be_visible()
+    expect(page.get_by_text("1 of 8 lessons done: 1")).to_be_visible()
     shot(page, "lesson-2-start")
 
 
@@ -81,7 +81,7 @@ def test_lesson_two_from_the_rules_tab_by_typing_into_the_empty_table(page):
     page.get_by_role("button", name="Start this lesson").click()
     idle(page)
     banner = page.locator(".st-key-lesson_banner")
-    expect(banner.get_by_text("Lesson 2 of 7")).to_be_visible()
+    expect(banner.get_by_text("Lesson 2 of 8")).to_be_visible()
     before = metric(page, "After")
     page.get_by_role("tab", name="Rules").click()
     lesson_heading = page.get_by_role("heading", name="The two tables: ToolCall rules and ToolResult rules")
