@@ -28,7 +28,7 @@ from . import run_panel, state
 
 UPLOAD, STRATEGIES, TABLE = "corpus_upload", "corpus_strategies", "corpus_table"
 RESULT, SOURCES, TUNED, MESSAGE = "corpus_result", "corpus_sources", "corpus_tuned", "corpus_message"
-UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", "json", "jsonl", "traj"]
+UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", "json", "jsonl", "traj", "db", "md"]  # (md: Aider histories)
 DEFAULT_STRATEGIES = ["none", "rules", "clear-tool-uses"]
 
 
