@@ -95,13 +95,16 @@ def test_lesson_two_from_the_rules_tab_by_typing_into_the_empty_table(page):
     expect(calls.locator("[role=gridcell]")).to_have_count(5)  # a row: on, content → [Content saved to file]
     idle(page)  # the run that drew the row has finished: an edit made while it runs can be lost
     box = calls.bounding_box()
-    page.mouse.click(box["x"] + box["width"] * 0.6, box["y"] + 35 + 17)  # row 1's wide replacement cell
-    expect(calls.get_by_test_id("glide-cell-4-0")).to_have_attribute("aria-selected", "true")
-    for column in (3, 2):  # two cells left, each move seen before the next: the tool
-        page.keyboard.press("ArrowLeft")
-        expect(calls.get_by_test_id(f"glide-cell-{column}-0")).to_have_attribute("aria-selected", "true")
-    _type_into_selected_cell(page, "create_file")
-    idle(page)
+    for attempt in range(3):  # an edit committed while a rerun is still drawing the grid can be dropped by it
+        page.mouse.click(box["x"] + box["width"] * 0.6, box["y"] + 35 + 17)  # row 1's wide replacement cell
+        expect(calls.get_by_test_id("glide-cell-4-0")).to_have_attribute("aria-selected", "true")
+        for column in (3, 2):  # two cells left, each move seen before the next: the tool
+            page.keyboard.press("ArrowLeft")
+            expect(calls.get_by_test_id(f"glide-cell-{column}-0")).to_have_attribute("aria-selected", "true")
+        _type_into_selected_cell(page, "create_file")
+        idle(page)
+        if calls.get_by_test_id("glide-cell-2-0").inner_text() == "create_file" or attempt == 2:
+            break
     expect(calls.get_by_test_id("glide-cell-2-0")).to_have_text("create_file")
     expect(page.get_by_text("row 1: matches create_file (7 calls)")).to_be_visible()
     expect(banner.get_by_text("Done: Add a ToolCall rule")).to_be_visible()  # checked here, on the Rules tab
