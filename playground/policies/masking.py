@@ -47,11 +47,18 @@ def mask(conversation: Conversation, window: int, meter: Meter, memo: Memo | Non
     memo = {} if memo is None else memo
     items = conversation.items
     results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)]
-    older = ([p for p in results if p < len(items) - window] if over_items
-             else results[:max(0, len(results) - window)])
     edited = list(items)
+    removed, masked = _mask_into(edited, items, results[:_older(results, len(items), window, over_items)], meter,
+                                 memo, placeholder)
+    return (conversation.with_items(edited) if masked else conversation), removed, masked
+
+
+def _mask_into(edited: list[Item], items: tuple[Item, ...], positions: list[int], meter: Meter, memo: Memo,
+               placeholder: str) -> tuple[int, int]:
+    """Mask the outputs at ``positions`` of ``items`` into ``edited``; the tokens that removed and
+    how many were masked (an output already masked, or not worth it, is left)."""
     removed = masked = 0
-    for position in older:
+    for position in positions:
         item = items[position]
         known = memo.get(id(item))
         if known is None or known[0] is not item:
@@ -60,7 +67,7 @@ def mask(conversation: Conversation, window: int, meter: Meter, memo: Memo | Non
             edited[position] = known[1]
             removed += known[2]
             masked += 1
-    return (conversation.with_items(edited) if masked else conversation), removed, masked
+    return removed, masked
 
 
 class _Last:
@@ -81,7 +88,7 @@ class _Last:
                       placeholder=policy.placeholder)
         items = conversation.items
         self.results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)]
-        self.older = _older(self.results, len(items), policy)
+        self.older = _older(self.results, len(items), policy.window, policy.over_items)
         self._keep(items, result)
         return result
 
@@ -93,18 +100,9 @@ class _Last:
             return None
         known = len(self.sent if stored else self.given)
         results = self.results + [p for p in range(known, len(items)) if isinstance(items[p], ToolResult)]
-        older = _older(results, len(items), policy)
+        older = _older(results, len(items), policy.window, policy.over_items)
         edited = list(items if stored else self.sent + items[known:])
-        removed = masked = 0
-        for position in results[self.older:older]:
-            item = items[position]
-            entry = policy.memo.get(id(item))
-            if entry is None or entry[0] is not item:
-                entry = policy.memo[id(item)] = (item, *_masked(item, meter, policy.placeholder))  # type: ignore
-            if entry[1] is not None:
-                edited[position] = entry[1]
-                removed += entry[2]
-                masked += 1
+        removed, masked = _mask_into(edited, items, results[self.older:older], meter, policy.memo, policy.placeholder)
         if not stored:  # per-call: the request as given, so every older output counts, as a whole pass does
             removed, masked = removed + self.removed, masked + self.masked
         self.results, self.older = results, older
@@ -122,12 +120,11 @@ def _extends(items: tuple[Item, ...], known: tuple[Item, ...]) -> bool:
     return len(items) >= len(known) and items[:len(known)] == known
 
 
-def _older(results: list[int], length: int, policy: MaskingPolicy) -> int:
-    """How many of the outputs (their positions, in order) are older than the window: the same
-    choice ``mask`` makes."""
-    if policy.over_items:
-        return bisect_left(results, length - policy.window)
-    return max(0, len(results) - policy.window)
+def _older(results: list[int], length: int, window: int, over_items: bool) -> int:
+    """How many of the outputs (their positions in a request of ``length`` items, in order) are
+    older than the window: outside the newest ``window`` outputs, or with ``over_items`` the
+    newest ``window`` items."""
+    return bisect_left(results, length - window) if over_items else max(0, len(results) - window)
 
 
 @dataclass(frozen=True)
