@@ -29,7 +29,8 @@ class _Cleared:
     """The last request this policy cleared, its clearable results and how many of the oldest of
     them can gain nothing more (cleared, excluded, or not worth clearing). A request that extends
     it — a replay in stored mode — is cleared by looking at the results since, so a run of
-    thousands of calls stays linear; any other request is looked at whole. Owned by one policy."""
+    thousands of calls does no Python work per call on its older results; any other request is looked at
+    whole. Owned by one policy."""
 
     def __init__(self) -> None:
         self.sent: tuple[Item, ...] = ()

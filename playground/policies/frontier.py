@@ -8,7 +8,7 @@ pending, among the newest ``keep_recent``), and the calls those answer. So the p
 first of them, moved back to the start of its assistant turn (a wire message begins there, so no
 item's place — parallel, continued — changes), and the items before it are kept as they are. A
 request that does not extend the last one walked (another run, per-call mode, a summary that
-rewrote the history) is walked whole. This is what keeps a replay of thousands of calls linear."""
+rewrote the history) is walked whole. So the Python work of a call no longer grows with the run."""
 
 from __future__ import annotations
 
