@@ -18,7 +18,9 @@ TRACES = SHARED / "traces"
 TOKEN_COUNTS = SHARED / "token-counts"
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("default")
+settings.register_profile("long", deadline=None, max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
+# PLAYGROUND_HYPOTHESIS=long tries 1,500 examples per property (CI found a reused-call-id case at 100)
+settings.load_profile(os.environ.get("PLAYGROUND_HYPOTHESIS", "default"))
 
 
 REQUIRE_FIXTURES = "PLAYGROUND_REQUIRE_FIXTURES"

@@ -382,6 +382,30 @@ def test_a_pass_from_the_frontier_sends_what_a_pass_over_the_whole_request_sends
     assert (runs[0].tokens_lost, runs[0].tokens_retrievable) == (runs[1].tokens_lost, runs[1].tokens_retrievable)
 
 
+def test_a_reused_call_id_pairs_in_a_pass_from_the_frontier_as_in_the_whole_pass():
+    """Three calls share one id and their results come later, then a fourth call reuses it. The
+    first result answers the third call (the latest before it), not the fourth: a pass from the
+    frontier that paired it with the id's latest call walked it without its call and wrote
+    "File content from unknown" where the whole pass keeps it (found by the property above in CI)."""
+    def call(name: str, arguments: str) -> ToolCall:
+        return ToolCall(call_id="call_a", name=name, arguments=arguments)
+
+    def result(content: str) -> ToolResult:
+        return ToolResult(call_id="call_a", name="read_file", content=content)
+
+    read = '{"path": "a.py"}'
+    items = (call("search_web", '{"query": ""}'), call("read_file", read), call("read_file", read),
+             result("a\na\na\na\na.aa"), result(""), result(""), call("read_file", read), result(""),
+             Message(role="assistant", content=""))
+    conversation = Conversation(items=items, format="chat")
+    whole = RulesPolicy(threshold=0, summarize=False)
+    object.__setattr__(whole, "_extended", lambda *args: None)
+    runs = [replay(conversation, policy, Meter("gpt-4o"), GPT4O)
+            for policy in (RulesPolicy(threshold=0, summarize=False), whole)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+    assert runs[0].final.items[3].content == "a\na\na\na\na.aa"
+
+
 def test_replay_walks_only_what_is_new_on_a_long_run(monkeypatch):
     """A run of read_file calls over its threshold at every call: the compaction passes decide each
     item a bounded number of times, not once per call (which made replay quadratic)."""

@@ -41,9 +41,10 @@ class Frontier:
         self._input: tuple[Item, ...] = ()
         self._output: tuple[Item, ...] = ()
         self._start = 0
-        self._calls: dict[str, int] = {}  # call id -> position of its latest call
+        self._open: dict[str, int] = {}  # call id -> position of its latest call, while no result answers it
+        self._answered_by: dict[int, int] = {}  # result position -> the call it answers (as ``pairs`` pairs them)
         self._carried: dict[str, Carried] = {}  # tool -> its calls' argument names
-        self._pending: tuple[dict[str, int], dict[str, Carried]] | None = None
+        self._pending: tuple[dict[str, int], dict[int, int], dict[str, Carried]] | None = None
         self._edits: tuple[Saving, ...] = ()  # what made the last request sent differ from the one given
 
     def plan(self, items: tuple[Item, ...]) -> Pass | None:
@@ -54,15 +55,16 @@ class Frontier:
         if base is None:
             self._pending = None
             return None
-        calls, carried = dict(self._calls), {tool: _copy(c) for tool, c in self._carried.items()}
-        _add(items, len(base), calls, carried)
+        open_calls, answered_by = dict(self._open), {}
+        carried = {tool: _copy(c) for tool, c in self._carried.items()}
+        _add(items, len(base), open_calls, answered_by, carried)
         start = min(self._start, len(base))
-        for position in range(start, len(items)):  # a result walked again needs its call in the pass
-            item = items[position]
-            if isinstance(item, ToolResult) and item.call_id in calls:
-                start = min(start, calls[item.call_id])
+        for position in range(start, len(items)):  # a result walked again needs the call it answers in the pass
+            call = self._answered_by.get(position, answered_by.get(position))
+            if call is not None:
+                start = min(start, call)
         start = _turn_start(items, start)
-        self._pending = (calls, carried)
+        self._pending = (open_calls, answered_by, carried)
         kept = () if base is self._output else tuple(edit for edit in self._edits if edit[0] < start)
         return Pass(start, self._output[:start], one_off(carried), kept)
 
@@ -72,24 +74,31 @@ class Frontier:
         which positions it skipped and why. ``rewritten``: more than the rules changed it (a
         summary), so the next pass walks it whole."""
         if self._pending is None or rewritten:
-            calls: dict[str, int] = {}
+            open_calls: dict[str, int] = {}
             carried: dict[str, Carried] = {}
-            _add(sent, 0, calls, carried)  # (a summary moved the items: read their places again)
+            self._answered_by = {}
+            _add(sent, 0, open_calls, self._answered_by, carried)  # (a summary moved the items: read them again)
         else:
-            calls, carried = self._pending
+            open_calls, answered_by, carried = self._pending
+            self._answered_by.update(answered_by)
         again = [position for position, reason in skipped if reason in TRANSIENT]
         self._input, self._output = (() if rewritten else given), sent
         self._start = 0 if rewritten else min(again, default=len(sent))
-        self._calls, self._carried, self._pending, self._edits = calls, carried, None, tuple(edits)
+        self._open, self._carried, self._pending, self._edits = open_calls, carried, None, tuple(edits)
 
 
-def _add(items: tuple[Item, ...], start: int, calls: dict[str, int], carried: dict[str, Carried]) -> None:
-    """Record the calls from ``start`` on: their positions by id, their argument names by tool."""
+def _add(items: tuple[Item, ...], start: int, open_calls: dict[str, int], answered_by: dict[int, int],
+         carried: dict[str, Carried]) -> None:
+    """Record the items from ``start`` on: which call each result answers — the latest earlier call
+    with its id that no result answered yet, as ``conversation.pairs`` decides, so a reused id
+    pairs as the whole pass pairs it — and the calls' argument names by tool."""
     for position in range(start, len(items)):
         item = items[position]
         if isinstance(item, ToolCall):
-            calls[item.call_id] = position
+            open_calls[item.call_id] = position
             carried.setdefault(item.name, Carried()).add(item.parsed_arguments() or {})
+        elif isinstance(item, ToolResult) and item.call_id in open_calls:
+            answered_by[position] = open_calls.pop(item.call_id)
 
 
 def _copy(carried: Carried) -> Carried:
