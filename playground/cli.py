@@ -408,6 +408,7 @@ def _money(value: float) -> str:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from .policies import make
+    from .run.billed import log_fit, with_bills
     from .run.hidden import calls_with, lost_calls
     from .run.replay import replay, replay_to_json
 
@@ -418,8 +419,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _say(unmatched_message(conversation, meter.count(conversation), options["rules"]), args.preset)
     summarizer = _summarizer_price(args, price)
     run = replay(conversation, policy, meter, price, mode=args.mode, cache=cache, summarizer=summarizer)
+    bills = log_fit(conversation, price)
     if args.json:
-        _write(_dump(replay_to_json(run)), None)
+        data = replay_to_json(run)
+        _write(_dump(with_bills(data, bills, meter.choice.model, conversation.source) if bills else data), None)
         return 0
     lines = [f"{policy.name} {json.dumps(policy.params())}, mode {run.mode}, cache {cache}, "
              f"{price.model} prices ({price.source}), summaries billed at {summarizer.model} prices",
@@ -442,6 +445,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     hidden = run.hidden_used
     lines.append(f"hidden then used: {count(calls_with(hidden), 'call')} used a piece of an earlier item their request "
                  f"had hidden ({lost_calls(hidden)} of them one no tool call brings back; --json lists each)")
+    if bills:
+        lines.append(f"{bills.describe()} --json gives each call's bill (billed_input_tokens) and "
+                     "the fit as log_calibration.calibration, which --calibration reads from a file.")
     _write("\n".join(lines) + "\n", None)
     return 0
 

@@ -163,6 +163,9 @@ class Conversation:
     bare: bool = False
     notes: tuple[str, ...] = field(default=(), compare=False)
     source: str = ""  # the agent log it was read from (claude-code, codex, …); empty for an API request
+    # What the log says the provider billed: (position, input tokens) for the request made of the items
+    # before ``position`` — the call whose reply starts there. Cached tokens included (they are input).
+    billed: tuple[tuple[int, int], ...] = field(default=(), compare=False)
 
     def with_items(self, items: Iterable[Item]) -> Conversation:
         return replace(self, items=tuple(items))

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from playground import formats
-from playground.conversation import Conversation, ToolCall, ToolResult, pairs
+from playground.conversation import Conversation, ToolCall, ToolResult, pairs, turn_starts
 from playground.errors import InputError
 from playground.export import requests as exports
+from playground.formats._reader import text_of
 from playground.meter.tokens import Meter
 from playground.present.report import count_to_json
 from playground.rules.errorpatterns import error_detail
@@ -120,8 +121,11 @@ def test_a_gemini_cli_session_reads_every_tool_call_once_with_its_status(name):
     assert sum(result.is_error for result in results(conversation)) == failed
     assert_valid_chat_request(conversation)
     assert_count_names(conversation, "gemini-cli")
-    billed = [m["tokens"]["input"] for m in raw["messages"] if (m.get("tokens") or {}).get("input")]
-    assert any(f"{max(billed):,} at most" in note for note in conversation.notes)
+    billed = [m["tokens"]["input"] for m in raw["messages"] if (m.get("tokens") or {}).get("input")
+              and (text_of(m.get("content")) or m.get("toolCalls"))]
+    # each reply's bill sits at the call its reply starts, in order
+    assert [tokens for _, tokens in conversation.billed] == billed
+    assert {position for position, _ in conversation.billed} <= set(turn_starts(conversation.items))
 
 
 def test_a_gemini_error_result_is_sent_as_its_error_text():
@@ -153,7 +157,8 @@ def test_gemini_jsonl_set_messages_replaces_them_and_notices_are_notes():
     conversation = formats.read(lines)
     assert [item.content for item in conversation.items] == ["hello", "Hi."]
     notes = " ".join(conversation.notes)
-    assert "error 1" in notes and "quota exceeded" in notes and "120 on the first" in notes
+    assert "error 1" in notes and "quota exceeded" in notes
+    assert conversation.billed == ((1, 120),), "the reply's bill at the call it answers: the request of item 0"
 
 
 # Goose ------------------------------------------------------------------------------------------------

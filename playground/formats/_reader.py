@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..conversation import Conversation
+from ..conversation import Conversation, turn_starts
 from ..words import count
 
 
@@ -68,9 +68,32 @@ def as_log(conversation: Conversation, source: str, notes: list[str]) -> Convers
     return replace(conversation, source=source, notes=(*conversation.notes, *notes))
 
 
+def with_billed(conversation: Conversation, billed: Mapping[int, int], agent: str, field: str,
+                unplaced: int = 0) -> Conversation:
+    """``billed``, the input tokens the log records per reply by the index of the reply's first wire
+    message, set at the calls of the run: each at the first item of that message where an
+    assistant turn (one call, as replay counts them) starts there. A reply that is not the start of
+    a turn (a second reply merged into one message) cannot be set beside one of replay's calls, so
+    it is left out and counted in the note (``unplaced``: such replies the reader found itself)."""
+    if not billed and not unplaced:
+        return conversation
+    first: dict[int, int] = {}
+    for position, item in enumerate(conversation.items):
+        if item.origin is not None:
+            first.setdefault(item.origin.index, position)
+    starts = set(turn_starts(conversation.items))
+    placed = tuple(sorted((first[index], tokens) for index, tokens in billed.items()
+                          if first.get(index) in starts))
+    others = len(billed) - len(placed) + unplaced
+    left = f"; {count(others, 'other reply', 'other replies')} not at the start of a call" if others else ""
+    note = (f"{agent} recorded the input tokens billed for {count(len(placed), 'call')} ({field}){left}: the Run view "
+            "and `replay` show them beside our count and fit a calibration to them.")
+    return replace(conversation, billed=placed, notes=(*conversation.notes, note))
+
+
 def billed_note(agent: str, field: str, billed: list[int]) -> list[str]:
-    """What the log says the provider billed: the conversation keeps no usage (no reader does yet,
-    Claude Code's and Codex's included), so the note is where a person sees it beside our count."""
+    """What the log says the provider billed, where the log does not say for which request (a bill
+    per task or per step that is not one of the run's calls): a note beside our count."""
     if not billed:
         return []
     return [f"{agent} recorded the input tokens billed for {len(billed):,} of its calls ({field}): "

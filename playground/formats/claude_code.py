@@ -22,7 +22,7 @@ from typing import Any
 from ..conversation import Conversation
 from ..words import count
 from . import anthropic
-from ._reader import Reader, counted, log_lines
+from ._reader import Reader, counted, log_lines, with_billed
 from ._wire import check, need
 
 NAME = "claude-code"
@@ -53,6 +53,9 @@ class _Log:
         self.call_ids: set[str] = set()
         self.orphans: list[str] = []
         self.boundaries: list[str] = []
+        self.billed: dict[int, int] = {}  # id() of a message dict in ``messages`` -> input tokens its reply billed
+        self.replies: set[Any] = set()  # the message ids of replies whose bill was seen
+        self.merged = 0  # replies with a bill that open no message (another reply's turn goes on)
         self.lines = 0
 
     def add(self, line: dict, place: str) -> None:
@@ -64,8 +67,15 @@ class _Log:
         model = message.get("model")
         if role == "assistant" and isinstance(model, str) and model != _SYNTHETIC:
             self.models.append(model)
+        billed = _billed(message.get("usage")) if role == "assistant" else None
         if not self.messages or self.messages[-1]["role"] != role:
             self.messages.append({"role": role, "content": []})
+            if billed is not None:  # a reply's first line opens its message: the bill is that call's
+                self.billed[id(self.messages[-1])] = billed
+                self.replies.add(message.get("id"))
+        elif billed is not None and message.get("id") not in self.replies:  # a reply merged into the one before
+            self.replies.add(message.get("id"))
+            self.merged += 1
         target = self.messages[-1]["content"]
         for position, block in enumerate(blocks):
             self._block(check(block, dict, f"{place}.message.content[{position}]"), message.get("id"), target)
@@ -97,6 +107,17 @@ class _Log:
             notes.append(f"Dropped, as their tool_use is not in this log: {count(len(self.orphans), 'tool result')}, "
                          f"{', '.join(self.orphans[:5])}{'…' if len(self.orphans) > 5 else ''}.")
         return tuple(notes)
+
+
+def _billed(usage: Any) -> int | None:
+    """The input tokens an assistant line's ``usage`` says its request billed (Anthropic's: input
+    plus cache writes plus cache reads), or None when it records none."""
+    if not isinstance(usage, dict):
+        return None
+    parts = [usage.get(key) for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+    if not isinstance(parts[0], int) or isinstance(parts[0], bool):
+        return None
+    return sum(part for part in parts if isinstance(part, int) and not isinstance(part, bool))
 
 
 def _boundary(line: dict, number: int) -> str:
@@ -143,7 +164,10 @@ def read(data: Any) -> Conversation:
     if log.models:
         body = {"model": Counter(log.models).most_common(1)[0][0], **body}
     conversation = anthropic.read(body)
-    return replace(conversation, source=NAME, notes=log.notes(len(lines or []), len(messages)))
+    conversation = replace(conversation, source=NAME, notes=log.notes(len(lines or []), len(messages)))
+    index = {id(message): position for position, message in enumerate(messages)}  # merged-away messages are absent
+    billed = {index[key]: tokens for key, tokens in log.billed.items() if key in index}
+    return with_billed(conversation, billed, "Claude Code", "usage: input + cache writes + cache reads", log.merged)
 
 
 READER = Reader(NAME, TITLE, looks_like, read)

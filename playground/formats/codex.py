@@ -20,14 +20,15 @@ current form's ``session_meta``, ``response_item`` and (skipped) ``state`` lines
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..conversation import Conversation
+from ..conversation import Conversation, turn_starts
 from ..words import count
 from . import responses
-from ._reader import Reader, counted, log_lines
+from ._reader import Reader, counted, log_lines, with_billed
 from ._wire import check, need
 
 NAME = "codex"
@@ -103,6 +104,7 @@ def read(data: Any) -> Conversation:
     skipped: Counter[str] = Counter()
     notes: list[str] = []
     failed: list[str] = []
+    bills = _Bills()
     model: str | None = None
     instructions: str | None = None
     for number, line in enumerate(lines or [], 1):
@@ -116,7 +118,9 @@ def read(data: Any) -> Conversation:
             notes.append(_compacted(payload, number, items))
             continue
         skipped[kind] += 1
-        if kind == "turn_context" and isinstance(payload.get("model"), str):
+        if kind == "event_msg" and payload.get("type") == "token_count":
+            bills.add(payload.get("info"), len(items))
+        elif kind == "turn_context" and isinstance(payload.get("model"), str):
             model = payload["model"]
         elif kind == "session_meta":
             instructions = _instructions(payload) or instructions
@@ -137,7 +141,47 @@ def read(data: Any) -> Conversation:
     if failed:
         head.append(f"Sent as their text: {count(len(failed), 'tool output')} Codex marked as failed "
                     "(success: false).")
-    return replace(conversation, source=NAME, notes=tuple(head + notes))
+    conversation = replace(conversation, source=NAME, notes=tuple(head + notes))
+    return with_billed(conversation, bills.by_reply(conversation), "Codex",
+                       "token_count: the call's input tokens, cached included")
+
+
+class _Bills:
+    """Codex's ``token_count`` events: the input tokens of each call, by how many input items the
+    rollout held when the event came (it follows the reply it counts)."""
+
+    def __init__(self) -> None:
+        self.after: dict[int, int] = {}
+        self.total = 0  # total_token_usage.input_tokens so far, for rollouts that record no last_token_usage
+
+    def add(self, info: Any, items: int) -> None:
+        if not isinstance(info, dict):
+            return  # (a rate-limit update carries no usage)
+        last, total = (info.get(key) if isinstance(info.get(key), dict) else {}
+                       for key in ("last_token_usage", "total_token_usage"))
+        tokens = last.get("input_tokens")
+        running = total.get("input_tokens")
+        if not _whole(tokens) and _whole(running):
+            tokens = running - self.total
+        if _whole(running):
+            self.total = running
+        if _whole(tokens) and tokens > 0:
+            self.after.setdefault(items, tokens)
+
+    def by_reply(self, conversation: Conversation) -> dict[int, int]:
+        """Each bill at the input index of the reply it follows: the last turn start before it."""
+        starts = [item.origin.index for item in (conversation.items[p] for p in turn_starts(conversation.items))
+                  if item.origin is not None]
+        found: dict[int, int] = {}
+        for items, tokens in self.after.items():
+            before = bisect_left(starts, items)  # the starts before the event: the last of them is its reply's
+            if before:
+                found.setdefault(starts[before - 1], tokens)
+        return found
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _compacted(payload: dict, number: int, items: list[dict]) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 from ..conversation import Conversation
 from ..words import count
 from . import native
-from ._reader import Reader, as_log, billed_note, counted, log_lines, read_note, text_of
+from ._reader import Reader, as_log, counted, log_lines, read_note, text_of, with_billed
 from ._wire import check, need
 
 NAME = "gemini-cli"
@@ -98,7 +98,7 @@ class _Session:
         self.notices: Counter[str] = Counter()
         self.errors: list[str] = []
         self.thoughts = 0
-        self.billed: list[int] = []
+        self.billed: dict[int, int] = {}  # index of a reply's first item -> the input tokens its call billed
         self.models: Counter[str] = Counter()
 
     def add(self, message: dict, place: str) -> None:
@@ -112,6 +112,7 @@ class _Session:
                 self.errors.append(text_of(message.get("content"))[:200])
             return
         text = text_of(message.get("content"))
+        first = len(self.items)
         role = "user" if kind == "user" else "assistant"
         if text or role == "user":
             self.items.append({"type": "message", "role": role, "content": text})
@@ -121,10 +122,11 @@ class _Session:
         self.thoughts += len(thoughts) if isinstance(thoughts, list) else 0
         if isinstance(message.get("model"), str):
             self.models[message["model"]] += 1
-        tokens = message.get("tokens")
-        if isinstance(tokens, dict) and isinstance(tokens.get("input"), int) and tokens["input"] > 0:
-            self.billed.append(tokens["input"])
         calls = check(message.get("toolCalls") or [], list, f"{place}.toolCalls")
+        tokens = message.get("tokens")
+        if (isinstance(tokens, dict) and isinstance(tokens.get("input"), int) and tokens["input"] > 0
+                and (text or calls)):  # (a reply with no item is no call replay knows)
+            self.billed[first] = tokens["input"]
         for position, call in enumerate(calls):
             at = f"{place}.toolCalls[{position}]"
             check(call, dict, at)
@@ -160,8 +162,8 @@ def read(data: Any) -> Conversation:
         quoted = f" Errors: {'; '.join(session.errors[:3])}" if session.errors else ""
         notes.append(f"Left out (the CLI's notices to the person, not sent to the model): "
                      f"{counted(session.notices)}.{quoted}")
-    notes.extend(billed_note("Gemini", "tokens.input", session.billed))
-    return as_log(native.read(body), NAME, notes)
+    return with_billed(as_log(native.read(body), NAME, notes), session.billed, "Gemini CLI",
+                       "tokens.input, cached included")
 
 
 READER = Reader(NAME, TITLE, looks_like, read)

@@ -99,13 +99,26 @@ def _checked(factor: Any, where: str) -> float:
 
 def load_calibrations(data: Any, where: str = "calibration") -> dict[str, Calibration]:
     """Calibrations from JSON: a list of ``{"request": …, "usage": …}`` pairs (counted here), or
-    ``{model: factor}``."""
+    ``{model: factor}``, a factor being a number or, for one fitted on an agent's log (``to_json``),
+    ``{"factor", "offset", "source", "samples"}``."""
     if isinstance(data, Mapping):
-        return {str(model): Calibration(str(model), _checked(factor, f"{where}.{model}"))
-                for model, factor in data.items()}
+        return {str(model): _entry(str(model), value, f"{where}.{model}") for model, value in data.items()}
     if not isinstance(data, list) or not data:
         raise InputError("expected a list of {request, usage} pairs or an object {model: factor}", where=where)
     return calibrate(_pairs(data, where))
+
+
+def _entry(model: str, value: Any, where: str) -> Calibration:
+    if not isinstance(value, Mapping):
+        return Calibration(model, _checked(value, where))
+    offset, samples, source = value.get("offset", 0), value.get("samples", 0), value.get("source", "")
+    for key, number in (("offset", offset), ("samples", samples)):
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= 10_000_000:
+            raise InputError("expected a whole number from 0 to 10,000,000", where=f"{where}.{key}", value=number)
+    if not isinstance(source, str) or (offset and not source):
+        raise InputError("expected the agent whose logs the offset is for (e.g. claude-code)", where=f"{where}.source",
+                         value=source)
+    return Calibration(model, _checked(value.get("factor"), f"{where}.factor"), samples, offset, source)
 
 
 def _pairs(data: list, where: str) -> list[Comparison]:
@@ -145,6 +158,9 @@ def read_pasted(text: str, conversation: Conversation, model: str | None = None)
     return Pasted(tuple(comparisons), calibrate(comparisons))
 
 
-def to_json(calibrations: Mapping[str, Calibration]) -> dict[str, float]:
-    """The ``{model: factor}`` form, for a saved workspace or a file ``--calibration`` reads."""
-    return {model: calibration.factor for model, calibration in calibrations.items()}
+def to_json(calibrations: Mapping[str, Calibration]) -> dict[str, Any]:
+    """The ``{model: factor}`` form, for a saved workspace or a file ``--calibration`` reads; a
+    calibration with an offset keeps it (and its agent) as ``{"factor", "offset", "source", "samples"}``."""
+    return {model: calibration.factor if not calibration.offset else {
+        "factor": calibration.factor, "offset": calibration.offset, "source": calibration.source,
+        "samples": calibration.samples} for model, calibration in calibrations.items()}

@@ -124,10 +124,11 @@ class TokenCount:
     accounting: str
     exact: bool
     notes: tuple[str, ...]
+    unlogged: int = 0  # a calibration's tokens for what the agent sent that its log does not hold; first
 
     def prefix(self, index: int) -> int:
         """Tokens before item ``index``: what a provider's prompt cache can reuse up to it."""
-        return self.tools + self.instructions + sum(self.items[:index])
+        return self.unlogged + self.tools + self.instructions + sum(self.items[:index])
 
 
 class Meter:
@@ -347,11 +348,14 @@ class Meter:
     def _result(self, conversation: Conversation, per_item: tuple[int, ...], tools: int, instructions: int,
                 priming: int, notes: set[str]) -> TokenCount:
         reasons = self._notes(conversation, notes)
+        unlogged = 0
         if self.calibration is not None:  # items are calibrated already (see _item)
             tools, instructions, priming = (self.calibration.apply(part) for part in (tools, instructions, priming))
+            unlogged = self.calibration.unlogged(conversation.source)
             reasons.append(self.calibration.note())
         return TokenCount(
-            total=sum(per_item) + tools + instructions + priming,
+            total=unlogged + sum(per_item) + tools + instructions + priming,
+            unlogged=unlogged,
             items=per_item,
             tools=tools,
             instructions=instructions,

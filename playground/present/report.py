@@ -42,6 +42,7 @@ def count_to_json(count: TokenCount, conversation: Conversation) -> dict[str, An
         "tools": count.tools,
         "instructions": count.instructions,
         "priming": count.priming,
+        **({"unlogged": count.unlogged} if count.unlogged else {}),
         "items": [_item(item, p, t) for p, (item, t) in enumerate(zip(conversation.items, count.items, strict=True))],
         "notes": list(formats.notes(conversation)),
     }

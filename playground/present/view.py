@@ -207,9 +207,10 @@ def previous_call_end(conversation: Conversation) -> int | None:
 
 def request_prompt(items: Sequence[Item], count: TokenCount, end: int | None = None) -> Prompt:
     """The prompt of ``items[:end]`` as a cache sees it, from ``count`` (the count of ``items``):
-    the fixed head (tools, instructions) first, the items' own tokens, reply priming last."""
+    the fixed head (what a calibration adds for a log, tools, instructions) first, the items' own
+    tokens, reply priming last."""
     end = len(items) if end is None else end
-    return prompt(items[:end], count.items[:end], count.tools + count.instructions, count.priming)
+    return prompt(items[:end], count.items[:end], count.unlogged + count.tools + count.instructions, count.priming)
 
 
 @dataclass(frozen=True)

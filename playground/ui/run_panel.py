@@ -17,6 +17,8 @@ from ..policies import POLICIES, Policy, make
 from ..policies.sources import read_strategies, source_of
 from ..present.view import CallView, call_view
 from ..rules.ruleset import Rules
+from ..run.billed import BILLED, LogFit
+from ..run.billed import chart_rows as bill_rows
 from ..run.hidden import calls_with, lost_calls
 from ..run.prices import Price, read_prices
 from ..run.promptcache import cache_models
@@ -24,7 +26,7 @@ from ..run.replay import MODES, Replay, call_starts, chart_rows, replay, sweep, 
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
 from ..words import count
 from ..workbench.workspace import ReplaySettings
-from . import probe_panel, state
+from . import billed_panel, probe_panel, state
 
 CALL = "replay_call"  # the chosen call (position in the run's calls), for the before/after view
 SHOWN = "replay_call_shown"  # True once the person moved the call slider: Before / after shows that call
@@ -34,6 +36,7 @@ STRATEGY, MODE, CACHE = "replay_strategy", "replay_mode", state.REPLAY_CACHE
 WINDOW, TRIGGER, KEEP, CLEAR_AT_LEAST = "replay_window", "replay_trigger", "replay_keep", "replay_clear_at_least"
 PRICE_FIELDS = {"input": "Input", "cached_input": "Cached input", "cache_write": "Cache write", "output": "Output"}
 SIDE_COLORS = alt.Scale(domain=["without", "with"], range=["#9aa0a6", "#1a73e8"])
+WITH_BILLS = alt.Scale(domain=["without", "with", BILLED], range=["#9aa0a6", "#1a73e8", "#188038"])
 MODE_HELP = ("stored: edits are written into the history the agent keeps (the book's optimizer), so each edit "
              "breaks the cache once. per-call: edits are re-applied to a copy for every request and the history "
              "stays whole (LangChain middleware), so the cache breaks again whenever an item crosses into the "
@@ -192,12 +195,13 @@ def _price_editor(model: str) -> None:
                                 help=f"{label} price per million tokens.")
 
 
-def _line(rows: list[dict[str, Any]], field: str, title: str, axis_format: str | None = None) -> alt.Chart:
+def _line(rows: list[dict[str, Any]], field: str, title: str, axis_format: str | None = None,
+          scale: alt.Scale = SIDE_COLORS) -> alt.Chart:
     axis = alt.Axis(format=axis_format) if axis_format else alt.Axis()
     return alt.Chart(alt.Data(values=rows)).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
         x=alt.X("call:Q", title="call", axis=alt.Axis(format="d", tickMinStep=1)),
         y=alt.Y(f"{field}:Q", title=title, axis=axis),
-        color=alt.Color("side:N", scale=SIDE_COLORS, title="policy"),
+        color=alt.Color("side:N", scale=scale, title="policy"),
         tooltip=["call:Q", "index:Q", "side:N", f"{field}:Q", "fired:N"])
 
 
@@ -206,8 +210,9 @@ def _threshold(policy: Policy) -> int | None:
     return next((int(params[key]) for key in ("threshold", "limit", "trigger") if key in params), None)
 
 
-def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy) -> None:
-    chart = _line(rows, "tokens", "prompt tokens")
+def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy, bills: LogFit | None) -> None:
+    chart = _line([*rows, *(bill_rows(bills, run) if bills else ())], "tokens", "prompt tokens",
+                  scale=WITH_BILLS if bills else SIDE_COLORS)
     line = _threshold(policy)
     if line is not None:
         rule = alt.Chart(alt.Data(values=[{"threshold": line}])).mark_rule(color="#d93025", strokeDash=[6, 4]).encode(
@@ -307,7 +312,10 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     four.metric("Cost", f"${totals.cost_with:.4f}", delta=f"{totals.cost_with - totals.cost_without:+.4f}",
                 delta_color="inverse", help=f"Prompts and replies over the run at {chosen_price.model} prices.")
     rows = chart_rows(run)
-    _tokens_chart(run, rows, policy)
+    bills = billed_panel.fit_of(conversation, chosen_price)
+    _tokens_chart(run, rows, policy, bills)
+    if bills:
+        billed_panel.panel(conversation, model, bills)
     st.altair_chart(_line(rows, "cached_share", "cached share of the prompt", ".0%"), width="stretch")
     st.caption("The share of each prompt read from the cache: an edit early in the history drops it, because "
                "everything after the first changed item must be processed again.")

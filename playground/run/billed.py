@@ -1,0 +1,144 @@
+"""What an agent's log says the provider billed, call by call, beside our count of the log's
+request; and the calibration those bills give.
+
+Logs record the input tokens billed for each call (``Conversation.billed``: Claude Code's
+``usage``, Codex's ``token_count``, Gemini CLI's ``tokens``). Two things separate a bill from our
+count of the request the log holds, and they are of different kinds:
+
+- what the agent sends that its log does not hold — its system prompt and tool definitions —
+  is the same number of tokens on every call (an *offset*);
+- the meter's own error is a share of what it counts (a *factor*).
+
+So ``billed ≈ offset + factor × counted``, fitted per log. The factor is the median, over
+consecutive calls, of the bill's growth over our count's growth (what a call adds is only items
+the log holds, so the offset cancels; a median ignores one odd call), and the offset the median of
+what is left. Only the calls before the agent first cut its own context are fitted: after it, the
+log holds more than the agent sent (a bill that falls is that cut — a run's requests otherwise
+only grow).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+from statistics import median
+
+from ..conversation import Conversation
+from ..errors import InputError
+from ..meter.calibration import FACTOR_RANGE, to_json
+from ..meter.factor import Calibration
+from ..meter.tokens import Meter
+from ..policies import NonePolicy
+from .prices import Price
+from .replay import Replay, replay
+
+CUT = 0.9  # a bill below this share of the one before: the agent cut its context (compacted, cleared)
+MIN_GROWTH = 50  # tokens our count must grow by between two calls for their slope to count
+BILLED = "billed (log)"  # the chart's name for the bills' line
+
+
+@dataclass(frozen=True)
+class BilledCall:
+    """One call the log billed: its number in the run, where its reply starts, our count of its
+    request (uncalibrated: the meter as published or fitted, nothing from this log) and the bill."""
+
+    call: int
+    position: int
+    counted: int
+    billed: int
+
+
+@dataclass(frozen=True)
+class LogFit:
+    """The bills of a log beside our counts, and ``billed ≈ offset + factor × counted`` fitted on the
+    first ``fitted`` of them (the calls before the agent first cut its context)."""
+
+    calls: tuple[BilledCall, ...]
+    fitted: int
+    factor: float
+    offset: int
+
+    def estimate(self, counted: int) -> int:
+        return self.offset + round(counted * self.factor)
+
+    def misses(self, calibrated: bool) -> list[float]:
+        """The share by which our count misses the bill on each fitted call: as it is, or with this
+        fit applied."""
+        return [abs((self.estimate(c.counted) if calibrated else c.counted) - c.billed) / c.billed
+                for c in self.calls[:self.fitted] if c.billed]
+
+    def error(self, calibrated: bool) -> float:
+        """The median of ``misses``: what a typical call is off by."""
+        misses = self.misses(calibrated)
+        return median(misses) if misses else 0.0
+
+    def describe(self) -> str:
+        """The fit in words, for the CLI and the Run view alike."""
+        cut = (f" (those before the agent first cut its own context: after that the log holds more than it sent, "
+               f"{len(self.calls) - self.fitted:,} calls)") if self.fitted < len(self.calls) else ""
+        return (f"The log records the input tokens billed for {len(self.calls):,} calls. Our count of the "
+                f"log's request misses them by {self.error(False):.1%} on the median call: the log holds no system "
+                f"prompt or tool definitions. Fitted on {self.fitted:,} calls{cut}: billed ≈ {self.offset:,} + "
+                f"{self.factor:.3f} × our count, which misses by {self.error(True):.1%} (at most "
+                f"{max(self.misses(True), default=0.0):.1%}).")
+
+    def calibration(self, model: str, source: str) -> Calibration:
+        return Calibration(model, self.factor, self.fitted, self.offset, source)
+
+    def to_json(self, model: str, source: str) -> dict:
+        """For ``replay --json``: the calibration as a ``--calibration`` file holds it, and how well it fits."""
+        return {"calibration": to_json({model: self.calibration(model, source)}), "calls": len(self.calls),
+                "fitted_calls": self.fitted, "median_error": round(self.error(False), 4),
+                "median_error_calibrated": round(self.error(True), 4)}
+
+
+def billed_calls(conversation: Conversation, price: Price) -> tuple[BilledCall, ...]:
+    """The calls the log billed, each beside our uncalibrated count of its request (replayed with
+    no policy and a fresh meter, so a calibration in effect does not fit itself)."""
+    if not conversation.billed:
+        return ()
+    bills = dict(conversation.billed)
+    run = replay(conversation, NonePolicy(), Meter(conversation.model or price.model), price)
+    return tuple(BilledCall(number, call.position, call.tokens_without, bills[call.position])
+                 for number, call in enumerate(run.calls) if call.position in bills)
+
+
+def fit(calls: tuple[BilledCall, ...]) -> LogFit:
+    """``billed ≈ offset + factor × counted`` on the calls before the first cut (see the module)."""
+    if not calls:
+        raise InputError("the log records no billed usage for its calls", where="billed")
+    fitted = next((k for k in range(1, len(calls)) if calls[k].billed < CUT * calls[k - 1].billed), len(calls))
+    first = calls[:fitted]
+    slopes = [(b.billed - a.billed) / (b.counted - a.counted) for a, b in pairwise(first)
+              if b.counted - a.counted >= MIN_GROWTH]
+    low, high = FACTOR_RANGE
+    factor = median(slopes) if slopes else 1.0
+    if not low <= factor <= high:  # the bills do not grow with the log: no share to fit, only the offset
+        factor = 1.0
+    offset = round(median(c.billed - c.counted * factor for c in first))
+    if offset < 0:  # the log cannot hold more than was sent: what is left is the meter's share alone
+        ratios = [c.billed / c.counted for c in first if c.counted]
+        factor, offset = (min(high, max(low, median(ratios))) if ratios else 1.0), 0
+    return LogFit(calls, fitted, factor, offset)
+
+
+def log_fit(conversation: Conversation, price: Price) -> LogFit | None:
+    """The fit for a log that records its bills, else None."""
+    calls = billed_calls(conversation, price)
+    return fit(calls) if calls else None
+
+
+def with_bills(data: dict, found: LogFit, model: str, source: str) -> dict:
+    """``replay --json`` with the log's bill on each call it recorded one for
+    (``billed_input_tokens``) and the calibration they give (``log_calibration``)."""
+    calls = [dict(call) for call in data["calls"]]
+    for billed in found.calls:
+        if billed.call < len(calls):
+            calls[billed.call]["billed_input_tokens"] = billed.billed
+    return {**data, "calls": calls, "log_calibration": found.to_json(model, source)}
+
+
+def chart_rows(found: LogFit, run: Replay) -> list[dict]:
+    """The bills as one more side of the Run view's prompt-tokens chart (``replay.chart_rows``' shape)."""
+    return [{"call": billed.call, "index": run.calls[billed.call].index, "side": BILLED, "tokens": billed.billed,
+             "fired": ""} for billed in found.calls if billed.call < len(run.calls)]
