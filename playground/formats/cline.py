@@ -38,7 +38,7 @@ from ._reader import Folder, Reader, as_log, billed_note, counted, read_note
 from ._wire import check, need
 
 NAME = "cline"
-TITLE = "Cline / Roo Code task (folder or .zip: api_conversation_history.json)"
+TITLE = "Cline / Roo Code task (folder or .zip: api_conversation_history.json; an SDK session, <id>.messages.json)"
 HISTORY = "api_conversation_history.json"
 UI = "ui_messages.json"
 SESSION = ".messages.json"  # the SDK's <id>.messages.json
