@@ -245,28 +245,26 @@ def _conversation(task: _Task, system: Any = None) -> Conversation:
 
 
 def _task_notes(task: _Task) -> list[str]:
-    """What reading the messages changed, for either form."""
-    notes = []
-    if task.xml:
-        notes.append(f"{count(task.xml, 'tool call')} written as XML in the assistant's text "
-                     f"{'is' if task.xml == 1 else 'are'} read as tool_use blocks, so rules match them; Cline sent "
-                     "them as text, so the count differs from Cline's by a few tokens a call.")
-    if task.unmatched:
-        notes.append(f"{count(task.unmatched, 'tool result')} answering no call in the message before "
-                     f"{'stays' if task.unmatched == 1 else 'stay'} as text.")
-    if task.files:
-        notes.append(f"{count(task.files, 'attached file')} {'is' if task.files == 1 else 'are'} read as the "
-                     "<file_content> text Cline sends.")
-    if task.merged:
-        notes.append(f"{count(task.merged, 'message')} following one of the same role "
-                     f"{'is' if task.merged == 1 else 'are'} joined to it, as the API joins consecutive turns.")
-    if task.compactions:
-        notes.append(f"Cline's own compaction wrote {count(sum(task.compactions.values()), 'message')} here "
-                     f"(metadata.kind {counted(task.compactions)}): this is the session as Cline sent it after "
-                     "compacting.")
-    if task.dropped:
-        notes.append(f"Left out (Cline's bookkeeping, not part of a request): {counted(task.dropped)}.")
-    return notes
+    """What reading the messages changed, for either form (a note only for what happened)."""
+    def be(number: int, one: str = "is", more: str = "are") -> str:
+        return one if number == 1 else more
+
+    said = [
+        (task.xml, f"{count(task.xml, 'tool call')} written as XML in the assistant's text {be(task.xml)} read as "
+                   "tool_use blocks, so rules match them; Cline sent them as text, so the count differs from "
+                   "Cline's by a few tokens a call."),
+        (task.unmatched, f"{count(task.unmatched, 'tool result')} answering no call in the message before "
+                         f"{be(task.unmatched, 'stays', 'stay')} as text."),
+        (task.files, f"{count(task.files, 'attached file')} {be(task.files)} read as the <file_content> text Cline "
+                     "sends."),
+        (task.merged, f"{count(task.merged, 'message')} following one of the same role {be(task.merged)} joined to "
+                      "it, as the API joins consecutive turns."),
+        (task.compactions, f"Cline's own compaction wrote {count(sum(task.compactions.values()), 'message')} here "
+                           f"(metadata.kind {counted(task.compactions)}): this is the session as Cline sent it after "
+                           "compacting."),
+        (task.dropped, f"Left out (Cline's bookkeeping, not part of a request): {counted(task.dropped)}."),
+    ]
+    return [note for happened, note in said if happened]
 
 
 def _read_session(session: dict) -> Conversation:
