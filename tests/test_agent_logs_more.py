@@ -426,6 +426,57 @@ def test_cline_xml_tool_calls_in_the_text_become_tool_uses():
     assert_valid_anthropic_request(conversation)
 
 
+CLINE_SDK = DATA / "cline-sdk-session"
+"""A real Cline SDK session (cline/cline's own, paths made ``/Users/example``) and the two compactions
+Cline's code wrote of it (tests/data/README.md)."""
+
+
+def _sdk_blocks(session: dict, kind: str) -> list[dict]:
+    return [b for m in session["messages"] for b in m["content"] if b["type"] == kind]
+
+
+def test_a_cline_sdk_session_reads_every_tool_call_once_with_its_system_prompt_and_billed_input(tmp_path):
+    session = json.loads((CLINE_SDK / "session.messages.json").read_text())
+    assert_detected_only_as(session, "cline")
+    conversation = formats.read_path(CLINE_SDK)
+    assert (conversation.format, conversation.source, conversation.model) == (
+        "anthropic", "cline", "claude-opus-4.8-fast")
+    uses = _sdk_blocks(session, "tool_use")
+    assert [(c.call_id, c.name) for c in calls(conversation)] == [(b["id"], b["name"]) for b in uses]
+    assert [r.call_id for r in results(conversation)] == [b["tool_use_id"] for b in _sdk_blocks(session, "tool_result")]
+    assert len(pairs(conversation.items)) == len(uses) == 11
+    assert conversation.instructions == session["system_prompt"]
+    attached = _sdk_blocks(session, "file")[0]
+    assert any(part.text.startswith(f'<file_content path="{attached["path"]}">\n"use client"')
+               for item in conversation.items if not isinstance(item, ToolCall | ToolResult)
+               for part in item.content), "the attached file is sent as its text"
+    body = assert_valid_anthropic_request(conversation)
+    assert all(set(m) == {"role", "content"} for m in body["messages"]), "no id, ts, modelInfo or metrics"
+    assert not any("name" in b for m in body["messages"] for b in m["content"] if b.get("type") == "tool_result")
+    notes = " ".join(conversation.notes)
+    assert "billed for 16 of its calls" in notes and "34,334 on the first" in notes
+    assert formats.loads(_zip(tmp_path, CLINE_SDK)).items == conversation.items
+    assert formats.loads((CLINE_SDK / "session.messages.json").read_bytes()).items == conversation.items
+    assert_count_names(conversation, "cline")
+
+
+def test_a_cline_sdk_error_result_is_an_error():
+    session = json.loads((CLINE_SDK / "session.messages.json").read_text())
+    failed = _sdk_blocks(session, "tool_result")[3]
+    failed["is_error"] = True  # none failed in the real session: Cline writes a failure so (messages-contract-v1)
+    conversation = formats.read(session)
+    assert [r.call_id for r in results(conversation) if r.is_error] == [failed["tool_use_id"]]
+
+
+@pytest.mark.parametrize(("name", "kind", "items"), [("cline-sdk-agentic.compaction.json", "compaction_summary", 3),
+                                                     ("cline-sdk-basic.compaction.json", "compaction", 14)])
+def test_a_session_cline_compacted_reads_and_says_cline_compacted_it(name, kind, items):
+    conversation = formats.read_path(DATA / name)
+    assert (conversation.source, len(conversation.items)) == ("cline", items)
+    assert any(f"metadata.kind {kind} 1" in note for note in conversation.notes)
+    assert_valid_anthropic_request(conversation)
+
+
 # One way in: files, folders, zips, databases ----------------------------------------------------------------
 
 def test_the_cli_reads_a_task_folder_and_names_the_agent():

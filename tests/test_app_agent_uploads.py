@@ -10,7 +10,7 @@ import pytest
 
 from playground.ui.conversation_panel import UPLOAD_TYPES
 
-from .test_agent_logs_more import CLINE, DATA, GOOSE, _zip, goose_database
+from .test_agent_logs_more import CLINE, CLINE_SDK, DATA, GOOSE, _zip, goose_database
 from .test_app import _fresh_caches, healthy, start  # noqa: F401 - the caches fixture, autouse here too
 
 
@@ -19,10 +19,12 @@ def upload(at, name: str, data: bytes):
     return healthy(at.run())
 
 
-@pytest.mark.parametrize("kind", ["zip", "db", "md"])
+@pytest.mark.parametrize("kind", ["zip", "db", "md", "json"])
 def test_a_task_folder_zip_a_database_and_a_markdown_history_upload_as_one_conversation(kind, tmp_path):
     assert kind in UPLOAD_TYPES
-    if kind == "zip":
+    if kind == "json":  # a real Cline SDK session, its system prompt kept
+        name, data, source = "session.messages.json", (CLINE_SDK / "session.messages.json").read_bytes(), "cline"
+    elif kind == "zip":
         name, data, source = "task.zip", _zip(tmp_path, CLINE), "cline"
     elif kind == "db":
         exported = [json.loads((DATA / file).read_text()) for file in GOOSE]

@@ -90,7 +90,8 @@ def test_a_file_over_the_limit_is_refused_from_its_size(tmp_path):
                          "trajectory (.traj.json); Gemini CLI session (.json / .jsonl); Goose session (export .json, "
                          "sessions.db, .jsonl); Aider chat history (.aider.chat.history.md); OpenHands conversation "
                          "(V1 events/ folder or JSONL, V0 trajectory); Cline / Roo Code task (folder or .zip: "
-                         "api_conversation_history.json); opencode session (storage folder or .zip, opencode.db)\n")
+                         "api_conversation_history.json; an SDK session, <id>.messages.json); opencode session "
+                         "(storage folder or .zip, opencode.db)\n")
 
 
 def test_a_bad_limit_setting_is_named():

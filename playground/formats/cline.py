@@ -12,6 +12,15 @@ of its call (an XML call becomes a ``tool_use``, so rules keyed on tool names ma
 says so: Cline sent it as text). A result that reports ``The tool execution failed`` is an error.
 ``ui_messages.json`` is what the person saw: its errors are named in the notes, and each
 ``api_req_started`` records the tokens billed for that request.
+
+Cline's SDK (the CLI, and the apps built on ``@cline/core``) writes a session instead
+(cline/cline @ 21cb8d25, ``sdk/packages/core/docs/messages-contract-v1.md``):
+``~/.cline/data/sessions/<id>/<id>.messages.json``, ``{version, sessionId, agent, messages,
+system_prompt}``, with native ``tool_use`` / ``tool_result`` blocks, ``modelInfo {id, provider}``
+and per-call ``metrics {inputTokens (cache reads and writes included), outputTokens, …}``. A
+``file`` block (a file the person attached) is sent as ``<file_content path="…">`` text
+(``formatFileContentBlock`` in ``sdk/packages/shared/src/prompt/format.ts``), and a message Cline's
+compaction wrote carries ``metadata.kind`` (``compaction_summary``, ``compaction``).
 """
 
 from __future__ import annotations
@@ -29,14 +38,16 @@ from ._reader import Folder, Reader, as_log, billed_note, counted, read_note
 from ._wire import check, need
 
 NAME = "cline"
-TITLE = "Cline / Roo Code task (folder or .zip: api_conversation_history.json)"
+TITLE = "Cline / Roo Code task (folder or .zip: api_conversation_history.json; an SDK session, <id>.messages.json)"
 HISTORY = "api_conversation_history.json"
 UI = "ui_messages.json"
+SESSION = ".messages.json"  # the SDK's <id>.messages.json
 _RESULT = re.compile(r"\A\[(?P<name>[\w-]+)(?: for '.*?')?\] Result:\n?", re.DOTALL)
 _NOT_RUN = re.compile(r"\ATool \[(?P<name>[\w-]+)\] was not executed")
 _FAILED = "The tool execution failed with the following error"
 _BLOCK_KEYS = {"text": ("type", "text", "cache_control"), "thinking": ("type", "thinking", "signature"),
-               "redacted_thinking": ("type", "data"), "tool_use": ("type", "id", "name", "input", "cache_control")}
+               "redacted_thinking": ("type", "data"), "tool_use": ("type", "id", "name", "input", "cache_control"),
+               "tool_result": ("type", "tool_use_id", "content", "is_error", "cache_control")}
 _UI_ERRORS = ("error", "diff_error", "api_req_failed", "mistake_limit_reached")
 
 
@@ -62,8 +73,20 @@ def _is_history(data: Any) -> bool:
         for m in data if isinstance(m["content"], list))
 
 
+def _session(data: Any) -> dict | None:
+    """The SDK's ``messages.json`` (a ``version``, ``sessionId`` and messages with a ``role`` each: Gemini
+    CLI's sessions have the two keys too, but messages with a ``type``), alone or in its folder."""
+    if isinstance(data, Folder):
+        found = [value for name, value in data.files.items() if name.endswith(SESSION) or name == "messages.json"]
+        return found[0] if len(found) == 1 and _session(found[0]) is not None else None
+    if not (isinstance(data, dict) and isinstance(data.get("version"), int) and isinstance(data.get("sessionId"), str)
+            and isinstance(data.get("messages"), list)):
+        return None
+    return data if all(isinstance(m, dict) and "role" in m for m in data["messages"]) else None
+
+
 def looks_like(data: Any) -> int:
-    return 6 if _files(data) is not None else 0
+    return 6 if _files(data) is not None or _session(data) is not None else 0
 
 
 def _xml_calls(text: str, names: set[str]) -> list[tuple[str, dict[str, str], tuple[int, int]]]:
@@ -87,24 +110,48 @@ class _Task:
         self.xml = 0
         self.unmatched = 0
         self.models: Counter[str] = Counter()
+        self.billed: list[int] = []  # the SDK's metrics.inputTokens, one per call
+        self.files = 0
+        self.merged = 0
+        self.compactions: Counter[str] = Counter()
 
     def add(self, message: dict, place: str) -> None:
         role = need(message, "role", str, place)
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else check(
             content, list, f"{place}.content")
-        model = message.get("modelInfo", {}).get("modelId") if isinstance(message.get("modelInfo"), dict) else None
-        if isinstance(model, str):
-            self.models[model] += 1
+        self._bookkeeping(message)
         self.dropped.update(f"'{key}' keys" for key in message if key not in ("role", "content"))
         kept = [self._block(check(block, dict, f"{place}.content[{i}]")) for i, block in enumerate(blocks)]
         if role == "user":
             kept = self._results(kept)
         else:
             self.pending = [(b["name"], b["id"]) for b in kept if b.get("type") == "tool_use"]
-        self.messages.append({"role": role, "content": kept})
+        if self.messages and self.messages[-1]["role"] == role:
+            self.merged += 1  # the API combines consecutive turns of one role; so does the request written
+            self.messages[-1]["content"].extend(kept)
+        else:
+            self.messages.append({"role": role, "content": kept})
+
+    def _bookkeeping(self, message: dict) -> None:
+        """What Cline records beside a message: its model (``modelId`` in a task, ``id`` in the SDK),
+        the SDK's billed input, and whether its compaction wrote the message."""
+        info = message.get("modelInfo") if isinstance(message.get("modelInfo"), dict) else {}
+        model = info.get("modelId") or info.get("id")
+        if isinstance(model, str):
+            self.models[model] += 1
+        metrics = message.get("metrics") if isinstance(message.get("metrics"), dict) else {}
+        if isinstance(metrics.get("inputTokens"), int) and metrics["inputTokens"] > 0:
+            self.billed.append(metrics["inputTokens"])
+        metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+        if str(metadata.get("kind", "")).startswith("compaction"):
+            self.compactions[str(metadata["kind"])] += 1
 
     def _block(self, block: dict) -> dict:
+        if block.get("type") == "file" and isinstance(block.get("content"), str):
+            self.files += 1  # sent as text, as the SDK's formatFileContentBlock writes it
+            return {"type": "text", "text": f'<file_content path="{block.get("path", "")}">\n{block["content"]}\n'
+                                            "</file_content>"}
         keys = _BLOCK_KEYS.get(str(block.get("type")))
         if keys is None:
             return block
@@ -181,28 +228,71 @@ def _ui_notes(ui: Any) -> tuple[list[str], list[int]]:
     return notes, billed
 
 
-def read(data: Any) -> Conversation:
-    files = _files(data)
-    if files is None:
-        raise InputError(f"a Cline task folder holds {HISTORY}; this one does not")
-    history, ui = files
-    task = _Task()
-    for position, message in enumerate(check(history, list, HISTORY)):
-        task.add(check(message, dict, f"{HISTORY}[{position}]"), f"{HISTORY}[{position}]")
+def _messages(task: _Task, messages: Any, where: str) -> None:
+    for position, message in enumerate(check(messages, list, where)):
+        task.add(check(message, dict, f"{where}[{position}]"), f"{where}[{position}]")
+
+
+def _conversation(task: _Task, system: Any = None) -> Conversation:
+    """The Anthropic request the rebuilt messages amount to, with the model Cline used most (its
+    provider's ``vendor/`` prefix dropped: the request is Anthropic's, and the meter knows the name)."""
     body: dict[str, Any] = {"messages": task.messages}
     if task.models:
-        body["model"] = task.models.most_common(1)[0][0]
-    conversation = anthropic.read(body)
-    notes = [read_note(f"a Cline task's {HISTORY}", len(task.messages), "message", len(conversation.items), "Cline")]
-    if task.xml:
-        notes.append(f"{count(task.xml, 'tool call')} written as XML in the assistant's text "
-                     f"{'is' if task.xml == 1 else 'are'} read as tool_use blocks, so rules match them; Cline sent "
-                     "them as text, so the count differs from Cline's by a few tokens a call.")
-    if task.unmatched:
-        notes.append(f"{count(task.unmatched, 'tool result')} answering no call in the message before "
-                     f"{'stays' if task.unmatched == 1 else 'stay'} as text.")
-    if task.dropped:
-        notes.append(f"Left out (Cline's bookkeeping, not part of a request): {counted(task.dropped)}.")
+        body["model"] = task.models.most_common(1)[0][0].rsplit("/", 1)[-1]
+    if isinstance(system, str) and system:
+        body["system"] = system
+    return anthropic.read(body)
+
+
+def _task_notes(task: _Task) -> list[str]:
+    """What reading the messages changed, for either form (a note only for what happened)."""
+    def be(number: int, one: str = "is", more: str = "are") -> str:
+        return one if number == 1 else more
+
+    said = [
+        (task.xml, f"{count(task.xml, 'tool call')} written as XML in the assistant's text {be(task.xml)} read as "
+                   "tool_use blocks, so rules match them; Cline sent them as text, so the count differs from "
+                   "Cline's by a few tokens a call."),
+        (task.unmatched, f"{count(task.unmatched, 'tool result')} answering no call in the message before "
+                         f"{be(task.unmatched, 'stays', 'stay')} as text."),
+        (task.files, f"{count(task.files, 'attached file')} {be(task.files)} read as the <file_content> text Cline "
+                     "sends."),
+        (task.merged, f"{count(task.merged, 'message')} following one of the same role {be(task.merged)} joined to "
+                      "it, as the API joins consecutive turns."),
+        (task.compactions, f"Cline's own compaction wrote {count(sum(task.compactions.values()), 'message')} here "
+                           f"(metadata.kind {counted(task.compactions)}): this is the session as Cline sent it after "
+                           "compacting."),
+        (task.dropped, f"Left out (Cline's bookkeeping, not part of a request): {counted(task.dropped)}."),
+    ]
+    return [note for happened, note in said if happened]
+
+
+def _read_session(session: dict) -> Conversation:
+    """The SDK's ``messages.json``: its own system prompt, and the input billed per call in ``metrics``."""
+    task = _Task()
+    _messages(task, session["messages"], "messages")
+    conversation = _conversation(task, session.get("system_prompt"))
+    what = f"a Cline SDK session's messages.json (session {session['sessionId']})"
+    notes = [read_note(what, len(session["messages"]), "message", len(conversation.items), "Cline",
+                       system=bool(conversation.instructions)),
+             *_task_notes(task),
+             *billed_note("Cline", "metrics.inputTokens, cache reads and writes included", task.billed)]
+    return as_log(conversation, NAME, notes)
+
+
+def read(data: Any) -> Conversation:
+    session = _session(data)
+    if session is not None:
+        return _read_session(session)
+    files = _files(data)
+    if files is None:
+        raise InputError(f"a Cline task folder holds {HISTORY} (or an SDK session, <id>{SESSION}); this one does not")
+    history, ui = files
+    task = _Task()
+    _messages(task, history, HISTORY)
+    conversation = _conversation(task)
+    notes = [read_note(f"a Cline task's {HISTORY}", len(history), "message", len(conversation.items), "Cline"),
+             *_task_notes(task)]
     ui_notes, billed = _ui_notes(ui)
     if ui is None:
         notes.append(f"No {UI} beside it: errors the person was shown, and the tokens billed, are not known.")
