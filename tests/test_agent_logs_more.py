@@ -454,7 +454,9 @@ def test_a_cline_sdk_session_reads_every_tool_call_once_with_its_system_prompt_a
     assert all(set(m) == {"role", "content"} for m in body["messages"]), "no id, ts, modelInfo or metrics"
     assert not any("name" in b for m in body["messages"] for b in m["content"] if b.get("type") == "tool_result")
     notes = " ".join(conversation.notes)
-    assert "billed for 16 of its calls" in notes and "34,334 on the first" in notes
+    assert "billed for 16 calls" in notes
+    assert conversation.billed[0][1] == 34_334 and len(conversation.billed) == 16, "each reply's bill at its call"
+    assert {p for p, _ in conversation.billed} <= set(turn_starts(conversation.items))
     assert formats.loads(_zip(tmp_path, CLINE_SDK)).items == conversation.items
     assert formats.loads((CLINE_SDK / "session.messages.json").read_bytes()).items == conversation.items
     assert_count_names(conversation, "cline")

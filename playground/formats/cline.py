@@ -34,7 +34,7 @@ from ..conversation import Conversation
 from ..errors import InputError
 from ..words import count
 from . import anthropic
-from ._reader import Folder, Reader, as_log, billed_note, counted, read_note
+from ._reader import Folder, Reader, as_log, billed_note, counted, read_note, with_billed
 from ._wire import check, need
 
 NAME = "cline"
@@ -110,7 +110,8 @@ class _Task:
         self.xml = 0
         self.unmatched = 0
         self.models: Counter[str] = Counter()
-        self.billed: list[int] = []  # the SDK's metrics.inputTokens, one per call
+        self.billed: dict[int, int] = {}  # the SDK's metrics.inputTokens by the index of the reply's message
+        self.unplaced = 0  # bills of replies merged into the message before (no call of their own)
         self.files = 0
         self.merged = 0
         self.compactions: Counter[str] = Counter()
@@ -120,7 +121,7 @@ class _Task:
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else check(
             content, list, f"{place}.content")
-        self._bookkeeping(message)
+        billed = self._bookkeeping(message)
         self.dropped.update(f"'{key}' keys" for key in message if key not in ("role", "content"))
         kept = [self._block(check(block, dict, f"{place}.content[{i}]")) for i, block in enumerate(blocks)]
         if role == "user":
@@ -130,22 +131,25 @@ class _Task:
         if self.messages and self.messages[-1]["role"] == role:
             self.merged += 1  # the API combines consecutive turns of one role; so does the request written
             self.messages[-1]["content"].extend(kept)
+            self.unplaced += billed is not None
         else:
             self.messages.append({"role": role, "content": kept})
+            if billed is not None and role == "assistant":
+                self.billed[len(self.messages) - 1] = billed
 
-    def _bookkeeping(self, message: dict) -> None:
+    def _bookkeeping(self, message: dict) -> int | None:
         """What Cline records beside a message: its model (``modelId`` in a task, ``id`` in the SDK),
-        the SDK's billed input, and whether its compaction wrote the message."""
+        whether its compaction wrote the message; returns the SDK's billed input for it, if any."""
         info = message.get("modelInfo") if isinstance(message.get("modelInfo"), dict) else {}
         model = info.get("modelId") or info.get("id")
         if isinstance(model, str):
             self.models[model] += 1
-        metrics = message.get("metrics") if isinstance(message.get("metrics"), dict) else {}
-        if isinstance(metrics.get("inputTokens"), int) and metrics["inputTokens"] > 0:
-            self.billed.append(metrics["inputTokens"])
         metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
         if str(metadata.get("kind", "")).startswith("compaction"):
             self.compactions[str(metadata["kind"])] += 1
+        metrics = message.get("metrics") if isinstance(message.get("metrics"), dict) else {}
+        tokens = metrics.get("inputTokens")
+        return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
 
     def _block(self, block: dict) -> dict:
         if block.get("type") == "file" and isinstance(block.get("content"), str):
@@ -275,9 +279,9 @@ def _read_session(session: dict) -> Conversation:
     what = f"a Cline SDK session's messages.json (session {session['sessionId']})"
     notes = [read_note(what, len(session["messages"]), "message", len(conversation.items), "Cline",
                        system=bool(conversation.instructions)),
-             *_task_notes(task),
-             *billed_note("Cline", "metrics.inputTokens, cache reads and writes included", task.billed)]
-    return as_log(conversation, NAME, notes)
+             *_task_notes(task)]
+    return with_billed(as_log(conversation, NAME, notes), task.billed, "Cline",
+                       "metrics.inputTokens, cache reads and writes included", task.unplaced)
 
 
 def read(data: Any) -> Conversation:
