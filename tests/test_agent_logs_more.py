@@ -576,7 +576,10 @@ def test_an_opencode_storage_folder_reads_every_tool_part_once(tmp_path):
     pruned = next(r for r in results(conversation) if r.call_id == tools[0]["callID"])
     assert pruned.content == "[Old tool result content cleared]", "as opencode sends a pruned output"
     notes = " ".join(conversation.notes)
-    assert "pruned 1 tool output" in notes and "reasoning 1" in notes and "12,853 at most" in notes
+    assert "pruned 1 tool output" in notes and "reasoning 1" in notes
+    # each step-finish's tokens (input + cache read + cache write) at the call its step's reply starts
+    assert conversation.billed == ((1, 12_204), (6, 12_553), (10, 12_853))
+    assert [p for p, _ in conversation.billed] == turn_starts(conversation.items)
     assert formats.loads(_zip(tmp_path, OPENCODE)).items == conversation.items
     assert_valid_chat_request(conversation)
     assert_count_names(conversation, "opencode")

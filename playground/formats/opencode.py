@@ -26,7 +26,7 @@ from ..conversation import Conversation
 from ..errors import InputError
 from ..words import count
 from . import native
-from ._reader import Database, Folder, Reader, as_log, billed_note, counted, read_note
+from ._reader import Database, Folder, Reader, as_log, counted, read_note, with_billed
 from ._wire import check
 
 NAME = "opencode"
@@ -88,7 +88,8 @@ class _Build:
         self.items: list[dict[str, Any]] = []
         self.left_out: Counter[str] = Counter()
         self.errors: list[str] = []
-        self.billed: list[int] = []
+        self.billed: dict[int, int] = {}  # index of a step's first item -> the input tokens the step billed
+        self.step = 0  # where the step being read began in ``items``
         self.models: Counter[str] = Counter()
         self.cleared = 0
         self.summaries = 0
@@ -108,15 +109,17 @@ class _Build:
                 self._flush(role, text)
                 self._tool(part)
             elif kind == "step-finish":
+                self._flush(role, text)
                 tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
                 cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
                 billed = sum(v for v in (tokens.get("input"), cache.get("read"), cache.get("write"))
                              if isinstance(v, int))
-                if billed:
-                    self.billed.append(billed)
+                if billed and len(self.items) > self.step:  # (a step that wrote no item is no call replay knows)
+                    self.billed.setdefault(self.step, billed)
             elif kind == "step-start":
                 self._flush(role, text)
                 self._step_results()
+                self.step = len(self.items)
             else:
                 self.left_out[str(kind)] += 1
         self._flush(role, text)
@@ -176,7 +179,8 @@ def read(data: Any) -> Conversation:
     body: dict[str, Any] = {"format": native.MARKER, "items": build.items}
     if build.models:
         body["model"] = build.models.most_common(1)[0][0]
-    return as_log(native.read(body), NAME, _notes(build, form, chosen, total, len(mine)))
+    return with_billed(as_log(native.read(body), NAME, _notes(build, form, chosen, total, len(mine))), build.billed,
+                       "opencode", "step-finish tokens: input + cache read + cache write")
 
 
 def _created(message: dict) -> float:
@@ -215,7 +219,6 @@ def _notes(build: _Build, form: str, session: str, total: int, messages: int) ->
     if build.errors:
         notes.append(f"opencode recorded {count(len(build.errors), 'error')} on its replies: "
                      f"{'; '.join(build.errors[:3])}.")
-    notes.extend(billed_note("opencode", "step-finish tokens: input + cache read + cache write", build.billed))
     return notes
 
 
