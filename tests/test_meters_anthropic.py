@@ -176,3 +176,14 @@ def test_redacted_thinking_in_the_current_turn_says_it_is_not_counted():
                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]})
     result = tokens.count(formats.read(body, "anthropic"))
     assert any("redacted thinking" in note for note in result.notes)
+
+
+@pytest.mark.parametrize("model", ["claude-opus-4-7", "claude-opus-4-8-20260701", "claude-opus-4.8-fast",
+                                   "anthropic/claude-opus-4.7"])
+def test_opus_4_7_and_4_8_count_with_the_newer_tokenizer_however_the_name_is_written(model):
+    """Cline writes the model as ``claude-opus-4.8-fast``: read as an older Claude, its text was
+    counted ~27% short (the real Cline session's bills were ×1.29 our count; with this, ×0.98)."""
+    from playground.meter.claude import text_feature
+
+    assert text_feature(model) == "text_v2"
+    assert text_feature("claude-sonnet-4-5") == text_feature("claude-opus-4.1") == "text"

@@ -63,7 +63,7 @@ TOOL_PROMPTS: tuple[tuple[str, tuple[int, int]], ...] = (
 )
 DEFAULT_TOOL_PROMPT = (346, 313)  # Claude 3.5 Sonnet (Oct), 3.7, 4.x
 _NEWER_TOOL_PROMPT = re.compile(r"(sonnet|haiku|opus)-4-[56]")
-_NEW_TOKENIZER = re.compile(r"opus-4-[78]")
+_NEW_TOKENIZER = re.compile(r"opus-4[-.][78]")  # (Cline names them with a dot: claude-opus-4.8-fast)
 _THINKING = ("thinking", "redacted_thinking")
 
 

@@ -29,6 +29,7 @@ from ..meter.calibration import FACTOR_RANGE, to_json
 from ..meter.factor import Calibration
 from ..meter.tokens import Meter
 from ..policies import NonePolicy
+from ..words import count
 from .prices import Price
 from .replay import Replay, replay
 
@@ -74,8 +75,9 @@ class LogFit:
 
     def describe(self) -> str:
         """The fit in words, for the CLI and the Run view alike."""
-        cut = (f" (those before the agent first cut its own context: after that the log holds more than it sent, "
-               f"{len(self.calls) - self.fitted:,} calls)") if self.fitted < len(self.calls) else ""
+        cut = (f" (those before the first bill that fell — the agent cut its own context there, or another model "
+               f"answered — and not the {count(len(self.calls) - self.fitted, 'call')} after it)"
+               ) if self.fitted < len(self.calls) else ""
         return (f"The log records the input tokens billed for {len(self.calls):,} calls. Our count of the "
                 f"log's request misses them by {self.error(False):.1%} on the median call: the log holds no system "
                 f"prompt or tool definitions. Fitted on {self.fitted:,} calls{cut}: billed ≈ {self.offset:,} + "
