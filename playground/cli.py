@@ -32,8 +32,9 @@ from .present.report import count_to_json, optimized_to_json
 from .rules.ruleset import book_rules, load_rules, rules_to_json, rules_to_python
 from .summarize.history import DEFAULT_KEEP_STEPS, SummarySettings, check_limit
 from .summarize.offline import OfflineSummarizer
+from .tune.checked import checked_rules
 from .tune.rulesets import RULESETS
-from .tune.suggest import no_match_message, suggest_rules, unmatched_message
+from .tune.suggest import no_match_message, unmatched_message
 from .words import count
 
 PROG = "python -m playground"
@@ -237,7 +238,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 def cmd_rules(args: argparse.Namespace) -> int:
     if args.suggest:  # the rules JSON on stdout, one explanation per row on stderr
         conversation = _load_conversation(args.suggest, args.max_input_mb)
-        suggestion = suggest_rules(conversation, Meter(args.model or conversation.model))
+        suggestion = checked_rules(conversation, Meter(args.model or conversation.model))
         print(suggestion.explain(), file=sys.stderr)
         _write(_dump(suggestion.rules_json()), None)
         return 0

@@ -20,9 +20,9 @@ STAGES = (
     ("compaction",),  # one pass behind the threshold
     ("summarize",),  # the last resort
     ("engine",),  # the whole optimizer, and the object that owns the caches
-    ("tune",),  # suggested rules and rule presets
     ("policies",),  # strategies behind one interface
     ("run",),  # a whole run: replay, compare, prompt cache, prices
+    ("tune",),  # suggested rules (checked by replaying the run they are for) and rule presets
     ("present",),  # reports and what the screen shows, as values
     ("export",),  # what is written out
     ("probe",),  # compacted requests sent to a live model beside the originals

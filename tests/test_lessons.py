@@ -16,7 +16,7 @@ from playground.policies import RulesPolicy
 from playground.run.prices import read_prices
 from playground.run.replay import replay
 from playground.summarize.history import SummarySettings
-from playground.tune.suggest import suggest_rules
+from playground.tune.checked import checked_rules
 from playground.workbench import lessons
 from playground.workbench.presets import list_presets
 
@@ -154,7 +154,7 @@ def test_the_suggested_rule_set_is_the_suggesters_for_the_lessons_conversation()
     preset = PRESETS["large-200k"]
     meter = Meter(preset.model)
     made = lessons.resolve_rules("suggested", preset.conversation, preset.rules, meter)
-    assert made == suggest_rules(preset.conversation, meter).rules() and made.tool_results
+    assert made == checked_rules(preset.conversation, meter).rules() and made.tool_results
 
 
 def test_the_cheapest_is_not_best_lesson_names_what_the_engine_finds():

@@ -16,6 +16,7 @@ from ..run.hidden import SpanIndex
 from ..run.prices import read_prices
 from ..run.replay import replay
 from ..tune.rulesets import RULESETS
+from ..tune.suggest import suggest_rules
 
 
 @dataclass(frozen=True)
@@ -30,13 +31,16 @@ class Precision:
 
 
 def policy_for(setup: Mapping[str, Any], conversation: Conversation) -> Policy:
-    """The policy a labelled setup names; ``rules`` names a rule preset (``suggested`` is built
-    for the conversation's own tools)."""
+    """The policy a labelled setup names; ``rules`` names a rule preset. ``suggested`` is the rows
+    ``suggest`` builds from the conversation's tools, as they were when the cases were labelled:
+    not checked on the run (``tune.checked`` drops rows by what this very detector finds, and the
+    labels measure the detector, so they must see the same detections)."""
     options = dict(setup)
     strategy = options.pop("strategy")
     if "rules" in options:
-        options["label"] = options["rules"]
-        options["rules"] = RULESETS[options["rules"]][1](conversation)
+        name = options["label"] = options["rules"]
+        options["rules"] = (suggest_rules(conversation, Meter(conversation.model)).rules() if name == "suggested"
+                            else RULESETS[name][1](conversation))
     return make(strategy, **options)
 
 

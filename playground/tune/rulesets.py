@@ -12,7 +12,7 @@ from ..conversation import Conversation
 from ..meter.tokens import Meter
 from ..rules.breakdown import largest_argument, tools_in
 from ..rules.ruleset import Rules, book_rules, load_rules
-from .suggest import suggest_rules
+from .checked import checked_rules
 
 MASK = "[Older {tool} output omitted: {lines} lines.]"
 MASK_KEEP_RECENT = 5  # SWE-agent keeps the last five observations in full
@@ -40,9 +40,9 @@ def aggressive(conversation: Conversation) -> Rules:
 
 
 def suggested(conversation: Conversation) -> Rules:
-    """Rules built for this conversation's tools from their arguments and sizes (see suggest.py),
-    counted with a throwaway meter for the conversation's own model."""
-    return suggest_rules(conversation, Meter(conversation.model)).rules()
+    """Rules built for this conversation's tools from their arguments and sizes (see suggest.py)
+    and checked on it (checked.py), counted with a throwaway meter for the conversation's own model."""
+    return checked_rules(conversation, Meter(conversation.model)).rules()
 
 
 def no_rules(_: Conversation) -> Rules:

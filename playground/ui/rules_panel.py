@@ -26,8 +26,9 @@ from ..rules.editor import (
 )
 from ..rules.errorpatterns import DEFAULT_ERROR_PATTERNS
 from ..rules.ruleset import Rules, load_rules
+from ..tune.checked import checked_rules
 from ..tune.rulesets import MASK_KEEP_RECENT, RULESETS
-from ..tune.suggest import Suggestion, add_rows, no_match_message, preview, suggest_rules
+from ..tune.suggest import Suggestion, add_rows, no_match_message, preview
 from . import state
 
 SUGGESTION = "suggestion"  # (conversation, suggestion) being previewed, or absent
@@ -94,7 +95,7 @@ def _import_paste() -> None:
 def _suggest() -> None:
     conversation = st.session_state[state.CONVERSATION]
     meter = state.engine().meter(st.session_state[state.MODEL])
-    st.session_state[SUGGESTION] = (conversation, suggest_rules(conversation, meter))
+    st.session_state[SUGGESTION] = (conversation, checked_rules(conversation, meter))
 
 
 def _pending(conversation: Conversation) -> Suggestion | None:

@@ -26,8 +26,8 @@ from ..run.hidden import calls_with
 from ..run.prices import read_prices
 from ..run.replay import replay
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
+from ..tune.checked import checked_rules
 from ..tune.rulesets import aggressive
-from ..tune.suggest import suggest_rules
 
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "presets" / "lessons"
 FENCE = "+++"
@@ -227,7 +227,7 @@ def resolve_rules(value: str | Mapping[str, Any], conversation: Conversation, pr
     if value == "preset":
         return preset_rules
     if value == "suggested":
-        return suggest_rules(conversation, meter).rules()
+        return checked_rules(conversation, meter).rules()
     if value == "aggressive":
         return aggressive(conversation)
     return Rules()
