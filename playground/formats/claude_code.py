@@ -9,7 +9,9 @@ is read once. ``tool_use`` / ``tool_result`` (with ``is_error``) and ``thinking`
 as they are. Sidechain lines (``isSidechain``: a sub-agent's own conversation) and every other
 line type (``summary``, ``file-history-snapshot``, ``queue-operation``, ``system``…) are skipped
 and counted in the notes; a ``compact_boundary`` (Claude Code compacting its own context) is
-named there too. The model is the assistant lines' ``message.model``.
+named there too, and recorded (``Conversation.compactions``): after it Claude Code sent its summary (the
+``isCompactSummary`` user line that follows the boundary) and what came after, nothing before. The model is
+the assistant lines' ``message.model``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..conversation import Conversation
+from ..conversation import AgentCompaction, Conversation, Origin
 from ..words import count
 from . import anthropic
 from ._reader import Reader, counted, log_lines
@@ -53,6 +55,8 @@ class _Log:
         self.call_ids: set[str] = set()
         self.orphans: list[str] = []
         self.boundaries: list[str] = []
+        self.pending: tuple[dict, int] | None = None  # a compact boundary whose next conversation line is not read yet
+        self.compacted: list[tuple[dict, int, dict, bool]] = []  # (its metadata, line, first block after, a summary?)
         self.lines = 0
 
     def add(self, line: dict, place: str) -> None:
@@ -67,9 +71,14 @@ class _Log:
         if not self.messages or self.messages[-1]["role"] != role:
             self.messages.append({"role": role, "content": []})
         target = self.messages[-1]["content"]
+        kept = len(target)
         for position, block in enumerate(blocks):
             self._block(check(block, dict, f"{place}.message.content[{position}]"), message.get("id"), target)
         self.lines += 1
+        if self.pending is not None and len(target) > kept:  # the first line after a boundary: Claude Code resumed here
+            meta, number = self.pending
+            self.compacted.append((meta, number, target[kept], line.get("isCompactSummary") is True))
+            self.pending = None
 
     def _block(self, block: dict, message_id: Any, target: list) -> None:
         if isinstance(message_id, str):
@@ -99,8 +108,12 @@ class _Log:
         return tuple(notes)
 
 
+def _meta(line: dict) -> dict:
+    return line.get("compactMetadata") if isinstance(line.get("compactMetadata"), dict) else {}
+
+
 def _boundary(line: dict, number: int) -> str:
-    meta = line.get("compactMetadata") if isinstance(line.get("compactMetadata"), dict) else {}
+    meta = _meta(line)
     before = meta.get("preTokens")
     size = f", {before:,} tokens before" if isinstance(before, int) else ""
     return (f"Claude Code compacted its context at line {number} (trigger {meta.get('trigger', 'unknown')}{size}). "
@@ -134,6 +147,7 @@ def read(data: Any) -> Conversation:
             log.skipped[str(kind)] += 1
             if line.get("subtype") == "compact_boundary":
                 log.boundaries.append(_boundary(line, number))
+                log.pending = (_meta(line), number)
         elif line.get("isSidechain") is True:
             log.skipped["sidechain (a sub-agent's own conversation)"] += 1
         else:
@@ -143,7 +157,27 @@ def read(data: Any) -> Conversation:
     if log.models:
         body = {"model": Counter(log.models).most_common(1)[0][0], **body}
     conversation = anthropic.read(body)
-    return replace(conversation, source=NAME, notes=log.notes(len(lines or []), len(messages)))
+    return replace(conversation, source=NAME, notes=log.notes(len(lines or []), len(messages)),
+                   compactions=_compactions(log, messages, conversation))
+
+
+def _compactions(log: _Log, messages: list[dict[str, Any]], conversation: Conversation) -> tuple[AgentCompaction, ...]:
+    """Each boundary as the item Claude Code resumed from: the first block of the line after it (its summary)."""
+    if not log.compacted:
+        return ()
+    block_at = {id(block): Origin(index, position) for index, message in enumerate(messages)
+                for position, block in enumerate(message["content"])}
+    position_of = {item.origin: position for position, item in enumerate(conversation.items)}
+    found = []
+    for meta, number, block, summary in log.compacted:
+        position = position_of.get(block_at.get(id(block)))
+        if position is not None:
+            before = meta.get("preTokens")
+            trigger = meta.get("trigger")
+            found.append(AgentCompaction(position, summary=summary, tokens_before=before if isinstance(before, int)
+                                         else None, trigger=trigger if isinstance(trigger, str) else None,
+                                         where=f"line {number}", log=conversation.items))
+    return tuple(found)
 
 
 READER = Reader(NAME, TITLE, looks_like, read)
