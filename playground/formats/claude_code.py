@@ -10,8 +10,10 @@ as they are. Sidechain lines (``isSidechain``: a sub-agent's own conversation) a
 line type (``summary``, ``file-history-snapshot``, ``queue-operation``, ``system``…) are skipped
 and counted in the notes; a ``compact_boundary`` (Claude Code compacting its own context) is
 named there too, and recorded (``Conversation.compactions``): after it Claude Code sent its summary (the
-``isCompactSummary`` user line that follows the boundary) and what came after, nothing before. The model is
-the assistant lines' ``message.model``.
+``isCompactSummary`` user line that follows the boundary) and what came after, nothing before but the messages
+the boundary's metadata names as preserved (``preservedMessages.uuids``, or the lines from
+``preservedSegment.headUuid`` to ``tailUuid``, as later versions keep a recent segment). The model is the
+assistant lines' ``message.model``.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class _Log:
         self.pending: tuple[dict, int] | None = None  # a compact boundary whose next conversation line is not read yet
         self.compacted: list[tuple[dict, int, dict, bool]] = []  # (its metadata, line, first block after, a summary?)
         self.lines = 0
+        self.by_uuid: dict[str, list[dict]] = {}  # each conversation line's kept blocks, in file order
 
     def add(self, line: dict, place: str) -> None:
         message = need(line, "message", dict, place)
@@ -75,6 +78,8 @@ class _Log:
         for position, block in enumerate(blocks):
             self._block(check(block, dict, f"{place}.message.content[{position}]"), message.get("id"), target)
         self.lines += 1
+        if isinstance(line.get("uuid"), str):
+            self.by_uuid.setdefault(line["uuid"], []).extend(target[kept:])
         if self.pending is not None and len(target) > kept:  # the first line after a boundary: Claude Code resumed here
             meta, number = self.pending
             self.compacted.append((meta, number, target[kept], line.get("isCompactSummary") is True))
@@ -172,12 +177,29 @@ def _compactions(log: _Log, messages: list[dict[str, Any]], conversation: Conver
     for meta, number, block, summary in log.compacted:
         position = position_of.get(block_at.get(id(block)))
         if position is not None:
+            kept = [position_of.get(block_at.get(id(b))) for uuid in _preserved(meta, list(log.by_uuid))
+                    for b in log.by_uuid.get(uuid, [])]
             before = meta.get("preTokens")
             trigger = meta.get("trigger")
-            found.append(AgentCompaction(position, summary=summary, tokens_before=before if isinstance(before, int)
-                                         else None, trigger=trigger if isinstance(trigger, str) else None,
+            found.append(AgentCompaction(position, kept=tuple(p for p in kept if p is not None and p < position),
+                                         summary=summary, tokens_before=before if isinstance(before, int) else None,
+                                         trigger=trigger if isinstance(trigger, str) else None,
                                          where=f"line {number}", log=conversation.items))
     return tuple(found)
+
+
+def _preserved(meta: dict, order: list[str]) -> list[str]:
+    """The lines a boundary keeps verbatim: ``preservedMessages.uuids``, else the lines from the
+    ``preservedSegment``'s head to its tail (file order); none in the versions that keep only the summary."""
+    listed = meta.get("preservedMessages")
+    uuids = listed.get("uuids") if isinstance(listed, dict) else None
+    if isinstance(uuids, list):
+        return [uuid for uuid in uuids if isinstance(uuid, str)]
+    segment = meta.get("preservedSegment")
+    head, tail = (segment.get("headUuid"), segment.get("tailUuid")) if isinstance(segment, dict) else (None, None)
+    if head in order and tail in order and order.index(head) <= order.index(tail):
+        return order[order.index(head):order.index(tail) + 1]
+    return []
 
 
 READER = Reader(NAME, TITLE, looks_like, read)
