@@ -207,7 +207,7 @@ def _user_messages(history: list[Item], summaries: set[int]) -> list[Item]:
             room -= _tokens(text)
         else:
             cut = text.encode("utf-8")[:room * _BYTES_PER_TOKEN].decode("utf-8", "ignore")
-            selected.insert(0, Message(role="user", content=f"{cut}…[{_tokens(text) - room} tokens truncated]"))
+            selected.insert(0, Message(role="user", content=f"{cut}…[{_tokens(text) - room:,} tokens truncated]"))
             break
     return selected
 
