@@ -65,10 +65,11 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                "other part of it showed); *of those lost*, the calls that needed content a tool call cannot bring "
                "back. The cheapest strategy is not the best one if it hides what the agent uses.")
     if conversation.compactions:
-        done = count(len(conversation.compactions), "compaction")
-        st.caption(f"*as-it-ran*: what the agent really sent — after each of its {done} (read from its log) only what "
-                   "it kept, its summary and what followed, and its summarization call billed; *none* replays the "
-                   "whole log as one ever-growing request.")
+        many = len(conversation.compactions)
+        done = "its compaction" if many == 1 else f"each of its {many} compactions"
+        st.caption(f"*as-it-ran*: what the agent really sent — after {done} (read from its log) only what it kept, "
+                   "its summary and what followed, and its summarization call billed; *none* replays the whole log "
+                   "as one ever-growing request.")
     chart = alt.Chart(alt.Data(values=table)).mark_bar().encode(
         x=alt.X("cost (US$):Q"), y=alt.Y("strategy:N", sort=None), tooltip=["strategy:N", "cost (US$):Q"])
     st.altair_chart(chart, width="stretch")
