@@ -1,8 +1,9 @@
 """The run as it ran: where a log shows the agent compacting its own context, the readers record it
 (``Conversation.compactions``) and the ``as-it-ran`` strategy replays what the agent really sent.
 
-Real logs: the shared Claude Code session 624a4a58 (one ``compact_boundary``, line 158; 196820da has
-none) and tests/data/codex-rollout.jsonl (a ``compacted`` line 17). Small logs made here for the other
+The real log: the shared Claude Code session 624a4a58 (one ``compact_boundary``, line 158; 196820da has
+none); tests/data/codex-rollout.jsonl, written after Codex's format (tests/data/README.md), has a ``compacted``
+line 17 (no real Codex log with one is in the repository). Small logs made here for the other
 shapes, each after the agent's own code: Claude Code's ``preservedSegment`` (anthropics/claude-code#87602
 and the 2.x ``compactMetadata``), Codex's remote compaction (``codex-rs/core/src/compact_remote.rs``: an
 empty ``message`` and a ``replacement_history``) and its 20,000-token budget for user messages
