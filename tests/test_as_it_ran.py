@@ -95,6 +95,9 @@ def test_the_codex_rollout_records_what_codex_rebuilds_after_its_compacted_line(
     assert kept[1].startswith("parse_date rejects dates"), "the user's message"
     assert content_text(conversation.items[record.position].content).startswith("Summary so far")
     assert record.where == "line 17" and record.added == ()
+    run = replay(conversation, make("as-it-ran"), Meter("gpt-5"), read_prices().get("gpt-5"))
+    last = run.calls[-1].position
+    assert run.final.items == (*(conversation.items[p] for p in record.kept), *conversation.items[record.position:last])
 
 
 def _codex(kind: str, payload: dict) -> dict:
@@ -170,6 +173,9 @@ def test_an_openhands_condensation_keeps_what_it_did_not_forget_and_no_call_with
     assert not any(isinstance(item, ToolCall | ToolResult) for item in kept), "o2 forgotten: its call goes too"
     assert conversation.items[record.position].content == "The agent listed the files."
     assert record.where == "event 6"
+    run = replay(conversation, make("as-it-ran"), Meter("gpt-4o"), read_prices().get("gpt-4o"), mode="per-call")
+    sent = [content_text(item.content) for item in run.final.items if isinstance(item, ToolResult)]
+    assert sent == ["d.py"], "the forgotten observations are not sent, the one after the condensation is"
 
 
 # --- the strategy ---------------------------------------------------------------------------------
