@@ -92,6 +92,6 @@ def _summarization(records: tuple[AgentCompaction, ...], record: AgentCompaction
         record.added[-1] if record.added else None)
     if summary is None:
         return None
-    earlier = latest(tuple(r for r in records if r.position < record.position), record.position)
+    earlier = latest(records, record.position - 1)
     context = sent_after(earlier, record.position) if earlier else log[:record.position]
     return estimate(sum(meter.items(context)), meter.items((summary,))[0], meter)
