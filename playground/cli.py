@@ -454,12 +454,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .policies import POLICIES, make
+    from .policies import POLICIES, make, offered
     from .run.compare import compare, rows_to_json
 
     conversation, meter, price, cache = _run_setup(args)
     options = _run_options(args, conversation, price)
-    policies = [make(name, **options) for name in (args.strategy or list(POLICIES))]
+    names = offered(args.strategy or list(POLICIES), conversation)
+    if set(args.strategy or ()) - set(names):
+        print(f"{PROG}: note: as-it-ran left out: the log records no compaction by the agent, so the run as it ran "
+              "is the none row", file=sys.stderr)
+    policies = [make(name, **options) for name in names]
     if any(policy.name == "rules" for policy in policies):
         _say(unmatched_message(conversation, meter.count(conversation), options["rules"]), args.preset)
     summarizer = _summarizer_price(args, price)

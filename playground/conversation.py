@@ -144,6 +144,28 @@ class Tool:
 
 
 @dataclass(frozen=True)
+class AgentCompaction:
+    """Where the agent compacted its own context, as its log records it (Claude Code's
+    ``compact_boundary``, Codex's ``compacted`` line, an OpenHands ``Condensation``).
+
+    Every request the agent sent after it, until its next compaction, is ``kept`` (earlier items of
+    the log it still sent, in order), then ``added`` (what it sent that the log holds nowhere else:
+    Codex's ``replacement_history``, a user message Codex cut to fit), then the log's items from
+    ``position`` on as they came — the first of them the agent's summary when the log has one
+    (``summary``). Positions index ``log``: the conversation's items as read, held so a replay can
+    find them by identity in any request, whatever a policy dropped before them."""
+
+    position: int
+    kept: tuple[int, ...] = ()
+    added: tuple[Item, ...] = ()
+    summary: bool = True
+    tokens_before: int | None = None  # the context's size when it compacted, as the agent counted it
+    trigger: str | None = None  # "auto", "manual", … where the log says
+    where: str = ""  # the log line or event that records it
+    log: tuple[Item, ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class Conversation:
     """A request: the items, plus what surrounds them in the wire format.
 
@@ -166,6 +188,7 @@ class Conversation:
     # What the log says the provider billed: (position, input tokens) for the request made of the items
     # before ``position`` — the call whose reply starts there. Cached tokens included (they are input).
     billed: tuple[tuple[int, int], ...] = field(default=(), compare=False)
+    compactions: tuple[AgentCompaction, ...] = field(default=(), compare=False)  # the agent's own, from its log
 
     def with_items(self, items: Iterable[Item]) -> Conversation:
         return replace(self, items=tuple(items))

@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
         print(f"| `{name}`: {strategy.title} | " + " | ".join(cell.replace("<", "&lt;") for cell in cells) + " |")
     files = [Path(arg) for arg in argv] or FILES
     found = {path.name: {row["strategy"]: row for row in rows(path)} for path in files}
-    names = list(next(iter(found.values())))
+    names = list(dict.fromkeys(name for table in found.values() for name in table))  # as-it-ran: logs that compacted
     short = [name.split(".")[0].replace("claude-code-session-", "claude-code ") for name in found]
     print("\nWhole-run cost in US$ (of it, summarization calls); fired: calls where the strategy changed the "
           "request\n")
@@ -43,7 +43,10 @@ def main(argv: list[str]) -> int:
     for name in names:
         cells = []
         for table in found.values():
-            row = table[name]
+            row = table.get(name)
+            if row is None:
+                cells.append("— (no compaction in the log)")
+                continue
             summary = f" ({row['summarization_cost']:.4f})" if row["summarization_cost"] else ""
             cells.append(f"{row['cost']:.4f}{summary}, {row['fired']} fired")
         print(f"| `{name}` | " + " | ".join(cells) + " |")

@@ -23,7 +23,7 @@ from ..conversation import Conversation, Item, ToolCall, ToolResult, pairs
 from ..engine import Engine
 from ..errors import InputError
 from ..meter.tokens import Meter
-from ..policies import POLICIES, make
+from ..policies import POLICIES, make, offered
 from ..rules.errorpatterns import error_detail
 from ..run.compare import Row, row_of, rows_to_json
 from ..run.hidden import calls_with
@@ -164,7 +164,8 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
     check_cache(cache, price.provider, price.model, where="cache")
     options = setup.options(conversation)
     results = tuple(strategy_result(replay(conversation, make(name, **options), meter, price, mode=setup.mode,
-                                           cache=cache), conversation) for name in setup.strategies)
+                                           cache=cache), conversation)
+                    for name in offered(setup.strategies, conversation))
     return RunResult(source, conversation.source or conversation.format, price.model,
                      len(call_starts(conversation.items)), results)
 

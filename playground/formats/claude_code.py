@@ -9,7 +9,11 @@ is read once. ``tool_use`` / ``tool_result`` (with ``is_error``) and ``thinking`
 as they are. Sidechain lines (``isSidechain``: a sub-agent's own conversation) and every other
 line type (``summary``, ``file-history-snapshot``, ``queue-operation``, ``system``…) are skipped
 and counted in the notes; a ``compact_boundary`` (Claude Code compacting its own context) is
-named there too. The model is the assistant lines' ``message.model``.
+named there too, and recorded (``Conversation.compactions``): after it Claude Code sent its summary (the
+``isCompactSummary`` user line that follows the boundary) and what came after, nothing before but the messages
+the boundary's metadata names as preserved (``preservedMessages.uuids``, or the lines from
+``preservedSegment.headUuid`` to ``tailUuid``, as later versions keep a recent segment). The model is the
+assistant lines' ``message.model``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..conversation import Conversation
+from ..conversation import AgentCompaction, Conversation, Origin
 from ..words import count
 from . import anthropic
 from ._reader import Reader, counted, log_lines, with_billed
@@ -56,7 +60,10 @@ class _Log:
         self.billed: dict[int, int] = {}  # id() of a message dict in ``messages`` -> input tokens its reply billed
         self.replies: set[Any] = set()  # the message ids of replies whose bill was seen
         self.merged = 0  # replies with a bill that open no message (another reply's turn goes on)
+        self.pending: tuple[dict, int] | None = None  # a compact boundary whose next conversation line is not read yet
+        self.compacted: list[tuple[dict, int, dict, bool]] = []  # (its metadata, line, first block after, a summary?)
         self.lines = 0
+        self.by_uuid: dict[str, list[dict]] = {}  # each conversation line's kept blocks, in file order
 
     def add(self, line: dict, place: str) -> None:
         message = need(line, "message", dict, place)
@@ -77,9 +84,16 @@ class _Log:
             self.replies.add(message.get("id"))
             self.merged += 1
         target = self.messages[-1]["content"]
+        kept = len(target)
         for position, block in enumerate(blocks):
             self._block(check(block, dict, f"{place}.message.content[{position}]"), message.get("id"), target)
         self.lines += 1
+        if isinstance(line.get("uuid"), str):
+            self.by_uuid.setdefault(line["uuid"], []).extend(target[kept:])
+        if self.pending is not None and len(target) > kept:  # the first line after a boundary: Claude Code resumed here
+            meta, number = self.pending
+            self.compacted.append((meta, number, target[kept], line.get("isCompactSummary") is True))
+            self.pending = None
 
     def _block(self, block: dict, message_id: Any, target: list) -> None:
         if isinstance(message_id, str):
@@ -120,8 +134,12 @@ def _billed(usage: Any) -> int | None:
     return sum(part for part in parts if isinstance(part, int) and not isinstance(part, bool))
 
 
+def _meta(line: dict) -> dict:
+    return line.get("compactMetadata") if isinstance(line.get("compactMetadata"), dict) else {}
+
+
 def _boundary(line: dict, number: int) -> str:
-    meta = line.get("compactMetadata") if isinstance(line.get("compactMetadata"), dict) else {}
+    meta = _meta(line)
     before = meta.get("preTokens")
     size = f", {before:,} tokens before" if isinstance(before, int) else ""
     return (f"Claude Code compacted its context at line {number} (trigger {meta.get('trigger', 'unknown')}{size}). "
@@ -155,6 +173,7 @@ def read(data: Any) -> Conversation:
             log.skipped[str(kind)] += 1
             if line.get("subtype") == "compact_boundary":
                 log.boundaries.append(_boundary(line, number))
+                log.pending = (_meta(line), number)
         elif line.get("isSidechain") is True:
             log.skipped["sidechain (a sub-agent's own conversation)"] += 1
         else:
@@ -164,10 +183,47 @@ def read(data: Any) -> Conversation:
     if log.models:
         body = {"model": Counter(log.models).most_common(1)[0][0], **body}
     conversation = anthropic.read(body)
-    conversation = replace(conversation, source=NAME, notes=log.notes(len(lines or []), len(messages)))
+    conversation = replace(conversation, source=NAME, notes=log.notes(len(lines or []), len(messages)),
+                           compactions=_compactions(log, messages, conversation))
     index = {id(message): position for position, message in enumerate(messages)}  # merged-away messages are absent
     billed = {index[key]: tokens for key, tokens in log.billed.items() if key in index}
     return with_billed(conversation, billed, "Claude Code", "usage: input + cache writes + cache reads", log.merged)
+
+
+def _compactions(log: _Log, messages: list[dict[str, Any]], conversation: Conversation) -> tuple[AgentCompaction, ...]:
+    """Each boundary as the item Claude Code resumed from: the first block of the line after it (its summary)."""
+    if not log.compacted:
+        return ()
+    block_at = {id(block): Origin(index, position) for index, message in enumerate(messages)
+                for position, block in enumerate(message["content"])}
+    position_of = {item.origin: position for position, item in enumerate(conversation.items)}
+    found = []
+    for meta, number, block, summary in log.compacted:
+        position = position_of.get(block_at.get(id(block)))
+        if position is not None:
+            kept = [position_of.get(block_at.get(id(b))) for uuid in _preserved(meta, list(log.by_uuid))
+                    for b in log.by_uuid.get(uuid, [])]
+            before = meta.get("preTokens")
+            trigger = meta.get("trigger")
+            found.append(AgentCompaction(position, kept=tuple(p for p in kept if p is not None and p < position),
+                                         summary=summary, tokens_before=before if isinstance(before, int) else None,
+                                         trigger=trigger if isinstance(trigger, str) else None,
+                                         where=f"line {number}", log=conversation.items))
+    return tuple(found)
+
+
+def _preserved(meta: dict, order: list[str]) -> list[str]:
+    """The lines a boundary keeps verbatim: ``preservedMessages.uuids``, else the lines from the
+    ``preservedSegment``'s head to its tail (file order); none in the versions that keep only the summary."""
+    listed = meta.get("preservedMessages")
+    uuids = listed.get("uuids") if isinstance(listed, dict) else None
+    if isinstance(uuids, list):
+        return [uuid for uuid in uuids if isinstance(uuid, str)]
+    segment = meta.get("preservedSegment")
+    head, tail = (segment.get("headUuid"), segment.get("tailUuid")) if isinstance(segment, dict) else (None, None)
+    if head in order and tail in order and order.index(head) <= order.index(tail):
+        return order[order.index(head):order.index(tail) + 1]
+    return []
 
 
 READER = Reader(NAME, TITLE, looks_like, read)

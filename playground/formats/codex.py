@@ -9,7 +9,12 @@ local_shell_call, web_search_call…) and become the request's ``input`` in orde
 gives the model; ``session_meta``, ``turn_context`` and ``event_msg`` lines are skipped and counted in
 the notes. A ``compacted`` line is Codex compacting its own history: its summary text becomes a user
 message at that place (Codex's own later requests carried it that way) and a note names the line and
-the item, so the person sees where Codex cut.
+the item, so the person sees where Codex cut. What Codex sent after it is recorded too
+(``Conversation.compactions``), as Codex rebuilds its history from a rollout
+(``codex-rs/core/src/codex/rollout_reconstruction.rs``): its ``replacement_history`` when the line has one,
+else (``codex-rs/core/src/compact.rs``, ``build_compacted_history``) the initial context, the user messages
+newest first up to 20,000 tokens (Codex's own estimate, 4 bytes a token; the one that overflows cut), then the
+summary.
 
 The older rollout form (``codex-rs/core/src/rollout.rs`` before ``RolloutLine``, e.g. openai/codex @
 89a151f5) is read too: a first line ``SessionMeta {id, timestamp, instructions?, git?}``, then each
@@ -22,10 +27,11 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..conversation import Conversation, turn_starts
+from ..conversation import AgentCompaction, Conversation, Item, Message, content_text, turn_starts
+from ..errors import InputError
 from ..words import count
 from . import responses
 from ._reader import Reader, counted, log_lines, with_billed
@@ -34,6 +40,21 @@ from ._wire import check, need
 NAME = "codex"
 TITLE = "Codex CLI rollout (JSONL)"
 _LINE_TYPES = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")
+USER_MESSAGE_BUDGET = 20_000  # COMPACT_USER_MESSAGE_MAX_TOKENS, codex-rs/core/src/compact.rs
+_BYTES_PER_TOKEN = 4  # Codex's approx_token_count (codex-rs/core/src/truncate.rs)
+# user messages Codex writes itself (codex-rs/core/src/event_mapping.rs, user_instructions.rs): the initial
+# context it rebuilds after compacting, never counted among the user's messages
+_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# agents.md instructions")
+
+
+@dataclass(frozen=True)
+class _Compacted:
+    """A ``compacted`` line: where the log resumed in the input, and its replacement history if any."""
+
+    number: int
+    resume: int  # the input item after it (after its summary, when it has a replacement history)
+    summary: bool  # whether input[resume] is the summary item this reader made
+    replacement: list[Any] | None
 
 
 def looks_like(data: Any) -> int:
@@ -105,6 +126,7 @@ def read(data: Any) -> Conversation:
     notes: list[str] = []
     failed: list[str] = []
     bills = _Bills()
+    compacted: list[_Compacted] = []
     model: str | None = None
     instructions: str | None = None
     for number, line in enumerate(lines or [], 1):
@@ -115,7 +137,7 @@ def read(data: Any) -> Conversation:
             items.append(_output(payload, failed) if "output" in payload else payload)
             continue
         if kind == "compacted":
-            notes.append(_compacted(payload, number, items))
+            notes.append(_compacted(payload, number, items, compacted))
             continue
         skipped[kind] += 1
         if kind == "event_msg" and payload.get("type") == "token_count":
@@ -141,7 +163,8 @@ def read(data: Any) -> Conversation:
     if failed:
         head.append(f"Sent as their text: {count(len(failed), 'tool output')} Codex marked as failed "
                     "(success: false).")
-    conversation = replace(conversation, source=NAME, notes=tuple(head + notes))
+    agent, unread = _agent_compactions(conversation.items, compacted)
+    conversation = replace(conversation, source=NAME, notes=tuple(head + notes + unread), compactions=agent)
     return with_billed(conversation, bills.by_reply(conversation), "Codex",
                        "token_count: the call's input tokens, cached included")
 
@@ -184,16 +207,94 @@ def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _compacted(payload: dict, number: int, items: list[dict]) -> str:
+def _compacted(payload: dict, number: int, items: list[dict], compacted: list[_Compacted]) -> str:
     """Show Codex's own compaction: its summary as a user message where it happened."""
     message = payload.get("message")
     history = payload.get("replacement_history")
-    kept = f"; Codex replaced its history with {count(len(history), 'item')}" if isinstance(history, list) else ""
+    replacement = history if isinstance(history, list) else None
+    kept = f"; Codex replaced its history with {count(len(history), 'item')}" if replacement is not None else ""
     if isinstance(message, str) and message:
         items.append(_summary_item(message))
+        # a replacement history holds the summary itself: the log resumes after the item shown for it
+        compacted.append(_Compacted(number, len(items) - (replacement is None), replacement is None, replacement))
         return (f"Codex compacted its history at line {number}{kept}: its summary is the user message at "
                 f"input[{len(items) - 1}]. Everything before it is shown too; Codex itself no longer sent it.")
+    compacted.append(_Compacted(number, len(items), False, replacement))
     return f"Codex compacted its history at line {number}{kept} (no summary text recorded)."
+
+
+def _tokens(text: str) -> int:
+    return -(-len(text.encode("utf-8")) // _BYTES_PER_TOKEN)
+
+
+def _is_context(item: Item) -> bool:
+    """An instruction or a user message Codex wrote itself (its initial context), not the user's words."""
+    if not isinstance(item, Message) or item.role not in ("user", "developer", "system"):
+        return False
+    return item.role != "user" or content_text(item.content).lstrip().lower().startswith(_CONTEXT_PREFIXES)
+
+
+def _user_messages(history: list[Item], summaries: set[int]) -> list[Item]:
+    """The user messages Codex keeps beside its summary: the newest first up to 20,000 of its tokens, the
+    one that overflows cut to what is left (``build_compacted_history_with_limit``); earlier summaries and
+    Codex's own context messages are no user message (``collect_user_messages``)."""
+    users = [item for item in history if isinstance(item, Message) and item.role == "user" and not _is_context(item)
+             and id(item) not in summaries and content_text(item.content)]
+    selected: list[Item] = []
+    room = USER_MESSAGE_BUDGET
+    for message in reversed(users):
+        if room <= 0:
+            break
+        text = content_text(message.content)
+        if _tokens(text) <= room:
+            selected.insert(0, message)
+            room -= _tokens(text)
+        else:
+            cut = text.encode("utf-8")[:room * _BYTES_PER_TOKEN].decode("utf-8", "ignore")
+            selected.insert(0, Message(role="user", content=f"{cut}…[{_tokens(text) - room:,} tokens truncated]"))
+            break
+    return selected
+
+
+def _agent_compactions(items: tuple[Item, ...], compacted: list[_Compacted]
+                       ) -> tuple[tuple[AgentCompaction, ...], list[str]]:
+    """What Codex sent after each compaction, by replaying its history as it rebuilds it from a rollout."""
+    position = {id(item): p for p, item in enumerate(items)}
+    at = {record.resume: record for record in compacted}
+    history: list[Item] = []
+    summaries: set[int] = set()
+    found: list[AgentCompaction] = []
+    unread: list[str] = []
+    for p in range(len(items) + 1):
+        record = at.get(p)
+        if record is not None:
+            sent, note = _sent_after(record, history, summaries, items)
+            if note:
+                unread.append(note)
+            found.append(AgentCompaction(p, kept=tuple(position[id(i)] for i in sent if id(i) in position),
+                                         added=tuple(i for i in sent if id(i) not in position), summary=record.summary,
+                                         where=f"line {record.number}", log=items))
+            history = list(sent)
+            if record.summary:
+                summaries.add(id(items[p]))
+        if p < len(items):
+            history.append(items[p])
+    return tuple(found), unread
+
+
+def _sent_after(record: _Compacted, history: list[Item], summaries: set[int], items: tuple[Item, ...]
+                ) -> tuple[list[Item], str]:
+    """What Codex's history held after one compaction, ahead of the items the log goes on with."""
+    if record.replacement is not None:
+        try:
+            return list(responses.read({"input": record.replacement}).items), ""
+        except InputError as exc:
+            return [], (f"Codex's replacement history at line {record.number} could not be read ({exc}): after it, "
+                        "the run as it ran sends only what the log goes on with.")
+    kept = [item for item in history if _is_context(item)] + _user_messages(history, summaries)
+    if not record.summary:  # build_compacted_history sends a summary message whatever the line recorded
+        kept.append(Message(role="user", content="(no summary available)"))
+    return kept, ""
 
 
 READER = Reader(NAME, TITLE, looks_like, read)

@@ -10,7 +10,11 @@ holds ``base_state.json`` and ``events/event-<5-digit index>-<id>.json``, one ev
 ``arguments``, and its ``thought`` as the assistant's text; actions of one ``llm_response_id`` are
 one reply); ``ObservationEvent`` the tool's result (``observation.content``, ``is_error``);
 ``UserRejectObservation`` and ``AgentErrorEvent`` answer a call too. ``Condensation`` is OpenHands
-compacting its own history (``forgotten_event_ids``, ``summary``, ``summary_offset``).
+compacting its own history (``forgotten_event_ids``, ``summary``, ``summary_offset``); what OpenHands sent
+after it is recorded (``Conversation.compactions``) as ``View.from_events`` (``openhands/sdk/context/view.py``)
+builds it: every event so far but the forgotten ones (of every condensation), a call and its result only
+together, the newest summary, then the events that follow (the summary stands at ``summary_offset`` among
+the kept events; here it comes after them, which changes no count).
 State updates, pauses and condensation requests are OpenHands' own records, skipped and counted.
 
 V0 (All-Hands-AI/OpenHands, ``tests/runtime/trajs``, ``openhands/events/serialization``): a JSON
@@ -24,9 +28,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
-from ..conversation import Conversation
+from ..conversation import AgentCompaction, Conversation, Item, ToolCall, ToolResult
 from ..words import count
 from . import native
 from ._reader import Folder, Reader, as_log, billed_note, counted, read_note, text_of
@@ -79,10 +84,17 @@ class _Build:
         self.models: Counter[str] = Counter()
         self.billed: dict[str, int] = {}  # model response id (or stats update) → its prompt tokens
         self.billed_so_far = 0
+        self.event: Any = None  # the id of the event being read, and of the event each item came from
+        self.event_of: list[Any] = []
+        self.condensations: list[tuple[int, set[Any], bool, str]] = []  # (resume, forgotten, a summary?, where)
+
+    def add(self, item: dict[str, Any]) -> None:
+        self.items.append(item)
+        self.event_of.append(self.event)
 
     def message(self, role: str, text: str) -> None:
         if text:
-            self.items.append({"type": "message", "role": role, "content": text})
+            self.add({"type": "message", "role": role, "content": text})
 
     def call(self, call_id: str, name: str, arguments: Any, text: str, response: str | None) -> None:
         if response is None or response not in self.replies:
@@ -95,7 +107,7 @@ class _Build:
                 parsed = json.loads(arguments)
             except ValueError:
                 parsed = arguments
-        self.items.append({"type": "tool_call", "call_id": call_id, "name": name,
+        self.add({"type": "tool_call", "call_id": call_id, "name": name,
                            "arguments": parsed if isinstance(parsed, dict | str) else json.dumps(parsed)})
         self.calls.add(call_id)
 
@@ -103,13 +115,16 @@ class _Build:
         if call_id not in self.calls:
             self.orphans.append(call_id)
             return
-        self.items.append({"type": "tool_result", "call_id": call_id, "content": text,
+        self.add({"type": "tool_result", "call_id": call_id, "content": text,
                            "status": "error" if failed else "success"})
 
     def condensed(self, where: str, forgotten: Any, summary: Any) -> None:
         """OpenHands compacting its history: its summary as a user message where it happened."""
         size = f"forgot {count(len(forgotten), 'event')}" if isinstance(forgotten, list) else "condensed"
-        if isinstance(summary, str) and summary:
+        summarized = isinstance(summary, str) and bool(summary)
+        gone = {event for event in forgotten if isinstance(event, str | int)} if isinstance(forgotten, list) else set()
+        self.condensations.append((len(self.items), gone, summarized, where))
+        if summarized:
             self.message("user", summary)
             self.notes.append(f"OpenHands condensed its history at {where} ({size}): its summary is the user message "
                               f"at items[{len(self.items) - 1}]. Everything before is shown too; OpenHands itself no "
@@ -122,6 +137,7 @@ def _v1(events: list[Any], build: _Build) -> None:
     for position, raw in enumerate(events):
         place = f"event {position}"
         event = check(raw, dict, place)
+        build.event = event.get("id")
         kind = event.get("kind")
         if kind == "SystemPromptEvent":
             build.message("system", text_of([event.get("system_prompt")]))
@@ -177,6 +193,7 @@ def _v1_stats(event: dict, build: _Build) -> None:
 def _v0(events: list[dict], build: _Build) -> None:
     for event in events:
         place = f"event id {event.get('id')}"
+        build.event = event.get("id")
         meta = event.get("tool_call_metadata") if isinstance(event.get("tool_call_metadata"), dict) else None
         response = meta.get("model_response") if meta else None
         if isinstance(response, dict):
@@ -184,7 +201,7 @@ def _v0(events: list[dict], build: _Build) -> None:
         action, observation = event.get("action"), event.get("observation")
         args = event.get("args") if isinstance(event.get("args"), dict) else {}
         if action == "condensation":
-            build.condensed(place, args.get("forgotten_event_ids"), args.get("summary"))
+            build.condensed(place, _v0_forgotten(args), args.get("summary"))
         elif meta and action:
             message = _v0_message(response)
             call_id = need(meta, "tool_call_id", str, f"{place}.tool_call_metadata")
@@ -207,6 +224,14 @@ def _v0(events: list[dict], build: _Build) -> None:
                           str(args.get("content", event.get("message", ""))))
         else:
             build.skipped[f"{'action' if action else 'observation'} {action or observation}"] += 1
+
+
+def _v0_forgotten(args: dict) -> Any:
+    """V0's forgotten events: a list of ids, or a range of them (``forgotten_events_start_id``…``end_id``)."""
+    first, last = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
+    if args.get("forgotten_event_ids") is None and isinstance(first, int) and isinstance(last, int):
+        return list(range(first, last + 1))
+    return args.get("forgotten_event_ids")
 
 
 def _v0_message(response: Any) -> dict:
@@ -246,7 +271,31 @@ def read(data: Any) -> Conversation:
                      f"{', '.join(build.orphans[:5])}.")
     field = "the rise in stats' accumulated prompt_tokens" if form.startswith("V1") else "usage.prompt_tokens"
     notes.extend(billed_note("OpenHands", field, [tokens for tokens in build.billed.values() if tokens > 0]))
-    return as_log(native.read(body), NAME, notes)
+    conversation = as_log(native.read(body), NAME, notes)
+    return replace(conversation, compactions=_compactions(conversation.items, build))
+
+
+def _compactions(items: tuple[Item, ...], build: _Build) -> tuple[AgentCompaction, ...]:
+    """Each condensation as the request OpenHands sent after it (``View.from_events``)."""
+    forgotten: set[Any] = set()
+    summaries: set[int] = set()
+    found = []
+    for resume, gone, summarized, where in build.condensations:
+        forgotten |= gone
+        kept = [p for p in range(resume) if p not in summaries and build.event_of[p] not in forgotten]
+        found.append(AgentCompaction(resume, kept=_matched(items, kept), summary=summarized, where=where, log=items))
+        if summarized:
+            summaries.add(resume)
+    return tuple(found)
+
+
+def _matched(items: tuple[Item, ...], kept: list[int]) -> tuple[int, ...]:
+    """The kept positions with every call and result whose partner is not kept left out, as the view
+    filters unmatched tool calls (``_filter_unmatched_tool_calls``)."""
+    calls = {items[p].call_id for p in kept if isinstance(items[p], ToolCall)}
+    results = {items[p].call_id for p in kept if isinstance(items[p], ToolResult)}
+    return tuple(p for p in kept if not (isinstance(items[p], ToolCall) and items[p].call_id not in results)
+                 and not (isinstance(items[p], ToolResult) and items[p].call_id not in calls))
 
 
 READER = Reader(NAME, TITLE, looks_like, read)

@@ -5,10 +5,12 @@ page lists them; a new strategy is one new module and one line in ``POLICIES``."
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..conversation import Conversation
 from ..errors import InputError
+from .as_it_ran import AsItRanPolicy
 from .base import Policy, PolicyResult, unchanged
 from .clear_tool_uses import ClearToolUsesPolicy
 from .condense import CondensePolicy
@@ -41,7 +43,15 @@ THEIRS: dict[str, Callable[..., Policy]] = {
         Named("swe-agent-last-n", MaskingPolicy),
     )
 }
-POLICIES: dict[str, Callable[..., Policy]] = {**OURS, **THEIRS}
+# What the agent itself did, read from its log's own compactions (a row only where the log has them).
+LOGGED: dict[str, Callable[..., Policy]] = {AsItRanPolicy.name: AsItRanPolicy}
+POLICIES: dict[str, Callable[..., Policy]] = {**OURS, **THEIRS, **LOGGED}
+
+
+def offered(names: Iterable[str], conversation: Conversation) -> tuple[str, ...]:
+    """``names`` as a comparison runs them on ``conversation``: the run as it ran only where the log
+    shows the agent compacting (elsewhere it is ``none`` call by call, a row that says nothing new)."""
+    return tuple(name for name in names if name not in LOGGED or conversation.compactions)
 
 
 def make(name: str, **options: Any) -> Policy:
@@ -55,5 +65,6 @@ def make(name: str, **options: Any) -> Policy:
     return factory(**{key: value for key, value in options.items() if key in accepted and value is not None})
 
 
-__all__ = ["OURS", "POLICIES", "THEIRS", "ClearToolUsesPolicy", "HybridPolicy", "MaskingPolicy", "NonePolicy", "Policy",
-           "PolicyResult", "RulesPolicy", "SummarizePolicy", "make", "unchanged"]
+__all__ = ["LOGGED", "OURS", "POLICIES", "THEIRS", "AsItRanPolicy", "ClearToolUsesPolicy", "HybridPolicy",
+           "MaskingPolicy", "NonePolicy", "Policy", "PolicyResult", "RulesPolicy", "SummarizePolicy", "make", "offered",
+           "unchanged"]

@@ -16,6 +16,7 @@ are counted (the meter caches per text) and hashed for the prompt cache.
 
 from __future__ import annotations
 
+import bisect
 import operator
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -342,3 +343,16 @@ def sweep_points(largest: int, count: int = 8) -> list[int]:
         return [0]
     step = max(1, -(-largest // (count - 1)))
     return [step * n for n in range(count - 1)] + [largest + 1]
+
+
+def compaction_marks(run: Replay, conversation: Conversation) -> list[dict[str, Any]]:
+    """One row per compaction the agent did itself (``Conversation.compactions``), at the first call
+    of the run after it: where the Run view's chart marks that the agent compacted."""
+    positions = [call.position for call in run.calls]
+    marks = []
+    for record in conversation.compactions:
+        number = bisect.bisect_left(positions, record.position)
+        if number < len(positions):
+            marks.append({"call": number, "index": run.calls[number].index, "where": record.where,
+                          "trigger": record.trigger or "", "tokens_before": record.tokens_before})
+    return marks

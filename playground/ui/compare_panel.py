@@ -7,7 +7,7 @@ import streamlit as st
 
 from ..compaction import Settings
 from ..conversation import Conversation
-from ..policies import OURS, THEIRS, make
+from ..policies import LOGGED, OURS, THEIRS, make, offered
 from ..policies.sources import read_strategies, source_of
 from ..rules.ruleset import Rules
 from ..run.compare import compare
@@ -42,7 +42,8 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                                  "Each one is one more replay of the whole run, so they are chosen, not on by default.")
     price = run_panel.price(model)
     options = run_panel.policy_options(rules, settings, summary, model)
-    rows = compare(conversation, [make(name, **options) for name in (*OURS, *theirs)], state.engine().meter(model),
+    names = offered((*OURS, *theirs, *LOGGED), conversation)  # and the run as it ran, where the log compacted
+    rows = compare(conversation, [make(name, **options) for name in names], state.engine().meter(model),
                    price, mode=st.session_state[MODE], cache=st.session_state[CACHE])
     # the long parameters last, so cost and what the strategy hid from the agent are in view side by side
     table = [{"strategy": row.strategy, "tokens final": row.tokens_final, "tokens billed": row.tokens_billed,
@@ -63,6 +64,12 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                "counts the calls whose reply quoted a piece of an earlier item that call's request had hidden (and no "
                "other part of it showed); *of those lost*, the calls that needed content a tool call cannot bring "
                "back. The cheapest strategy is not the best one if it hides what the agent uses.")
+    if conversation.compactions:
+        many = len(conversation.compactions)
+        done = "its compaction" if many == 1 else f"each of its {many} compactions"
+        st.caption(f"*as-it-ran*: what the agent really sent — after {done} (read from its log) only what it kept, "
+                   "its summary and what followed, and its summarization call billed; *none* replays the whole log "
+                   "as one ever-growing request.")
     chart = alt.Chart(alt.Data(values=table)).mark_bar().encode(
         x=alt.X("cost (US$):Q"), y=alt.Y("strategy:N", sort=None), tooltip=["strategy:N", "cost (US$):Q"])
     st.altair_chart(chart, width="stretch")

@@ -22,7 +22,7 @@ from ..run.billed import chart_rows as bill_rows
 from ..run.hidden import calls_with, lost_calls
 from ..run.prices import Price, read_prices
 from ..run.promptcache import cache_models
-from ..run.replay import MODES, Replay, call_starts, chart_rows, replay, sweep, sweep_points
+from ..run.replay import MODES, Replay, call_starts, chart_rows, compaction_marks, replay, sweep, sweep_points
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
 from ..words import count
 from ..workbench.workspace import ReplaySettings
@@ -210,9 +210,21 @@ def _threshold(policy: Policy) -> int | None:
     return next((int(params[key]) for key in ("threshold", "limit", "trigger") if key in params), None)
 
 
-def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy, bills: LogFit | None) -> None:
+def _agent_compactions(marks: list[dict[str, Any]]) -> alt.Chart:
+    """A rule at each call where the agent compacted its own context (read from its log)."""
+    return alt.Chart(alt.Data(values=marks)).mark_rule(color="#e37400", strokeWidth=2).encode(
+        x="call:Q", tooltip=["call:Q", "index:Q", alt.Tooltip("where:N", title="compacted at"),
+                             alt.Tooltip("trigger:N", title="trigger"),
+                             alt.Tooltip("tokens_before:Q", title="tokens before (the agent's count)")])
+
+
+def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy, conversation: Conversation,
+                  bills: LogFit | None) -> None:
     chart = _line([*rows, *(bill_rows(bills, run) if bills else ())], "tokens", "prompt tokens",
                   scale=WITH_BILLS if bills else SIDE_COLORS)
+    agent = compaction_marks(run, conversation)
+    if agent:
+        chart = _agent_compactions(agent) + chart
     line = _threshold(policy)
     if line is not None:
         rule = alt.Chart(alt.Data(values=[{"threshold": line}])).mark_rule(color="#d93025", strokeDash=[6, 4]).encode(
@@ -226,6 +238,10 @@ def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy, bills
     st.altair_chart(chart, width="stretch")
     st.caption("Prompt tokens of every call: without a policy the line only climbs; with one it drops where the "
                "policy fires (the red line is its threshold), which makes the sawtooth.")
+    if agent:
+        st.caption(f"The orange {'line marks the call' if len(agent) == 1 else 'lines mark the calls'} where the agent "
+                   f"compacted its own context ({', '.join(mark['where'] for mark in agent)} of its log): the strategy "
+                   "*as-it-ran* replays the requests it really sent after that.")
     hidden = run.hidden_used
     if hidden:
         st.caption(f"▲ {count(calls_with(hidden), 'call')}: the agent's reply used something the call's request had "
@@ -313,7 +329,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                 delta_color="inverse", help=f"Prompts and replies over the run at {chosen_price.model} prices.")
     rows = chart_rows(run)
     bills = billed_panel.fit_of(conversation, chosen_price)
-    _tokens_chart(run, rows, policy, bills)
+    _tokens_chart(run, rows, policy, conversation, bills)
     if bills:
         billed_panel.panel(conversation, model, bills)
     st.altair_chart(_line(rows, "cached_share", "cached share of the prompt", ".0%"), width="stretch")
