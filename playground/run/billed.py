@@ -78,9 +78,9 @@ class LogFit:
         cut = (f" (those before the first bill that fell — the agent cut its own context there, or another model "
                f"answered — and not the {count(len(self.calls) - self.fitted, 'call')} after it)"
                ) if self.fitted < len(self.calls) else ""
-        return (f"The log records the input tokens billed for {len(self.calls):,} calls. Our count of the "
+        return (f"The log records the input tokens billed for {count(len(self.calls), 'call')}. Our count of the "
                 f"log's request misses them by {self.error(False):.1%} on the median call: the log holds no system "
-                f"prompt or tool definitions. Fitted on {self.fitted:,} calls{cut}: billed ≈ {self.offset:,} + "
+                f"prompt or tool definitions. Fitted on {count(self.fitted, 'call')}{cut}: billed ≈ {self.offset:,} + "
                 f"{self.factor:.3f} × our count, which misses by {self.error(True):.1%} (at most "
                 f"{max(self.misses(True), default=0.0):.1%}).")
 
