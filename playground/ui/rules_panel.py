@@ -238,7 +238,9 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
                       "stay.")
     st.button("Suggest rules for this conversation", on_click=_suggest, icon=":material/auto_fix_high:",
               help="A rule for each tool with large results or arguments, classified by its arguments (path, query, "
-                   "command, content…) with min_tokens from its sizes. You see what each row would do first.")
+                   "command, content…) with min_tokens from its sizes, then checked by replaying this run: a row "
+                   "whose hidden content the agent used again, for too little saving, is left out and named under "
+                   "the rows. You see what each row would do first.")
     _suggestion_preview(st.session_state[state.CONVERSATION], "rules")
 
     st.markdown("**Tool-call rules**: replace one argument of a call once its result is in (e.g. the content "
