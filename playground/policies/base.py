@@ -71,6 +71,10 @@ def _changes_earlier_counts(item: Item, meter: Meter) -> bool:
     return is_instruction(item) or (meter.claude and isinstance(item, Message) and item.role == "user")
 
 
+def extends(items: tuple[Item, ...], known: tuple[Item, ...]) -> bool:
+    """``items`` begins with ``known``: a request that grew by appending (one comparison in C,
+    identity first)."""
+    return len(items) >= len(known) and items[:len(known)] == known
 
 
 def unchanged(conversation: Conversation, report: Any = None) -> PolicyResult:
