@@ -29,6 +29,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import compress, count
 from typing import Any
 
 from ..conversation import Conversation, Item, Message, Origin, ToolCall, ToolResult, content_text, role_of, tool_name
@@ -215,8 +216,9 @@ class Tracker:
         old = self._request
         if len(request) >= len(old) and request[:len(old)] == old:
             return len(old)
-        identical = list(map(operator.is_, old, request))  # one pass in C, then equal copies (rare) in Python
-        same, limit = (identical.index(False) if False in identical else len(identical)), min(len(old), len(request))
+        limit = min(len(old), len(request))
+        # the first that is not the very same object, found in C, then equal copies (rare) in Python
+        same = next(compress(count(), map(operator.is_not, old, request)), limit)
         while same < limit and (old[same] is request[same] or old[same] == request[same]):
             same += 1
         return same
