@@ -51,20 +51,20 @@ class RunningTotal:
 
     def total(self, conversation: Conversation, meter: Meter) -> int:
         items = conversation.items
-        closest: tuple[list[int], tuple[Item, ...], int] | None = None  # the known request it differs least from
-        for known, known_total, request, counted_by in reversed(self._known):
-            if counted_by is meter and _grows(request, conversation, meter):
-                differing = [] if extends(items, known) else _differing(known, items)
-                if closest is None or len(differing) < len(closest[0]):
-                    closest = differing, known, known_total
-        edited = None if closest is None else _edited(closest[1], items, closest[0], meter)
-        if closest is None or edited is None:
-            total = meter.count(conversation).total
+        candidates = sorted(((_differing(known, items), known, known_total)
+                             for known, known_total, request, counted_by in reversed(self._known)
+                             if counted_by is meter and _same_outside(request, conversation)),
+                            key=lambda candidate: len(candidate[0]))  # the one it differs least from first
+        for differing, known, known_total in candidates:
+            edited = _edited(known, items, differing, meter)
+            n = len(known)
+            if edited is not None and not any(_changes_earlier_counts(item, meter) for item in items[n:]):
+                # the two last known items are counted again with what follows: a call's cost
+                # depends on whether its neighbour is a call too
+                total = known_total + edited + sum(meter.items(items[n - 2:])) - sum(meter.items(known[n - 2:]))
+                break
         else:
-            # the two last known items are counted again with what follows: a call's cost
-            # depends on whether its neighbour is a call too
-            known, n = closest[1], len(closest[1])
-            total = closest[2] + edited + sum(meter.items(items[n - 2:])) - sum(meter.items(known[n - 2:]))
+            total = meter.count(conversation).total
         self.remember(conversation, total, meter)
         return total
 
@@ -72,19 +72,16 @@ class RunningTotal:
         self._known = [*self._known[-1:], (conversation.items, total, conversation, meter)]
 
 
-def _grows(known: Conversation, conversation: Conversation, meter: Meter) -> bool:
-    """``conversation`` is ``known`` grown, with what is outside the items the same and no new
-    item that changes what the earlier ones cost."""
-    n = len(known.items)
-    return (2 <= n <= len(conversation.items) and known.tools is conversation.tools
-            and known.instructions is conversation.instructions
-            and not any(_changes_earlier_counts(item, meter) for item in conversation.items[n:]))
+def _same_outside(known: Conversation, conversation: Conversation) -> bool:
+    """``conversation`` may be ``known`` grown: at least as long, with what is outside the items the same."""
+    return (2 <= len(known.items) <= len(conversation.items) and known.tools is conversation.tools
+            and known.instructions is conversation.instructions)
 
 
 def _differing(known: tuple[Item, ...], items: tuple[Item, ...]) -> list[int]:
     """The positions of ``known`` where ``items`` holds another object, found in C: a request that
     only appended costs no Python work."""
-    return list(compress(count(), map(operator.is_not, items, known)))
+    return [] if extends(items, known) else list(compress(count(), map(operator.is_not, items, known)))
 
 
 def _edited(known: tuple[Item, ...], items: tuple[Item, ...], differing: list[int], meter: Meter) -> int | None:
