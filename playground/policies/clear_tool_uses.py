@@ -34,6 +34,9 @@ class _Cleared:
     Owned by one policy."""
 
     def __init__(self) -> None:
+        self._forget()
+
+    def _forget(self) -> None:
         self.given: tuple[Item, ...] = ()
         self.edited: tuple[Item, ...] = ()  # ``given`` with its older results cleared
         self.results: list[int] = []  # positions of its clearable results
@@ -59,7 +62,7 @@ class _Cleared:
         """Become what clearing ``items`` whole does, clearing only what is new past the base."""
         found = self.base(items)
         if found is None:
-            self.__init__()  # type: ignore[misc]
+            self._forget()
             found = self.edited, 0, 0, 0
         prefix, cleared, waiting, emptied = found
         known = len(prefix)
