@@ -35,10 +35,11 @@ def _parts(draw: st.DrawFn, kind: str = "text") -> list[dict[str, Any]]:
 
 
 @st.composite
-def turns(draw: st.DrawFn) -> list[tuple[str, Any]]:
-    """An abstract run: ("user", text), ("assistant", text) or ("calls", [(id, tool, args, result, error)])."""
+def turns(draw: st.DrawFn, least: int = 0, most: int = 7) -> list[tuple[str, Any]]:
+    """An abstract run of ``least`` to ``most`` turns: ("user", text), ("assistant", text) or
+    ("calls", [(id, tool, args, result, error)])."""
     out: list[tuple[str, Any]] = []
-    for _ in range(draw(st.integers(0, 7))):
+    for _ in range(draw(st.integers(least, most))):
         kind = draw(st.sampled_from(["user", "assistant", "calls", "calls"]))
         if kind == "calls":
             calls = []
@@ -52,11 +53,11 @@ def turns(draw: st.DrawFn) -> list[tuple[str, Any]]:
 
 
 @st.composite
-def chat_requests(draw: st.DrawFn) -> Any:
+def chat_requests(draw: st.DrawFn, least: int = 0, most: int = 7) -> Any:
     messages: list[dict[str, Any]] = []
     if draw(st.booleans()):
         messages.append({"role": "system", "content": draw(texts)})
-    for kind, value in draw(turns()):
+    for kind, value in draw(turns(least, most)):
         if kind == "calls":
             message: dict[str, Any] = {"role": "assistant"}
             shape = draw(st.sampled_from(["absent", "null", "text"]))
@@ -109,9 +110,9 @@ def responses_requests(draw: st.DrawFn) -> Any:
 
 
 @st.composite
-def anthropic_requests(draw: st.DrawFn) -> Any:
+def anthropic_requests(draw: st.DrawFn, least: int = 0, most: int = 7) -> Any:
     messages: list[dict[str, Any]] = []
-    for kind, value in draw(turns()):
+    for kind, value in draw(turns(least, most)):
         if kind == "calls":
             blocks = [{"type": "text", "text": draw(texts)}] if draw(st.booleans()) else []
             blocks += [{"type": "tool_use", "id": i, "name": t, "input": a} for i, t, a, _, _ in value]
@@ -153,3 +154,6 @@ def native_documents(draw: st.DrawFn) -> Any:
 
 REQUESTS = {"chat": chat_requests(), "responses": responses_requests(), "anthropic": anthropic_requests(),
             "native": native_documents()}
+# Longer runs, for properties of a replay's later calls (what an incremental pass remembers
+# between calls shows only after several of them)
+LONG_RUNS = st.one_of(chat_requests(8, 18), anthropic_requests(8, 18))

@@ -158,3 +158,41 @@ def test_labelled_cases_keep_the_readme_precision():
                      lambda conversation: engine.meter(conversation.model))
     assert result.labelled >= 40 and result.detected >= 40
     assert result.share >= README_PRECISION
+
+
+_PIECES = st.sampled_from(["separability_matrix", "src/pkg/mod.py", "a/b/c", "12345", "3.14159", "v1.2345",
+                           "CompoundModelTree", "this.snapshotter.diff", "registry.js", " ", "\t", "\n", "\r\n", "_",
+                           ".", "/", "→", "12\t", "x", "a line of text long enough to count as one"])
+
+
+@given(st.lists(_PIECES, max_size=30).map("".join))
+def test_a_texts_spans_are_its_lines_spans_together(text):
+    """Spans of a text a policy made (a summary rewritten at every call) are found line by line
+    and each line once per run: exact only because no span reaches across a line."""
+    lines = [spans_of(line) for line in text.split("\n")]
+    assert spans_of(text) == frozenset().union(*lines)
+
+
+def test_a_summary_rewritten_at_every_call_uses_what_the_whole_text_would(monkeypatch):
+    """Per call, hybrid's summary is new text at each call; its spans, found from its lines
+    (each line once per run), must be those of the whole text: the same hidden-then-used spans."""
+    from playground.policies import HybridPolicy
+    from playground.run.hidden import Tracker
+
+    items = [Message(role="user", content="Read the modules.")]
+    for n in range(30):
+        items += [ToolCall(call_id=f"c{n}", name="read_file", arguments=f'{{"path": "src/mod_{n}.py"}}'),
+                  ToolResult(call_id=f"c{n}", name="read_file", content=f"value_{n}_total = compute_{n}()\n" * 20)]
+        back = max(0, n - 5)  # a path the summary shows, a name it does not
+        items.append(Message(role="assistant", content=f"Back to src/mod_{back}.py and value_{back}_total."))
+    conversation = Conversation(items=tuple(items), format="chat")
+
+    def run():
+        return replay(conversation, HybridPolicy(window=2, limit=600, keep_steps=1), Meter("gpt-4o"), GPT4O,
+                      mode="per-call")
+
+    by_lines = run()
+    monkeypatch.setattr(Tracker, "_text_spans",
+                        lambda self, text: frozenset(s for s in spans_of(text) if s in self._index.where))
+    assert sum(call.fired == "masking+summarization" for call in by_lines.calls) > 10
+    assert by_lines.hidden_used == run().hidden_used and by_lines.hidden_used

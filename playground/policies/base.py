@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
+from itertools import compress, count
 from typing import Any, Protocol
 
-from ..conversation import Conversation, Item, Message, is_instruction
+from ..conversation import Conversation, Item, Message, ToolCall, is_instruction
 from ..meter.tokens import Meter
 from ..summarize.call import SummaryCall
 
@@ -38,8 +40,10 @@ class Policy(Protocol):
 
 class RunningTotal:
     """The prompt total of requests that mostly grow by appending, as a replay's do: when a
-    request begins with one this object has counted, only the new items are counted. Owned by a
-    policy; a request that does not extend a known one is counted whole."""
+    request begins with one this object has counted, only the new items are counted — and the
+    tool calls and results it replaced with others of their kind (a masked or cleared output, per
+    call: the request is the last one with one more item edited). Owned by a policy; any other
+    request is counted whole."""
 
     def __init__(self) -> None:
         # (items, total, request, meter), newest last
@@ -47,14 +51,17 @@ class RunningTotal:
 
     def total(self, conversation: Conversation, meter: Meter) -> int:
         items = conversation.items
-        for known, known_total, request, counted_by in reversed(self._known):
+        candidates = sorted(((_differing(known, items), known, known_total)
+                             for known, known_total, request, counted_by in reversed(self._known)
+                             if counted_by is meter and _same_outside(request, conversation)),
+                            key=lambda candidate: len(candidate[0]))  # the one it differs least from first
+        for differing, known, known_total in candidates:
+            edited = _edited(known, items, differing, meter)
             n = len(known)
-            if (counted_by is meter and 2 <= n <= len(items) and request.tools is conversation.tools
-                    and request.instructions is conversation.instructions and items[:n] == known
-                    and not any(_changes_earlier_counts(item, meter) for item in items[n:])):
+            if edited is not None and not any(_changes_earlier_counts(item, meter) for item in items[n:]):
                 # the two last known items are counted again with what follows: a call's cost
                 # depends on whether its neighbour is a call too
-                total = known_total + sum(meter.items(items[n - 2:])) - sum(meter.items(known[n - 2:]))
+                total = known_total + edited + sum(meter.items(items[n - 2:])) - sum(meter.items(known[n - 2:]))
                 break
         else:
             total = meter.count(conversation).total
@@ -65,12 +72,48 @@ class RunningTotal:
         self._known = [*self._known[-1:], (conversation.items, total, conversation, meter)]
 
 
+def _same_outside(known: Conversation, conversation: Conversation) -> bool:
+    """``conversation`` may be ``known`` grown: at least as long, with what is outside the items the same."""
+    return (2 <= len(known.items) <= len(conversation.items) and known.tools is conversation.tools
+            and known.instructions is conversation.instructions)
+
+
+def _differing(known: tuple[Item, ...], items: tuple[Item, ...]) -> list[int]:
+    """The positions of ``known`` where ``items`` holds another object, found in C: a request that
+    only appended costs no Python work."""
+    return [] if extends(items, known) else list(compress(count(), map(operator.is_not, items, known)))
+
+
+def _edited(known: tuple[Item, ...], items: tuple[Item, ...], differing: list[int], meter: Meter) -> int | None:
+    """What the items of ``items`` standing at the ``differing`` positions of ``known``, before its
+    last two, add to its count; None when an item there changed kind, or a message changed (what
+    surrounds an item sets what it costs). A tool call or result replaced by one of its kind
+    stands where it stood (parallel or not: its neighbours' kinds are the same), so only its own
+    count changes."""
+    n, added = len(known), 0
+    for position in differing:
+        old, new = known[position], items[position]
+        if type(old) is not type(new) or isinstance(old, Message):
+            if old == new:
+                continue
+            return None
+        if position < n - 2:
+            parallel = isinstance(old, ToolCall) and ((position > 0 and isinstance(known[position - 1], ToolCall))
+                                                      or isinstance(known[position + 1], ToolCall))
+            added += meter.item(new, parallel=parallel) - meter.item(old, parallel=parallel)
+    return added
+
+
 def _changes_earlier_counts(item: Item, meter: Meter) -> bool:
     """An item whose arrival changes what earlier items cost: a system message (tool definitions)
     or, for Claude, a user message (thinking before it is no longer the current turn's)."""
     return is_instruction(item) or (meter.claude and isinstance(item, Message) and item.role == "user")
 
 
+def extends(items: tuple[Item, ...], known: tuple[Item, ...]) -> bool:
+    """``items`` begins with ``known``: a request that grew by appending (one comparison in C,
+    identity first)."""
+    return len(items) >= len(known) and items[:len(known)] == known
 
 
 def unchanged(conversation: Conversation, report: Any = None) -> PolicyResult:

@@ -16,27 +16,86 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from ..conversation import Conversation, Item, ToolCall, ToolResult, pairs
+from ..conversation import Conversation, Item, ToolCall, ToolResult
 from ..errors import InputError
 from ..meter.tokens import Layout, Meter
-from .base import PolicyResult, RunningTotal, unchanged
+from .base import PolicyResult, RunningTotal, extends, unchanged
 
 PLACEHOLDER = "[cleared]"
 CLEARED_INPUT = "{}"
 
 
 class _Cleared:
-    """The last request this policy cleared, its clearable results and how many of the oldest of
-    them can gain nothing more (cleared, excluded, or not worth clearing). A request that extends
-    it — a replay in stored mode — is cleared by looking at the results since, so a run of
-    thousands of calls does no Python work per call on its older results; any other request is looked at
-    whole. Owned by one policy."""
+    """What clearing the last request whole did — sent or not (under ``clear_at_least`` or the
+    tool-use trigger it is not) — and which call each of its results answers. A request that
+    extends it, as it came (per-call mode) or as cleared (stored mode), is cleared by clearing
+    only the results that have left the newest ``keep`` since, so a run of thousands of calls
+    does no Python work per call on its older results; any other request is cleared whole.
+    Owned by one policy."""
 
     def __init__(self) -> None:
-        self.sent: tuple[Item, ...] = ()
+        self._forget()
+
+    def _forget(self) -> None:
+        self.given: tuple[Item, ...] = ()
+        self.edited: tuple[Item, ...] = ()  # ``given`` with its older results cleared
         self.results: list[int] = []  # positions of its clearable results
-        self.done = 0  # results[:done] gain nothing from clearing again
-        self.not_cleared = 0  # of its clearable results, those still holding their content
+        self.older = 0  # results[:older] are older than the newest ``keep``: tried already
+        self.cleared = 0  # tokens clearing ``given`` removed
+        self.waiting = 0  # of its clearable results, those holding their content in ``given``
+        self.emptied = 0  # of those, how many clearing emptied
+        self.latest: dict[str, int] = {}  # call id -> position of its latest call
+        self.answers: dict[int, int] = {}  # call position -> its result's, as ``conversation.pairs`` pairs them
+        self.calls: dict[int, int] = {}  # the same, result -> call
+
+    def base(self, items: tuple[Item, ...]) -> tuple[tuple[Item, ...], int, int, int] | None:
+        """Where clearing ``items`` whole stands once past the last request, when ``items``
+        extends it: that request cleared, and the tokens removed, results waiting and results
+        emptied so far. None for another request."""
+        if extends(items, self.given):  # per-call, or stored when nothing was sent cleared
+            return self.edited, self.cleared, self.waiting, self.emptied
+        if self.cleared and extends(items, self.edited):  # stored: its results were cleared already
+            return self.edited, 0, self.waiting - self.emptied, 0
+        return None
+
+    def clear(self, items: tuple[Item, ...], policy: ClearToolUsesPolicy, meter: Meter) -> None:
+        """Become what clearing ``items`` whole does, clearing only what is new past the base."""
+        found = self.base(items)
+        if found is None:
+            self._forget()
+            found = self.edited, 0, 0, 0
+        prefix, cleared, waiting, emptied = found
+        known = len(prefix)
+        new = [p for p in range(known, len(items)) if policy.clearable(items[p])]
+        self._pair(items, known)
+        results = self.results
+        results += new
+        waiting += sum(items[p].content != policy.placeholder for p in new)  # type: ignore[union-attr]
+        edited = [*prefix, *items[known:]]
+        older = max(0, len(results) - policy.keep)
+        for result in results[self.older:older]:
+            if items[result].name in policy.exclude_tools:  # type: ignore[union-attr]
+                continue
+            saved = policy.clear_one(edited, result, meter)
+            cleared, emptied = cleared + saved, emptied + (saved > 0)
+            call = self.calls.get(result) if policy.clear_tool_inputs else None
+            if call is not None:
+                cleared += policy.clear_one(edited, call, meter)
+        self.given, self.edited, self.older = items, tuple(edited), older
+        self.cleared, self.waiting, self.emptied = cleared, waiting, emptied
+
+    def _pair(self, items: tuple[Item, ...], start: int) -> None:
+        """Pair the results from ``start`` on with their calls as ``conversation.pairs`` does: a
+        result answers the latest earlier call with its id, if that call has no result yet."""
+        latest, answers, calls = self.latest, self.answers, self.calls
+        for position in range(start, len(items)):
+            item = items[position]
+            if isinstance(item, ToolCall):
+                latest[item.call_id] = position
+            elif isinstance(item, ToolResult) and item.call_id in latest:
+                call = latest[item.call_id]
+                if call not in answers:
+                    answers[call], calls[position] = position, call
 
 
 @dataclass(frozen=True)
@@ -73,37 +132,19 @@ class ClearToolUsesPolicy:
         if self.trigger_tool_uses is None and total <= self.trigger:
             return unchanged(conversation)
         last = self.last
-        items = conversation.items
-        known = len(last.sent)
-        extends = bool(known) and not self.clear_tool_inputs and len(items) >= known and items[:known] == last.sent
-        new = [p for p in range(known if extends else 0, len(items)) if self._clearable(items[p])]
-        results = last.results + new if extends else new
-        waiting = (last.not_cleared if extends else 0) + sum(
-            items[p].content != self.placeholder for p in new)  # type: ignore[union-attr]
-        if self.trigger_tool_uses is not None and waiting <= self.trigger_tool_uses:
+        last.clear(conversation.items, self, meter)
+        if self.trigger_tool_uses is not None and last.waiting <= self.trigger_tool_uses:
             return unchanged(conversation)  # counted: the results not cleared yet
-        calls = {result: call for call, result in pairs(items).items()} if self.clear_tool_inputs else {}
-        edited = list(items)
-        cleared = emptied = 0
-        older = max(0, len(results) - self.keep)
-        for result in results[last.done if extends else 0:older]:
-            if items[result].name in self.exclude_tools:  # type: ignore[union-attr]
-                continue
-            saved = self._clear(edited, result, meter)
-            cleared, emptied = cleared + saved, emptied + (saved > 0)
-            if result in calls:
-                cleared += self._clear(edited, calls[result], meter)
-        if not cleared or cleared < self.clear_at_least:
+        if not last.cleared or last.cleared < self.clear_at_least:
             return unchanged(conversation)
-        result = conversation.with_items(edited)
-        self.totals.remember(result, total - cleared, meter)
-        last.sent, last.results, last.done, last.not_cleared = result.items, results, older, waiting - emptied
-        return PolicyResult(result, "clearing", tokens_lost=cleared)
+        result = conversation.with_items(last.edited)
+        self.totals.remember(result, total - last.cleared, meter)
+        return PolicyResult(result, "clearing", tokens_lost=last.cleared)
 
-    def _clearable(self, item: Item) -> bool:
+    def clearable(self, item: Item) -> bool:
         return isinstance(item, ToolResult) and (self.only_tools is None or item.name in self.only_tools)
 
-    def _clear(self, items: list, position: int, meter: Meter) -> int:
+    def clear_one(self, items: list, position: int, meter: Meter) -> int:
         """Clear one result's content or one call's arguments in place; the tokens that removed
         (0 for one already cleared, or one the placeholder would not shrink). Measured as the
         meter measures the item where it stands (a call's cost depends on whether its neighbours

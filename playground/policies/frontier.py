@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import compress
+from operator import itemgetter
 
 from ..conversation import Item, ToolCall, ToolResult, role_of
 from ..rules.refetch import Carried, one_off
@@ -65,7 +67,8 @@ class Frontier:
                 start = min(start, call)
         start = _turn_start(items, start)
         self._pending = (open_calls, answered_by, carried)
-        kept = () if base is self._output else tuple(edit for edit in self._edits if edit[0] < start)
+        kept = () if base is self._output else tuple(  # the edits before ``start``, picked in C
+            compress(self._edits, map(start.__gt__, map(itemgetter(0), self._edits))))
         return Pass(start, self._output[:start], one_off(carried), kept)
 
     def walked(self, given: tuple[Item, ...], sent: tuple[Item, ...], skipped: Iterable[tuple[int, str]],

@@ -11,8 +11,9 @@ from ..conversation import Conversation
 from ..meter.tokens import Meter
 from ..summarize.call import from_report
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
+from ..summarize.offline import OfflineSummarizer
 from .base import PolicyResult, RunningTotal, unchanged
-from .masking import DEFAULT_WINDOW, MaskingPolicy, Memo, mask
+from .masking import DEFAULT_WINDOW, MaskingPolicy, Memo
 from .summarize import summarize_over
 
 
@@ -23,19 +24,24 @@ class HybridPolicy:
     keep_steps: int = DEFAULT_KEEP_STEPS
     memo: Memo = field(default_factory=dict, compare=False, repr=False)
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
+    summarizer: OfflineSummarizer = field(default_factory=OfflineSummarizer, compare=False, repr=False)
+    # masks as the masking policy does: a request that extends the last one masks only what crossed the window
+    masking: MaskingPolicy = field(init=False, compare=False, repr=False)
     name: ClassVar[str] = "hybrid"
 
     def __post_init__(self) -> None:
-        MaskingPolicy(self.window)
+        object.__setattr__(self, "masking", MaskingPolicy(self.window, memo=self.memo))
         SummarySettings(limit=self.limit, keep_steps=self.keep_steps)
 
     def params(self) -> dict[str, Any]:
         return {"window": self.window, "limit": self.limit, "keep_steps": self.keep_steps}
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
-        masked, removed, count = mask(conversation, self.window, meter, self.memo)
+        masking = self.masking.apply(conversation, meter)
+        masked, removed, count = masking.conversation, masking.tokens_lost, masking.fired is not None
         over = self.totals.total(masked, meter) >= self.limit
-        done = summarize_over(conversation, masked, self.limit, self.keep_steps, meter) if over else None
+        done = (summarize_over(conversation, masked, self.limit, self.keep_steps, meter, self.summarizer) if over
+                else None)
         if done is None:
             return (PolicyResult(masked, "masking", tokens_lost=removed) if count else unchanged(conversation))
         report = done.report

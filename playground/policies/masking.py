@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from ..conversation import Conversation, Item, ToolResult, content_text
 from ..errors import InputError
 from ..meter.tokens import Meter
-from .base import PolicyResult, unchanged
+from .base import PolicyResult, extends, unchanged
 
 DEFAULT_WINDOW = 10
 PLACEHOLDER = "[Old {tool} output omitted ({lines} lines).]"
@@ -95,8 +95,8 @@ class _Last:
     def extend(self, conversation: Conversation, policy: MaskingPolicy, meter: Meter
                ) -> tuple[Conversation, int, int] | None:
         items = conversation.items
-        stored = bool(self.sent) and _extends(items, self.sent)
-        if not stored and not (self.given and _extends(items, self.given)):
+        stored = bool(self.sent) and extends(items, self.sent)
+        if not stored and not (self.given and extends(items, self.given)):
             return None
         known = len(self.sent if stored else self.given)
         results = self.results + [p for p in range(known, len(items)) if isinstance(items[p], ToolResult)]
@@ -114,10 +114,6 @@ class _Last:
     def _keep(self, items: tuple[Item, ...], result: tuple[Conversation, int, int]) -> None:
         self.given, self.sent = items, result[0].items
         self.removed, self.masked = result[1], result[2]
-
-
-def _extends(items: tuple[Item, ...], known: tuple[Item, ...]) -> bool:
-    return len(items) >= len(known) and items[:len(known)] == known
 
 
 def _older(results: list[int], length: int, window: int, over_items: bool) -> int:

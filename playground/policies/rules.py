@@ -6,6 +6,8 @@ fetched again (``refetch``); a summary cannot be undone (lost)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import itemgetter
 from typing import Any, ClassVar
 
 from ..compaction import DEFAULT_THRESHOLD, DecisionCache, Settings, apply_rules
@@ -68,7 +70,7 @@ class RulesPolicy:
         rest, edits, skipped = apply_rules(conversation.with_items(conversation.items[plan.start:]), self.rules,
                                            self.settings(), meter, self.decisions)
         savings = (*plan.kept, *((plan.start + e.position, e.tool, e.tokens_before - e.tokens_after) for e in edits))
-        saved = sum(tokens for _, _, tokens in savings)
+        saved = sum(map(itemgetter(2), savings))  # in C: per call, the kept edits are as many as the run's
         if self.summarize and total - saved >= self.summary().limit:
             return None
         sent = plan.prefix + rest.items
@@ -77,7 +79,7 @@ class RulesPolicy:
             return unchanged(conversation)
         final = conversation.with_items(sent)
         self.totals.remember(final, total - saved, meter)
-        lost = sum(tokens for _, tool, tokens in savings if tool in plan.one_off)
+        lost = sum(compress(map(itemgetter(2), savings), map(plan.one_off.__contains__, map(itemgetter(1), savings))))
         return PolicyResult(final, "compaction", tokens_lost=lost, tokens_retrievable=saved - lost)
 
     def _whole(self, conversation: Conversation, meter: Meter) -> PolicyResult:

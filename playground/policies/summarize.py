@@ -19,10 +19,11 @@ from .base import PolicyResult, RunningTotal, unchanged
 
 
 def summarize_over(original: Conversation, current: Conversation, limit: int, keep_steps: int,
-                   meter: Meter) -> Summarization | None:
+                   meter: Meter, summarizer: OfflineSummarizer) -> Summarization | None:
     """``current`` summarized when it is at or over ``limit`` — the summary read from ``original``,
-    whose items stand at the same positions — or None when that did not make it smaller."""
-    done = run(original, current, SummarySettings(limit=limit, keep_steps=keep_steps), OfflineSummarizer(), meter)
+    whose items stand at the same positions — or None when that did not make it smaller.
+    ``summarizer`` is the policy's own, so what it read of each item is read once per run."""
+    done = run(original, current, SummarySettings(limit=limit, keep_steps=keep_steps), summarizer, meter)
     report = done.report
     return done if report.status == "summarized" and report.tokens_after < report.tokens_before else None
 
@@ -32,6 +33,7 @@ class SummarizePolicy:
     limit: int = DEFAULT_THRESHOLD
     keep_steps: int = DEFAULT_KEEP_STEPS
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
+    summarizer: OfflineSummarizer = field(default_factory=OfflineSummarizer, compare=False, repr=False)
     name: ClassVar[str] = "summarize"
 
     def __post_init__(self) -> None:
@@ -43,7 +45,7 @@ class SummarizePolicy:
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         if self.totals.total(conversation, meter) < self.limit:
             return unchanged(conversation)
-        done = summarize_over(conversation, conversation, self.limit, self.keep_steps, meter)
+        done = summarize_over(conversation, conversation, self.limit, self.keep_steps, meter, self.summarizer)
         if done is None:
             return unchanged(conversation)
         report = done.report

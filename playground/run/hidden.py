@@ -29,6 +29,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import compress, count, repeat
 from typing import Any
 
 from ..conversation import Conversation, Item, Message, Origin, ToolCall, ToolResult, content_text, role_of, tool_name
@@ -90,7 +91,9 @@ def _number(text: str, start: int, end: int) -> bool:
 
 
 def spans_of(text: str) -> frozenset[str]:
-    """The distinctive spans of ``text`` (see the module docstring)."""
+    """The distinctive spans of ``text`` (see the module docstring). None reaches across a line
+    (no pattern matches a newline, and one stands where the text ends), so a text's spans are
+    its lines' together."""
     found: set[str] = set()
     for run in _WORD.findall(text):
         word = run.rstrip(".")
@@ -198,6 +201,8 @@ class Tracker:
         self._request: tuple[Item, ...] = ()
         self._shown: dict[str, int] = {}
         self._texts: dict[str, frozenset[str]] = {}  # spans of items the policy made, by their text
+        # spans by line of those texts: a summary written at every call is the last one's lines and a few more
+        self._lines: dict[str, frozenset[str]] = {}
         self._made: dict[Origin, Item] = {}  # items the policy made, by the origin they kept
         self._text: dict[int, tuple[Item, str]] = {}  # id(item) -> (item, its text), for lines quoted in a longer one
 
@@ -208,15 +213,31 @@ class Tracker:
         text = item_text(item)
         found = self._texts.get(text)
         if found is None:
-            found = self._texts[text] = frozenset(s for s in spans_of(text) if s in self._index.where)
+            found = self._texts[text] = self._text_spans(text)
         return found
+
+    def _text_spans(self, text: str) -> frozenset[str]:
+        """The indexed spans of a text the policy made, line by line: no span reaches across a
+        line (``spans_of``), so each line's are found once per run, and the lines already seen
+        are looked up in C."""
+        lines = text.split("\n")
+        known = self._lines
+        found = list(map(known.get, lines))
+        for position in list(compress(count(), map(operator.is_, found, repeat(None)))):  # the new lines
+            line = lines[position]
+            spans = known.get(line)
+            if spans is None:
+                spans = known[line] = frozenset(s for s in spans_of(line) if s in self._index.where)
+            found[position] = spans
+        return frozenset().union(*found)
 
     def _shared(self, request: tuple[Item, ...]) -> int:
         old = self._request
         if len(request) >= len(old) and request[:len(old)] == old:
             return len(old)
-        identical = list(map(operator.is_, old, request))  # one pass in C, then equal copies (rare) in Python
-        same, limit = (identical.index(False) if False in identical else len(identical)), min(len(old), len(request))
+        limit = min(len(old), len(request))
+        # the first that is not the very same object, found in C, then equal copies (rare) in Python
+        same = next(compress(count(), map(operator.is_not, old, request)), limit)
         while same < limit and (old[same] is request[same] or old[same] == request[same]):
             same += 1
         return same

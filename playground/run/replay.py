@@ -20,7 +20,8 @@ import bisect
 import operator
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, compress
+from itertools import count as positions
 from typing import Any
 
 from ..conversation import Conversation, Item, Message, content_text, is_instruction, turn_end, turn_starts
@@ -175,8 +176,8 @@ class _Prompt:
         old = self.items
         if len(items) >= len(old) and items[:len(old)] == old:
             return len(old)
-        same = list(map(operator.is_, old, items))  # one pass in C; a walk in Python made a long run quadratic
-        return same.index(False) if False in same else len(same)
+        # the first that differs, found in C (a walk in Python made a long run quadratic)
+        return next(compress(positions(), map(operator.is_not, old, items)), min(len(old), len(items)))
 
     def update(self, items: tuple[Item, ...], head: int, head_key: Hashable) -> None:
         if self._head != (head, head_key):  # a new head: nothing is shared

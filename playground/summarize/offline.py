@@ -32,6 +32,18 @@ class OfflineSummarizer:
 
     label = OFFLINE_LABEL
 
+    def __init__(self) -> None:
+        # per result read: (the result, whether it failed, its first line, its line count) — a
+        # policy that summarizes at every call reads the same results again (error patterns are regexes)
+        self._read: dict[int, tuple[ToolResult, bool, str, int]] = {}
+
+    def _result(self, item: ToolResult) -> tuple[bool, str, int]:
+        known = self._read.get(id(item))
+        if known is None or known[0] is not item:
+            text = content_text(item.content)
+            known = self._read[id(item)] = (item, _looks_failed(item), _first_line(text), len(text.splitlines()))
+        return known[1:]
+
     def summarize(self, plan: Plan) -> str:
         items = plan.items
         conversation = Conversation(items=items)
@@ -50,12 +62,12 @@ class OfflineSummarizer:
                 key = telling[item.name]
                 arguments = (call.parsed_arguments() or {}) if call else {}
                 shown = f"{key}={json.dumps(arguments[key], ensure_ascii=False)[:120]}" if key in arguments else ""
-                text = content_text(item.content)
-                if _looks_failed(item):
-                    actions.append(f"- {item.name}({shown}) → error: {_first_line(text)}")
-                    errors.append(f"- {item.name}({shown}): {_first_line(text)}")
+                failed, first, lines = self._result(item)
+                if failed:
+                    actions.append(f"- {item.name}({shown}) → error: {first}")
+                    errors.append(f"- {item.name}({shown}): {first}")
                 else:
-                    actions.append(f"- {item.name}({shown}) → ok, {len(text.splitlines())} lines")
+                    actions.append(f"- {item.name}({shown}) → ok, {lines} lines")
             elif item.role == "user" and content_text(item.content).strip():
                 requests.append(f"- {_first_line(content_text(item.content), 300)}")
             elif item.role == "assistant" and content_text(item.content).strip():
