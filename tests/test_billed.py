@@ -191,6 +191,7 @@ def test_the_run_view_draws_the_bills_and_calibrates_from_them_with_one_click():
 
     path = shared(SESSIONS / "claude-code-session-196820da.jsonl")
     at = upload(start("Run"), path.name, path.read_bytes())
+    assert any("This log records what the provider billed for 47 calls" in c.value for c in at.sidebar.caption)
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     chart = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     sides = {row["side"] for layer in chart["layer"] for row in layer.get("data", {}).get("values", [])

@@ -13,6 +13,7 @@ import streamlit as st
 from ..conversation import Conversation
 from ..errors import InputError
 from ..meter.calibration import Pasted, read_pasted
+from ..words import count
 from . import state
 
 PASTE, APPLY, LAST = "calibration_paste", "calibration_apply", "calibration_last"
@@ -38,6 +39,9 @@ def draw(conversation: Conversation, model: str) -> None:
     """The panel: paste box, our count beside the billed one, the apply toggle, what is in effect."""
     engine = state.engine()
     with st.expander("Calibrate from real usage", expanded=bool(engine.calibrations)):
+        if conversation.billed:
+            st.caption(f"This log records what the provider billed for {count(len(conversation.billed), 'call')}: "
+                       "the *Run* tab draws the bills beside our count and calibrates from them with one click.")
         text = st.text_area("Usage the provider returned", key=PASTE, height=120, help=PASTE_HELP,
                             placeholder='{"input_tokens": 1234, "output_tokens": 56}')
         if text.strip():
