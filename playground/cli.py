@@ -420,7 +420,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _say(unmatched_message(conversation, meter.count(conversation), options["rules"]), args.preset)
     summarizer = _summarizer_price(args, price)
     run = replay(conversation, policy, meter, price, mode=args.mode, cache=cache, summarizer=summarizer)
-    bills = log_fit(conversation, price)
+    bills = log_fit(conversation, price, run if meter.calibration is None else None)  # (its counts are ours)
     if args.json:
         data = replay_to_json(run)
         _write(_dump(with_bills(data, bills, meter.choice.model, conversation.source) if bills else data), None)

@@ -17,8 +17,10 @@ from playground.errors import InputError
 from playground.meter.calibration import load_calibrations, to_json
 from playground.meter.factor import Calibration
 from playground.meter.tokens import Meter
+from playground.policies import MaskingPolicy
 from playground.run.billed import BilledCall, billed_calls, fit, log_fit, with_bills
 from playground.run.prices import read_prices
+from playground.run.replay import replay
 
 from .conftest import SHARED, shared
 from .test_cli import cli
@@ -171,6 +173,9 @@ def test_the_fitted_calibration_brings_our_count_to_the_bill(name, tmp_path):
                     for call in again["calls"][:found.fitted] if "billed_input_tokens" in call)
     assert misses[len(misses) // 2] < 0.01, "the calibrated replay's requests are what was billed"
     assert billed_calls(conversation, price) == found.calls
+    # a replay the caller has (any policy, either mode) gives the same counts, if its meter is uncalibrated
+    other = replay(conversation, MaskingPolicy(3), Meter(conversation.model), price, mode="per-call")
+    assert billed_calls(conversation, price, other) == found.calls
 
 
 def test_replay_json_of_a_request_with_no_bills_is_unchanged():

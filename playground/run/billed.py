@@ -94,13 +94,16 @@ class LogFit:
                 "median_error_calibrated": round(self.error(True), 4)}
 
 
-def billed_calls(conversation: Conversation, price: Price) -> tuple[BilledCall, ...]:
-    """The calls the log billed, each beside our uncalibrated count of its request (replayed with
-    no policy and a fresh meter, so a calibration in effect does not fit itself)."""
+def billed_calls(conversation: Conversation, price: Price, run: Replay | None = None) -> tuple[BilledCall, ...]:
+    """The calls the log billed, each beside our uncalibrated count of its request: ``run``'s
+    counts without a policy, when the caller has a replay of this conversation made with an
+    uncalibrated meter; else a replay with no policy and a fresh meter (a calibration in effect
+    must not fit itself)."""
     if not conversation.billed:
         return ()
     bills = dict(conversation.billed)
-    run = replay(conversation, NonePolicy(), Meter(conversation.model or price.model), price)
+    if run is None:
+        run = replay(conversation, NonePolicy(), Meter(conversation.model or price.model), price)
     return tuple(BilledCall(number, call.position, call.tokens_without, bills[call.position])
                  for number, call in enumerate(run.calls) if call.position in bills)
 
@@ -124,9 +127,9 @@ def fit(calls: tuple[BilledCall, ...]) -> LogFit:
     return LogFit(calls, fitted, factor, offset)
 
 
-def log_fit(conversation: Conversation, price: Price) -> LogFit | None:
-    """The fit for a log that records its bills, else None."""
-    calls = billed_calls(conversation, price)
+def log_fit(conversation: Conversation, price: Price, run: Replay | None = None) -> LogFit | None:
+    """The fit for a log that records its bills, else None (``run``: as for ``billed_calls``)."""
+    calls = billed_calls(conversation, price, run)
     return fit(calls) if calls else None
 
 

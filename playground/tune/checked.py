@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from ..conversation import Conversation
 from ..meter.tokens import Meter
-from ..policies import NonePolicy, RulesPolicy
+from ..policies import RulesPolicy
 from ..rules.ruleset import load_rules
 from ..run.hidden import SpanIndex, calls_with
 from ..run.prices import read_prices
@@ -43,20 +43,20 @@ class _Measure:
 
 
 class _Run:
-    """One conversation, replayed under sets of rows: the prices, spans and baseline read once."""
+    """One conversation, replayed under sets of rows: its prices and spans read once."""
 
     def __init__(self, conversation: Conversation, meter: Meter) -> None:
         self.conversation, self.meter = conversation, meter
         self.price = read_prices().get(conversation.model or meter.choice.model)
         self.spans = SpanIndex.of(conversation)
-        self.base = replay(conversation, NonePolicy(), meter, self.price, spans=self.spans).totals.tokens_without
 
     def measure(self, rows: tuple[Row, ...]) -> _Measure:
         rules = load_rules(Suggestion(rows, ()).rules_json())
         run = replay(self.conversation, RulesPolicy(rules=rules, threshold=0, keep_recent=KEEP_RECENT,
                                                     summarize=False), self.meter, self.price, spans=self.spans)
         calls = calls_with(run.hidden_used)
-        saved = 1 - run.totals.tokens_with / self.base if self.base else 0.0
+        base = run.totals.tokens_without  # every replay counts the run without a policy beside it
+        saved = 1 - run.totals.tokens_with / base if base else 0.0
         return _Measure(saved, calls / len(run.calls) if run.calls else 0.0, calls)
 
 
