@@ -21,12 +21,12 @@ from . import formats, limits, probe
 from .compaction import DEFAULT_THRESHOLD, Settings
 from .corpus import executors
 from .corpus import find as corpus
-from .corpus.evaluate import partition, problems_to_json
+from .corpus.evaluate import ALL, named_strategies, partition, problems_to_json
 from .engine import Engine
 from .errors import InputError
 from .export import requests as exports
 from .meter.tokens import Meter
-from .policies import POLICIES
+from .policies import OURS, POLICIES
 from .policies.sources import source_of
 from .present.report import count_to_json, optimized_to_json
 from .rules.ruleset import book_rules, load_rules, rules_to_json, rules_to_python
@@ -676,10 +676,6 @@ def _outcomes(args: argparse.Namespace, task: executors.Task, what: str) -> list
                                         scheduler=args.scheduler), what))
 
 
-def _strategies(args: argparse.Namespace) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(args.strategy or POLICIES))
-
-
 def _parquet(rows: list[dict[str, Any]], path: str) -> None:
     try:
         import pyarrow
@@ -743,7 +739,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     order); what is kept is the aggregate's few numbers per run, and the failed and skipped."""
     from .corpus.evaluate import Aggregate, csv_writer, evaluate_batch, run_rows, run_to_json
 
-    setup = policy_setup(args, _strategies(args))
+    setup = policy_setup(args, named_strategies(args.strategy))
     found = corpus.find(args.paths, args.max_input_mb)
     outcomes = _progress(executors.run(found, functools.partial(evaluate_batch, setup=setup), executor=args.executor,
                                        workers=args.workers, scheduler=args.scheduler), "evaluate")
@@ -793,7 +789,7 @@ def tune_table(result: dict[str, Any]) -> str:
 def cmd_tune(args: argparse.Namespace) -> int:
     from .corpus.sweep import DEFAULT_GRID, Grid, summarize, tune_batch
 
-    setup = policy_setup(args, _strategies(args))
+    setup = policy_setup(args, named_strategies(args.strategy))
     grid = Grid.parse(args.grid or DEFAULT_GRID)
     runs, failed, skipped = partition(_outcomes(args, functools.partial(tune_batch, setup=setup, grid=grid), "tune"))
     result = summarize(runs, setup, grid, args.max_hidden_used) | problems_to_json(failed, skipped)
@@ -808,8 +804,10 @@ def _common(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="files, folders (recursively), globs, .zip / .tar.gz archives and .gz files")
-    p.add_argument("--strategy", choices=list(POLICIES), action="append",
-                   help="only these strategies (repeat the option; default: every strategy)")
+    p.add_argument("--strategy", choices=[*POLICIES, ALL], action="append",
+                   help="these strategies (repeat the option; default: the playground's own — "
+                        f"{', '.join(OURS)} — and as-it-ran where a log shows the agent compacting; all: every "
+                        "strategy, the agents' and providers' own too, about three times the work)")
     _policy_arguments(p)
     p.add_argument("--workers", type=_count,
                    help=f"worker processes (default: this machine's cores, {executors.default_workers()}; 0: this "

@@ -32,7 +32,7 @@ from benchmark import all_text, synthetic  # noqa: E402  (the count benchmark's 
 from playground import formats  # noqa: E402
 from playground.corpus import executors  # noqa: E402
 from playground.corpus import find as corpus  # noqa: E402
-from playground.corpus.evaluate import Evaluation, Setup, evaluate_batch  # noqa: E402
+from playground.corpus.evaluate import ALL, Evaluation, Setup, evaluate_batch, named_strategies  # noqa: E402
 from playground.meter.encodings import get_encoding  # noqa: E402
 from playground.meter.tokens import Meter  # noqa: E402
 from playground.policies import POLICIES  # noqa: E402
@@ -85,12 +85,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--small", type=int, default=10_000, help="small runs in the corpus (default 10000)")
     parser.add_argument("--large", type=int, default=100, help="large runs in the corpus (default 100)")
-    parser.add_argument("--strategy", choices=list(POLICIES), action="append",
-                        help="only these strategies (default: every strategy, as evaluate does)")
+    parser.add_argument("--strategy", choices=[*POLICIES, ALL], action="append",
+                        help="these strategies (default: evaluate's own default; all: every strategy)")
     parser.add_argument("--executor", choices=executors.EXECUTORS, action="append",
                         help="only these executors (default: both)")
     args = parser.parse_args()
-    setup = Setup(strategies=tuple(args.strategy or POLICIES))
+    setup = Setup(strategies=named_strategies(args.strategy))
     chosen = args.executor or list(executors.EXECUTORS)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -21,6 +21,7 @@ from playground.corpus.evaluate import RunResult, Setup, StrategyResult, aggrega
 from playground.corpus.find import Failed, Skipped, Source
 from playground.corpus.sweep import Grid, Point, best, front
 from playground.meter.tokens import Meter
+from playground.policies import OURS, POLICIES
 from playground.run.compare import Row
 
 from .conftest import ROOT, SHARED, TRACES, shared
@@ -103,7 +104,7 @@ def _compare_json(path: Path, *options: str, capsys) -> list[dict]:
 def test_each_run_has_exactly_compares_numbers(path: Path, capsys):
     options = ("--threshold", "5000", "--keep-recent", "1", "--preset", "suggested")
     rows = _compare_json(shared(path), *options, capsys=capsys)
-    assert cli.main(["evaluate", str(path), "--json", "--workers", "0", *options]) == 0
+    assert cli.main(["evaluate", str(path), "--json", "--workers", "0", "--strategy", "all", *options]) == 0
     evaluated = json.loads(capsys.readouterr().out)
     [run] = evaluated["runs"]
     assert [s["strategy"] for s in run["strategies"]] == [row["strategy"] for row in rows]
@@ -127,6 +128,33 @@ def test_every_strategy_of_a_run_shares_one_meter_each_text_encoded_once(monkeyp
     monkeypatch.setattr(encoding, "encode_ordinary", spy)  # every meter's, whoever makes it
     evaluate_run(conversation, Setup(), "session")
     assert encoded and len(encoded) == len(set(encoded))  # six strategies, yet no text counted twice
+
+
+def test_every_strategy_of_a_run_reads_what_the_agent_wrote_once(monkeypatch):
+    """The spans the agent wrote are the same under every strategy: one index per run, not one per
+    strategy (on 18 strategies it was half of evaluate's time)."""
+    from playground.run import hidden
+
+    built = []
+    real = hidden.SpanIndex.of.__func__
+    monkeypatch.setattr(hidden.SpanIndex, "of", classmethod(lambda cls, c: built.append(c) or real(cls, c)))
+    conversation = formats.loads(shared(SESSION).read_bytes())
+    run = evaluate_run(conversation, Setup(strategies=tuple(POLICIES)), "session")
+    assert len(run.strategies) > 10 and len(built) == 1
+
+
+def test_a_corpus_is_evaluated_under_the_playgrounds_strategies_unless_told_all(tmp_path, capsys):
+    """By default the strategies a person tunes (and the run as it ran where the agent compacted);
+    ``--strategy all`` adds the agents' and providers' own, as compare lists them."""
+    compacting = shared(SHARED / "sessions" / "claude-code-session-624a4a58.jsonl")
+
+    def strategies(*options: str) -> list[str]:
+        assert cli.main(["evaluate", str(compacting), "--json", "--workers", "0", *options]) == 0
+        return [s["strategy"] for s in json.loads(capsys.readouterr().out)["runs"][0]["strategies"]]
+
+    assert strategies() == [*OURS, "as-it-ran"]
+    assert strategies("--strategy", "all") == [row["strategy"] for row in _compare_json(compacting, capsys=capsys)]
+    assert strategies("--strategy", "masking", "--strategy", "all")[0] == "masking"
 
 
 def test_error_results_and_pairs_on_a_real_trace():

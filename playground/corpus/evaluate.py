@@ -23,10 +23,10 @@ from ..conversation import Conversation, Item, ToolCall, ToolResult, pairs
 from ..engine import Engine
 from ..errors import InputError
 from ..meter.tokens import Meter
-from ..policies import POLICIES, make, offered
+from ..policies import LOGGED, OURS, POLICIES, make, offered
 from ..rules.errorpatterns import error_detail
 from ..run.compare import Row, row_of, rows_to_json
-from ..run.hidden import calls_with
+from ..run.hidden import SpanIndex, calls_with
 from ..run.prices import read_prices
 from ..run.promptcache import check_cache
 from ..run.replay import Replay, call_starts, replay
@@ -37,13 +37,28 @@ PERCENTILES = (10, 50, 90)
 WORST = 10
 
 
+# What a corpus is evaluated under unless the person names strategies: the playground's own, the ones a
+# person tunes, and the run as it ran where a log shows the agent compacting. The agents' and providers'
+# own (``THEIRS``, fixed parameters from their sources) are one ``--strategy`` away, or all with ``all``:
+# over a corpus they triple the work and a sweep cannot move them.
+DEFAULT_STRATEGIES: tuple[str, ...] = (*OURS, *LOGGED)
+ALL = "all"  # as a strategy's name: every strategy
+
+
+def named_strategies(names: Iterable[str] | None) -> tuple[str, ...]:
+    """The strategies a person named, in order, once each (``all`` stands for every one), or the
+    default when they named none."""
+    chosen = [name for option in names or () for name in (POLICIES if option == ALL else (option,))]
+    return tuple(dict.fromkeys(chosen)) or DEFAULT_STRATEGIES
+
+
 @dataclass(frozen=True)
 class Setup:
     """Everything a worker needs to evaluate a run, as plain values: the strategies and every
     policy's options as ``compare`` takes them (the rules as their JSON, or a preset's name —
     ``suggested`` is built per run, for that run's tools)."""
 
-    strategies: tuple[str, ...] = tuple(POLICIES)
+    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     preset: str | None = None
     rules: Any = None  # rules JSON (a --rules file) or Rules (the page's, never pickled); None: the book's
     label: str = "book"
@@ -118,29 +133,40 @@ def hidden_used_calls(run: Replay) -> int | None:
     return calls_with(run.hidden_used)
 
 
-def _error_results(items: Sequence[Item]) -> list[Item]:
-    return [item for item in items if isinstance(item, ToolResult) and error_detail(item)]
+@dataclass(frozen=True)
+class Baseline:
+    """What every strategy's row of one run is measured against, read once per run (not once
+    per strategy): the items before the run's last call, the error results among them, and the
+    call ids they answer."""
+
+    items: tuple[Item, ...]
+    errors: tuple[ToolResult, ...]
+    answered: frozenset[str]
+
+    @classmethod
+    def of(cls, conversation: Conversation) -> Baseline:
+        starts = call_starts(conversation.items)
+        items = conversation.items[:starts[-1]] if starts else ()
+        errors = tuple(item for item in items if isinstance(item, ToolResult) and error_detail(item))
+        return cls(items, errors, frozenset(items[call].call_id for call in pairs(items)))
 
 
-def _pairs_intact(original: Sequence[Item], sent: Sequence[Item]) -> bool:
+def _pairs_intact(baseline: Baseline, sent: Sequence[Item]) -> bool:
     """No result without its call, and no call the run answered without its result, in what was sent."""
     sent = tuple(sent)
     answered = pairs(sent)
     if sum(isinstance(item, ToolResult) for item in sent) != len(answered):
         return False
     present = {item.call_id for item in sent if isinstance(item, ToolCall)}
-    was_answered = {original[call].call_id for call in pairs(tuple(original))}
-    return {sent[call].call_id for call in answered} >= was_answered & present
+    return {sent[call].call_id for call in answered} >= baseline.answered & present
 
 
-def strategy_result(run: Replay, conversation: Conversation) -> StrategyResult:
+def strategy_result(run: Replay, baseline: Baseline) -> StrategyResult:
     """compare's row for ``run`` and what the corpus view adds to it."""
-    starts = call_starts(conversation.items)
-    original = conversation.items[:starts[-1]] if starts else ()
-    errors = _error_results(original)
     kept = {id(item) for item in run.final.items}
-    return StrategyResult(row_of(run), run.totals.cost_without, len(errors), sum(id(item) in kept for item in errors),
-                          _pairs_intact(original, run.final.items), hidden_used_calls(run))
+    return StrategyResult(row_of(run), run.totals.cost_without, len(baseline.errors),
+                          sum(id(item) in kept for item in baseline.errors),
+                          _pairs_intact(baseline, run.final.items), hidden_used_calls(run))
 
 
 def _conversation(data: Any) -> tuple[Conversation, str | None]:
@@ -163,8 +189,10 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
     cache = setup.cache or price.provider
     check_cache(cache, price.provider, price.model, where="cache")
     options = setup.options(conversation)
+    # what the agent wrote and what the run holds are the same under every strategy: read them once
+    spans, baseline = SpanIndex.of(conversation), Baseline.of(conversation)
     results = tuple(strategy_result(replay(conversation, make(name, **options), meter, price, mode=setup.mode,
-                                           cache=cache), conversation)
+                                           cache=cache, spans=spans), baseline)
                     for name in offered(setup.strategies, conversation))
     return RunResult(source, conversation.source or conversation.format, price.model,
                      len(call_starts(conversation.items)), results)

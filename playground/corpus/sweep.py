@@ -21,6 +21,7 @@ from typing import Any
 from ..engine import Engine
 from ..errors import InputError
 from ..policies import POLICIES, make
+from ..run.hidden import SpanIndex
 from ..run.prices import read_prices
 from ..run.promptcache import check_cache
 from ..run.replay import replay
@@ -107,12 +108,13 @@ def tune_source(source: Source, setup: Setup, grid: Grid) -> RunCosts | Failed |
         cache = setup.cache or price.provider
         check_cache(cache, price.provider, price.model, where="cache")
         base = setup.options(conversation)
+        spans = SpanIndex.of(conversation)  # what the agent wrote, read once for every strategy and point
         costs = []
         for strategy in setup.strategies:
             found = []
             for point in grid.points(strategy):
                 run = replay(conversation, make(strategy, **_options(base, point)), meter, price, mode=setup.mode,
-                             cache=cache)
+                             cache=cache, spans=spans)
                 found.append((run.totals.cost_with, hidden_used_calls(run)))
             costs.append((strategy, tuple(found)))
         return RunCosts(source.name, price.model, price.source, cache, tuple(costs))

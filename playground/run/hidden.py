@@ -45,6 +45,11 @@ MIN_DIGITS = 4
 # runs of 8+ word characters and dots: the candidates (found by the regex engine), then judged in
 # Python by ``_identifier`` / ``_dotted``
 _WORD = re.compile(r"[A-Za-z_][\w.]{7,}")
+# what a candidate needs to be judged at all: an ``_``, a ``.`` or, after its first character, anything
+# but a lowercase ASCII letter or a digit (``_identifier`` and ``_dotted`` refuse the rest), found in C so
+# most words never reach Python
+_MAYBE = re.compile(r"[_.]|.[^a-z0-9]")
+_ALNUM = re.compile(r"[^\W_]")  # a letter or digit, as ``str.isalnum`` has them
 # a line of 20+ characters once stripped of spaces and of a leading line number (``cat -n``, Claude Code's Read)
 _LINE = re.compile(rf"^[ \t]*(?:\d+(?:→|\t)[ \t]*)?(\S[^\n]{{{MIN_LINE - 2},}}\S)[ \t\r]*$", re.M)
 _PATH = re.compile(r"[\w.~@+-]*(?:/[\w.@+-]+)+")  # tried only on the space-separated tokens holding a "/"
@@ -95,7 +100,7 @@ def spans_of(text: str) -> frozenset[str]:
     (no pattern matches a newline, and one stands where the text ends), so a text's spans are
     its lines' together."""
     found: set[str] = set()
-    for run in _WORD.findall(text):
+    for run in filter(_MAYBE.search, _WORD.findall(text)):  # a plain lowercase word is never a span
         word = run.rstrip(".")
         if "." in word:
             if len(word) >= MIN_IDENTIFIER and _dotted(word):
@@ -107,7 +112,7 @@ def spans_of(text: str) -> frozenset[str]:
         found.update(path for token in text.split() if "/" in token
                      for path in (m.group().rstrip(".") for m in _PATH.finditer(token)) if _path(path))
     found.update(m.group() for m in _DIGITS.finditer(text) if _number(text, m.start(), m.end()))
-    found.update(line for line in _LINE.findall(text) if any(c.isalnum() for c in line))
+    found.update(filter(_ALNUM.search, _LINE.findall(text)))
     return frozenset(found)
 
 
