@@ -13,7 +13,7 @@ from playground import formats
 from playground.conversation import ABSENT, Message, ToolCall, ToolResult
 from playground.errors import InputError
 
-from .conftest import TOKEN_COUNTS, TRACES, load_shared
+from .conftest import SHARED, TOKEN_COUNTS, TRACES, load_shared, shared
 from .strategies import REQUESTS
 
 
@@ -145,6 +145,23 @@ def test_malformed_input_names_the_place(data, where, message):
 def test_invalid_json_gives_line_and_column():
     with pytest.raises(InputError, match=r"line 3, column 1: invalid JSON"):
         formats.loads('{"messages": [\n  {"role": "user"}\n')
+
+
+def test_a_log_cut_off_mid_line_is_read_without_its_last_line_and_says_so():
+    """An agent killed while writing leaves half a line at the end of its log: the rest is the run."""
+    lines = shared(SHARED / "sessions" / "claude-code-session-196820da.jsonl").read_bytes().rstrip(b"\n").split(b"\n")
+    whole = formats.loads(b"\n".join(lines[:-1]))
+    cut = formats.loads(b"\n".join([*lines[:-1], lines[-1][:len(lines[-1]) // 2]]))
+    assert cut.items == whole.items and (cut.format, cut.source) == (whole.format, whole.source) == ("anthropic", "claude-code")
+    assert cut.notes[:-1] == whole.notes
+    assert cut.notes[-1].startswith(f"line {len(lines)}, the last, is not JSON (invalid JSON")
+
+
+def test_a_broken_line_before_the_last_is_an_error_that_names_it():
+    lines = shared(SHARED / "sessions" / "claude-code-session-196820da.jsonl").read_bytes().split(b"\n")
+    lines[4] = lines[4][:20]
+    with pytest.raises(InputError, match=r"^line 5, column \d+: invalid JSON"):
+        formats.loads(b"\n".join(lines))
 
 
 @pytest.mark.parametrize("depth", [65, 5000, 200_000])

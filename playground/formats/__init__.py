@@ -101,6 +101,32 @@ def parse_json(text: str | bytes, *, refuse_surrogates: bool = False) -> Any:
     return data
 
 
+class Lines(list):
+    """The values of a JSONL file, and ``cut``: the number of its last line and why it is not JSON,
+    when that line was left out (an agent stopped mid-write: a log ends in half a line)."""
+
+    cut: tuple[int, str] | None = None
+
+
+def _lines(text: str) -> Lines:
+    """JSONL, a value a line. Only the last line may be broken and be left out: that is a log whose
+    writer stopped; a broken line before it is an error that names it (a file edited by hand)."""
+    numbered = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+    lines = Lines(_load(line, number) for number, line in numbered[:-1])
+    number, last = numbered[-1]
+    try:
+        lines.append(_load(last, number))
+    except InputError as exc:
+        if not exc.message.startswith("invalid JSON"):
+            raise
+        lines.cut = (number, exc.message)
+    return lines
+
+
+def cut_note(number: int, message: str) -> str:
+    return f"line {number}, the last, is not JSON ({message}): left out, as a log whose writer stopped mid-line"
+
+
 def parse_text(text: str | bytes, *, refuse_surrogates: bool = False) -> Any:
     """JSON, or JSONL (one JSON value a line, as agents write their logs: a list of the values).
 
@@ -112,7 +138,7 @@ def parse_text(text: str | bytes, *, refuse_surrogates: bool = False) -> Any:
     except InputError as exc:
         if not exc.message.startswith("invalid JSON: Extra data"):
             raise
-        data = [_load(line, number) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+        data = _lines(text)
     if refuse_surrogates and _SURROGATE_ESCAPE.search(text):
         refuse_lone_surrogates(data)
     return data
@@ -269,7 +295,10 @@ def read(data: Any, format: str | None = None) -> Conversation:
     name = format or detect(data)
     if name not in READERS:
         raise InputError(f"unknown format (choose one of {', '.join(READERS)})", value=name)
-    return READERS[name].read(data)
+    conversation = READERS[name].read(data)
+    if isinstance(data, Lines) and data.cut:
+        conversation = replace(conversation, notes=(*conversation.notes, cut_note(*data.cut)))
+    return conversation
 
 
 def parse_input(data: str | bytes, *, limit_mb: int = limits.DEFAULT_MAX_INPUT_MB,
