@@ -185,6 +185,40 @@ def test_codex_compaction_is_shown_as_a_user_message_and_a_note(rollout):
     assert any("success: false" in note for note in rollout.notes)
 
 
+def _turn(text: str, answer: str, call: str | None = None) -> list[dict]:
+    """A user turn as Codex logs it: the message (and its event), maybe a tool call, the reply."""
+    lines = [{"type": "response_item", "payload": {"type": "message", "role": "user",
+                                                   "content": [{"type": "input_text", "text": text}]}},
+             {"type": "event_msg", "payload": {"type": "user_message", "message": text}}]
+    if call:
+        lines += [{"type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": call,
+                                                        "arguments": json.dumps({"command": ["ls"]})}},
+                  {"type": "response_item", "payload": {"type": "function_call_output", "call_id": call,
+                                                        "output": "a.py\nb.py"}},
+                  {"type": "event_msg", "payload": {"type": "token_count", "info": {
+                      "last_token_usage": {"input_tokens": 99_999}}}}]
+    return [*lines, {"type": "response_item", "payload": {"type": "message", "role": "assistant",
+                                                          "content": [{"type": "output_text", "text": answer}]}}]
+
+
+@pytest.mark.parametrize("turns", [1, 2])
+def test_a_turn_codex_rolled_back_leaves_the_input_as_it_left_codexs_history(turns):
+    """The user went back to an earlier message (``thread_rolled_back``): Codex's later requests no
+    longer hold the turns it took back, their calls or their bills."""
+    log = formats.parse_text((DATA / "codex-rollout.jsonl").read_bytes())
+    taken_back = _turn("try it the other way", "done another way", call="call_x")
+    if turns == 2:
+        taken_back = _turn("and list the files", "a.py, b.py", call="call_y") + taken_back
+    expected = formats.read(log + _turn("instead: explain", "explained"))
+    rolled = formats.read(log + taken_back + [{"type": "event_msg", "payload": {"type": "thread_rolled_back",
+                                                                               "num_turns": turns}}]
+                          + _turn("instead: explain", "explained"))
+    assert formats.write(rolled) == formats.write(expected)
+    assert rolled.billed == expected.billed and 99_999 not in dict(rolled.billed).values()
+    assert rolled.compactions and len(rolled.compactions) == len(expected.compactions)
+    assert any(note.startswith(f"Codex rolled back {turns} turn") for note in rolled.notes)
+
+
 def test_a_rollout_line_type_codex_added_later_is_skipped_and_counted():
     lines = formats.parse_text((DATA / "codex-rollout.jsonl").read_bytes())
     lines.insert(3, {"timestamp": "2025-10-29T09:10:03.000Z", "type": "token_usage_v2", "payload": {"input": 5}})

@@ -152,9 +152,10 @@ def test_a_log_cut_off_mid_line_is_read_without_its_last_line_and_says_so():
     lines = shared(SHARED / "sessions" / "claude-code-session-196820da.jsonl").read_bytes().rstrip(b"\n").split(b"\n")
     whole = formats.loads(b"\n".join(lines[:-1]))
     cut = formats.loads(b"\n".join([*lines[:-1], lines[-1][:len(lines[-1]) // 2]]))
-    assert cut.items == whole.items and (cut.format, cut.source) == (whole.format, whole.source) == ("anthropic", "claude-code")
+    assert cut.items == whole.items
+    assert (cut.format, cut.source) == (whole.format, whole.source) == ("anthropic", "claude-code")
     assert cut.notes[:-1] == whole.notes
-    assert cut.notes[-1].startswith(f"line {len(lines)}, the last, is not JSON (invalid JSON")
+    assert cut.notes[-1].startswith(f"line {len(lines)}, the last, stops mid-value (invalid JSON")
 
 
 def test_a_broken_line_before_the_last_is_an_error_that_names_it():

@@ -108,23 +108,37 @@ class Lines(list):
     cut: tuple[int, str] | None = None
 
 
+def _cut_short(line: str) -> str | None:
+    """Why ``line`` is JSON that stops before its end (the decoder ran out of text), or None when
+    it is broken some other way."""
+    try:
+        json.loads(line)
+    except json.JSONDecodeError as exc:
+        if exc.msg.startswith("Unterminated string") or exc.pos >= len(line.rstrip()):
+            return f"invalid JSON: {exc.msg}"
+    except ValueError:
+        pass
+    return None
+
+
 def _lines(text: str) -> Lines:
-    """JSONL, a value a line. Only the last line may be broken and be left out: that is a log whose
-    writer stopped; a broken line before it is an error that names it (a file edited by hand)."""
+    """JSONL, a value a line. Only the last line may be left out, and only when it is JSON cut short:
+    that is a log whose writer stopped mid-line. Any other bad line is an error that names it."""
     numbered = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
     lines = Lines(_load(line, number) for number, line in numbered[:-1])
     number, last = numbered[-1]
     try:
         lines.append(_load(last, number))
-    except InputError as exc:
-        if not exc.message.startswith("invalid JSON"):
+    except InputError:
+        reason = _cut_short(last)
+        if reason is None:
             raise
-        lines.cut = (number, exc.message)
+        lines.cut = (number, reason)
     return lines
 
 
 def cut_note(number: int, message: str) -> str:
-    return f"line {number}, the last, is not JSON ({message}): left out, as a log whose writer stopped mid-line"
+    return f"line {number}, the last, stops mid-value ({message}): left out, as a log whose writer stopped mid-line"
 
 
 def parse_text(text: str | bytes, *, refuse_surrogates: bool = False) -> Any:

@@ -14,7 +14,9 @@ the item, so the person sees where Codex cut. What Codex sent after it is record
 (``codex-rs/core/src/codex/rollout_reconstruction.rs``): its ``replacement_history`` when the line has one,
 else (``codex-rs/core/src/compact.rs``, ``build_compacted_history``) the initial context, the user messages
 newest first up to 20,000 tokens (Codex's own estimate, 4 bytes a token; the one that overflows cut), then the
-summary.
+summary. A ``thread_rolled_back`` event (the user went back to edit an earlier message) takes back the
+newest ``num_turns`` user turns and everything after them, as Codex drops them from the history it rebuilds
+(``drop_last_n_user_turns``): they leave the input too, with their bills, and a note says so.
 
 The older rollout form (``codex-rs/core/src/rollout.rs`` before ``RolloutLine``, e.g. openai/codex @
 89a151f5) is read too: a first line ``SessionMeta {id, timestamp, instructions?, git?}``, then each
@@ -139,6 +141,9 @@ def read(data: Any) -> Conversation:
         if kind == "compacted":
             notes.append(_compacted(payload, number, items, compacted))
             continue
+        if kind == "event_msg" and payload.get("type") == "thread_rolled_back":
+            notes.append(_rolled_back(payload.get("num_turns"), number, items, compacted, bills))
+            continue
         skipped[kind] += 1
         if kind == "event_msg" and payload.get("type") == "token_count":
             bills.add(payload.get("info"), len(items))
@@ -201,6 +206,38 @@ class _Bills:
             if before:
                 found.setdefault(starts[before - 1], tokens)
         return found
+
+
+def _starts_user_turn(item: dict) -> bool:
+    """A message the user wrote, not one Codex writes itself (its initial context): where a turn
+    begins that a rollback can take back."""
+    if item.get("role") != "user" or item.get("type", "message") != "message":
+        return False
+    content = item.get("content")
+    parts = content if isinstance(content, list) else [{"text": content}]
+    text = "".join(part.get("text") or "" for part in parts if isinstance(part, dict) and isinstance(
+        part.get("text"), str | None))
+    return not text.lstrip().lower().startswith(_CONTEXT_PREFIXES)
+
+
+def _rolled_back(turns: Any, number: int, items: list[dict], compacted: list[_Compacted], bills: _Bills) -> str:
+    """Codex taking back its newest user turns (the user went back to edit an earlier message,
+    ``thread_rolled_back``): each of them and all that followed leave its history, as Codex drops them
+    when it rebuilds the history (``drop_last_n_user_turns``), so they leave the input too."""
+    if not _whole(turns) or turns <= 0:
+        return f"Line {number} rolls back a number of turns that is not a whole number above 0 ({turns!r}): ignored."
+    summaries = {record.resume for record in compacted if record.summary}
+    starts = [p for p, item in enumerate(items) if p not in summaries and _starts_user_turn(item)]
+    if not starts:
+        return f"Codex rolled back {count(turns, 'turn')} at line {number}, but no turn of the user's came before it."
+    cut = starts[-min(turns, len(starts))]
+    dropped = len(items) - cut
+    del items[cut:]
+    compacted[:] = [record for record in compacted if record.resume <= cut]
+    bills.after = {at: tokens for at, tokens in bills.after.items() if at <= cut}
+    return (f"Codex rolled back {count(turns, 'turn')} at line {number} (the user went back to an earlier message): "
+            f"the {count(dropped, 'input item')} from input[{cut}] on are left out, as Codex's later requests "
+            "left them out.")
 
 
 def _whole(value: Any) -> bool:
