@@ -185,6 +185,49 @@ def test_codex_compaction_is_shown_as_a_user_message_and_a_note(rollout):
     assert any("success: false" in note for note in rollout.notes)
 
 
+def _edited(prompt: dict, text: str) -> list[dict]:
+    """The user went back to ``prompt`` and sent ``text`` instead (Claude Code's double Esc): a new
+    branch from the prompt's parent, and the reply to it."""
+    edited = {**prompt, "uuid": "edited-prompt", "message": {"role": "user", "content": text}}
+    reply = {"type": "assistant", "uuid": "edited-reply", "parentUuid": "edited-prompt",
+             "sessionId": prompt["sessionId"],
+             "message": {"id": "msg_edited", "role": "assistant", "model": "claude-sonnet-4-5",
+                         "content": [{"type": "text", "text": "Then here is the design, without code."}]}}
+    return [edited, reply]
+
+
+def test_a_branch_the_session_left_is_not_read_as_part_of_the_conversation():
+    """A Claude Code log is a tree (``parentUuid``): after an earlier message was edited, what Claude
+    Code sent is the new branch, not the old one that stays in the file before it."""
+    lines = formats.parse_text(shared(SESSIONS / "claude-code-session-196820da.jsonl").read_bytes())
+    prompt = 136  # "don't produce code, design solution first", and the replies after it up to line 146
+    assert lines[prompt]["message"]["content"].startswith("don't produce code")
+    new = _edited(lines[prompt], "design it first, no code")
+    branched = formats.read(lines[:147] + new)
+    assert formats.write(branched) == formats.write(formats.read(lines[:prompt] + new))
+    talk = sum(line["type"] in ("user", "assistant") for line in lines[prompt:147])
+    assert f"on a branch the session left (an earlier message edited or rewound) {talk}," in " ".join(branched.notes)
+
+
+def test_parallel_results_hung_from_their_own_calls_are_not_a_branch():
+    """Some versions hang each result of a parallel reply from its own call's line: off the path from
+    the newest message, yet part of what was sent."""
+    lines = formats.parse_text(shared(SESSIONS / "claude-code-session-196820da.jsonl").read_bytes())
+    calls, results = range(11, 14), range(14, 17)  # a reply with three tool_use lines, then their results
+    assert [block["type"] for n in calls for block in lines[n]["message"]["content"]] == ["tool_use"] * 3
+    tree = [dict(line) for line in lines]
+    for call, result in zip(calls, results, strict=True):
+        tree[result]["parentUuid"] = lines[call]["uuid"]
+    tree[16]["parentUuid"], tree[13]["parentUuid"] = lines[13]["uuid"], lines[12]["uuid"]
+    assert formats.write(formats.read(tree)) == formats.write(formats.read(lines))
+
+
+def test_the_real_sessions_are_one_branch_each_so_nothing_is_left_out():
+    for name in ("claude-code-session-196820da.jsonl", "claude-code-session-624a4a58.jsonl"):
+        conversation = formats.loads(shared(SESSIONS / name).read_bytes())
+        assert "branch the session left" not in " ".join(conversation.notes)
+
+
 def _turn(text: str, answer: str, call: str | None = None) -> list[dict]:
     """A user turn as Codex logs it: the message (and its event), maybe a tool call, the reply."""
     lines = [{"type": "response_item", "payload": {"type": "message", "role": "user",

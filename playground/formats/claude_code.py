@@ -13,7 +13,9 @@ named there too, and recorded (``Conversation.compactions``): after it Claude Co
 ``isCompactSummary`` user line that follows the boundary) and what came after, nothing before but the messages
 the boundary's metadata names as preserved (``preservedMessages.uuids``, or the lines from
 ``preservedSegment.headUuid`` to ``tailUuid``, as later versions keep a recent segment). The model is the
-assistant lines' ``message.model``.
+assistant lines' ``message.model``. The log is a tree (``parentUuid``): lines on a branch the session left
+(an earlier message edited, ``/rewind``) are skipped and counted, so the conversation is what Claude Code
+went on sending (``_left_behind``).
 """
 
 from __future__ import annotations
@@ -160,16 +162,64 @@ def _alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
+def _blocks(line: dict) -> list[dict]:
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+
+
+def _reply_id(line: dict) -> Any:
+    message = line.get("message")
+    return message.get("id") if line.get("type") == "assistant" and isinstance(message, dict) else None
+
+
+def _left_behind(lines: list[Any]) -> set[int]:
+    """The conversation lines on a branch the session left. The log is a tree: each line names its
+    parent (``parentUuid``; across a compaction, ``logicalParentUuid``), and going back to edit an
+    earlier message (double Esc, ``/rewind``) starts a new branch from there, the old one staying in
+    the file. What Claude Code went on sending is the path from the newest message back to the root;
+    a line after the path's start but off it was left behind. Kept all the same: lines before a break
+    in the path (a parent the file lacks: nothing says they were left), a result answering a call on
+    the path, and a line of a reply (``message.id``) on the path (versions that hang parallel calls'
+    lines side by side)."""
+    uuid_at = {line["uuid"]: n for n, line in enumerate(lines) if isinstance(line, dict)
+               and isinstance(line.get("uuid"), str)}
+    talk = [n for n, line in enumerate(lines) if isinstance(line, dict) and line.get("type") in _ROLES
+            and line.get("isSidechain") is not True]
+    path: set[int] = set()
+    at = talk[-1] if talk else None
+    while at is not None and at not in path:
+        path.add(at)
+        parent = lines[at].get("parentUuid") or lines[at].get("logicalParentUuid")
+        at = uuid_at.get(parent) if isinstance(parent, str) else None
+    if not path:
+        return set()
+    calls = {block.get("id") for n in path for block in _blocks(lines[n]) if block.get("type") == "tool_use"}
+    replies = {_reply_id(lines[n]) for n in path} - {None}
+
+    def answers_the_path(line: dict) -> bool:
+        blocks = _blocks(line)
+        return (line.get("type") == "user" and bool(blocks)
+                and all(block.get("type") == "tool_result" and block.get("tool_use_id") in calls for block in blocks))
+
+    start = min(path)
+    return {n for n in talk if n > start and n not in path and not answers_the_path(lines[n])
+            and _reply_id(lines[n]) not in replies}
+
+
 def read(data: Any) -> Conversation:
     lines = log_lines(data)
     if lines is None:
         check(data, list, "document")
     log = _Log()
+    left = _left_behind(lines or [])
     for number, line in enumerate(lines or [], 1):
         place = f"line {number}"
         check(line, dict, place)
         kind = line.get("type")
-        if kind not in _ROLES:
+        if number - 1 in left:
+            log.skipped["on a branch the session left (an earlier message edited or rewound)"] += 1
+        elif kind not in _ROLES:
             log.skipped[str(kind)] += 1
             if line.get("subtype") == "compact_boundary":
                 log.boundaries.append(_boundary(line, number))
