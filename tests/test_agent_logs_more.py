@@ -288,9 +288,52 @@ def test_an_aider_history_reads_as_text_turns_with_its_console_in_the_notes(name
     assert not any(line.startswith("> Tokens:") for m in conversation.items for line in m.content.splitlines())
     notes = " ".join(conversation.notes)
     assert f"{text.count(chr(10) + '# aider chat started at'):,} sessions" in notes
-    assert "Errors Aider reported on the console" in notes and "tokens it sent on 39 calls" in notes
+    assert "Errors Aider reported on the console" in notes
     assert_valid_chat_request(conversation)
     assert_count_names(conversation, "aider")
+
+
+def _format_tokens(count: int) -> str:
+    """Aider's ``format_tokens`` (aider/utils.py @ 5dc9490b), to find each bill's line in the file."""
+    return f"{count}" if count < 1000 else f"{count / 1000:.1f}k" if count < 10000 else f"{round(count / 1000)}k"
+
+
+@pytest.mark.parametrize(("name", "placed", "first"), [
+    ("aider-afi-core.aider.chat.history.md", 30, [(1, 3200), (3, 3200), (5, 3200), (8, 3200), (10, 3200)]),
+    ("aider-monochromatic.aider.chat.history.md", 16, [(9, 9700), (11, 9800), (13, 6300), (15, 6400), (19, 12_000)])])
+def test_each_aider_token_line_bills_the_reply_it_follows(name, placed, first):
+    """Every 'Tokens: … sent' line that ends a reply opening a call is that call's bill, its value as
+    Aider rounded it: in the file, the reply's text is followed by exactly that line. The others
+    (a reply after another with no input between — architect then editor, a reflected message —
+    or a line after no reply) are counted, not placed."""
+    text = (DATA / name).read_text()
+    conversation = formats.read_path(DATA / name)
+    assert conversation.billed[:5] == tuple(first) and len(conversation.billed) == placed
+    assert {position for position, _ in conversation.billed} <= set(turn_starts(conversation.items))
+    for position, tokens in conversation.billed:
+        reply = conversation.items[position]
+        assert reply.role == "assistant"
+        last = reply.content.splitlines()[-1]  # (Aider's line-end spaces are not the reply's)
+        assert f"\n{last}\n\n> Tokens: {_format_tokens(tokens)} sent" in text, position
+    lines = text.count("\n> Tokens: ")
+    assert conversation.billed_digits == 2
+    assert any(f"billed for {placed} calls ('Tokens: … sent', rounded by Aider to 2 significant digits" in note
+               and f"{lines - placed} other replies not at the start of a call" in note for note in conversation.notes)
+
+
+def test_aider_token_lines_of_every_form_are_read_and_one_after_no_reply_is_not_placed():
+    """The forms of base_coder.py's report: plain counts below 1,000, ``10.0k`` (9,950 to 9,999
+    rounds up), cache writes and hits (then the cost on a line of its own)."""
+    text = ("# aider chat started at 2025-07-15 11:38:37\n\n> Main model: claude-sonnet-4 with diff edit format  \n\n"
+            "#### one  \n\nFirst.\n\n> Tokens: 870 sent, 20 received.  \n\n"
+            "#### two  \n\nSecond.\n\n> Tokens: 10.0k sent, 1.2k cache write, 3.4k cache hit, 87 received.  \n"
+            "> Cost: $0.02 message, $0.03 session.  \n\n"
+            "#### three  \n\n> Tokens: 12k sent, 12k cache hit, 5 received. Cost: $0.01 message, $0.04 session.  \n")
+    conversation = formats.loads(text)
+    assert conversation.billed == ((1, 870), (3, 10_000))
+    notes = " ".join(conversation.notes)
+    assert "billed for 2 calls" in notes and "1 other reply not at the start of a call" in notes
+    assert "cache tokens on some calls (hit 2, write 1)" in notes
 
 
 def test_aider_quote_lines_inside_a_code_block_stay_in_the_reply():

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 from ..conversation import Conversation
 from ..words import count
 from . import chat
-from ._reader import Reader, Text, as_log
+from ._reader import Reader, Text, as_log, counted, with_billed
 
 NAME = "aider"
 TITLE = "Aider chat history (.aider.chat.history.md)"
@@ -30,7 +31,10 @@ _STARTED = "# aider chat started at "
 _USER = "#### "
 _TOOL = ">"
 _MODEL = re.compile(r"^> (?:Main )?[Mm]odel: (\S+)")
-_SENT = re.compile(r"^> Tokens: ([\d.]+)(k?) sent")
+_TOKENS = r"([\d.]+)(k?)"
+_SENT = re.compile(rf"^> Tokens: {_TOKENS} sent")
+_CACHE = re.compile(rf"\b{_TOKENS} cache (write|hit)\b")
+BILLED_DIGITS = 2  # format_tokens keeps at least two significant digits ("4.5k", "12k")
 _ERROR = re.compile(r"\b(?:\w*Error\b|Traceback \(most recent call last\)|\w*Exception\b|error\b)")
 
 
@@ -52,14 +56,19 @@ class _History:
         self.console = 0
         self.errors: list[str] = []
         self.models: Counter[str] = Counter()
-        self.sent: list[int] = []
+        self.billed: dict[int, int] = {}  # the reply's message index → the tokens Aider reported sending
+        self.cache: Counter[str] = Counter()  # calls whose line reports cache writes / hits
+        self.unplaced = 0  # token lines after no reply of their own (an empty or failed answer)
 
-    def close(self) -> None:
-        """End the current turn: its lines, trimmed, become one message (blank ones become none)."""
+    def close(self) -> str | None:
+        """End the current turn: its lines, trimmed, become one message (blank ones become none);
+        the role of the message made, if one was."""
         text = "\n".join(self.lines).strip()
-        if self.role and text.strip():
-            self.messages.append({"role": self.role, "content": text})
+        made = self.role if self.role and text.strip() else None
+        if made:
+            self.messages.append({"role": made, "content": text})
         self.role, self.lines = None, []
+        return made
 
     def line(self, role: str, text: str) -> None:
         if self.role != role:
@@ -68,17 +77,28 @@ class _History:
         self.lines.append(text)
 
     def tool(self, line: str) -> None:
-        """A console line: counted, and read for the model's name, the tokens sent and errors."""
-        self.close()
+        """A console line: counted, and read for the model's name, the tokens sent and errors. A
+        token report right after a reply (the line that ended it) is that reply's bill."""
+        replied = self.close() == "assistant"
         self.console += 1
         found = _MODEL.match(line)
         if found:
             self.models[found.group(1)] += 1
         sent = _SENT.match(line)
         if sent:
-            self.sent.append(round(float(sent.group(1)) * (1000 if sent.group(2) else 1)))
+            tokens = _tokens(sent.group(1), sent.group(2))
+            self.cache.update(kind for *_, kind in _CACHE.findall(line))
+            if replied:
+                self.billed[len(self.messages) - 1] = tokens
+            else:
+                self.unplaced += 1
         if _ERROR.search(line):
             self.errors.append(line[2:].strip()[:160])
+
+
+def _tokens(number: str, thousands: str) -> int:
+    """A count as ``format_tokens`` wrote it (``87``, ``4.5k``, ``12k``)."""
+    return round(float(number) * (1000 if thousands else 1))
 
 
 def _unbreak(line: str) -> str:
@@ -110,8 +130,16 @@ def read(data: Any) -> Conversation:
     body: dict[str, Any] = {"messages": history.messages}
     if history.models:
         body["model"] = history.models.most_common(1)[0][0]
-    conversation = chat.read(body)
-    return as_log(conversation, NAME, _notes(history))
+    conversation = replace(as_log(chat.read(body), NAME, _notes(history)), billed_digits=BILLED_DIGITS)
+    return with_billed(conversation, history.billed, "Aider", _field(history), history.unplaced)
+
+
+def _field(history: _History) -> str:
+    """What the bills are, for the note ``with_billed`` writes: the field, its rounding, the cache."""
+    cache = (f"; beside it, cache tokens on some calls ({counted(dict(history.cache))}): Aider adds the writes "
+             "to 'sent', the hits are in it only as far as litellm counts them in the prompt") if history.cache else ""
+    return (f"'Tokens: … sent', rounded by Aider to {BILLED_DIGITS} significant digits — '4.5k' is 4,450 to 4,549"
+            f"{cache}")
 
 
 def _notes(history: _History) -> list[str]:
@@ -126,9 +154,6 @@ def _notes(history: _History) -> list[str]:
     if history.errors:
         shown = "; ".join(history.errors[:3])
         notes.append(f"Errors Aider reported on the console: {len(history.errors):,} lines, e.g. {shown}.")
-    if history.sent:
-        notes.append(f"Aider reported the tokens it sent on {len(history.sent):,} calls ('Tokens: … sent', rounded "
-                     f"to hundreds): {history.sent[0]:,} on the first, {max(history.sent):,} at most.")
     return notes
 
 
