@@ -334,6 +334,21 @@ def test_aider_token_lines_of_every_form_are_read_and_one_after_no_reply_is_not_
     notes = " ".join(conversation.notes)
     assert "billed for 2 calls" in notes and "1 other reply not at the start of a call" in notes
     assert "cache tokens on some calls (hit 2, write 1)" in notes
+    assert conversation.billed_digits == 2
+
+
+def test_an_older_aider_history_bills_exactly_and_is_found_behind_a_header():
+    """Before format_tokens (Aug 2024) Aider wrote every digit, and ``cached`` for cache hits; its
+    own tests/fixtures/chat-history.md opens with an editor mode line before the first session."""
+    text = ("-*- mode: fundamental -*-\n>  \n> isort....Passed  \n\n# aider chat started at 2024-08-05 19:33:02\n\n"
+            "#### fix it  \n\nFixed.\n\n> Tokens: 5,244 sent, 1,278 cached, 604 received. Cost: $0.02 request, "
+            "$0.02 session.  \n")
+    data = formats.parse_input(text.encode())
+    assert_detected_only_as(data, "aider")
+    conversation = formats.read(data)
+    assert conversation.billed == ((1, 5244),) and conversation.billed_digits is None
+    assert any("'Tokens: … sent', exact; beside it, cache tokens on some calls (hit 1)" in note
+               for note in conversation.notes)
 
 
 def test_aider_quote_lines_inside_a_code_block_stay_in_the_reply():
