@@ -98,6 +98,18 @@ def test_an_older_codex_rollout_is_read_as_responses():
     assert_count_names(conversation, "codex")
 
 
+def test_an_older_codex_rollout_with_reasoning_does_not_say_it_has_none():
+    """Later rollouts of the older form kept reasoning items (encrypted): the note must not deny them."""
+    lines = [{"id": "c27a914d", "timestamp": "2025-08-20T13:20:47.060Z", "instructions": None},
+             {"record_type": "state"},
+             {"type": "message", "id": None, "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+             {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"},
+             {"type": "message", "id": "m", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}]
+    notes = " ".join(formats.read(lines).notes)
+    assert "records no model, so choose" in notes and "no reasoning items" not in notes
+    assert "records no model and no reasoning items" in " ".join(formats.read(lines[:3] + lines[4:]).notes)
+
+
 # Gemini CLI ----------------------------------------------------------------------------------------
 
 GEMINI = ["gemini-cli-aim-control_pro_run4_abandoned.json", "gemini-cli-yoavf-pomodoro-timer.json"]

@@ -155,8 +155,9 @@ def read(data: Any) -> Conversation:
             "skipped (Codex's "
             f"own records, not sent to the model): {counted(skipped) or 'none'}."]
     if legacy:
+        reasoning = "" if any(item.get("type") == "reasoning" for item in items) else " and no reasoning items"
         head.append("This is the older rollout form (a session header, bare Responses items, state lines): it "
-                    "records no model and no reasoning items, so choose the model the session used.")
+                    f"records no model{reasoning}, so choose the model the session used.")
     if not instructions:
         head.append("The rollout holds no base instructions or tool definitions, so the request and its count "
                     "leave out the ones Codex sends.")
