@@ -110,6 +110,22 @@ def test_an_older_codex_rollout_with_reasoning_does_not_say_it_has_none():
     assert "records no model and no reasoning items" in " ".join(formats.read(lines[:3] + lines[4:]).notes)
 
 
+def test_codex_ghost_snapshots_are_skipped_not_sent():
+    """Codex records a ``ghost_snapshot`` (its /undo git snapshot) as a response item in both forms
+    and never sends it (``is_api_message``); the Responses API would refuse it."""
+    ghost = {"type": "ghost_snapshot", "ghost_commit": {"id": "ghost-1", "parent": None}}
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "q"}]}
+    older = [{"id": "s", "timestamp": "2025-08-26T00:00:00Z", "instructions": None}, {"record_type": "state"},
+             ghost, user]
+    current = [{"timestamp": "t", "type": "session_meta", "payload": {"id": "s"}},
+               {"timestamp": "t", "type": "response_item", "payload": ghost},
+               {"timestamp": "t", "type": "response_item", "payload": user}]
+    for lines in (older, current):
+        conversation = formats.read(lines)
+        assert [item["type"] for item in formats.write(conversation)["input"]] == ["message"]
+        assert "ghost_snapshot 1" in conversation.notes[0]
+
+
 # Gemini CLI ----------------------------------------------------------------------------------------
 
 GEMINI = ["gemini-cli-aim-control_pro_run4_abandoned.json", "gemini-cli-yoavf-pomodoro-timer.json"]
