@@ -628,11 +628,14 @@ def _opencode_files(kind: str) -> list[dict]:
     return [json.loads(path.read_text()) for path in sorted((OPENCODE / kind).rglob("*.json"))]
 
 
-def opencode_database(path: Path) -> Path:
-    """The storage folder as opencode.db holds it: ``data`` is each record without its ids."""
+def opencode_database(path: Path, wal: bool = False) -> Path:
+    """The storage folder as opencode.db holds it: ``data`` is each record without its ids (in WAL
+    mode, ``wal``, as the real opencode.db studied for the test below is)."""
     import sqlite3
 
     with sqlite3.connect(path) as db:
+        if wal:
+            db.execute("PRAGMA journal_mode = WAL")
         db.executescript(OPENCODE_SCHEMA)
         for s in _opencode_files("session"):
             db.execute("INSERT INTO session VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?)", (
@@ -675,6 +678,17 @@ def test_opencode_db_reads_like_its_storage_folder(tmp_path):
     database = opencode_database(tmp_path / "opencode.db")
     assert_detected_only_as(formats.parse_input(database.read_bytes()), "opencode")
     assert formats.read_path(database).items == formats.read_path(OPENCODE).items
+
+
+def test_a_database_in_wal_mode_reads_as_any_other(tmp_path):
+    """Agents keep their databases in WAL mode (header bytes 18 and 19 are 2: so are the real
+    opencode.db of suhd550-dev/stunning-memory @ 7b38109f, studied, not copied: it has no licence, and
+    the real `.opencode/opencode.db` of the older Go opencode). An in-memory copy could not open
+    one: "not an SQLite database that can be read (unable to open database file)"."""
+    database = opencode_database(tmp_path / "opencode.db", wal=True)
+    assert database.read_bytes()[18:20] == b"\x02\x02" and not (tmp_path / "opencode.db-wal").exists()
+    assert formats.read_path(database).items == formats.read_path(OPENCODE).items
+    assert formats.loads(database.read_bytes()).items == formats.read_path(OPENCODE).items  # a page upload
 
 
 @pytest.mark.parametrize("path", [DATA / "gemini-cli-session.jsonl", DATA / GOOSE[0], OPENHANDS_V1, OPENCODE])
