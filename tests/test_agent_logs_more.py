@@ -691,6 +691,43 @@ def test_a_database_in_wal_mode_reads_as_any_other(tmp_path):
     assert formats.loads(database.read_bytes()).items == formats.read_path(OPENCODE).items  # a page upload
 
 
+OPENCODE_GO = DATA / "opencode-go-kashifkhan0771-utils.db"
+
+
+def _go_sessions(database) -> list:
+    """The real Go opencode database one session at a time (a store is read as its latest session)."""
+    from playground.formats._reader import Database
+
+    return [Database({"sessions": (session,), "messages": tuple(row for row in database.tables["messages"]
+                                                                if row["session_id"] == session["id"])})
+            for session in database.tables["sessions"]]
+
+
+def test_the_older_go_opencode_database_reads_every_tool_call_once():
+    """A real `.opencode/opencode.db` (tests/data/README.md), each of its sessions: every tool_call
+    part is one call, answered by the tool_result its tool message holds (an error where is_error);
+    it was refused as an "unrecognised database" (and, in WAL mode, could not be opened at all)."""
+    database = formats.parse_input(OPENCODE_GO.read_bytes())
+    assert_detected_only_as(database, "opencode")
+    latest = formats.read(database)
+    assert latest.source == "opencode" and "5 other sessions not read" in latest.notes[0]
+    read = 0
+    for session in _go_sessions(database):
+        parts = [json.loads(row["parts"]) for row in session.tables["messages"]]
+        tool_calls = [p["data"] for row in parts for p in row if p["type"] == "tool_call"]
+        failed = {p["data"]["tool_call_id"] for row in parts for p in row if p["type"] == "tool_result"
+                  and p["data"]["is_error"]}
+        conversation = formats.read(session)
+        assert [(c.call_id, c.name) for c in calls(conversation)] == [(c["id"], c["name"]) for c in tool_calls]
+        assert len(pairs(conversation.items)) == len(tool_calls)
+        assert {r.call_id for r in results(conversation) if r.is_error} == failed
+        assert [json.loads(c.arguments) for c in calls(conversation)] == [json.loads(c["input"]) for c in tool_calls]
+        assert_valid_chat_request(conversation)
+        read += len(tool_calls)
+    assert read == 78 and errors(formats.read(_go_sessions(database)[1])) >= 13
+    assert_count_names(latest, "opencode")
+
+
 @pytest.mark.parametrize("path", [DATA / "gemini-cli-session.jsonl", DATA / GOOSE[0], OPENHANDS_V1, OPENCODE])
 def test_compact_on_a_log_read_as_native_writes_a_chat_request(path, tmp_path):
     """It stopped with "a provider request is one of chat, responses, anthropic: 'native'"."""
