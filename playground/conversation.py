@@ -188,6 +188,8 @@ class Conversation:
     # What the log says the provider billed: (position, input tokens) for the request made of the items
     # before ``position`` — the call whose reply starts there. Cached tokens included (they are input).
     billed: tuple[tuple[int, int], ...] = field(default=(), compare=False)
+    billed_digits: int | None = field(default=None, compare=False)  # the log rounds its bills to this many
+    # significant digits at least (Aider's "4.5k"); None where it records them exactly
     compactions: tuple[AgentCompaction, ...] = field(default=(), compare=False)  # the agent's own, from its log
 
     def with_items(self, items: Iterable[Item]) -> Conversation:

@@ -98,6 +98,34 @@ def test_an_older_codex_rollout_is_read_as_responses():
     assert_count_names(conversation, "codex")
 
 
+def test_an_older_codex_rollout_with_reasoning_does_not_say_it_has_none():
+    """Later rollouts of the older form kept reasoning items (encrypted): the note must not deny them."""
+    lines = [{"id": "c27a914d", "timestamp": "2025-08-20T13:20:47.060Z", "instructions": None},
+             {"record_type": "state"},
+             {"type": "message", "id": None, "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+             {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"},
+             {"type": "message", "id": "m", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}]
+    notes = " ".join(formats.read(lines).notes)
+    assert "records no model, so choose" in notes and "no reasoning items" not in notes
+    assert "records no model and no reasoning items" in " ".join(formats.read(lines[:3] + lines[4:]).notes)
+
+
+def test_codex_ghost_snapshots_are_skipped_not_sent():
+    """Codex records a ``ghost_snapshot`` (its /undo git snapshot) as a response item in both forms
+    and never sends it (``is_api_message``); the Responses API would refuse it."""
+    ghost = {"type": "ghost_snapshot", "ghost_commit": {"id": "ghost-1", "parent": None}}
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "q"}]}
+    older = [{"id": "s", "timestamp": "2025-08-26T00:00:00Z", "instructions": None}, {"record_type": "state"},
+             ghost, user]
+    current = [{"timestamp": "t", "type": "session_meta", "payload": {"id": "s"}},
+               {"timestamp": "t", "type": "response_item", "payload": ghost},
+               {"timestamp": "t", "type": "response_item", "payload": user}]
+    for lines in (older, current):
+        conversation = formats.read(lines)
+        assert [item["type"] for item in formats.write(conversation)["input"]] == ["message"]
+        assert "ghost_snapshot 1" in conversation.notes[0]
+
+
 # Gemini CLI ----------------------------------------------------------------------------------------
 
 GEMINI = ["gemini-cli-aim-control_pro_run4_abandoned.json", "gemini-cli-yoavf-pomodoro-timer.json"]
@@ -288,9 +316,67 @@ def test_an_aider_history_reads_as_text_turns_with_its_console_in_the_notes(name
     assert not any(line.startswith("> Tokens:") for m in conversation.items for line in m.content.splitlines())
     notes = " ".join(conversation.notes)
     assert f"{text.count(chr(10) + '# aider chat started at'):,} sessions" in notes
-    assert "Errors Aider reported on the console" in notes and "tokens it sent on 39 calls" in notes
+    assert "Errors Aider reported on the console" in notes
     assert_valid_chat_request(conversation)
     assert_count_names(conversation, "aider")
+
+
+def _format_tokens(count: int) -> str:
+    """Aider's ``format_tokens`` (aider/utils.py @ 5dc9490b), to find each bill's line in the file."""
+    return f"{count}" if count < 1000 else f"{count / 1000:.1f}k" if count < 10000 else f"{round(count / 1000)}k"
+
+
+@pytest.mark.parametrize(("name", "placed", "first"), [
+    ("aider-afi-core.aider.chat.history.md", 30, [(1, 3200), (3, 3200), (5, 3200), (8, 3200), (10, 3200)]),
+    ("aider-monochromatic.aider.chat.history.md", 16, [(9, 9700), (11, 9800), (13, 6300), (15, 6400), (19, 12_000)])])
+def test_each_aider_token_line_bills_the_reply_it_follows(name, placed, first):
+    """Every 'Tokens: … sent' line that ends a reply opening a call is that call's bill, its value as
+    Aider rounded it: in the file, the reply's text is followed by exactly that line. The others
+    (a reply after another with no input between — architect then editor, a reflected message —
+    or a line after no reply) are counted, not placed."""
+    text = (DATA / name).read_text()
+    conversation = formats.read_path(DATA / name)
+    assert conversation.billed[:5] == tuple(first) and len(conversation.billed) == placed
+    assert {position for position, _ in conversation.billed} <= set(turn_starts(conversation.items))
+    for position, tokens in conversation.billed:
+        reply = conversation.items[position]
+        assert reply.role == "assistant"
+        last = reply.content.splitlines()[-1]  # (Aider's line-end spaces are not the reply's)
+        assert f"\n{last}\n\n> Tokens: {_format_tokens(tokens)} sent" in text, position
+    lines = text.count("\n> Tokens: ")
+    assert conversation.billed_digits == 2
+    assert any(f"billed for {placed} calls ('Tokens: … sent', rounded by Aider to 2 significant digits" in note
+               and f"{lines - placed} other replies not at the start of a call" in note for note in conversation.notes)
+
+
+def test_aider_token_lines_of_every_form_are_read_and_one_after_no_reply_is_not_placed():
+    """The forms of base_coder.py's report: plain counts below 1,000, ``10.0k`` (9,950 to 9,999
+    rounds up), cache writes and hits (then the cost on a line of its own)."""
+    text = ("# aider chat started at 2025-07-15 11:38:37\n\n> Main model: claude-sonnet-4 with diff edit format  \n\n"
+            "#### one  \n\nFirst.\n\n> Tokens: 870 sent, 20 received.  \n\n"
+            "#### two  \n\nSecond.\n\n> Tokens: 10.0k sent, 1.2k cache write, 3.4k cache hit, 87 received.  \n"
+            "> Cost: $0.02 message, $0.03 session.  \n\n"
+            "#### three  \n\n> Tokens: 12k sent, 12k cache hit, 5 received. Cost: $0.01 message, $0.04 session.  \n")
+    conversation = formats.loads(text)
+    assert conversation.billed == ((1, 870), (3, 10_000))
+    notes = " ".join(conversation.notes)
+    assert "billed for 2 calls" in notes and "1 other reply not at the start of a call" in notes
+    assert "cache tokens on some calls (hit 2, write 1)" in notes
+    assert conversation.billed_digits == 2
+
+
+def test_an_older_aider_history_bills_exactly_and_is_found_behind_a_header():
+    """Before format_tokens (Aug 2024) Aider wrote every digit, and ``cached`` for cache hits; its
+    own tests/fixtures/chat-history.md opens with an editor mode line before the first session."""
+    text = ("-*- mode: fundamental -*-\n>  \n> isort....Passed  \n\n# aider chat started at 2024-08-05 19:33:02\n\n"
+            "#### fix it  \n\nFixed.\n\n> Tokens: 5,244 sent, 1,278 cached, 604 received. Cost: $0.02 request, "
+            "$0.02 session.  \n")
+    data = formats.parse_input(text.encode())
+    assert_detected_only_as(data, "aider")
+    conversation = formats.read(data)
+    assert conversation.billed == ((1, 5244),) and conversation.billed_digits is None
+    assert any("'Tokens: … sent', exact; beside it, cache tokens on some calls (hit 1)" in note
+               for note in conversation.notes)
 
 
 def test_aider_quote_lines_inside_a_code_block_stay_in_the_reply():
@@ -542,11 +628,14 @@ def _opencode_files(kind: str) -> list[dict]:
     return [json.loads(path.read_text()) for path in sorted((OPENCODE / kind).rglob("*.json"))]
 
 
-def opencode_database(path: Path) -> Path:
-    """The storage folder as opencode.db holds it: ``data`` is each record without its ids."""
+def opencode_database(path: Path, wal: bool = False) -> Path:
+    """The storage folder as opencode.db holds it: ``data`` is each record without its ids (in WAL
+    mode, ``wal``, as the real opencode.db studied for the test below is)."""
     import sqlite3
 
     with sqlite3.connect(path) as db:
+        if wal:
+            db.execute("PRAGMA journal_mode = WAL")
         db.executescript(OPENCODE_SCHEMA)
         for s in _opencode_files("session"):
             db.execute("INSERT INTO session VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?)", (
@@ -589,6 +678,54 @@ def test_opencode_db_reads_like_its_storage_folder(tmp_path):
     database = opencode_database(tmp_path / "opencode.db")
     assert_detected_only_as(formats.parse_input(database.read_bytes()), "opencode")
     assert formats.read_path(database).items == formats.read_path(OPENCODE).items
+
+
+def test_a_database_in_wal_mode_reads_as_any_other(tmp_path):
+    """Agents keep their databases in WAL mode (header bytes 18 and 19 are 2: so are the real
+    opencode.db of suhd550-dev/stunning-memory @ 7b38109f, studied, not copied: it has no licence, and
+    the real `.opencode/opencode.db` of the older Go opencode). An in-memory copy could not open
+    one: "not an SQLite database that can be read (unable to open database file)"."""
+    database = opencode_database(tmp_path / "opencode.db", wal=True)
+    assert database.read_bytes()[18:20] == b"\x02\x02" and not (tmp_path / "opencode.db-wal").exists()
+    assert formats.read_path(database).items == formats.read_path(OPENCODE).items
+    assert formats.loads(database.read_bytes()).items == formats.read_path(OPENCODE).items  # a page upload
+
+
+OPENCODE_GO = DATA / "opencode-go-kashifkhan0771-utils.db"
+
+
+def _go_sessions(database) -> list:
+    """The real Go opencode database one session at a time (a store is read as its latest session)."""
+    from playground.formats._reader import Database
+
+    return [Database({"sessions": (session,), "messages": tuple(row for row in database.tables["messages"]
+                                                                if row["session_id"] == session["id"])})
+            for session in database.tables["sessions"]]
+
+
+def test_the_older_go_opencode_database_reads_every_tool_call_once():
+    """A real `.opencode/opencode.db` (tests/data/README.md), each of its sessions: every tool_call
+    part is one call, answered by the tool_result its tool message holds (an error where is_error);
+    it was refused as an "unrecognised database" (and, in WAL mode, could not be opened at all)."""
+    database = formats.parse_input(OPENCODE_GO.read_bytes())
+    assert_detected_only_as(database, "opencode")
+    latest = formats.read(database)
+    assert latest.source == "opencode" and "5 other sessions not read" in latest.notes[0]
+    read = 0
+    for session in _go_sessions(database):
+        parts = [json.loads(row["parts"]) for row in session.tables["messages"]]
+        tool_calls = [p["data"] for row in parts for p in row if p["type"] == "tool_call"]
+        failed = {p["data"]["tool_call_id"] for row in parts for p in row if p["type"] == "tool_result"
+                  and p["data"]["is_error"]}
+        conversation = formats.read(session)
+        assert [(c.call_id, c.name) for c in calls(conversation)] == [(c["id"], c["name"]) for c in tool_calls]
+        assert len(pairs(conversation.items)) == len(tool_calls)
+        assert {r.call_id for r in results(conversation) if r.is_error} == failed
+        assert [json.loads(c.arguments) for c in calls(conversation)] == [json.loads(c["input"]) for c in tool_calls]
+        assert_valid_chat_request(conversation)
+        read += len(tool_calls)
+    assert read == 78 and errors(formats.read(_go_sessions(database)[1])) >= 13
+    assert_count_names(latest, "opencode")
 
 
 @pytest.mark.parametrize("path", [DATA / "gemini-cli-session.jsonl", DATA / GOOSE[0], OPENHANDS_V1, OPENCODE])

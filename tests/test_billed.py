@@ -211,3 +211,46 @@ def test_the_run_view_draws_the_bills_and_calibrates_from_them_with_one_click():
     assert any("In effect: calibrated" in c.value for c in at.caption)
     first = conversation.billed[0][1]
     assert abs(found.estimate(found.calls[0].counted) - first) / first < 0.1
+
+
+def test_a_rounded_bill_is_known_to_half_a_unit_of_its_last_kept_digit():
+    from playground.run.billed import rounding
+
+    assert [rounding(tokens, 2) for tokens in (870, 4_500, 10_000, 12_000, 123_000)] == [5, 50, 500, 500, 5_000]
+    assert rounding(87, 2) == 0 and rounding(4_512, None) == 0, "kept whole, or a log of exact bills"
+
+
+def test_bills_rounded_to_two_digits_give_no_slope_their_rounding_could_make():
+    """Bills of ``3,000 + 1.1 × counted`` rounded as Aider does, our count growing 120 a call: the
+    rounding (±50 on each bill) swamps the growth between neighbours (0 or 100 by turns), so no factor
+    is fitted from it — the fit is the offset alone — and ``describe`` says how far the bills are
+    from exact. With every digit kept the same calls give the factor back."""
+    counted = [200 + 120 * k for k in range(20)]
+    exact = [3_000 + round(1.1 * c) for c in counted]
+    rounded = tuple(BilledCall(k, k, c, round(b, -2), 50) for k, (c, b) in enumerate(zip(counted, exact, strict=True)))
+    found = fit(rounded, 2)
+    assert found.factor == 1.0 and abs(found.estimate(counted[10]) - exact[10]) < 0.05 * exact[10]
+    assert "rounds its bills to 2 significant digits (at least): each is within ±1.1%" in found.describe()
+    kept = fit(tuple(BilledCall(k, k, c, b) for k, (c, b) in enumerate(zip(counted, exact, strict=True))))
+    assert kept.factor == pytest.approx(1.1, abs=0.01) and "rounds its bills" not in kept.describe()
+
+
+def test_an_aider_history_bills_its_calls_in_replay_json_and_the_run_view():
+    """The real Aider history: ``replay --json`` has each placed bill on its call, the fit saying the
+    bills keep two digits; the Run view draws the bills and says the same."""
+    from .test_app_agent_uploads import upload
+    from .test_replay_app import start
+
+    path = DATA / "aider-afi-core.aider.chat.history.md"
+    conversation = formats.read_path(path)
+    data = json.loads(cli("replay", str(path), "--json").stdout)
+    bills = [call["billed_input_tokens"] for call in data["calls"] if "billed_input_tokens" in call]
+    assert bills == [tokens for _, tokens in conversation.billed] and len(bills) == 30
+    assert data["log_calibration"]["billed_digits"] == 2 and data["log_calibration"]["calls"] == 30
+    at = upload(start("Run"), ".aider.chat.history.md", path.read_bytes())
+    chart = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    billed = [row["tokens"] for layer in chart["layer"] for row in layer.get("data", {}).get("values", [])
+              if row.get("side") == "billed (log)"]
+    assert billed == bills
+    assert any("The log records the input tokens billed for 30 calls" in c.value
+               and "rounds its bills to 2 significant digits" in c.value for c in at.caption)

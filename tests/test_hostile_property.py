@@ -92,7 +92,7 @@ def _paths(value: Any, path: tuple = ()) -> list[tuple]:
 
 
 LOGS = {path.name: (formats.parse_text(path.read_bytes()), path.suffix == ".jsonl")
-        for path in sorted((ROOT / "tests" / "data").iterdir()) if path.is_file() and path.suffix != ".md"}
+        for path in sorted((ROOT / "tests" / "data").iterdir()) if path.is_file() and path.suffix not in (".md", ".db")}
 
 
 @st.composite

@@ -9,20 +9,36 @@ own console output (``tool_output``, ``tool_error``, ``tool_warning``, confirmat
 SEARCH/REPLACE blocks in its replies, not tool calls, so there are none to compact: the replies are
 assistant messages, the inputs user messages. The ``> `` lines were shown to the person, not sent to
 the model (what Aider does send besides — the repo map, the files added to the chat — is not in the
-history), so they are counted in the notes, with the errors among them and the tokens Aider
-reported sending. Lines inside a fenced code block are always the reply's text.
+history), so they are counted in the notes, with the errors among them. Lines inside a fenced code
+block are always the reply's text.
+
+The ``Tokens:`` line Aider writes after each reply (``calculate_and_show_tokens_and_cost`` in
+``aider/coders/base_coder.py``: ``Tokens: 4.5k sent, 1.2k cache write, 3.4k cache hit, 87 received.``,
+the cache parts only where there were any; ``4,512 sent, 1,278 cached`` before Aug 2024) is that
+call's bill, set at the reply it follows (``Conversation.billed``). ``sent`` is the whole request
+Aider sent — system prompt, repo map and files included — as the provider counted it (prompt tokens,
+plus cache writes where litellm reports them apart) or, where the reply carried no usage, as Aider
+counted it with the model's tokenizer. ``format_tokens`` (``aider/utils.py``, since Aug 2024)
+rounds it: exact below 1,000, to 100 below 10,000 (``4.5k``), to 1,000 above (``12k``) — two
+significant digits at least (``BILLED_DIGITS``, which the log fit says). A reply continued after
+the output limit has one line for its calls, summed. A reply after another with no input between
+(the editor model's after the architect's, or one answering a message Aider sent itself, which the
+history does not hold) opens no call of the read conversation: its line is counted, not placed.
+Each session started afresh, so a later session's bills leave out the earlier ones the read
+conversation holds.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 from ..conversation import Conversation
 from ..words import count
 from . import chat
-from ._reader import Reader, Text, as_log
+from ._reader import Reader, Text, as_log, counted, with_billed
 
 NAME = "aider"
 TITLE = "Aider chat history (.aider.chat.history.md)"
@@ -30,7 +46,12 @@ _STARTED = "# aider chat started at "
 _USER = "#### "
 _TOOL = ">"
 _MODEL = re.compile(r"^> (?:Main )?[Mm]odel: (\S+)")
-_SENT = re.compile(r"^> Tokens: ([\d.]+)(k?) sent")
+_TOKENS = r"([\d,.]+)(k?)"
+_SENT = re.compile(rf"^> Tokens: {_TOKENS} sent")
+_CACHE = re.compile(rf"\b{_TOKENS} (cache write|cache hit|cached)\b")
+_EMACS = re.compile(r"^\s*-\*-.*-\*-\s*$")
+_STARTS = re.compile(r"^# aider chat started at \d{4}-\d\d-\d\d", re.MULTILINE)
+BILLED_DIGITS = 2  # format_tokens keeps at least two significant digits ("4.5k", "12k")
 _ERROR = re.compile(r"\b(?:\w*Error\b|Traceback \(most recent call last\)|\w*Exception\b|error\b)")
 
 
@@ -38,7 +59,8 @@ def looks_like(data: Any) -> int:
     if not isinstance(data, Text):
         return 0
     head = data.text.lstrip()[:2000]
-    return 6 if head.startswith(_STARTED) or (head.startswith(_USER) and "\n> " in data.text) else 0
+    started = head.startswith(_STARTED) or _STARTS.search(data.text) is not None  # (a header before it: Aider's own)
+    return 6 if started or (head.startswith(_USER) and "\n> " in data.text) else 0
 
 
 class _History:
@@ -52,14 +74,20 @@ class _History:
         self.console = 0
         self.errors: list[str] = []
         self.models: Counter[str] = Counter()
-        self.sent: list[int] = []
+        self.billed: dict[int, int] = {}  # the reply's message index → the tokens Aider reported sending
+        self.cache: Counter[str] = Counter()  # calls whose line reports cache writes / hits
+        self.unplaced = 0  # token lines after no reply of their own (an empty or failed answer)
+        self.rounded = False  # a bill written as "4.5k" (Aider before Aug 2024 wrote "4,512": exact)
 
-    def close(self) -> None:
-        """End the current turn: its lines, trimmed, become one message (blank ones become none)."""
+    def close(self) -> str | None:
+        """End the current turn: its lines, trimmed, become one message (blank ones become none);
+        the role of the message made, if one was."""
         text = "\n".join(self.lines).strip()
-        if self.role and text.strip():
-            self.messages.append({"role": self.role, "content": text})
+        made = self.role if self.role and text.strip() else None
+        if made:
+            self.messages.append({"role": made, "content": text})
         self.role, self.lines = None, []
+        return made
 
     def line(self, role: str, text: str) -> None:
         if self.role != role:
@@ -68,17 +96,30 @@ class _History:
         self.lines.append(text)
 
     def tool(self, line: str) -> None:
-        """A console line: counted, and read for the model's name, the tokens sent and errors."""
-        self.close()
+        """A console line: counted, and read for the model's name, the tokens sent and errors. A
+        token report right after a reply (the line that ended it) is that reply's bill."""
+        replied = self.close() == "assistant"
         self.console += 1
         found = _MODEL.match(line)
         if found:
             self.models[found.group(1)] += 1
         sent = _SENT.match(line)
         if sent:
-            self.sent.append(round(float(sent.group(1)) * (1000 if sent.group(2) else 1)))
+            tokens = _tokens(sent.group(1), sent.group(2))
+            self.rounded = self.rounded or bool(sent.group(2))
+            self.cache.update(kind.removeprefix("cache ").replace("cached", "hit") for *_, kind in _CACHE.findall(line))
+            if replied:
+                self.billed[len(self.messages) - 1] = tokens
+            else:
+                self.unplaced += 1
         if _ERROR.search(line):
             self.errors.append(line[2:].strip()[:160])
+
+
+def _tokens(number: str, thousands: str) -> int:
+    """A count as ``format_tokens`` wrote it (``87``, ``4.5k``, ``12k``), or as Aider did before it
+    (``4,512``)."""
+    return round(float(number.replace(",", "")) * (1000 if thousands else 1))
 
 
 def _unbreak(line: str) -> str:
@@ -90,7 +131,10 @@ def read(data: Any) -> Conversation:
     text = data.text if isinstance(data, Text) else str(data)
     history = _History()
     fenced = False
-    for raw in text.splitlines():
+    lines = text.splitlines()
+    if lines and _EMACS.match(lines[0]):  # an editor's mode line someone put on top (Aider's own fixture)
+        lines = lines[1:]
+    for raw in lines:
         line = _unbreak(raw)
         if fenced or not line.startswith((_STARTED, "####", _TOOL)):
             if line.lstrip().startswith("```"):
@@ -110,8 +154,18 @@ def read(data: Any) -> Conversation:
     body: dict[str, Any] = {"messages": history.messages}
     if history.models:
         body["model"] = history.models.most_common(1)[0][0]
-    conversation = chat.read(body)
-    return as_log(conversation, NAME, _notes(history))
+    digits = BILLED_DIGITS if history.rounded else None
+    conversation = replace(as_log(chat.read(body), NAME, _notes(history)), billed_digits=digits)
+    return with_billed(conversation, history.billed, "Aider", _field(history), history.unplaced)
+
+
+def _field(history: _History) -> str:
+    """What the bills are, for the note ``with_billed`` writes: the field, its rounding, the cache."""
+    cache = (f"; beside it, cache tokens on some calls ({counted(dict(history.cache))}): Aider adds the writes "
+             "to 'sent', the hits are in it only as far as litellm counts them in the prompt") if history.cache else ""
+    rounded = (f", rounded by Aider to {BILLED_DIGITS} significant digits — '4.5k' is 4,450 to 4,549"
+               if history.rounded else ", exact")
+    return f"'Tokens: … sent'{rounded}{cache}"
 
 
 def _notes(history: _History) -> list[str]:
@@ -126,9 +180,6 @@ def _notes(history: _History) -> list[str]:
     if history.errors:
         shown = "; ".join(history.errors[:3])
         notes.append(f"Errors Aider reported on the console: {len(history.errors):,} lines, e.g. {shown}.")
-    if history.sent:
-        notes.append(f"Aider reported the tokens it sent on {len(history.sent):,} calls ('Tokens: … sent', rounded "
-                     f"to hundreds): {history.sent[0]:,} on the first, {max(history.sent):,} at most.")
     return notes
 
 

@@ -5,7 +5,9 @@ Format (openai/codex, ``codex-rs/protocol/src/protocol.rs`` ``RolloutLine`` / ``
 ``codex-rs/protocol/src/models.rs`` ``ResponseItem``): one JSON object a line,
 ``{"timestamp", "type", "payload"}``. ``response_item`` payloads are Responses items (message,
 reasoning, function_call / function_call_output, custom_tool_call / custom_tool_call_output,
-local_shell_call, web_search_call…) and become the request's ``input`` in order. ``turn_context``
+local_shell_call, web_search_call…) and become the request's ``input`` in order, but for
+``ghost_snapshot`` (the git snapshot Codex takes for undo, never sent: ``is_api_message`` in
+``codex-rs/core/src/conversation_history.rs``), skipped and counted. ``turn_context``
 gives the model; ``session_meta``, ``turn_context`` and ``event_msg`` lines are skipped and counted in
 the notes. A ``compacted`` line is Codex compacting its own history: its summary text becomes a user
 message at that place (Codex's own later requests carried it that way) and a note names the line and
@@ -40,6 +42,7 @@ from ._reader import Reader, counted, log_lines, with_billed
 from ._wire import check, need
 
 NAME = "codex"
+GHOST = "ghost_snapshot"  # a ResponseItem Codex records for /undo and never sends
 TITLE = "Codex CLI rollout (JSONL)"
 _LINE_TYPES = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")
 USER_MESSAGE_BUDGET = 20_000  # COMPACT_USER_MESSAGE_MAX_TOKENS, codex-rs/core/src/compact.rs
@@ -136,7 +139,10 @@ def read(data: Any) -> Conversation:
         kind = need(check(line, dict, place), "type", str, place)
         payload = need(line, "payload", dict, place)
         if kind == "response_item":
-            items.append(_output(payload, failed) if "output" in payload else payload)
+            if payload.get("type") == GHOST:  # counted among the skipped records, never sent
+                skipped[GHOST] += 1
+            else:
+                items.append(_output(payload, failed) if "output" in payload else payload)
             continue
         if kind == "compacted":
             notes.append(_compacted(payload, number, items, compacted))
@@ -160,8 +166,9 @@ def read(data: Any) -> Conversation:
             "skipped (Codex's "
             f"own records, not sent to the model): {counted(skipped) or 'none'}."]
     if legacy:
+        reasoning = "" if any(item.get("type") == "reasoning" for item in items) else " and no reasoning items"
         head.append("This is the older rollout form (a session header, bare Responses items, state lines): it "
-                    "records no model and no reasoning items, so choose the model the session used.")
+                    f"records no model{reasoning}, so choose the model the session used.")
     if not instructions:
         head.append("The rollout holds no base instructions or tool definitions, so the request and its count "
                     "leave out the ones Codex sends.")

@@ -13,6 +13,15 @@ Format (anomalyco/opencode, ``packages/opencode/src/session/message-v2.ts`` @ c4
 is a call and, once it ran, its result; a pruned output is sent as opencode sends it, ``[Old tool
 result content cleared]``. Reasoning, files and opencode's own parts are counted in the notes. A
 store with several sessions is read as its most recently updated one.
+
+The older opencode (opencode-ai/opencode, in Go, until mid 2025; Charm's Crush since) kept a
+project's sessions in ``.opencode/opencode.db``: tables ``sessions`` and ``messages`` (``role`` user,
+assistant or tool; ``model``; ``parts``, a JSON list of ``{"type", "data"}``: ``text``,
+``reasoning``, ``image_url``, ``binary``, ``tool_call`` with ``id``, ``name`` and ``input`` as a JSON
+string, ``tool_result`` with ``tool_call_id``, ``content`` and ``is_error``, ``finish`` with
+``reason``; ``internal/message/content.go``). It is read in the same shape: each tool call a tool
+part whose state is its result (found in the tool message after it), ``finish`` parts counted.
+It records tokens per session, not per call, so there are no bills to set at the calls.
 """
 
 from __future__ import annotations
@@ -42,6 +51,8 @@ def _kind(name: str) -> str | None:
 
 
 def looks_like(data: Any) -> int:
+    if isinstance(data, Database) and _is_go(data):
+        return 6
     if isinstance(data, Database):
         return 6 if {"session", "message", "part"} <= set(data.tables) and all(
             not rows or "data" in rows[0] for rows in (data.tables["message"], data.tables["part"])) else 0
@@ -70,6 +81,61 @@ def _from_database(data: Database) -> Store:
     parts = [{**_load(row.get("data"), f"part row {row.get('id')}.data"), "id": row.get("id"),
               "messageID": row.get("message_id"), "sessionID": row.get("session_id")} for row in data.tables["part"]]
     return sessions, messages, parts, len(sessions)
+
+
+def _is_go(data: Database) -> bool:
+    """The older Go opencode's database: ``sessions`` and ``messages`` whose rows hold ``parts``."""
+    rows = data.tables.get("messages") or ()
+    return "sessions" in data.tables and bool(rows) and "parts" in rows[0]
+
+
+def _from_go_database(data: Database) -> Store:
+    """The Go opencode's sessions and messages in the storage folder's shape: a tool call becomes a
+    tool part whose state is the result its tool message holds (the tool messages themselves then
+    hold nothing more to read)."""
+    rows = [{**row, "parts": _go_parts(row)} for row in data.tables["messages"]]
+    results = {str(part["data"].get("tool_call_id")): part["data"] for row in rows if row.get("role") == "tool"
+               for part in row["parts"] if part.get("type") == "tool_result"}
+    sessions = [{"id": row.get("id"), "time": {"updated": row.get("updated_at") or 0}}
+                for row in data.tables["sessions"]]
+    messages, parts = [], []
+    for row in rows:
+        if row.get("role") == "tool":
+            continue
+        messages.append({"id": row.get("id"), "sessionID": row.get("session_id"), "role": row.get("role"),
+                         "modelID": row.get("model") or None, "time": {"created": row.get("created_at") or 0}})
+        parts.extend({**_go_part(part, results), "id": f"{row.get('id')}:{number:06d}", "messageID": row.get("id")}
+                     for number, part in enumerate(row["parts"]))
+    return sessions, messages, parts, len(sessions)
+
+
+def _go_parts(row: dict) -> list[dict]:
+    where = f"messages row {row.get('id')}.parts"
+    try:
+        parts = json.loads(check(row.get("parts"), str, where))
+    except ValueError as exc:
+        raise InputError(f"invalid JSON ({exc})", where=where) from None
+    return [part for part in check(parts, list, where) if isinstance(part, dict) and isinstance(part.get("data"), dict)]
+
+
+def _go_part(part: dict, results: dict[str, dict]) -> dict:
+    """One Go opencode part as the newer opencode writes it (``text``, ``tool``; others by their type)."""
+    kind, data = part.get("type"), part["data"]
+    if kind == "text":
+        return {"type": "text", "text": data.get("text", "")}
+    if kind != "tool_call":
+        return {"type": kind}
+    try:
+        arguments = json.loads(data.get("input") or "{}")
+    except ValueError:
+        arguments = {"input": data.get("input")}
+    state: dict[str, Any] = {"status": "pending", "input": arguments if isinstance(arguments, dict) else {}}
+    result = results.get(str(data.get("id")))
+    if result is not None:
+        failed = result.get("is_error") is True
+        state.update({"status": "error" if failed else "completed",
+                      "error" if failed else "output": result.get("content")})
+    return {"type": "tool", "callID": data.get("id"), "tool": data.get("name"), "state": state}
 
 
 def _from_folder(data: Folder) -> Store:
@@ -162,7 +228,10 @@ class _Build:
 
 
 def read(data: Any) -> Conversation:
-    if isinstance(data, Database):
+    if isinstance(data, Database) and _is_go(data):
+        sessions, messages, parts, total = _from_go_database(data)
+        form = "opencode.db of the older Go opencode"
+    elif isinstance(data, Database):
         sessions, messages, parts, total = _from_database(data)
         form = "opencode.db"
     else:

@@ -76,7 +76,7 @@ def read_database(data: bytes) -> Database:
     (the file is never opened for writing; a page upload has no file at all)."""
     connection = sqlite3.connect(":memory:")
     try:
-        connection.deserialize(data)
+        connection.deserialize(_without_wal(data))
         connection.row_factory = sqlite3.Row
         names = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         tables = {name: tuple(dict(row) for row in connection.execute(
@@ -86,6 +86,15 @@ def read_database(data: bytes) -> Database:
     finally:
         connection.close()
     return Database(tables)
+
+
+def _without_wal(data: bytes) -> bytes:
+    """The database's bytes with its header marked as a rollback-journal file. Agents keep their
+    databases in WAL mode (real opencode.db files: header bytes 18 and 19 are 2), and an in-memory copy
+    cannot open a WAL database ("unable to open database file"); the pages are the same either
+    way (https://www.sqlite.org/fileformat2.html, "File format version numbers"). What the agent
+    wrote to the ``-wal`` file beside it and SQLite had not yet copied in is not in these bytes."""
+    return data[:18] + b"\x01\x01" + data[20:] if data[18:20] == b"\x02\x02" else data
 
 
 def is_task_folder(path: Path) -> bool:

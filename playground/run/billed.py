@@ -15,6 +15,12 @@ the log holds, so the offset cancels; a median ignores one odd call), and the of
 what is left. Only the calls before the agent first cut its own context are fitted: after it, the
 log holds more than the agent sent (a bill that falls is that cut — a run's requests otherwise
 only grow).
+
+Some logs round their bills (Aider writes ``4.5k``: ``Conversation.billed_digits`` significant digits
+at least). Each bill is then known only to within half a unit of its last digit (``BilledCall.within``);
+a slope counts only between calls our count grew between by ``ROUNDED_GROWTH`` times what the two
+bills' rounding could move it, so rounding cannot pass for the meter's share, and ``describe`` says
+how far the bills themselves are from exact.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from .replay import Replay, replay
 
 CUT = 0.9  # a bill below this share of the one before: the agent cut its context (compacted, cleared)
 MIN_GROWTH = 50  # tokens our count must grow by between two calls for their slope to count
+ROUNDED_GROWTH = 10  # …and this many times the two bills' rounding, so it moves a slope by a tenth at most
 BILLED = "billed (log)"  # the chart's name for the bills' line
 
 
@@ -47,6 +54,7 @@ class BilledCall:
     position: int
     counted: int
     billed: int
+    within: int = 0  # the bill is exact to ± this (half a unit of the last digit a rounding log keeps)
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,7 @@ class LogFit:
     fitted: int
     factor: float
     offset: int
+    digits: int | None = None  # the significant digits the log kept in its bills (None: exact)
 
     def estimate(self, counted: int) -> int:
         return self.offset + round(counted * self.factor)
@@ -82,16 +91,26 @@ class LogFit:
                 f"log's request misses them by {self.error(False):.1%} on the median call: the log holds no system "
                 f"prompt or tool definitions. Fitted on {count(self.fitted, 'call')}{cut}: billed ≈ {self.offset:,} + "
                 f"{self.factor:.3f} × our count, which misses by {self.error(True):.1%} (at most "
-                f"{max(self.misses(True), default=0.0):.1%}).")
+                f"{max(self.misses(True), default=0.0):.1%}).{self._rounding()}")
+
+    def _rounding(self) -> str:
+        """What rounded bills allow one to say: how far a bill is from exact on the median call."""
+        if self.digits is None:
+            return ""
+        share = median(c.within / c.billed for c in self.calls if c.billed)
+        return (f" The log rounds its bills to {self.digits} significant digits (at least): each is within "
+                f"±{share:.1%} of what was billed on the median call, so a miss that small is the rounding's.")
 
     def calibration(self, model: str, source: str) -> Calibration:
         return Calibration(model, self.factor, self.fitted, self.offset, source)
 
     def to_json(self, model: str, source: str) -> dict:
-        """For ``replay --json``: the calibration as a ``--calibration`` file holds it, and how well it fits."""
+        """For ``replay --json``: the calibration as a ``--calibration`` file holds it, and how well it fits
+        (and, for a log that rounds its bills, to how many digits)."""
+        rounded = {} if self.digits is None else {"billed_digits": self.digits}
         return {"calibration": to_json({model: self.calibration(model, source)}), "calls": len(self.calls),
                 "fitted_calls": self.fitted, "median_error": round(self.error(False), 4),
-                "median_error_calibrated": round(self.error(True), 4)}
+                "median_error_calibrated": round(self.error(True), 4), **rounded}
 
 
 def billed_calls(conversation: Conversation, price: Price, run: Replay | None = None) -> tuple[BilledCall, ...]:
@@ -101,21 +120,33 @@ def billed_calls(conversation: Conversation, price: Price, run: Replay | None = 
     must not fit itself)."""
     if not conversation.billed:
         return ()
-    bills = dict(conversation.billed)
+    bills, digits = dict(conversation.billed), conversation.billed_digits
     if run is None:
         run = replay(conversation, NonePolicy(), Meter(conversation.model or price.model), price)
-    return tuple(BilledCall(number, call.position, call.tokens_without, bills[call.position])
+    return tuple(BilledCall(number, call.position, call.tokens_without, bills[call.position],
+                            rounding(bills[call.position], digits))
                  for number, call in enumerate(run.calls) if call.position in bills)
 
 
-def fit(calls: tuple[BilledCall, ...]) -> LogFit:
+def rounding(tokens: int, digits: int | None) -> int:
+    """How far a bill written with ``digits`` significant digits (None: every digit) can be from
+    the count it rounds: half a unit of its last kept digit (4,500 to two digits: ±50)."""
+    places = len(str(abs(tokens))) - (digits or 0)
+    return 10 ** places // 2 if digits is not None and places > 0 else 0
+
+
+def _grew(a: BilledCall, b: BilledCall) -> bool:
+    """Our count grew enough between two calls for the bills' growth over it to be a slope."""
+    return b.counted - a.counted >= max(MIN_GROWTH, ROUNDED_GROWTH * (a.within + b.within))
+
+
+def fit(calls: tuple[BilledCall, ...], digits: int | None = None) -> LogFit:
     """``billed ≈ offset + factor × counted`` on the calls before the first cut (see the module)."""
     if not calls:
         raise InputError("the log records no billed usage for its calls", where="billed")
     fitted = next((k for k in range(1, len(calls)) if calls[k].billed < CUT * calls[k - 1].billed), len(calls))
     first = calls[:fitted]
-    slopes = [(b.billed - a.billed) / (b.counted - a.counted) for a, b in pairwise(first)
-              if b.counted - a.counted >= MIN_GROWTH]
+    slopes = [(b.billed - a.billed) / (b.counted - a.counted) for a, b in pairwise(first) if _grew(a, b)]
     low, high = FACTOR_RANGE
     factor = median(slopes) if slopes else 1.0
     if not low <= factor <= high:  # the bills do not grow with the log: no share to fit, only the offset
@@ -124,13 +155,13 @@ def fit(calls: tuple[BilledCall, ...]) -> LogFit:
     if offset < 0:  # the log cannot hold more than was sent: what is left is the meter's share alone
         ratios = [c.billed / c.counted for c in first if c.counted]
         factor, offset = (min(high, max(low, median(ratios))) if ratios else 1.0), 0
-    return LogFit(calls, fitted, factor, offset)
+    return LogFit(calls, fitted, factor, offset, digits)
 
 
 def log_fit(conversation: Conversation, price: Price, run: Replay | None = None) -> LogFit | None:
     """The fit for a log that records its bills, else None (``run``: as for ``billed_calls``)."""
     calls = billed_calls(conversation, price, run)
-    return fit(calls) if calls else None
+    return fit(calls, conversation.billed_digits) if calls else None
 
 
 def with_bills(data: dict, found: LogFit, model: str, source: str) -> dict:
