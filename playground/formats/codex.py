@@ -162,9 +162,18 @@ def read(data: Any) -> Conversation:
         body["instructions"] = instructions
     body["input"] = items
     conversation = responses.read(body)
-    head = [f"Read from a Codex rollout: {count(len(items), 'input item')} from {count(len(lines or []), 'line')}; "
-            "skipped (Codex's "
-            f"own records, not sent to the model): {counted(skipped) or 'none'}."]
+    head = _head(items, len(lines or []), skipped, legacy=legacy, instructions=bool(instructions), failed=len(failed))
+    agent, unread = _agent_compactions(conversation.items, compacted)
+    conversation = replace(conversation, source=NAME, notes=tuple(head + notes + unread), compactions=agent)
+    return with_billed(conversation, bills.by_reply(conversation), "Codex",
+                       "token_count: the call's input tokens, cached included")
+
+
+def _head(items: list[dict], lines: int, skipped: Counter[str], *, legacy: bool, instructions: bool,
+          failed: int) -> list[str]:
+    """The notes that open a rollout's: what was read, and what the log cannot say."""
+    head = [f"Read from a Codex rollout: {count(len(items), 'input item')} from {count(lines, 'line')}; skipped "
+            f"(Codex's own records, not sent to the model): {counted(skipped) or 'none'}."]
     if legacy:
         reasoning = "" if any(item.get("type") == "reasoning" for item in items) else " and no reasoning items"
         head.append("This is the older rollout form (a session header, bare Responses items, state lines): it "
@@ -173,12 +182,8 @@ def read(data: Any) -> Conversation:
         head.append("The rollout holds no base instructions or tool definitions, so the request and its count "
                     "leave out the ones Codex sends.")
     if failed:
-        head.append(f"Sent as their text: {count(len(failed), 'tool output')} Codex marked as failed "
-                    "(success: false).")
-    agent, unread = _agent_compactions(conversation.items, compacted)
-    conversation = replace(conversation, source=NAME, notes=tuple(head + notes + unread), compactions=agent)
-    return with_billed(conversation, bills.by_reply(conversation), "Codex",
-                       "token_count: the call's input tokens, cached included")
+        head.append(f"Sent as their text: {count(failed, 'tool output')} Codex marked as failed (success: false).")
+    return head
 
 
 class _Bills:
