@@ -289,6 +289,8 @@ class Tracker:
     def call(self, number: int, start: int, end: int, request: tuple[Item, ...]) -> tuple[HiddenUse, ...]:
         """The hidden-then-used spans of the call whose reply is items ``start:end`` and whose
         request (as the policy made it) is ``request``."""
+        if len(request) == start and all(map(operator.is_, request, self._items)):
+            return ()  # the run as it was: every earlier item is shown, so nothing was hidden (followed later)
         self._follow(request)
         where, shown = self._index.where, self._shown
         used: dict[str, int] = {}
