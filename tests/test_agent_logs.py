@@ -222,6 +222,18 @@ def test_parallel_results_hung_from_their_own_calls_are_not_a_branch():
     assert formats.write(formats.read(tree)) == formats.write(formats.read(lines))
 
 
+def test_a_sub_agents_own_log_is_read_as_its_conversation():
+    """Claude Code writes each sub-agent's conversation to a log of its own (``subagents/agent-*.jsonl``),
+    every line of it a sidechain: there the sidechain is the conversation, not something to skip."""
+    lines = formats.parse_text(shared(SESSIONS / "claude-code-session-196820da.jsonl").read_bytes())
+    own = [{**line, "isSidechain": True, "agentId": "a9f4657"} if line.get("type") in ("user", "assistant") else line
+           for line in lines]
+    main, agent = formats.read(lines), formats.read(own)
+    assert formats.write(agent) == formats.write(main)
+    assert any("this is a sub-agent's own log" in note for note in agent.notes)
+    assert not any("sub-agent's own log" in note for note in main.notes)
+
+
 def test_the_real_sessions_are_one_branch_each_so_nothing_is_left_out():
     for name in ("claude-code-session-196820da.jsonl", "claude-code-session-624a4a58.jsonl"):
         conversation = formats.loads(shared(SESSIONS / name).read_bytes())

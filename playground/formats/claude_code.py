@@ -15,7 +15,8 @@ the boundary's metadata names as preserved (``preservedMessages.uuids``, or the 
 ``preservedSegment.headUuid`` to ``tailUuid``, as later versions keep a recent segment). The model is the
 assistant lines' ``message.model``. The log is a tree (``parentUuid``): lines on a branch the session left
 (an earlier message edited, ``/rewind``) are skipped and counted, so the conversation is what Claude Code
-went on sending (``_left_behind``).
+went on sending (``_left_behind``). A sub-agent's own log (``subagents/agent-*.jsonl``), every line of which
+is a sidechain, is read as that sub-agent's conversation.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class _Log:
         self.compacted: list[tuple[dict, int, dict, bool]] = []  # (its metadata, line, first block after, a summary?)
         self.lines = 0
         self.by_uuid: dict[str, list[dict]] = {}  # each conversation line's kept blocks, in file order
+        self.subagent = False  # every line a sidechain: a sub-agent's own log
 
     def add(self, line: dict, place: str) -> None:
         message = need(line, "message", dict, place)
@@ -116,6 +118,9 @@ class _Log:
                  f"into {messages} Anthropic messages (consecutive lines of one role are one message). "
                  "The log holds no system prompt or tool definitions, so the request and its count leave out "
                  "the ones Claude Code sends."]
+        if self.subagent:
+            notes.append("Every line is a sidechain: this is a sub-agent's own log (Claude Code's Task tool), read as "
+                         "the conversation that sub-agent had; the session that started it is a log of its own.")
         if self.skipped:
             notes.append(f"Skipped (not part of the conversation, or read once already): {counted(self.skipped)}.")
         notes.extend(self.boundaries)
@@ -173,7 +178,14 @@ def _reply_id(line: dict) -> Any:
     return message.get("id") if line.get("type") == "assistant" and isinstance(message, dict) else None
 
 
-def _left_behind(lines: list[Any]) -> set[int]:
+def _talk(lines: list[Any], sidechains: bool) -> list[int]:
+    """The conversation lines: ``user`` and ``assistant`` lines of the main chain (or, in a sub-agent's
+    own log, of its chain)."""
+    return [n for n, line in enumerate(lines) if isinstance(line, dict) and line.get("type") in _ROLES
+            and (line.get("isSidechain") is True) == sidechains]
+
+
+def _left_behind(lines: list[Any], talk: list[int]) -> set[int]:
     """The conversation lines on a branch the session left. The log is a tree: each line names its
     parent (``parentUuid``; across a compaction, ``logicalParentUuid``), and going back to edit an
     earlier message (double Esc, ``/rewind``) starts a new branch from there, the old one staying in
@@ -184,8 +196,6 @@ def _left_behind(lines: list[Any]) -> set[int]:
     lines side by side)."""
     uuid_at = {line["uuid"]: n for n, line in enumerate(lines) if isinstance(line, dict)
                and isinstance(line.get("uuid"), str)}
-    talk = [n for n, line in enumerate(lines) if isinstance(line, dict) and line.get("type") in _ROLES
-            and line.get("isSidechain") is not True]
     path: set[int] = set()
     at = talk[-1] if talk else None
     while at is not None and at not in path:
@@ -212,7 +222,9 @@ def read(data: Any) -> Conversation:
     if lines is None:
         check(data, list, "document")
     log = _Log()
-    left = _left_behind(lines or [])
+    # a sub-agent's own log (subagents/agent-*.jsonl) is all sidechain: there, the sidechain is the conversation
+    subagent = log.subagent = not _talk(lines or [], sidechains=False) and bool(_talk(lines or [], sidechains=True))
+    left = _left_behind(lines or [], _talk(lines or [], sidechains=subagent))
     for number, line in enumerate(lines or [], 1):
         place = f"line {number}"
         check(line, dict, place)
@@ -224,7 +236,7 @@ def read(data: Any) -> Conversation:
             if line.get("subtype") == "compact_boundary":
                 log.boundaries.append(_boundary(line, number))
                 log.pending = (_meta(line), number)
-        elif line.get("isSidechain") is True:
+        elif line.get("isSidechain") is True and not subagent:
             log.skipped["sidechain (a sub-agent's own conversation)"] += 1
         else:
             log.add(line, place)
