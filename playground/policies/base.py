@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from itertools import compress, count
 from typing import Any, Protocol
 
-from ..conversation import Conversation, Item, Message, ToolCall, is_instruction
+from ..conversation import Conversation, Item, Message, ToolCall, extends, is_instruction
 from ..meter.tokens import Meter
 from ..summarize.call import SummaryCall
 
@@ -108,12 +108,6 @@ def _changes_earlier_counts(item: Item, meter: Meter) -> bool:
     """An item whose arrival changes what earlier items cost: a system message (tool definitions)
     or, for Claude, a user message (thinking before it is no longer the current turn's)."""
     return is_instruction(item) or (meter.claude and isinstance(item, Message) and item.role == "user")
-
-
-def extends(items: tuple[Item, ...], known: tuple[Item, ...]) -> bool:
-    """``items`` begins with ``known``: a request that grew by appending (one comparison in C,
-    identity first)."""
-    return len(items) >= len(known) and items[:len(known)] == known
 
 
 def unchanged(conversation: Conversation, report: Any = None) -> PolicyResult:
