@@ -285,13 +285,14 @@ class Carry:
     def counts(self, items: tuple[Item, ...], meter: Meter) -> list[int]:
         """``meter.items(items)``: an item's count depends on its neighbours only (a parallel call,
         a continued block), so only the changed and appended items and their neighbours are
-        counted again — unless, for Claude, a user message moved where billed thinking ends."""
+        counted again — unless most of the request changed (each is counted in a window of three),
+        or, for Claude, a user message moved where billed thinking ends."""
         old = self._items
         changed = [] if extends(items, old) else list(compress(count(), map(operator.is_not, items, old)))
         recount = sorted({q for p in changed for q in (p - 1, p, p + 1) if 0 <= q < len(old)}
                          | set(range(max(0, len(old) - 1), len(items))))
-        if meter is not self._meter or len(items) < len(old) or (meter.claude and not self._thinking_holds(
-                items, old, changed, recount)):
+        if (meter is not self._meter or len(items) < len(old) or 3 * len(recount) > len(items)
+                or (meter.claude and not self._thinking_holds(items, old, changed, recount))):
             self._counts = list(meter.items(items))
             self._last_user = max((p for p, item in enumerate(items) if _is_user(item)), default=-1)
         else:
