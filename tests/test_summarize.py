@@ -8,14 +8,15 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from playground import formats
 from playground.compaction import Settings
-from playground.conversation import Message, ToolCall, ToolResult, content_text, pairs, role_of
+from playground.conversation import Message, Part, ToolCall, ToolResult, content_text, pairs, role_of
 from playground.engine import optimize
 from playground.errors import InputError
 from playground.meter import tokens
@@ -650,17 +651,21 @@ _SHAPES = st.one_of(
     st.builds(ToolResult, call_id=st.sampled_from("abc"), name=st.sampled_from(["read_file", "bash"]),
               content=st.sampled_from(["r", "Error: no such file", "a\nb"])),
     st.builds(Message, role=st.sampled_from(["user", "assistant", "system", "developer"]),
-              content=st.sampled_from(["hi", f"{MARKER} (x)]\n\nearlier", ""])))
+              content=st.sampled_from(["hi", f"{MARKER} (x)]\n\nearlier", ""])),
+    # thinking, which Anthropic bills only after the last user message
+    st.builds(Message, role=st.just("assistant"), content=st.just((
+        Part("thinking", extra={"thinking": "Let me read the file first."}), Part("text", "Reading.")))))
 
 
 @st.composite
 def _growing(draw, least: int = 0):
     """Requests as a policy that summarizes at every call sees them: each the last one grown by a
     few items, sometimes with one earlier item replaced (a masked output, or anything else)."""
-    items = draw(st.lists(_SHAPES, min_size=least, max_size=16))
-    requests = []
-    for length in sorted(draw(st.lists(st.integers(0, len(items)), min_size=1, max_size=8))):
+    items = draw(st.lists(_SHAPES, min_size=least, max_size=30))
+    requests, length = [], draw(st.integers(0, len(items)))
+    for _ in range(draw(st.integers(1, 10))):
         request = items[:length]
+        length += draw(st.integers(0, 3))
         if request and draw(st.booleans()):
             request[draw(st.integers(0, len(request) - 1))] = draw(_SHAPES)
         requests.append(tuple(request))
@@ -686,8 +691,18 @@ def test_a_call_in_the_head_answered_after_the_cut_leaves_nothing_to_summarize()
     assert span(items, 1) is None and CutIndex().span(items, 1) is None
 
 
+_USER, _THINKING = Message(role="user", content="Go on."), Message(role="assistant", content=(
+    Part("thinking", extra={"thinking": "Let me read the file first."}), Part("text", "Reading.")))
+_AGAIN = replace(_THINKING, content=(_THINKING.content[0], Part("text", "Reading again.")))
+_RUN = (_USER, _THINKING, *(ToolCall(call_id=f"c{n}", name="bash", arguments="{}") for n in range(12)))
+
+
 @given(_growing(least=1), st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]))
+@example([_RUN, (*_RUN, _USER)], "claude-sonnet-4-5")
+@example([(*_RUN, _USER), (_USER, _AGAIN, *_RUN[2:], _USER)], "claude-sonnet-4-5")
 def test_counts_carried_from_the_last_request_are_each_request_counted_whole(requests, model):
+    """Each request's item counts, carried: also where Anthropic's billed thinking moves (a user
+    message arrives after thinking; thinking replaced before the last user message is not billed)."""
     counter, carry = tokens.Meter(model), Carry()
     for items in requests:
         assert carry.counts(items, counter) == list(counter.items(items))
