@@ -361,7 +361,9 @@ class Summarization:
     conversation: Conversation
     report: SummaryReport
     plan: Plan | None
-    count: TokenCount | None = None  # the tokens of ``conversation``, item by item (what a cost is computed from)
+    # the tokens of ``conversation``, item by item (what a cost is computed from); None when ``run`` was
+    # given a carry and made no summary (the caller knew the total)
+    count: TokenCount | None = None
 
 
 def _origin_span(conversation: Conversation, start: int, end: int) -> tuple[int, int] | None:
