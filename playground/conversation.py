@@ -275,6 +275,12 @@ def link(items: Iterable[Item], where: Any = str) -> tuple[Item, ...]:
     return tuple(linked)
 
 
+def extends(items: tuple[Item, ...], known: tuple[Item, ...]) -> bool:
+    """``items`` begins with ``known``: a request that grew by appending (one comparison in C,
+    identity first)."""
+    return len(items) >= len(known) and items[:len(known)] == known
+
+
 def pairs(items: tuple[Item, ...]) -> dict[int, int]:
     """Map each tool call's position to the position of the result that answers it.
 

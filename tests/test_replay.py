@@ -20,6 +20,7 @@ from playground.run.compare import compare
 from playground.run.prices import load_prices, read_prices
 from playground.run.promptcache import CacheUse, PromptCache, call_cost
 from playground.run.replay import Call, Replay, call_starts, replay
+from playground.summarize.offline import OfflineSummarizer
 
 from .conftest import TRACES, load_shared
 from .strategies import LONG_RUNS, REQUESTS
@@ -410,6 +411,29 @@ def test_a_pass_from_the_frontier_sends_what_a_pass_over_the_whole_request_sends
     assert (runs[0].tokens_lost, runs[0].tokens_retrievable) == (runs[1].tokens_lost, runs[1].tokens_retrievable)
 
 
+class _WholeSpan(OfflineSummarizer):
+    """Reads every span whole, as a fresh summarizer: the pass a carried reading must equal."""
+
+    def summarize(self, plan):
+        return OfflineSummarizer().summarize(plan)
+
+
+@settings(max_examples=60)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]),
+       st.sampled_from(["hybrid", "summarize"]), st.integers(0, 600), st.integers(0, 3), st.integers(0, 2),
+       st.sampled_from(["stored", "per-call"]))
+def test_summarizing_carried_from_the_last_call_sends_what_summarizing_each_request_whole_sends(
+        body, model, name, limit, keep, window, mode):
+    """Hybrid and summarize carry the cut, the counts and the offline summary from the last call
+    (``summarize.history.Carry``); every call must come out exactly as summarizing each request whole."""
+    conversation = formats.read(body)
+    options = {"limit": limit, "keep_steps": keep, "window": window}
+    runs = [replay(conversation, make(name, **options, **whole), Meter(model), PRICES.get(model), mode=mode)
+            for whole in ({}, {"carry": None, "summarizer": _WholeSpan()})]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+    assert (runs[0].tokens_lost, runs[0].tokens_retrievable) == (runs[1].tokens_lost, runs[1].tokens_retrievable)
+
+
 def test_a_reused_call_id_pairs_in_a_pass_from_the_frontier_as_in_the_whole_pass():
     """Three calls share one id and their results come later, then a fourth call reuses it. The
     first result answers the third call (the latest before it), not the fourth: a pass from the
@@ -453,11 +477,11 @@ def test_replay_walks_only_what_is_new_on_a_long_run(monkeypatch):
     assert len(walked) < 10 * len(conversation.items), f"{len(walked):,} visits for {len(conversation.items)} items"
 
 
-# Over their thresholds from the first few calls on (hybrid: masking at every call, and the
-# masked request's total checked against a limit it does not reach — a summary is new text of
-# the history's size at each call, so its cost grows with the run whatever is reused)
+# Over their thresholds from the first few calls on (hybrid: masking at every call, and from the
+# tenth call or so on a summary of all the older history at nearly every call, as summarize does)
 LONG_RUN = {"rules": {"threshold": 2_000, "summarize": False}, "masking": {"window": 3},
-            "clear-tool-uses": {"trigger": 2_000, "keep": 3}, "hybrid": {"window": 3, "limit": 10_000, "keep_steps": 2}}
+            "clear-tool-uses": {"trigger": 2_000, "keep": 3}, "hybrid": {"window": 3, "limit": 1_000, "keep_steps": 2},
+            "summarize": {"limit": 1_500, "keep_steps": 2}}
 
 
 def _python_calls(conversation: Conversation, name: str, mode: str) -> int:
@@ -484,7 +508,9 @@ def test_doubling_a_run_doubles_the_python_work_of_replaying_it(name, mode):
     2.2 times the Python work (the benchmark's wall-clock target), not four times, as walking
     every request whole did (hybrid masked and counted the whole history at each call,
     clear-tool-uses per call looked at every result of every request, rules per call summed
-    every edit of the run)."""
+    every edit of the run; hybrid and summarize per call cut, counted and summarized the whole
+    older history again at each call). The text of a summary still grows with the run: that is
+    work in C (joining, encoding), not counted here."""
     work = [_python_calls(reads(calls), name, mode) for calls in (100, 200)]
     assert work[1] <= 2.2 * work[0], f"{work[1]:,} Python calls for 200 calls, {work[0]:,} for 100"
 
@@ -517,6 +543,8 @@ def test_hybrid_from_the_last_request_sends_what_hybrid_over_the_whole_request_s
     object.__setattr__(whole.masking, "last", masked_whole)
     object.__setattr__(whole, "totals", SimpleNamespace(total=lambda request, meter: meter.count(request).total,
                                                         remember=lambda *args: None))
+    object.__setattr__(whole, "carry", None)
+    object.__setattr__(whole, "summarizer", _WholeSpan())
     runs = [replay(conversation, policy, Meter(model), PRICES.get(model), mode=mode)
             for policy in (HybridPolicy(window=window, limit=limit, keep_steps=keep), whole)]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final

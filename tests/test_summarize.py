@@ -8,22 +8,23 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from playground import formats
 from playground.compaction import Settings
-from playground.conversation import ToolCall, ToolResult, content_text, pairs, role_of
+from playground.conversation import Message, Part, ToolCall, ToolResult, content_text, pairs, role_of
 from playground.engine import optimize
 from playground.errors import InputError
 from playground.meter import tokens
 from playground.rules.ruleset import book_rules
 from playground.summarize import keys
-from playground.summarize.cut import MARKER, cut_steps, is_summary, span
+from playground.summarize.cut import MARKER, CutIndex, cut_steps, is_summary, span
 from playground.summarize.endpoint import Endpoint, OpenAISummarizer
-from playground.summarize.history import SummarizerError, SummarySettings, plan, run
+from playground.summarize.history import Carry, Plan, SummarizerError, SummarySettings, plan, run
 from playground.summarize.offline import OFFLINE_LABEL, OfflineSummarizer
 from playground.workbench.presets import list_presets
 
@@ -640,3 +641,78 @@ def test_credentials_in_the_url_never_show():
     with pytest.raises(SummarizerError) as caught:
         OpenAISummarizer(endpoint).check()
     assert "hunter2" not in str(caught.value) and "127.0.0.1:9" in str(caught.value)
+
+
+# --- Issue 15: summarizing at every call, carried from the last call ---------------------------------------------
+
+_SHAPES = st.one_of(
+    st.builds(ToolCall, call_id=st.sampled_from("abc"), name=st.sampled_from(["read_file", "bash"]),
+              arguments=st.sampled_from(['{"path": "a"}', '{"file_path": "b"}', '{"command": "ls"}', "{}", "x"])),
+    st.builds(ToolResult, call_id=st.sampled_from("abc"), name=st.sampled_from(["read_file", "bash"]),
+              content=st.sampled_from(["r", "Error: no such file", "a\nb"])),
+    st.builds(Message, role=st.sampled_from(["user", "assistant", "system", "developer"]),
+              content=st.sampled_from(["hi", f"{MARKER} (x)]\n\nearlier", ""])),
+    # thinking, which Anthropic bills only after the last user message
+    st.builds(Message, role=st.just("assistant"), content=st.just((
+        Part("thinking", extra={"thinking": "Let me read the file first."}), Part("text", "Reading.")))))
+
+
+@st.composite
+def _growing(draw, least: int = 0):
+    """Requests as a policy that summarizes at every call sees them: each the last one grown by a
+    few items, sometimes with one earlier item replaced (a masked output, or anything else)."""
+    items = draw(st.lists(_SHAPES, min_size=least, max_size=30))
+    requests, length = [], draw(st.integers(0, len(items)))
+    for _ in range(draw(st.integers(1, 10))):
+        request = items[:length]
+        length += draw(st.integers(0, 3))
+        if request and draw(st.booleans()):
+            request[draw(st.integers(0, len(request) - 1))] = draw(_SHAPES)
+        requests.append(tuple(request))
+    return requests
+
+
+@given(_growing(), st.integers(0, 3))
+def test_the_cut_carried_from_the_last_request_is_the_cut_of_each_request_whole(requests, keep):
+    index = CutIndex()
+    for items in requests:
+        assert index.span(items, keep) == span(items, keep)
+
+
+def test_a_call_in_the_head_answered_after_the_cut_leaves_nothing_to_summarize():
+    """The call at item 0 comes before the first user message and is answered last: the cut
+    moved back to the head and stayed there, moving again and again (the whole pass never
+    returned). Nothing can be summarized without cutting that call from its result."""
+    items = (ToolCall(call_id="a", name="bash", arguments="{}"), Message(role="user", content="Go."),
+             ToolCall(call_id="b", name="bash", arguments="{}"), ToolResult(call_id="b", name="bash", content="b"),
+             ToolCall(call_id="c", name="bash", arguments="{}"), ToolResult(call_id="a", name="bash", content="a"))
+    steps = cut_steps(items, 1)
+    assert steps[-1].kind == "nothing" and (steps[-1].call, steps[-1].result) == (0, 5)
+    assert span(items, 1) is None and CutIndex().span(items, 1) is None
+
+
+_USER, _THINKING = Message(role="user", content="Go on."), Message(role="assistant", content=(
+    Part("thinking", extra={"thinking": "Let me read the file first."}), Part("text", "Reading.")))
+_AGAIN = replace(_THINKING, content=(_THINKING.content[0], Part("text", "Reading again.")))
+_RUN = (_USER, _THINKING, *(ToolCall(call_id=f"c{n}", name="bash", arguments="{}") for n in range(12)))
+
+
+@given(_growing(least=1), st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]))
+@example([_RUN, (*_RUN, _USER)], "claude-sonnet-4-5")
+@example([(*_RUN, _USER), (_USER, _AGAIN, *_RUN[2:], _USER)], "claude-sonnet-4-5")
+def test_counts_carried_from_the_last_request_are_each_request_counted_whole(requests, model):
+    """Each request's item counts, carried: also where Anthropic's billed thinking moves (a user
+    message arrives after thinking; thinking replaced before the last user message is not billed)."""
+    counter, carry = tokens.Meter(model), Carry()
+    for items in requests:
+        assert carry.counts(items, counter) == list(counter.items(items))
+
+
+@given(_growing(least=1), st.integers(0, 3))
+def test_the_offline_summary_carried_from_the_last_span_is_the_summary_of_the_whole_span(requests, start):
+    """A span that grows (and one that does not: the reading starts again) summarizes as a fresh
+    summarizer reading it whole, also when a tool's telling argument changes with its new calls."""
+    carried = OfflineSummarizer()
+    for items in requests:
+        chosen = Plan(start, len(items), items[start:], "", False, 600, meter())
+        assert carried.summarize(chosen) == OfflineSummarizer().summarize(chosen)

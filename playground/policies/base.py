@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import compress, count
 from typing import Any, Protocol
 
-from ..conversation import Conversation, Item, Message, ToolCall, is_instruction
+from ..conversation import Conversation, Item, Message, ToolCall, extends, is_instruction
 from ..meter.tokens import Meter
 from ..summarize.call import SummaryCall
 
@@ -51,11 +52,9 @@ class RunningTotal:
 
     def total(self, conversation: Conversation, meter: Meter) -> int:
         items = conversation.items
-        candidates = sorted(((_differing(known, items), known, known_total)
-                             for known, known_total, request, counted_by in reversed(self._known)
-                             if counted_by is meter and _same_outside(request, conversation)),
-                            key=lambda candidate: len(candidate[0]))  # the one it differs least from first
-        for differing, known, known_total in candidates:
+        usable = [(known, known_total) for known, known_total, request, counted_by in reversed(self._known)
+                  if counted_by is meter and _same_outside(request, conversation)]
+        for differing, known, known_total in _least_differing_first(usable, items):
             edited = _edited(known, items, differing, meter)
             n = len(known)
             if edited is not None and not any(_changes_earlier_counts(item, meter) for item in items[n:]):
@@ -78,10 +77,17 @@ def _same_outside(known: Conversation, conversation: Conversation) -> bool:
             and known.instructions is conversation.instructions)
 
 
-def _differing(known: tuple[Item, ...], items: tuple[Item, ...]) -> list[int]:
-    """The positions of ``known`` where ``items`` holds another object, found in C: a request that
-    only appended costs no Python work."""
-    return [] if extends(items, known) else list(compress(count(), map(operator.is_not, items, known)))
+def _least_differing_first(usable: list[tuple[tuple[Item, ...], int]], items: tuple[Item, ...]
+                           ) -> Iterator[tuple[list[int], tuple[Item, ...], int]]:
+    """Each known request with the positions where ``items`` holds another object, the one it
+    differs least from first. Those it only extends come first, and the others' positions are
+    found (in C) only if none of those will do: per call, the request just sent was edited at
+    every compacted position of the run, and listing them made each call's work grow with it."""
+    grown = [extends(items, known) for known, _ in usable]
+    yield from (([], known, known_total) for (known, known_total), ok in zip(usable, grown, strict=True) if ok)
+    yield from sorted(((list(compress(count(), map(operator.is_not, items, known))), known, known_total)
+                       for (known, known_total), ok in zip(usable, grown, strict=True) if not ok),
+                      key=lambda candidate: len(candidate[0]))
 
 
 def _edited(known: tuple[Item, ...], items: tuple[Item, ...], differing: list[int], meter: Meter) -> int | None:
@@ -108,12 +114,6 @@ def _changes_earlier_counts(item: Item, meter: Meter) -> bool:
     """An item whose arrival changes what earlier items cost: a system message (tool definitions)
     or, for Claude, a user message (thinking before it is no longer the current turn's)."""
     return is_instruction(item) or (meter.claude and isinstance(item, Message) and item.role == "user")
-
-
-def extends(items: tuple[Item, ...], known: tuple[Item, ...]) -> bool:
-    """``items`` begins with ``known``: a request that grew by appending (one comparison in C,
-    identity first)."""
-    return len(items) >= len(known) and items[:len(known)] == known
 
 
 def unchanged(conversation: Conversation, report: Any = None) -> PolicyResult:

@@ -12,9 +12,9 @@ rewrote the history) is walked whole. So the Python work of a call no longer gro
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import compress
 from operator import itemgetter
 
 from ..conversation import Item, ToolCall, ToolResult, role_of
@@ -32,7 +32,49 @@ class Pass:
     start: int
     prefix: tuple[Item, ...]
     one_off: dict[str, str]
-    kept: tuple[Saving, ...]  # the edits in ``prefix`` that the request as it came does not have (per-call mode)
+    # per-call mode: the edits in ``prefix`` that the request as it came does not have are kept;
+    # what they saved, and how much of that is lost (their tool is one-off)
+    keeps: bool
+    kept: int = 0
+    kept_saved: int = 0
+    kept_lost: int = 0
+
+
+class Edits:
+    """The edits that made the last request sent differ from the one given, in position order,
+    with running sums (of all, and per tool): per call they are as many as the run's compacted
+    items, so a pass from the frontier reads what those before it saved from the sums, and only
+    the edits from the frontier on are replaced."""
+
+    def __init__(self) -> None:
+        self.positions: list[int] = []
+        self.sums = [0]  # sums[k]: tokens saved by the first k edits
+        self.tools: dict[str, tuple[list[int], list[int]]] = {}  # tool -> its edits' positions, their sums
+
+    def keep_before(self, start: int) -> None:
+        """Drop the edits at or after ``start``."""
+        cut = bisect_left(self.positions, start)
+        del self.positions[cut:], self.sums[cut + 1:]
+        for positions, sums in self.tools.values():
+            cut = bisect_left(positions, start)
+            del positions[cut:], sums[cut + 1:]
+
+    def add(self, edits: Iterable[Saving]) -> None:
+        """Append edits at positions after those kept."""
+        for position, tool, tokens in sorted(edits, key=itemgetter(0)):
+            self.positions.append(position)
+            self.sums.append(self.sums[-1] + tokens)
+            positions, sums = self.tools.setdefault(tool, ([], [0]))
+            positions.append(position)
+            sums.append(sums[-1] + tokens)
+
+    def saved_before(self, start: int) -> int:
+        return self.sums[bisect_left(self.positions, start)]
+
+    def lost_before(self, start: int, one_off: dict[str, str]) -> int:
+        """Tokens saved before ``start`` by edits whose tool's output calling again does not bring back."""
+        return sum(sums[bisect_left(positions, start)] for tool, (positions, sums) in self.tools.items()
+                   if tool in one_off)
 
 
 class Frontier:
@@ -47,7 +89,7 @@ class Frontier:
         self._answered_by: dict[int, int] = {}  # result position -> the call it answers (as ``pairs`` pairs them)
         self._carried: dict[str, Carried] = {}  # tool -> its calls' argument names
         self._pending: tuple[dict[str, int], dict[int, int], dict[str, Carried]] | None = None
-        self._edits: tuple[Saving, ...] = ()  # what made the last request sent differ from the one given
+        self._edits = Edits()  # what made the last request sent differ from the one given
 
     def plan(self, items: tuple[Item, ...]) -> Pass | None:
         """The pass over ``items`` when it extends the last request walked (stored mode: the last
@@ -67,15 +109,19 @@ class Frontier:
                 start = min(start, call)
         start = _turn_start(items, start)
         self._pending = (open_calls, answered_by, carried)
-        kept = () if base is self._output else tuple(  # the edits before ``start``, picked in C
-            compress(self._edits, map(start.__gt__, map(itemgetter(0), self._edits))))
-        return Pass(start, self._output[:start], one_off(carried), kept)
+        tools = one_off(carried)
+        if base is self._output:
+            return Pass(start, self._output[:start], tools, keeps=False)
+        edits = self._edits
+        return Pass(start, self._output[:start], tools, True, bisect_left(edits.positions, start),
+                    edits.saved_before(start), edits.lost_before(start, tools))
 
     def walked(self, given: tuple[Item, ...], sent: tuple[Item, ...], skipped: Iterable[tuple[int, str]],
-               edits: Iterable[Saving], rewritten: bool = False) -> None:
-        """Remember the request a pass was given, what it sent (``edits`` made the difference), and
-        which positions it skipped and why. ``rewritten``: more than the rules changed it (a
-        summary), so the next pass walks it whole."""
+               edits: Iterable[Saving], rewritten: bool = False, kept_before: int | None = None) -> None:
+        """Remember the request a pass was given, what it sent (``edits`` made the difference, with
+        the last request's edits before ``kept_before`` when given: a pass from the frontier that
+        kept them), and which positions it skipped and why. ``rewritten``: more than the rules
+        changed it (a summary), so the next pass walks it whole."""
         if self._pending is None or rewritten:
             open_calls: dict[str, int] = {}
             carried: dict[str, Carried] = {}
@@ -87,7 +133,12 @@ class Frontier:
         again = [position for position, reason in skipped if reason in TRANSIENT]
         self._input, self._output = (() if rewritten else given), sent
         self._start = 0 if rewritten else min(again, default=len(sent))
-        self._open, self._carried, self._pending, self._edits = open_calls, carried, None, tuple(edits)
+        self._open, self._carried, self._pending = open_calls, carried, None
+        if kept_before is None:
+            self._edits = Edits()
+        else:
+            self._edits.keep_before(kept_before)
+        self._edits.add(edits)
 
 
 def _add(items: tuple[Item, ...], start: int, open_calls: dict[str, int], answered_by: dict[int, int],

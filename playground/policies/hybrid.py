@@ -10,7 +10,7 @@ from ..compaction import DEFAULT_THRESHOLD
 from ..conversation import Conversation
 from ..meter.tokens import Meter
 from ..summarize.call import from_report
-from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
+from ..summarize.history import DEFAULT_KEEP_STEPS, Carry, SummarySettings
 from ..summarize.offline import OfflineSummarizer
 from .base import PolicyResult, RunningTotal, unchanged
 from .masking import DEFAULT_WINDOW, MaskingPolicy, Memo
@@ -25,6 +25,7 @@ class HybridPolicy:
     memo: Memo = field(default_factory=dict, compare=False, repr=False)
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     summarizer: OfflineSummarizer = field(default_factory=OfflineSummarizer, compare=False, repr=False)
+    carry: Carry | None = field(default_factory=Carry, compare=False, repr=False)  # None: each request whole
     # masks as the masking policy does: a request that extends the last one masks only what crossed the window
     masking: MaskingPolicy = field(init=False, compare=False, repr=False)
     name: ClassVar[str] = "hybrid"
@@ -39,9 +40,9 @@ class HybridPolicy:
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         masking = self.masking.apply(conversation, meter)
         masked, removed, count = masking.conversation, masking.tokens_lost, masking.fired is not None
-        over = self.totals.total(masked, meter) >= self.limit
-        done = (summarize_over(conversation, masked, self.limit, self.keep_steps, meter, self.summarizer) if over
-                else None)
+        total = self.totals.total(masked, meter)
+        done = (summarize_over(conversation, masked, self.limit, self.keep_steps, meter, self.summarizer,
+                               None if self.carry is None else (self.carry, total)) if total >= self.limit else None)
         if done is None:
             return (PolicyResult(masked, "masking", tokens_lost=removed) if count else unchanged(conversation))
         report = done.report

@@ -6,8 +6,6 @@ fetched again (``refetch``); a summary cannot be undone (lost)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import itemgetter
 from typing import Any, ClassVar
 
 from ..compaction import DEFAULT_THRESHOLD, DecisionCache, Settings, apply_rules
@@ -69,17 +67,18 @@ class RulesPolicy:
             return None
         rest, edits, skipped = apply_rules(conversation.with_items(conversation.items[plan.start:]), self.rules,
                                            self.settings(), meter, self.decisions)
-        savings = (*plan.kept, *((plan.start + e.position, e.tool, e.tokens_before - e.tokens_after) for e in edits))
-        saved = sum(map(itemgetter(2), savings))  # in C: per call, the kept edits are as many as the run's
+        new = [(plan.start + e.position, e.tool, e.tokens_before - e.tokens_after) for e in edits]
+        saved = plan.kept_saved + sum(tokens for _, _, tokens in new)  # per call, the kept edits are the run's
         if self.summarize and total - saved >= self.summary().limit:
             return None
         sent = plan.prefix + rest.items
-        self.frontier.walked(conversation.items, sent, ((plan.start + s.position, s.reason) for s in skipped), savings)
-        if not savings:
+        self.frontier.walked(conversation.items, sent, ((plan.start + s.position, s.reason) for s in skipped), new,
+                             kept_before=plan.start if plan.keeps else None)
+        if not plan.kept and not new:
             return unchanged(conversation)
         final = conversation.with_items(sent)
         self.totals.remember(final, total - saved, meter)
-        lost = sum(compress(map(itemgetter(2), savings), map(plan.one_off.__contains__, map(itemgetter(1), savings))))
+        lost = plan.kept_lost + sum(tokens for _, tool, tokens in new if tool in plan.one_off)
         return PolicyResult(final, "compaction", tokens_lost=lost, tokens_retrievable=saved - lost)
 
     def _whole(self, conversation: Conversation, meter: Meter) -> PolicyResult:

@@ -13,17 +13,20 @@ from ..compaction import DEFAULT_THRESHOLD
 from ..conversation import Conversation
 from ..meter.tokens import Meter
 from ..summarize.call import from_report
-from ..summarize.history import DEFAULT_KEEP_STEPS, Summarization, SummarySettings, run
+from ..summarize.history import DEFAULT_KEEP_STEPS, Carry, Summarization, SummarySettings, run
 from ..summarize.offline import OfflineSummarizer
 from .base import PolicyResult, RunningTotal, unchanged
 
 
 def summarize_over(original: Conversation, current: Conversation, limit: int, keep_steps: int,
-                   meter: Meter, summarizer: OfflineSummarizer) -> Summarization | None:
+                   meter: Meter, summarizer: OfflineSummarizer, carry: tuple[Carry, int] | None = None
+                   ) -> Summarization | None:
     """``current`` summarized when it is at or over ``limit`` — the summary read from ``original``,
     whose items stand at the same positions — or None when that did not make it smaller.
-    ``summarizer`` is the policy's own, so what it read of each item is read once per run."""
-    done = run(original, current, SummarySettings(limit=limit, keep_steps=keep_steps), summarizer, meter)
+    ``summarizer`` is the policy's own, so what it read of each item is read once per run, and
+    ``carry`` its ``Carry`` with ``current``'s total, so the cut and the counts follow the run."""
+    done = run(original, current, SummarySettings(limit=limit, keep_steps=keep_steps), summarizer, meter,
+               carry=carry)
     report = done.report
     return done if report.status == "summarized" and report.tokens_after < report.tokens_before else None
 
@@ -34,6 +37,7 @@ class SummarizePolicy:
     keep_steps: int = DEFAULT_KEEP_STEPS
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     summarizer: OfflineSummarizer = field(default_factory=OfflineSummarizer, compare=False, repr=False)
+    carry: Carry | None = field(default_factory=Carry, compare=False, repr=False)  # None: each request whole
     name: ClassVar[str] = "summarize"
 
     def __post_init__(self) -> None:
@@ -43,9 +47,11 @@ class SummarizePolicy:
         return {"limit": self.limit, "keep_steps": self.keep_steps}
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
-        if self.totals.total(conversation, meter) < self.limit:
+        total = self.totals.total(conversation, meter)
+        if total < self.limit:
             return unchanged(conversation)
-        done = summarize_over(conversation, conversation, self.limit, self.keep_steps, meter, self.summarizer)
+        done = summarize_over(conversation, conversation, self.limit, self.keep_steps, meter, self.summarizer,
+                              None if self.carry is None else (self.carry, total))
         if done is None:
             return unchanged(conversation)
         report = done.report

@@ -70,9 +70,18 @@ def argument_names(conversation: Conversation, tool: str) -> list[str]:
     return [name for name, _ in names.most_common()]
 
 
+def most_telling(names: Counter[str]) -> str | None:
+    """``telling_argument`` from the argument names a tool's calls used, counted in the order
+    they came (a count kept up to date as calls arrive)."""
+    return _telling([name for name, _ in names.most_common()])
+
+
 def telling_argument(conversation: Conversation, tool: str) -> str | None:
     """The argument that best names what a call fetched (path, query, url…), if any."""
-    names = argument_names(conversation, tool)
+    return _telling(argument_names(conversation, tool))
+
+
+def _telling(names: list[str]) -> str | None:
     return next((name for name in _TELLING if name in names), names[0] if names else None)
 
 

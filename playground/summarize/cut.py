@@ -5,11 +5,26 @@ the same path and cannot drift apart."""
 
 from __future__ import annotations
 
+import operator
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import compress, count
 
 from .. import words
-from ..conversation import Item, Message, content_text, is_instruction, pairs, role_of, turn_end, turn_starts
+from ..conversation import (
+    Item,
+    Message,
+    ToolCall,
+    ToolResult,
+    content_text,
+    extends,
+    is_instruction,
+    pairs,
+    role_of,
+    turn_end,
+    turn_starts,
+)
 
 MARKER = "[Summary of earlier conversation"
 
@@ -68,8 +83,12 @@ def _cut(items: tuple[Item, ...], keep_steps: int) -> Iterator[CutStep]:
         moved = False
         for call, result in answers.items():
             if call < end <= result:
-                end = max((s for s in starts if s <= call), default=first_user + 1)
-                moved = True
+                if (back := max((s for s in starts if s <= call), default=first_user + 1)) == end:
+                    yield CutStep("nothing", start, end, call=call, result=result,
+                                  detail=f"the call at item {call}, in the head that stays, is answered at item "
+                                         f"{result}: no cut after the head keeps them together")
+                    return
+                end, moved = back, True
                 yield CutStep("move", start, end, tuple(p for p in starts if p >= end), call, result,
                               f"the call at item {call} would be separated from its result at item {result}: "
                               f"the cut moves back to item {end}, where that call's turn begins")
@@ -98,3 +117,89 @@ def span(items: tuple[Item, ...], keep_steps: int) -> tuple[int, int] | None:
     """The items to summarize, ``(start, end)``, or None when there is nothing outside what is kept."""
     *_, last = _cut(items, keep_steps)
     return last.span
+
+
+def _shape(item: Item) -> tuple[object, ...]:
+    """What the cut reads of an item: its kind, role, call id and whether it is a summary. An
+    item replaced by one of the same shape (a masked output) leaves the cut's index as it was."""
+    return (type(item), role_of(item), getattr(item, "call_id", None), is_summary(item))
+
+
+class CutIndex:
+    """The cut of requests that grow by appending, as a policy summarizing at every call sees
+    them: the first user message, the turn starts, which result answers which call and where
+    the system messages stand, kept up to date by reading only what is new since the last
+    request (an item replaced by one of its shape, such as a masked output, changes nothing).
+    ``span`` finds what ``span`` of the whole request finds; owned by one policy."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self.items: tuple[Item, ...] = ()
+        self.first_user: int | None = None
+        self.starts: list[int] = []  # every assistant turn's start, in order
+        self.instructions: list[int] = []  # positions of system and developer messages
+        self.call_of: dict[int, int] = {}  # a result's position -> the position of the call it answers
+        self._open: dict[str, int] = {}  # call id -> its latest call's position
+        self._answered: set[int] = set()  # calls already answered (the first result answers a call)
+
+    def _update(self, items: tuple[Item, ...]) -> None:
+        old = self.items
+        if not extends(items, old) and (len(items) < len(old) or any(
+                _shape(items[p]) != _shape(old[p]) for p in compress(count(), map(operator.is_not, items, old)))):
+            self._reset()
+        for position in range(len(self.items), len(items)):
+            self._read(items, position)
+        self.items = items
+
+    def _read(self, items: tuple[Item, ...], position: int) -> None:
+        """One appended item, as ``_cut``, ``turn_starts`` and ``pairs`` read it over the whole request."""
+        item = items[position]
+        role = role_of(item)
+        if self.first_user is None and role == "user" and not is_summary(item):
+            self.first_user = position
+        if role == "assistant" and (position == 0 or role_of(items[position - 1]) != "assistant"):
+            self.starts.append(position)
+        if is_instruction(item):
+            self.instructions.append(position)
+        if isinstance(item, ToolCall):
+            self._open[item.call_id] = position
+        elif isinstance(item, ToolResult) and item.call_id in self._open:
+            call = self._open[item.call_id]
+            if call not in self._answered:
+                self._answered.add(call)
+                self.call_of[position] = call
+
+    def _crossing(self, end: int) -> int | None:
+        """A call before ``end`` whose result is at or after it (only results from ``end`` on can
+        answer one), or None."""
+        return next((call for position in range(end, len(self.items))
+                     if (call := self.call_of.get(position)) is not None and call < end), None)
+
+    def span(self, items: tuple[Item, ...], keep_steps: int) -> tuple[int, int] | None:
+        """``span(items, keep_steps)``, reading only what changed since the last request. The cut
+        moves back over a crossing call as ``_cut`` does; where it lands does not depend on the
+        order the crossing calls are found in (each move goes to the turn start at or before the
+        call, and no cut without a crossing call lies above it)."""
+        self._update(items)
+        first_user = self.first_user
+        if first_user is None:
+            return None
+        starts, low = self.starts, bisect_right(self.starts, first_user)
+        if len(starts) - low <= keep_steps:
+            return None
+        end = starts[len(starts) - keep_steps] if keep_steps else turn_end(items, starts[-1])
+        while (call := self._crossing(end)) is not None:
+            at = bisect_right(starts, call, lo=low) - 1
+            moved = starts[at] if at >= low else first_user + 1
+            if moved == end:  # a call in the head answered after the cut: as ``_cut``, nothing to summarize
+                return None
+            end = moved
+        start = first_user + 1
+        last = bisect_left(self.instructions, end) - 1
+        if last >= 0 and self.instructions[last] >= start:
+            start = self.instructions[last] + 1
+        if end - start <= 0 or (end - start == 1 and is_summary(items[start])):
+            return None
+        return start, end

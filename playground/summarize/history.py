@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import compress, count
 from typing import Protocol
 
 from .. import formats, words
-from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, content_text
+from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, content_text, extends
 from ..errors import InputError
+from ..meter.claude import billed_thinking
 from ..meter.tokens import Meter, TokenCount
-from .cut import MARKER, is_summary, span
+from .cut import MARKER, CutIndex, is_summary, span
 
 LOSS = ("A summary is lossy: the items it replaced are gone from the request, and calling a tool again cannot "
         "bring back what was said (a compaction reference can).")
@@ -263,15 +266,81 @@ def transcript(items: tuple[Item, ...], budget: int, meter: Meter, total: int = 
     return _drop_middle(blocks, total, meter)
 
 
-def plan(original: Conversation, compacted: Conversation, settings: SummarySettings, meter: Meter) -> Plan | None:
+class Carry:
+    """What summarizing the last request measured, for a policy that summarizes at every call:
+    its requests grow by appending (per call, with an older output masked since), so the cut,
+    each item's count and whether the span holds an earlier summary are carried from the last
+    request and only what changed is read again. ``run`` with a carry returns what it returns
+    without one. Owned by one policy."""
+
+    def __init__(self) -> None:
+        self.cut = CutIndex()
+        self._items: tuple[Item, ...] = ()
+        self._counts: list[int] = []
+        self._meter: Meter | None = None
+        self._last_user = -1  # the last user message's position (Anthropic bills thinking only after it)
+        self._originals: tuple[Item, ...] = ()
+        self._previous_summary = False
+
+    def counts(self, items: tuple[Item, ...], meter: Meter) -> list[int]:
+        """``meter.items(items)``: an item's count depends on its neighbours only (a parallel call,
+        a continued block), so only the changed and appended items and their neighbours are
+        counted again — unless most of the request changed (each is counted in a window of three),
+        or, for Claude, a user message moved where billed thinking ends."""
+        old = self._items
+        changed = [] if extends(items, old) else list(compress(count(), map(operator.is_not, items, old)))
+        recount = sorted({q for p in changed for q in (p - 1, p, p + 1) if 0 <= q < len(old)}
+                         | set(range(max(0, len(old) - 1), len(items))))
+        if (meter is not self._meter or len(items) < len(old) or 3 * len(recount) > len(items)
+                or (meter.claude and not self._thinking_holds(items, old, changed, recount))):
+            self._counts = list(meter.items(items))
+            self._last_user = max((p for p, item in enumerate(items) if _is_user(item)), default=-1)
+        else:
+            counts = self._counts
+            counts.extend([0] * (len(items) - len(counts)))
+            for q in recount:
+                low = max(0, q - 1)
+                counts[q] = meter.items(items[low:q + 2])[q - low]
+        self._items, self._meter = items, meter
+        return self._counts
+
+    def _thinking_holds(self, items: tuple[Item, ...], old: tuple[Item, ...], changed: list[int],
+                        recount: list[int]) -> bool:
+        """Counting a window around an item bills its thinking as counting the whole request does:
+        no user message came, went or moved, and no recounted item with thinking lies before the
+        window that holds the last user message."""
+        moved = any(_is_user(item) for p in changed for item in (old[p], items[p]))
+        return not moved and not any(_is_user(item) for item in items[len(old):]) and not any(
+            q + 2 <= self._last_user and billed_thinking((items[q],)) for q in recount)
+
+    def previous_summary(self, originals: tuple[Item, ...]) -> bool:
+        """Whether the span's original items hold an earlier summary, reading only those appended."""
+        known = self._originals
+        if extends(originals, known):
+            found = self._previous_summary or any(is_summary(item) for item in originals[len(known):])
+        else:
+            found = any(is_summary(item) for item in originals)
+        self._originals, self._previous_summary = originals, found
+        return found
+
+
+def _is_user(item: Item) -> bool:
+    return isinstance(item, Message) and item.role == "user"
+
+
+def plan(original: Conversation, compacted: Conversation, settings: SummarySettings, meter: Meter,
+         carry: Carry | None = None) -> Plan | None:
     """What to summarize in ``compacted`` (positions match ``original``), read from ``original``."""
-    found = span(compacted.items, settings.keep_steps)
+    found = (span(compacted.items, settings.keep_steps) if carry is None
+             else carry.cut.span(compacted.items, settings.keep_steps))
     if found is None:
         return None
     start, end = found
     originals = original.items[start:end]
-    return Plan(start, end, originals, settings.prompt, any(is_summary(item) for item in originals),
-                settings.item_budget, meter, settings.transcript_budget)
+    previous = (any(is_summary(item) for item in originals) if carry is None
+                else carry.previous_summary(originals))
+    return Plan(start, end, originals, settings.prompt, previous, settings.item_budget, meter,
+                settings.transcript_budget)
 
 
 def summary_message(text: str, count: int, label: str) -> Message:
@@ -292,7 +361,9 @@ class Summarization:
     conversation: Conversation
     report: SummaryReport
     plan: Plan | None
-    count: TokenCount | None = None  # the tokens of ``conversation``, item by item (what a cost is computed from)
+    # the tokens of ``conversation``, item by item (what a cost is computed from); None when ``run`` was
+    # given a carry and made no summary (the caller knew the total)
+    count: TokenCount | None = None
 
 
 def _origin_span(conversation: Conversation, start: int, end: int) -> tuple[int, int] | None:
@@ -301,25 +372,29 @@ def _origin_span(conversation: Conversation, start: int, end: int) -> tuple[int,
 
 
 def run(original: Conversation, compacted: Conversation, settings: SummarySettings, summarizer: Summarizer,
-        meter: Meter, cache: Mapping[tuple[str, str], str] | None = None, prefer: str | None = None) -> Summarization:
+        meter: Meter, cache: Mapping[tuple[str, str], str] | None = None, prefer: str | None = None, *,
+        carry: tuple[Carry, int] | None = None) -> Summarization:
     """Summarize if the compacted request is at or over the limit.
 
     ``cache`` holds summaries already made, by (summarizer label, plan key): when it has one from
     ``prefer`` for this very input, it is used and ``summarizer`` is not called. The UI keeps paid
-    LLM results there and calls the endpoint only when asked.
+    LLM results there and calls the endpoint only when asked. ``carry``: a policy's ``Carry`` and
+    the compacted request's total, which the policy's running total already knows; the result is
+    the same, but ``count`` is None unless a summary was made (the request is not counted whole).
     """
-    counted = meter.count(compacted)
-    before = counted.total
+    counted = meter.count(compacted) if carry is None else None
+    before = counted.total if counted is not None else carry[1]  # type: ignore[index]
     if before < settings.limit:
         return Summarization(compacted, SummaryReport("not_needed", settings.limit, before, before), None, counted)
-    chosen = plan(original, compacted, settings, meter)
+    chosen = plan(original, compacted, settings, meter, None if carry is None else carry[0])
     if chosen is None:
         detail = f"fewer than {settings.keep_steps + 1} assistant turns after the first user message"
         return Summarization(compacted, SummaryReport("nothing_to_summarize", settings.limit, before, before,
                                                       detail=detail), None, counted)
     cached = cache.get((prefer, chosen.key)) if cache is not None and prefer else None
     label = prefer if cached is not None else summarizer.label
-    span_tokens = sum(counted.items[chosen.start:chosen.end])
+    counts = counted.items if counted is not None else carry[0].counts(compacted.items, meter)  # type: ignore[index]
+    span_tokens = sum(counts[chosen.start:chosen.end])
     common = {"limit": settings.limit, "tokens_before": before, "summarizer": label,
               "start": chosen.start, "end": chosen.end, "span_tokens": span_tokens,
               "span_origin": _origin_span(compacted, chosen.start, chosen.end)}
