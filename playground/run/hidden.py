@@ -254,16 +254,27 @@ class Tracker:
             kept = {id(item) for item in old} & {id(item) for item in new}
             old, new = [i for i in old if id(i) not in kept], [i for i in new if id(i) not in kept]
         shown = self._shown
-        for item in old:
-            for span in self._spans(item):
+        gone, came = [self._spans(item) for item in old], [self._spans(item) for item in new]
+        # an item leaving and one coming in move only the spans one has and the other lacks (a summary
+        # written again at every call is the last one and a few lines more): the differences are found in C
+        for before, after in zip(gone, came, strict=False):  # (the rest of the longer list follows)
+            for span in before - after:
                 shown[span] -= 1
-            if id(item) not in self._original and item.origin is not None:
-                self._made.pop(item.origin, None)
-        for item in new:
-            for span in self._spans(item):
+            for span in after - before:
                 shown[span] = shown.get(span, 0) + 1
+        for before in gone[len(came):]:
+            for span in before:
+                shown[span] -= 1
+        for after in came[len(gone):]:
+            for span in after:
+                shown[span] = shown.get(span, 0) + 1
+        made = self._made
+        for item in old:
             if id(item) not in self._original and item.origin is not None:
-                self._made[item.origin] = item
+                made.pop(item.origin, None)
+        for item in new:
+            if id(item) not in self._original and item.origin is not None:
+                made[item.origin] = item
         self._request = request
 
     def _visible_text(self, request: tuple[Item, ...]) -> str:
