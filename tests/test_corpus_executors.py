@@ -44,7 +44,8 @@ def mixed(tmp_path_factory) -> Path:
     with zipfile.ZipFile(folder / "bundle.zip", "w") as archive:
         for path in [*TRACES.glob("*.json"), *DATA.glob("*.traj*")]:
             archive.write(path, f"bundle/{path.name}")
-    (folder / "corrupt.jsonl").write_text('{"type": "user", "message": {"role": "user"}}\n{"type": \n')
+    (folder / "corrupt.jsonl").write_text(  # broken mid-file (a last line cut short is read without it)
+        '{"type": "user", "message": {"role": "user"}}\n{"type": \n{"type": "assistant", "message": {"role": "x"}}\n')
     return folder
 
 
