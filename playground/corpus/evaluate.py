@@ -136,10 +136,9 @@ def hidden_used_calls(run: Replay) -> int | None:
 @dataclass(frozen=True)
 class Baseline:
     """What every strategy's row of one run is measured against, read once per run (not once
-    per strategy): the items before the run's last call, the error results among them, and the
-    call ids they answer."""
+    per strategy): the error results among the items before the run's last call, and the call ids
+    those items answer."""
 
-    items: tuple[Item, ...]
     errors: tuple[ToolResult, ...]
     answered: frozenset[str]
 
@@ -148,7 +147,7 @@ class Baseline:
         starts = call_starts(conversation.items)
         items = conversation.items[:starts[-1]] if starts else ()
         errors = tuple(item for item in items if isinstance(item, ToolResult) and error_detail(item))
-        return cls(items, errors, frozenset(items[call].call_id for call in pairs(items)))
+        return cls(errors, frozenset(items[call].call_id for call in pairs(items)))
 
 
 def _pairs_intact(baseline: Baseline, sent: Sequence[Item]) -> bool:

@@ -138,7 +138,7 @@ def _lines(text: str) -> Lines:
     return lines
 
 
-def cut_note(number: int, message: str) -> str:
+def _cut_note(number: int, message: str) -> str:
     return f"line {number}, the last, stops mid-value ({message}): left out, as a log whose writer stopped mid-line"
 
 
@@ -312,7 +312,7 @@ def read(data: Any, format: str | None = None) -> Conversation:
         raise InputError(f"unknown format (choose one of {', '.join(READERS)})", value=name)
     conversation = READERS[name].read(data)
     if isinstance(data, Lines) and data.cut:
-        conversation = replace(conversation, notes=(*conversation.notes, cut_note(*data.cut)))
+        conversation = replace(conversation, notes=(*conversation.notes, _cut_note(*data.cut)))
     return conversation
 
 

@@ -223,8 +223,9 @@ def read(data: Any) -> Conversation:
         check(data, list, "document")
     log = _Log()
     # a sub-agent's own log (subagents/agent-*.jsonl) is all sidechain: there, the sidechain is the conversation
-    subagent = log.subagent = not _talk(lines or [], sidechains=False) and bool(_talk(lines or [], sidechains=True))
-    left = _left_behind(lines or [], _talk(lines or [], sidechains=subagent))
+    main, side = _talk(lines or [], sidechains=False), _talk(lines or [], sidechains=True)
+    subagent = log.subagent = not main and bool(side)
+    left = _left_behind(lines or [], side if subagent else main)
     for number, line in enumerate(lines or [], 1):
         place = f"line {number}"
         check(line, dict, place)

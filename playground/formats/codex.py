@@ -208,6 +208,10 @@ class _Bills:
         if _whole(tokens) and tokens > 0:
             self.after.setdefault(items, tokens)
 
+    def take_back(self, items: int) -> None:
+        """Forget the bills of calls after the first ``items`` input items (a rollback took them back)."""
+        self.after = {at: tokens for at, tokens in self.after.items() if at <= items}
+
     def by_reply(self, conversation: Conversation) -> dict[int, int]:
         """Each bill at the input index of the reply it follows: the last turn start before it."""
         starts = [item.origin.index for item in (conversation.items[p] for p in turn_starts(conversation.items))
@@ -246,7 +250,7 @@ def _rolled_back(turns: Any, number: int, items: list[dict], compacted: list[_Co
     dropped = len(items) - cut
     del items[cut:]
     compacted[:] = [record for record in compacted if record.resume <= cut]
-    bills.after = {at: tokens for at, tokens in bills.after.items() if at <= cut}
+    bills.take_back(cut)
     return (f"Codex rolled back {count(turns, 'turn')} at line {number} (the user went back to an earlier message): "
             f"the {count(dropped, 'input item')} from input[{cut}] on are left out, as Codex's later requests "
             "left them out.")

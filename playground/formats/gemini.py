@@ -65,7 +65,7 @@ def _text(part: dict) -> str | None:
     return None
 
 
-def _response(function: dict) -> tuple[str, bool]:
+def response_text(function: dict) -> tuple[str, bool]:
     """A ``functionResponse``'s content (its ``output`` or ``error`` if it has one, else its JSON) and
     whether it is an error."""
     response = function.get("response")
@@ -124,7 +124,7 @@ class _History:
             self.left["result of no call"] += 1
             return
         self.open.remove(match)
-        text, error = _response(function)
+        text, error = response_text(function)
         self.items.append({"type": "tool_result", "call_id": match[0], "content": text,
                            "status": "error" if error else "success"})
 

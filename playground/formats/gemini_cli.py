@@ -20,7 +20,6 @@ take back as input: counted in the notes, not sent.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
@@ -29,6 +28,7 @@ from ..words import count
 from . import native
 from ._reader import Reader, as_log, counted, log_lines, read_note, text_of, with_billed
 from ._wire import check, need
+from .gemini import response_text
 
 NAME = "gemini-cli"
 TITLE = "Gemini CLI session (.json / .jsonl)"
@@ -83,8 +83,7 @@ def _result(call: dict) -> str:
         function = part.get("functionResponse") if isinstance(part, dict) else None
         response = function.get("response") if isinstance(function, dict) else None
         if isinstance(response, dict):
-            value = response.get("output", response.get("error", response))
-            texts.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+            texts.append(response_text(function)[0])
         elif isinstance(part, dict) and isinstance(part.get("text"), str):
             texts.append(part["text"])
     return "\n".join(texts)
