@@ -34,6 +34,7 @@ from ..conversation import (
 )
 from . import claude, images
 from .encodings import DEFAULT_ENCODING, EncodingChoice, choose_encoding, get_encoding
+from .pieces import PIECE, SPLITTABLE, pieces
 from .tooldefs import render_functions
 
 if TYPE_CHECKING:
@@ -147,6 +148,7 @@ class Meter:
         self.accounting = CLAUDE if self.claude else accounting_for(model)
         self._ratio = claude.CONSTANTS[claude.text_feature(self.choice.model)] if self.claude else 1.0
         self._cache: dict[str, int] = {}
+        self._splittable = self.encoding.name in SPLITTABLE  # a long text's count is its pieces' (``pieces``)
         # per item and its place (parallel, continued, thinking): tokens and the notes it gave
         self._items_cache: dict[tuple[Same, bool, bool, bool], tuple[int, frozenset[str]]] = {}
         self._images: dict[str, tuple[int, int] | None] = {}
@@ -160,7 +162,17 @@ class Meter:
         if count is None:
             if len(self._cache) >= CACHE_ENTRIES:
                 self._cache.clear()
-            count = self._cache[text] = len(self.encoding.encode_ordinary(text))
+            if self._splittable and len(text) >= 2 * PIECE:  # a long text: its pieces, each counted once
+                count = sum(map(self._piece, pieces(text)))
+            else:
+                count = len(self.encoding.encode_ordinary(text))
+            self._cache[text] = count
+        return count
+
+    def _piece(self, piece: str) -> int:
+        count = self._cache.get(piece)
+        if count is None:
+            count = self._cache[piece] = len(self.encoding.encode_ordinary(piece))
         return count
 
     def text(self, text: str) -> int:

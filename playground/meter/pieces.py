@@ -1,0 +1,41 @@
+"""Long texts cut into pieces whose token counts add up to the text's, so a text that grew from
+one counted before costs only its new pieces.
+
+A policy that summarizes at every call writes a summary the size of the history each time, a
+little longer than the last; counting it whole made a long run's replay quadratic in tiktoken.
+tiktoken first splits a text with its encoding's pattern, then merges bytes only inside each
+split, so a text's tokens are its pieces' together wherever no split of the pattern reaches
+across a cut. For ``o200k_base`` and ``cl100k_base`` that holds just after a newline followed by
+a printable ASCII character other than ``/`` and space: no alternative of their patterns matches
+a newline and then such a character (a letter run's optional first character is never a newline;
+punctuation takes trailing newlines, and for o200k a ``/``, but nothing after them; a run of
+whitespace stops before it), and a newline ending a text is split as it is before such a
+character (``\\s*[\\r\\n]+`` comes before the alternative that looks ahead). Other encodings
+(``gpt2``'s pattern splits ``"  \\n"`` by what follows) are counted whole.
+
+Cuts are made left to right, at the first such place once a piece holds ``PIECE`` characters:
+where a text only grew at its end, or inside its last pieces, every earlier piece is the same
+string as before, and its count is a cache hit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+PIECE = 2_048  # characters: ~500 tokens a piece; a text under twice this is counted whole
+SPLITTABLE = frozenset({"o200k_base", "cl100k_base"})
+_SAFE_AFTER_NEWLINE = frozenset(chr(c) for c in range(0x21, 0x7F)) - {"/"}
+
+
+def pieces(text: str, least: int = PIECE) -> Iterator[str]:
+    """``text`` in pieces of at least ``least`` characters (the last may be shorter), each cut
+    just after a newline that the next character cannot join (see the module docstring)."""
+    start, size = 0, len(text)
+    while size - start >= 2 * least:
+        newline = text.find("\n", start + least)
+        while newline != -1 and newline + 1 < size and text[newline + 1] not in _SAFE_AFTER_NEWLINE:
+            newline = text.find("\n", newline + 1)
+        if newline == -1 or newline + 1 >= size:
+            break
+        yield text[start:newline + 1]
+        start = newline + 1
+    yield text[start:]

@@ -1,0 +1,84 @@
+"""A long text counted in pieces gives its whole count, on any text, in both shipped encodings,
+and a text grown from one counted before encodes only what changed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from playground.meter.encodings import get_encoding
+from playground.meter.pieces import PIECE, SPLITTABLE, pieces
+from playground.meter.tokens import Meter
+
+from .conftest import SHARED, TRACES, shared
+
+# every kind of character the encodings' patterns treat apart: letters (cased, other scripts),
+# digits, punctuation (``/`` joins newlines in o200k), the whitespace they split on, and characters
+# Python and the pattern may not agree are whitespace
+ALPHABET = st.sampled_from([*"aZé中3 /.-:[]'\"#\t\r\n\n\n", "\u00a0", "\u2028", "\x1c", "\x0b", "'s", "  \n", "\n\n"])
+TEXTS = st.lists(ALPHABET, max_size=120).map("".join)
+
+
+@pytest.mark.parametrize("name", sorted(SPLITTABLE))
+@given(text=TEXTS, least=st.integers(1, 8))
+def test_a_texts_pieces_are_the_text_and_count_as_it_does_whole(name: str, text: str, least: int) -> None:
+    encoding = get_encoding(name)
+    cut = list(pieces(text, least))
+    assert "".join(cut) == text
+    assert sum(len(encoding.encode_ordinary(piece)) for piece in cut) == len(encoding.encode_ordinary(text))
+
+
+def _long_texts() -> list[str]:
+    """Every long text of the shared traces and session logs: code, diffs, logs, JSON."""
+    texts = []
+    for path in [*sorted(TRACES.glob("*.json")), *sorted((SHARED / "sessions").glob("*.jsonl"))]:
+        raw = shared(path).read_text()
+        texts.append(raw)
+        lines = [json.loads(line) for line in raw.splitlines() if line.strip()] if path.suffix == ".jsonl" else [
+            json.loads(raw)]
+        texts += [text for line in lines for text in _strings(line) if len(text) >= 2 * PIECE]
+    return texts
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [text for inner in value for text in _strings(inner)] if isinstance(value, list) else []
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4"])  # o200k_base, cl100k_base
+def test_real_long_texts_count_in_pieces_as_whole(model: str) -> None:
+    meter = Meter(model)
+    texts = _long_texts()
+    assert sum(len(list(pieces(text))) > 1 for text in texts) > 20  # the test cuts real texts
+    for text in texts:
+        assert meter.raw(text) == len(meter.encoding.encode_ordinary(text))
+
+
+class _Recording:
+    """An encoding that records the length of each text it is asked to encode."""
+
+    def __init__(self, encoding: object) -> None:
+        self.encoding, self.lengths = encoding, []
+        self.name = encoding.name  # type: ignore[attr-defined]
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.lengths.append(len(text))
+        return self.encoding.encode_ordinary(text)  # type: ignore[attr-defined]
+
+
+def test_a_summary_grown_by_a_line_encodes_only_its_last_piece_again() -> None:
+    meter = Meter("gpt-4o")
+    recording = meter.encoding = _Recording(meter.encoding)  # type: ignore[assignment]
+    lines = [f"- read_file(path=src/mod_{n}.py): 40 lines" for n in range(2_000)]
+    summary = "Tool calls, in order:\n" + "\n".join(lines)
+    meter.raw(summary)
+    grown = summary + "\n- read_file(path=src/mod_2000.py): 40 lines"
+    recording.lengths.clear()
+    assert meter.raw(grown) == len(get_encoding("o200k_base").encode_ordinary(grown))
+    assert sum(recording.lengths) < 3 * PIECE < len(grown) // 10
