@@ -281,6 +281,49 @@ def extends(items: tuple[Item, ...], known: tuple[Item, ...]) -> bool:
     return len(items) >= len(known) and items[:len(known)] == known
 
 
+def shared(old: tuple[Item, ...], new: tuple[Item, ...]) -> int:
+    """How many leading items ``new`` has in common with ``old`` (the very same objects, or equal
+    ones): where a request first differs from the last. Replay asks it at every call of a run, so it
+    compares whole slices in C (identity first) in chunks that double, then halves the one that
+    differs: its cost is a few C passes over the shared part, not a Python step per item, and an
+    item's ``__eq__`` runs only where two differ."""
+    limit = min(len(old), len(new))
+    start, end = 0, min(_CHUNK, limit)
+    while start < limit:  # double the chunk while it matches
+        if old[start:end] != new[start:end]:
+            break
+        start, end = end, min(limit, end + 2 * (end - start))
+    else:
+        return limit
+    while end - start > 1:  # the first difference is in [start, end): halve it
+        middle = (start + end) // 2
+        if old[start:middle] == new[start:middle]:
+            start = middle
+        else:
+            end = middle
+    return start
+
+
+_CHUNK = 64  # items compared before the chunk first doubles: most requests differ near their end
+
+
+class LastShared:
+    """``shared``, remembering the last two requests it was asked about: a replay's prompt side and
+    its hidden-use tracker ask it of the same two at every call. Owned by one replay; it holds the
+    two requests, so neither can be freed and another take its identity."""
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[Item, ...], tuple[Item, ...], int] | None = None
+
+    def __call__(self, old: tuple[Item, ...], new: tuple[Item, ...]) -> int:
+        last = self._last
+        if last is not None and last[0] is old and last[1] is new:
+            return last[2]
+        same = shared(old, new)
+        self._last = (old, new, same)
+        return same
+
+
 def pairs(items: tuple[Item, ...]) -> dict[int, int]:
     """Map each tool call's position to the position of the result that answers it.
 

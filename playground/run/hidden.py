@@ -27,12 +27,24 @@ import json
 import operator
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import compress, count, repeat
 from typing import Any
 
-from ..conversation import Conversation, Item, Message, Origin, ToolCall, ToolResult, content_text, role_of, tool_name
+from ..conversation import (
+    Conversation,
+    Item,
+    Message,
+    Origin,
+    ToolCall,
+    ToolResult,
+    content_text,
+    role_of,
+    shared,
+    tool_name,
+)
+from ..meter.pieces import pieces
 from ..rules.refetch import one_off_tools
 
 MIN_IDENTIFIER = 8  # characters: shorter names (``result``, ``value``) are what any model writes unprompted
@@ -192,39 +204,47 @@ class HiddenUse:
 class Tracker:
     """Follows one replay's requests, call by call, and finds the hidden-then-used spans of each.
 
-    It keeps how many items of the current request show each indexed span. Consecutive requests
-    mostly share a prefix (stored mode appends; per-call policies hand back the same edited
-    items), and after the first difference most items are still the same objects, so only the
-    items that changed are counted again."""
+    It keeps how many parts of the current request's items show each indexed span (``_parts``).
+    Consecutive requests mostly share a prefix (stored mode appends; per-call policies hand back
+    the same edited items), and after the first difference most items are still the same objects,
+    so only the items that changed are counted again, and of those only the parts that changed."""
 
-    def __init__(self, conversation: Conversation, index: SpanIndex, references: bool) -> None:
+    def __init__(self, conversation: Conversation, index: SpanIndex, references: bool,
+                 shared: Callable[[tuple[Item, ...], tuple[Item, ...]], int] = shared) -> None:
         self._items = conversation.items
+        self._shared = shared  # how many leading items two requests have in common
         self._index = index
         self._original = {id(item): position for position, item in enumerate(self._items)}
         self._references = references  # the policy's replacements are references a tool call follows
         self._one_off = one_off_tools(conversation) if references else {}
         self._request: tuple[Item, ...] = ()
         self._shown: dict[str, int] = {}
-        self._texts: dict[str, frozenset[str]] = {}  # spans of items the policy made, by their text
-        # spans by line of those texts: a summary written at every call is the last one's lines and a few more
+        self._pieces: dict[str, frozenset[str]] = {}  # spans of the pieces of texts the policy made
+        # spans by line of those pieces: a summary written at every call is the last one's lines and a few more
         self._lines: dict[str, frozenset[str]] = {}
         self._made: dict[Origin, Item] = {}  # items the policy made, by the origin they kept
         self._text: dict[int, tuple[Item, str]] = {}  # id(item) -> (item, its text), for lines quoted in a longer one
 
-    def _spans(self, item: Item) -> frozenset[str]:
+    def _parts(self, item: Item) -> list[tuple[object, frozenset[str]]]:
+        """What ``item`` shows, in parts that two requests' items can share: an input item whole
+        (its index entry), a text the policy made in pieces (``meter.pieces``: no span reaches across
+        a line), each keyed by its text. A summary written again at every call is the last one and
+        a few lines more, so all but its last pieces are the last one's."""
         position = self._original.get(id(item))
         if position is not None and self._items[position] is item:
-            return self._index.spans[position]
-        text = item_text(item)
-        found = self._texts.get(text)
-        if found is None:
-            found = self._texts[text] = self._text_spans(text)
-        return found
+            return [(position, self._index.spans[position])]
+        known = self._pieces
+        parts = []
+        for piece in pieces(item_text(item)):
+            spans = known.get(piece)
+            if spans is None:
+                spans = known[piece] = self._text_spans(piece)
+            parts.append((piece, spans))
+        return parts
 
     def _text_spans(self, text: str) -> frozenset[str]:
-        """The indexed spans of a text the policy made, line by line: no span reaches across a
-        line (``spans_of``), so each line's are found once per run, and the lines already seen
-        are looked up in C."""
+        """The indexed spans of a text the policy made, line by line, so each line's are found
+        once per run, and the lines already seen are looked up in C."""
         lines = text.split("\n")
         known = self._lines
         found = list(map(known.get, lines))
@@ -236,38 +256,29 @@ class Tracker:
             found[position] = spans
         return frozenset().union(*found)
 
-    def _shared(self, request: tuple[Item, ...]) -> int:
-        old = self._request
-        if len(request) >= len(old) and request[:len(old)] == old:
-            return len(old)
-        limit = min(len(old), len(request))
-        # the first that is not the very same object, found in C, then equal copies (rare) in Python
-        same = next(compress(count(), map(operator.is_not, old, request)), limit)
-        while same < limit and (old[same] is request[same] or old[same] == request[same]):
-            same += 1
-        return same
-
     def _follow(self, request: tuple[Item, ...]) -> None:
-        same = self._shared(request)
+        same = self._shared(self._request, request)
         old, new = self._request[same:], request[same:]
         if old and new:  # an edit in the history: only the items that changed are counted again
             kept = {id(item) for item in old} & {id(item) for item in new}
             old, new = [i for i in old if id(i) not in kept], [i for i in new if id(i) not in kept]
+        # the parts that left and came, less those that did both (most of a summary written again)
+        came: dict[object, list[frozenset[str]]] = {}
+        for item in new:
+            for key, spans in self._parts(item):
+                came.setdefault(key, []).append(spans)
         shown = self._shown
-        gone, came = [self._spans(item) for item in old], [self._spans(item) for item in new]
-        # an item leaving and one coming in move only the spans one has and the other lacks (a summary
-        # written again at every call is the last one and a few lines more): the differences are found in C
-        for before, after in zip(gone, came, strict=False):  # (the rest of the longer list follows)
-            for span in before - after:
-                shown[span] -= 1
-            for span in after - before:
-                shown[span] = shown.get(span, 0) + 1
-        for before in gone[len(came):]:
-            for span in before:
-                shown[span] -= 1
-        for after in came[len(gone):]:
-            for span in after:
-                shown[span] = shown.get(span, 0) + 1
+        for item in old:
+            for key, spans in self._parts(item):
+                if came.get(key):
+                    came[key].pop()
+                    continue
+                for span in spans:
+                    shown[span] -= 1
+        for added in came.values():
+            for spans in added:
+                for span in spans:
+                    shown[span] = shown.get(span, 0) + 1
         made = self._made
         for item in old:
             if id(item) not in self._original and item.origin is not None:

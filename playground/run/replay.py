@@ -17,14 +17,22 @@ are counted (the meter caches per text) and hashed for the prompt cache.
 from __future__ import annotations
 
 import bisect
-import operator
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import accumulate, compress
-from itertools import count as positions
+from itertools import accumulate
 from typing import Any
 
-from ..conversation import Conversation, Item, Message, content_text, is_instruction, turn_end, turn_starts
+from ..conversation import (
+    Conversation,
+    Item,
+    LastShared,
+    Message,
+    content_text,
+    is_instruction,
+    shared,
+    turn_end,
+    turn_starts,
+)
 from ..errors import InputError
 from ..meter.claude import billed_thinking
 from ..meter.tokens import Layout, Meter
@@ -161,29 +169,21 @@ class _Prompt:
     (a chain of content keys, for the cache) and its length in tokens — all kept incrementally."""
 
     def __init__(self, count: Callable[[tuple[Item, ...], int], int],
-                 whole: Callable[[tuple[Item, ...]], tuple[int, ...]] | None = None) -> None:
+                 whole: Callable[[tuple[Item, ...]], tuple[int, ...]] | None = None,
+                 shared: Callable[[tuple[Item, ...], tuple[Item, ...]], int] = shared) -> None:
         self._count = count
         self._whole = whole  # when an item's count depends on the whole request: count every request whole
+        self._shared = shared  # how many leading items two requests have in common (equal items count and link alike)
         self.items: tuple[Item, ...] = ()
         self.chain: list[int] = []
         self.offsets: list[int] = []
         self._head: tuple[int, Hashable] | None = None
 
-    def _shared(self, items: tuple[Item, ...]) -> int:
-        """How many leading items ``items`` shares with the previous request. Usually it only
-        appends, which one tuple comparison (identity first, in C) confirms; else the first
-        item that is not the very same object ends what is shared."""
-        old = self.items
-        if len(items) >= len(old) and items[:len(old)] == old:
-            return len(old)
-        # the first that differs, found in C (a walk in Python made a long run quadratic)
-        return next(compress(positions(), map(operator.is_not, old, items)), min(len(old), len(items)))
-
     def update(self, items: tuple[Item, ...], head: int, head_key: Hashable) -> None:
         if self._head != (head, head_key):  # a new head: nothing is shared
             self._head = (head, head_key)
             self.items, self.chain, self.offsets = (), [hash(head_key)], [head]
-        same = self._shared(items)
+        same = self._shared(self.items, items)
         del self.chain[same + 1:], self.offsets[same + 1:]
         chain, offsets = self.chain, self.offsets
         for position in range(same, len(items)):
@@ -247,7 +247,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     fixed = _Fixed.of(conversation, meter)
     # Anthropic bills thinking only in the current turn: those items' counts depend on where the request ends
     whole = meter.items if meter.claude and any(billed_thinking((item,)) for item in items) else None
-    sides = (_Prompt(count, whole), _Prompt(count, whole))
+    last_shared = LastShared()  # the sent side and the tracker compare the same two requests at every call
+    sides = (_Prompt(count, whole), _Prompt(count, whole, last_shared))
     caches = (PromptCache(cache, price.min_cacheable), PromptCache(cache, price.min_cacheable))
     has_system = bool(content_text(conversation.instructions))
     sent = conversation
@@ -255,7 +256,7 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     lost = retrievable = 0
     previous = 0
     tracker = Tracker(conversation, SpanIndex.of(conversation) if spans is None else spans,
-                      getattr(policy, "references", False))
+                      getattr(policy, "references", False), last_shared)
     for start, result in applied(conversation, policy, meter, mode, until):
         has_system = has_system or any(is_instruction(item) for item in items[previous:start])
         previous = start
