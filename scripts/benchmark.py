@@ -97,8 +97,8 @@ def read_file_run(calls: int) -> dict:
     threshold at nearly every call, the case that made replay quadratic."""
     messages: list[dict] = [{"role": "system", "content": "You are a coding agent."},
                             {"role": "user", "content": "Read the modules."}]
-    for n in range(calls):
-        call_id = f"call_{n:05d}"
+    for n in range(10_000, 10_000 + calls):  # five digits each: every call the same size at every run length
+        call_id = f"call_{n}"
         messages.append({"role": "assistant", "content": None, "tool_calls": [
             {"id": call_id, "type": "function",
              "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/mod_{n}.py"})}}]})
