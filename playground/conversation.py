@@ -191,9 +191,20 @@ class Conversation:
     billed_digits: int | None = field(default=None, compare=False)  # the log rounds its bills to this many
     # significant digits at least (Aider's "4.5k"); None where it records them exactly
     compactions: tuple[AgentCompaction, ...] = field(default=(), compare=False)  # the agent's own, from its log
+    # (base, items) when ``grown`` made ``items`` as ``base`` with items appended: what lets ``extends``
+    # answer for a replay's request at every call without comparing the two (see ``grown``)
+    grew: tuple[tuple[Item, ...], tuple[Item, ...]] | None = field(default=None, compare=False, repr=False)
 
     def with_items(self, items: Iterable[Item]) -> Conversation:
-        return replace(self, items=tuple(items))
+        return replace(self, items=tuple(items), grew=None)
+
+    def grown(self, base: tuple[Item, ...], new: tuple[Item, ...]) -> Conversation:
+        """This conversation with the items ``base`` and then ``new``, remembering that it grew
+        from ``base``: a replay builds each call's request so, and a policy that kept the last one
+        learns it only extends it from ``grew`` (an identity check), not by comparing thousands
+        of items at every call of a long run."""
+        items = base + new
+        return replace(self, items=items, grew=(base, items))
 
 
 class Same:
@@ -275,20 +286,27 @@ def link(items: Iterable[Item], where: Any = str) -> tuple[Item, ...]:
     return tuple(linked)
 
 
-def extends(items: tuple[Item, ...], known: tuple[Item, ...]) -> bool:
-    """``items`` begins with ``known``: a request that grew by appending (one comparison in C,
-    identity first)."""
+def extends(items: tuple[Item, ...], known: tuple[Item, ...],
+            grew: tuple[tuple[Item, ...], tuple[Item, ...]] | None = None) -> bool:
+    """``items`` begins with ``known``: a request that grew by appending. Known at once when
+    ``grew`` (its conversation's) says ``items`` was made from ``known``; else one comparison in C,
+    identity first."""
+    if grew is not None and grew[1] is items and grew[0] is known:
+        return True
     return len(items) >= len(known) and items[:len(known)] == known
 
 
-def shared(old: tuple[Item, ...], new: tuple[Item, ...]) -> int:
+def shared(old: tuple[Item, ...], new: tuple[Item, ...], at_least: int = 0) -> int:
     """How many leading items ``new`` has in common with ``old`` (the very same objects, or equal
-    ones): where a request first differs from the last. Replay asks it at every call of a run, so it
-    compares whole slices in C (identity first) in chunks that double, then halves the one that
-    differs: its cost is a few C passes over the shared part, not a Python step per item, and an
-    item's ``__eq__`` runs only where two differ."""
+    ones): where a request first differs from the last. ``at_least``: the caller knows the first
+    that many are the same objects (a policy's ``PolicyResult.kept``), so only what follows is
+    compared. Replay asks it at every call of a run, so it compares whole slices in C (identity
+    first) in chunks that double, then halves the one that differs: its cost is a few C passes
+    over the shared part, not a Python step per item, and an item's ``__eq__`` runs only where two
+    differ."""
     limit = min(len(old), len(new))
-    start, end = 0, min(_CHUNK, limit)
+    start = min(at_least, limit)
+    end = min(start + _CHUNK, limit)
     while start < limit:  # double the chunk while it matches
         if old[start:end] != new[start:end]:
             break
@@ -315,11 +333,11 @@ class LastShared:
     def __init__(self) -> None:
         self._last: tuple[tuple[Item, ...], tuple[Item, ...], int] | None = None
 
-    def __call__(self, old: tuple[Item, ...], new: tuple[Item, ...]) -> int:
+    def __call__(self, old: tuple[Item, ...], new: tuple[Item, ...], at_least: int = 0) -> int:
         last = self._last
         if last is not None and last[0] is old and last[1] is new:
             return last[2]
-        same = shared(old, new)
+        same = shared(old, new, at_least)
         self._last = (old, new, same)
         return same
 

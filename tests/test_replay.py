@@ -521,7 +521,7 @@ def test_masking_a_request_that_extends_the_last_sends_what_masking_it_whole_sen
     (``MaskingPolicy.last``); every call must come out as masking each request whole."""
     conversation = formats.read(body)
     whole = MaskingPolicy(window=window, over_items=over_items)
-    object.__setattr__(whole, "last", SimpleNamespace(extend=lambda *args: None, whole=whole.last.whole))
+    object.__setattr__(whole, "last", SimpleNamespace(extend=lambda *args: None, whole=whole.last.whole, kept=0))
     runs = [replay(conversation, policy, Meter("gpt-4o"), GPT4O, mode=mode)
             for policy in (MaskingPolicy(window=window, over_items=over_items), whole)]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
@@ -539,7 +539,7 @@ def test_hybrid_from_the_last_request_sends_what_hybrid_over_the_whole_request_s
 
     conversation = formats.read(body)
     whole = HybridPolicy(window=window, limit=limit, keep_steps=keep)
-    masked_whole = SimpleNamespace(extend=lambda *args: None, whole=whole.masking.last.whole)
+    masked_whole = SimpleNamespace(extend=lambda *args: None, whole=whole.masking.last.whole, kept=0)
     object.__setattr__(whole.masking, "last", masked_whole)
     object.__setattr__(whole, "totals", SimpleNamespace(total=lambda request, meter: meter.count(request).total,
                                                         remember=lambda *args: None))
@@ -563,7 +563,7 @@ def test_clearing_a_request_that_extends_the_last_cleared_sends_what_clearing_it
     options = {"trigger": trigger, "keep": keep, "clear_at_least": at_least, "clear_tool_inputs": inputs,
                "trigger_tool_uses": tool_uses}
     whole = ClearToolUsesPolicy(**options)
-    whole.last.base = lambda items: None  # every request is cleared whole
+    whole.last.base = lambda items, grew=None: None  # every request is cleared whole
     runs = [replay(conversation, policy, Meter("gpt-4o"), GPT4O, mode=mode)
             for policy in (ClearToolUsesPolicy(**options), whole)]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
@@ -579,9 +579,46 @@ def test_results_cleared_already_do_not_count_toward_the_tool_use_trigger(mode):
 
     conversation = reads(4)
     whole = ClearToolUsesPolicy(keep=0, trigger_tool_uses=1)
-    whole.last.base = lambda items: None
+    whole.last.base = lambda items, grew=None: None
     runs = [replay(conversation, policy, Meter("gpt-4o"), GPT4O, mode=mode)
             for policy in (ClearToolUsesPolicy(keep=0, trigger_tool_uses=1), whole)]
     assert runs[0].calls == runs[1].calls
     assert [call.fired for call in runs[0].calls] == [None, None, "clearing", None if mode == "stored" else "clearing",
                                                       "clearing"]
+
+
+def _check_kept_and_grew(conversation, model, name, threshold, window, mode) -> int:
+    """Replay compares two calls' requests only after the items a policy says it sent as given
+    (``PolicyResult.kept``), and a policy takes a request to extend the last one when
+    ``Conversation.grew`` says so: both must be true of every call, or a replay would count and
+    cache what was not sent. Returns how many calls kept some items but not all."""
+    seen = []
+    policy = make(name, threshold=threshold, trigger=threshold, limit=max(threshold, 1), window=window)
+    apply = policy.apply
+
+    def recording(request, meter):
+        result = apply(request, meter)
+        seen.append((request, result))
+        return result
+
+    object.__setattr__(policy, "apply", recording)
+    replay(conversation, policy, Meter(model), PRICES.get(model), mode=mode)
+    for request, result in seen:
+        base, items = request.grew
+        assert items is request.items and items[:len(base)] == base
+        assert result.conversation.items[:result.kept] == request.items[:result.kept]
+        assert 0 <= result.kept <= len(request.items)
+    return sum(0 < result.kept < len(request.items) for request, result in seen)
+
+
+@settings(max_examples=60)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]),
+       st.sampled_from(sorted(OURS)), st.integers(0, 600), st.integers(0, 3), st.sampled_from(["stored", "per-call"]))
+def test_what_a_policy_says_it_kept_and_what_a_request_says_it_grew_from_are_so(body, model, name, threshold, window,
+                                                                                mode):
+    _check_kept_and_grew(formats.read(body), model, name, threshold, window, mode)
+
+
+@pytest.mark.parametrize("name", ["rules", "masking", "clear-tool-uses", "hybrid"])
+def test_a_long_run_stored_keeps_what_came_before_each_calls_edits(name):
+    assert _check_kept_and_grew(reads(40), "gpt-4o", name, 2_000, 2, "stored") >= 5

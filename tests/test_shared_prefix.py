@@ -44,9 +44,20 @@ def test_any_two_requests(old: tuple, new: tuple) -> None:
 
 def test_the_last_pair_is_answered_without_comparing_again(monkeypatch: pytest.MonkeyPatch) -> None:
     asked = []
-    monkeypatch.setattr(conversation, "shared", lambda old, new: asked.append((old, new)) or shared(old, new))
+
+    def asking(old: tuple, new: tuple, at_least: int = 0) -> int:
+        asked.append((old, new))
+        return shared(old, new, at_least)
+
+    monkeypatch.setattr(conversation, "shared", asking)
     old = tuple(map(_item, range(4))) * 100
     new = (*old[:250], _item(5), *old[251:])
     last = LastShared()
     assert [last(old, new), last(old, new), last(new, old), last(new, old)] == [250] * 4
     assert asked == [(old, new), (new, old)]
+
+
+@given(old=REQUESTS, new=REQUESTS, fraction=st.floats(0, 1))
+def test_what_the_caller_knows_is_shared_is_not_compared_again(old: tuple, new: tuple, fraction: float) -> None:
+    known = int(_walk(old, new) * fraction)
+    assert shared(old, new, known) == _walk(old, new)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import compress, count
 from typing import Any, Protocol
 
@@ -26,6 +26,9 @@ class PolicyResult:
     tokens_retrievable: int = 0
     report: Any = None
     summarization: SummaryCall | None = None
+    # how many leading items of the request as given it sends unchanged, at least (0: not known):
+    # replay then compares two calls' requests only after them
+    kept: int = field(default=0, compare=False)  # a hint: two results sending the same request are equal
 
 
 class Policy(Protocol):
@@ -54,7 +57,7 @@ class RunningTotal:
         items = conversation.items
         usable = [(known, known_total) for known, known_total, request, counted_by in reversed(self._known)
                   if counted_by is meter and _same_outside(request, conversation)]
-        for differing, known, known_total in _least_differing_first(usable, items):
+        for differing, known, known_total in _least_differing_first(usable, items, conversation.grew):
             edited = _edited(known, items, differing, meter)
             n = len(known)
             if edited is not None and not any(_changes_earlier_counts(item, meter) for item in items[n:]):
@@ -77,12 +80,16 @@ def _same_outside(known: Conversation, conversation: Conversation) -> bool:
             and known.instructions is conversation.instructions)
 
 
-def _least_differing_first(usable: list[tuple[tuple[Item, ...], int]], items: tuple[Item, ...]
+def _least_differing_first(usable: list[tuple[tuple[Item, ...], int]], items: tuple[Item, ...],
+                           grew: tuple[tuple[Item, ...], tuple[Item, ...]] | None = None
                            ) -> Iterator[tuple[list[int], tuple[Item, ...], int]]:
     """Each known request with the positions where ``items`` holds another object, the one it
     differs least from first. Those it only extends come first, and the others' positions are
     found (in C) only if none of those will do: per call, the request just sent was edited at
-    every compacted position of the run, and listing them made each call's work grow with it."""
+    every compacted position of the run, and listing them made each call's work grow with it.
+    The one ``grew`` says ``items`` was made from comes first, before any is compared."""
+    if grew is not None and grew[1] is items:
+        yield from (([], known, known_total) for known, known_total in usable if known is grew[0])
     grown = [extends(items, known) for known, _ in usable]
     yield from (([], known, known_total) for (known, known_total), ok in zip(usable, grown, strict=True) if ok)
     yield from sorted(((list(compress(count(), map(operator.is_not, items, known))), known, known_total)
@@ -117,4 +124,4 @@ def _changes_earlier_counts(item: Item, meter: Meter) -> bool:
 
 
 def unchanged(conversation: Conversation, report: Any = None) -> PolicyResult:
-    return PolicyResult(conversation, report=report)
+    return PolicyResult(conversation, report=report, kept=len(conversation.items))

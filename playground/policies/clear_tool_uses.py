@@ -44,28 +44,33 @@ class _Cleared:
         self.cleared = 0  # tokens clearing ``given`` removed
         self.waiting = 0  # of its clearable results, those holding their content in ``given``
         self.emptied = 0  # of those, how many clearing emptied
+        self.kept = 0  # how many leading items of ``given`` ``edited`` has as they came, at least
         self.latest: dict[str, int] = {}  # call id -> position of its latest call
         self.answers: dict[int, int] = {}  # call position -> its result's, as ``conversation.pairs`` pairs them
         self.calls: dict[int, int] = {}  # the same, result -> call
 
-    def base(self, items: tuple[Item, ...]) -> tuple[tuple[Item, ...], int, int, int] | None:
+    def base(self, items: tuple[Item, ...], grew: tuple[tuple[Item, ...], tuple[Item, ...]] | None = None
+             ) -> tuple[tuple[Item, ...], int, int, int] | None:
         """Where clearing ``items`` whole stands once past the last request, when ``items``
         extends it: that request cleared, and the tokens removed, results waiting and results
-        emptied so far. None for another request."""
-        if extends(items, self.given):  # per-call, or stored when nothing was sent cleared
+        emptied so far. None for another request. ``grew``: the request's ``Conversation.grew``."""
+        if extends(items, self.given, grew):  # per-call, or stored when nothing was sent cleared
             return self.edited, self.cleared, self.waiting, self.emptied
-        if self.cleared and extends(items, self.edited):  # stored: its results were cleared already
+        if self.cleared and extends(items, self.edited, grew):  # stored: its results were cleared already
             return self.edited, 0, self.waiting - self.emptied, 0
         return None
 
-    def clear(self, items: tuple[Item, ...], policy: ClearToolUsesPolicy, meter: Meter) -> None:
+    def clear(self, items: tuple[Item, ...], policy: ClearToolUsesPolicy, meter: Meter,
+              grew: tuple[tuple[Item, ...], tuple[Item, ...]] | None = None) -> None:
         """Become what clearing ``items`` whole does, clearing only what is new past the base."""
-        found = self.base(items)
+        found = self.base(items, grew)
         if found is None:
             self._forget()
             found = self.edited, 0, 0, 0
         prefix, cleared, waiting, emptied = found
+        as_given = prefix is self.edited and not cleared  # the prefix holds items' own objects (stored mode)
         known = len(prefix)
+        first = len(items)
         new = [p for p in range(known, len(items)) if policy.clearable(items[p])]
         self._pair(items, known)
         results = self.results
@@ -78,9 +83,12 @@ class _Cleared:
                 continue
             saved = policy.clear_one(edited, result, meter)
             cleared, emptied = cleared + saved, emptied + (saved > 0)
+            first = min(first, result)
             call = self.calls.get(result) if policy.clear_tool_inputs else None
             if call is not None:
                 cleared += policy.clear_one(edited, call, meter)
+                first = min(first, call)
+        self.kept = first if as_given else 0
         self.given, self.edited, self.older = items, tuple(edited), older
         self.cleared, self.waiting, self.emptied = cleared, waiting, emptied
 
@@ -132,14 +140,14 @@ class ClearToolUsesPolicy:
         if self.trigger_tool_uses is None and total <= self.trigger:
             return unchanged(conversation)
         last = self.last
-        last.clear(conversation.items, self, meter)
+        last.clear(conversation.items, self, meter, conversation.grew)
         if self.trigger_tool_uses is not None and last.waiting <= self.trigger_tool_uses:
             return unchanged(conversation)  # counted: the results not cleared yet
         if not last.cleared or last.cleared < self.clear_at_least:
             return unchanged(conversation)
         result = conversation.with_items(last.edited)
         self.totals.remember(result, total - last.cleared, meter)
-        return PolicyResult(result, "clearing", tokens_lost=last.cleared)
+        return PolicyResult(result, "clearing", tokens_lost=last.cleared, kept=last.kept)
 
     def clearable(self, item: Item) -> bool:
         return isinstance(item, ToolResult) and (self.only_tools is None or item.name in self.only_tools)

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import itemgetter
 
-from ..conversation import Item, ToolCall, ToolResult, role_of
+from ..conversation import Item, ToolCall, ToolResult, extends, role_of
 from ..rules.refetch import Carried, one_off
 
 Saving = tuple[int, str, int]  # an edit's position, tool and tokens saved
@@ -91,11 +91,12 @@ class Frontier:
         self._pending: tuple[dict[str, int], dict[int, int], dict[str, Carried]] | None = None
         self._edits = Edits()  # what made the last request sent differ from the one given
 
-    def plan(self, items: tuple[Item, ...]) -> Pass | None:
+    def plan(self, items: tuple[Item, ...], grew: tuple[tuple[Item, ...], tuple[Item, ...]] | None = None
+             ) -> Pass | None:
         """The pass over ``items`` when it extends the last request walked (stored mode: the last
-        request as sent; per-call mode: the last request as it came), else None: walk it whole."""
-        base = next((known for known in (self._output, self._input)
-                     if known and len(items) >= len(known) and items[:len(known)] == known), None)
+        request as sent; per-call mode: the last request as it came), else None: walk it whole.
+        ``grew``: the request's ``Conversation.grew``."""
+        base = next((known for known in (self._output, self._input) if known and extends(items, known, grew)), None)
         if base is None:
             self._pending = None
             return None

@@ -44,7 +44,8 @@ class HybridPolicy:
         done = (summarize_over(conversation, masked, self.limit, self.keep_steps, meter, self.summarizer,
                                None if self.carry is None else (self.carry, total)) if total >= self.limit else None)
         if done is None:
-            return (PolicyResult(masked, "masking", tokens_lost=removed) if count else unchanged(conversation))
+            return (PolicyResult(masked, "masking", tokens_lost=removed, kept=masking.kept) if count
+                    else unchanged(conversation))
         report = done.report
         self.totals.remember(done.conversation, report.tokens_after, meter)
         fired = "masking+summarization" if count else "summarization"

@@ -82,6 +82,7 @@ class _Last:
         self.results: list[int] = []  # positions of the outputs in ``given``
         self.older = 0  # how many of them were older than the window
         self.removed = self.masked = 0  # what masking ``given`` whole removed and masked
+        self.kept = 0  # how many leading items of the last request given were sent as they came, at least
 
     def whole(self, conversation: Conversation, policy: MaskingPolicy, meter: Meter) -> tuple[Conversation, int, int]:
         result = mask(conversation, policy.window, meter, policy.memo, over_items=policy.over_items,
@@ -90,13 +91,14 @@ class _Last:
         self.results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)]
         self.older = _older(self.results, len(items), policy.window, policy.over_items)
         self._keep(items, result)
+        self.kept = 0
         return result
 
     def extend(self, conversation: Conversation, policy: MaskingPolicy, meter: Meter
                ) -> tuple[Conversation, int, int] | None:
         items = conversation.items
-        stored = bool(self.sent) and extends(items, self.sent)
-        if not stored and not (self.given and extends(items, self.given)):
+        stored = bool(self.sent) and extends(items, self.sent, conversation.grew)
+        if not stored and not (self.given and extends(items, self.given, conversation.grew)):
             return None
         known = len(self.sent if stored else self.given)
         results = self.results + [p for p in range(known, len(items)) if isinstance(items[p], ToolResult)]
@@ -105,6 +107,8 @@ class _Last:
         removed, masked = _mask_into(edited, items, results[self.older:older], meter, policy.memo, policy.placeholder)
         if not stored:  # per-call: the request as given, so every older output counts, as a whole pass does
             removed, masked = removed + self.removed, masked + self.masked
+        # stored: what was sent is as it came up to the first output that crossed the window now
+        self.kept = (results[self.older] if self.older < older else len(items)) if stored else 0
         self.results, self.older = results, older
         sent = tuple(edited)
         result = (conversation.with_items(sent) if masked else conversation), removed, masked
@@ -149,4 +153,4 @@ class MaskingPolicy:
                                                                                               meter)
         if not count:
             return unchanged(conversation)
-        return PolicyResult(masked, "masking", tokens_lost=removed, report={"masked": count})
+        return PolicyResult(masked, "masking", tokens_lost=removed, report={"masked": count}, kept=self.last.kept)

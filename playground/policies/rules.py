@@ -62,7 +62,7 @@ class RulesPolicy:
         """The pass over a request that extends the last one walked: only from the frontier on
         (``frontier``), the total known. None when it does not extend one, or when summarization
         may be needed (it reads the whole request)."""
-        plan = self.frontier.plan(conversation.items)
+        plan = self.frontier.plan(conversation.items, conversation.grew)
         if plan is None or plan.start == 0:
             return None
         rest, edits, skipped = apply_rules(conversation.with_items(conversation.items[plan.start:]), self.rules,
@@ -79,7 +79,8 @@ class RulesPolicy:
         final = conversation.with_items(sent)
         self.totals.remember(final, total - saved, meter)
         lost = plan.kept_lost + sum(tokens for _, tool, tokens in new if tool in plan.one_off)
-        return PolicyResult(final, "compaction", tokens_lost=lost, tokens_retrievable=saved - lost)
+        return PolicyResult(final, "compaction", tokens_lost=lost, tokens_retrievable=saved - lost,
+                            kept=0 if plan.keeps else plan.start)  # stored: the items before the frontier stay
 
     def _whole(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         summary = self.summary() if self.summarize else None

@@ -210,7 +210,7 @@ class Tracker:
     so only the items that changed are counted again, and of those only the parts that changed."""
 
     def __init__(self, conversation: Conversation, index: SpanIndex, references: bool,
-                 shared: Callable[[tuple[Item, ...], tuple[Item, ...]], int] = shared) -> None:
+                 shared: Callable[[tuple[Item, ...], tuple[Item, ...], int], int] = shared) -> None:
         self._items = conversation.items
         self._shared = shared  # how many leading items two requests have in common
         self._index = index
@@ -257,7 +257,7 @@ class Tracker:
         return frozenset().union(*found)
 
     def _follow(self, request: tuple[Item, ...]) -> None:
-        same = self._shared(self._request, request)
+        same = self._shared(self._request, request, 0)
         old, new = self._request[same:], request[same:]
         if old and new:  # an edit in the history: only the items that changed are counted again
             kept = {id(item) for item in old} & {id(item) for item in new}

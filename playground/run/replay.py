@@ -170,7 +170,7 @@ class _Prompt:
 
     def __init__(self, count: Callable[[tuple[Item, ...], int], int],
                  whole: Callable[[tuple[Item, ...]], tuple[int, ...]] | None = None,
-                 shared: Callable[[tuple[Item, ...], tuple[Item, ...]], int] = shared) -> None:
+                 shared: Callable[[tuple[Item, ...], tuple[Item, ...], int], int] = shared) -> None:
         self._count = count
         self._whole = whole  # when an item's count depends on the whole request: count every request whole
         self._shared = shared  # how many leading items two requests have in common (equal items count and link alike)
@@ -179,11 +179,12 @@ class _Prompt:
         self.offsets: list[int] = []
         self._head: tuple[int, Hashable] | None = None
 
-    def update(self, items: tuple[Item, ...], head: int, head_key: Hashable) -> None:
+    def update(self, items: tuple[Item, ...], head: int, head_key: Hashable, at_least: int = 0) -> None:
+        """Follow the next request; its first ``at_least`` items are known to be the last one's."""
         if self._head != (head, head_key):  # a new head: nothing is shared
             self._head = (head, head_key)
             self.items, self.chain, self.offsets = (), [hash(head_key)], [head]
-        same = self._shared(self.items, items)
+        same = self._shared(self.items, items, at_least)
         del self.chain[same + 1:], self.offsets[same + 1:]
         chain, offsets = self.chain, self.offsets
         for position in range(same, len(items)):
@@ -217,13 +218,15 @@ def applied(conversation: Conversation, policy: Policy, meter: Meter, mode: str 
     """Each call's start in the items and the policy's result for its request, as an agent applies
     it in ``mode``: the one loop replay and the live probe share, so both see the same requests."""
     items = conversation.items
-    history: tuple[Item, ...] = ()
+    given: tuple[Item, ...] = ()  # per call: the run's items so far
+    history: tuple[Item, ...] = ()  # stored: what was sent last
     previous = 0
     for start in call_starts(items)[:until]:
         new = items[previous:start]
         previous = start
-        result = policy.apply(conversation.with_items(items[:start] if mode == "per-call" else history + new), meter)
-        history = result.conversation.items
+        request = conversation.grown(given if mode == "per-call" else history, new)  # (which says it only grew)
+        result = policy.apply(request, meter)
+        given, history = request.items, result.conversation.items
         yield start, result
 
 
@@ -262,8 +265,10 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
         previous = start
         sent = result.conversation
         head = fixed.head(has_system)
-        sides[0].update(items[:start], head, ("head", has_system))
-        sides[1].update(sent.items, head, ("head", has_system))
+        # the run's own items only grow; stored, what was sent last is the history the policy was given
+        sides[0].update(items[:start], head, ("head", has_system), len(sides[0].items))
+        sides[1].update(sent.items, head, ("head", has_system),
+                        min(result.kept, len(sides[1].items)) if mode == "stored" else 0)
         uses = [cache_.use(side.chain, side.offsets) for cache_, side in zip(caches, sides, strict=True)]
         prompts = [side.offsets[-1] + fixed.tail for side in sides]
         end = turn_end(items, start)
