@@ -82,3 +82,13 @@ def test_a_summary_grown_by_a_line_encodes_only_its_last_piece_again() -> None:
     recording.lengths.clear()
     assert meter.raw(grown) == len(get_encoding("o200k_base").encode_ordinary(grown))
     assert sum(recording.lengths) < 3 * PIECE < len(grown) // 10
+
+
+def test_lines_put_in_the_middle_leave_the_pieces_away_from_them_as_they_were() -> None:
+    """A summary that wraps the last one gains lines in its middle: the pieces before and, a
+    few pieces on, after them are the same strings, so their counts are cache hits."""
+    lines = [f"- read_file(path=src/mod_{n}.py) → ok, 40 lines" for n in range(4_000)]
+    before = list(pieces("\n".join(lines)))
+    after = list(pieces("\n".join([*lines[:2_000], "Earlier summary:", "(4 items)", *lines[2_000:]])))
+    assert len(before) > 40
+    assert len(set(before) - set(after)) <= 3

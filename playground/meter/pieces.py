@@ -13,27 +13,37 @@ whitespace stops before it), and a newline ending a text is split as it is befor
 character (``\\s*[\\r\\n]+`` comes before the alternative that looks ahead). Other encodings
 (``gpt2``'s pattern splits ``"  \\n"`` by what follows) are counted whole.
 
-Cuts are made left to right, at the first such place once a piece holds ``PIECE`` characters:
-where a text only grew at its end, or inside its last pieces, every earlier piece is the same
-string as before, and its count is a cache hit."""
+A cut is made at such a place once a piece holds ``least`` characters, where the line the newline
+ends picks it (one line in ``PICK``, by a checksum of the line) — or, far enough past that, at the
+first such place (``PICK * least``). The cuts so depend on the lines around them, not on where
+the text starts: a text that grew at its end, or had lines put in anywhere (a summary that wraps
+the last one), is cut as before away from the change, and its other pieces are cache hits.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from zlib import crc32
 
 PIECE = 2_048  # characters: ~500 tokens a piece; a text under twice this is counted whole
+PICK = 8  # one line in this many ends a piece (past ``least`` characters)
 SPLITTABLE = frozenset({"o200k_base", "cl100k_base"})
 _SAFE_AFTER_NEWLINE = frozenset(chr(c) for c in range(0x21, 0x7F)) - {"/"}
 
 
 def pieces(text: str, least: int = PIECE) -> Iterator[str]:
     """``text`` in pieces of at least ``least`` characters (the last may be shorter), each cut
-    just after a newline that the next character cannot join (see the module docstring)."""
+    just after a newline that the next character cannot join, where the line that newline ends
+    is picked, or past ``PICK * least`` at the first such newline (see the module docstring).
+    One loop, no call per piece: a replay cuts a summary again at every call."""
     start, size = 0, len(text)
     while size - start >= 2 * least:
+        high = start + PICK * least
         newline = text.find("\n", start + least)
-        while newline != -1 and newline + 1 < size and text[newline + 1] not in _SAFE_AFTER_NEWLINE:
-            newline = text.find("\n", newline + 1)
+        line = text.rfind("\n", 0, newline) + 1 if newline != -1 else 0
+        while newline != -1 and newline + 1 < size and not (text[newline + 1] in _SAFE_AFTER_NEWLINE and (
+                newline >= high or crc32(text[line:newline].encode("utf-8", "surrogatepass")) % PICK == 0)):
+            line, newline = newline + 1, text.find("\n", newline + 1)
         if newline == -1 or newline + 1 >= size:
             break
         yield text[start:newline + 1]
