@@ -89,7 +89,8 @@ class ClearThinkingPolicy:
         result, cleared = self.cleared(conversation)
         # Anthropic bills thinking only in the current turn (``claude.billed_thinking``): clearing
         # an earlier turn's saves nothing and would only break the cache, so the request goes as it was
-        if not set(cleared) & billed_thinking(conversation.items):
+        # (and with nothing cleared, the whole request is not read again to find that out)
+        if not cleared or not set(cleared) & billed_thinking(conversation.items):
             return unchanged(conversation)
         return PolicyResult(result, "clearing",
                             tokens_lost=max(0, meter.count(conversation).total - meter.count(result).total))
