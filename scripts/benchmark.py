@@ -92,11 +92,14 @@ def synthetic(target_tokens: int, seed: int = 7) -> dict:
     return {"model": "gpt-4o", "messages": messages}
 
 
-def read_file_run(calls: int) -> dict:
+def read_file_run(calls: int, rules: int = 0) -> dict:
     """A Chat run of ``calls`` read_file calls, each answered by a 40-line result: over a 20,000
-    threshold at nearly every call, the case that made replay quadratic."""
-    messages: list[dict] = [{"role": "system", "content": "You are a coding agent."},
-                            {"role": "user", "content": "Read the modules."}]
+    threshold at nearly every call, the case that made replay quadratic. ``rules``: lines of
+    project rules in the system prompt (1,700 make ~22,000 tokens: every request is over 20,000
+    from the first call, however much a policy takes out)."""
+    system = "\n".join(["You are a coding agent.", *(f"Rule {k}: keep module {k} tidy and documented."
+                                                     for k in range(rules))])
+    messages: list[dict] = [{"role": "system", "content": system}, {"role": "user", "content": "Read the modules."}]
     for n in range(10_000, 10_000 + calls):  # five digits each: every call the same size at every run length
         call_id = f"call_{n}"
         messages.append({"role": "assistant", "content": None, "tool_calls": [
@@ -109,22 +112,30 @@ def read_file_run(calls: int) -> dict:
 
 
 LINEAR_OPTIONS = {"threshold": 20_000, "trigger": 20_000, "summarize": False, "window": 10}
+# every call over the threshold from the first: a long system prompt, and hybrid summarizes at the threshold too
+STEADY_RULES, STEADY_OPTIONS = 1_700, {**LINEAR_OPTIONS, "limit": 20_000}
 
 
-def linearity(repeat: int, sizes: tuple[int, ...] = (500, 1000, 2000)) -> None:
-    """Replay and compare on runs of each size: the time ratio of each doubling (linear: 2×)."""
+def linearity(repeat: int, sizes: tuple[int, ...] = (500, 1000, 2000), steady: bool = False) -> None:
+    """Replay and compare on runs of each size: the time ratio of each doubling (linear: 2×).
+    ``steady``: every call is over the threshold (and hybrid's summarization limit) from the
+    first, so each doubling compares the same work per call; in the plain runs a policy's
+    requests fall back under the threshold for the first few hundred calls."""
     price = read_prices().get("gpt-4o")
-    runs = {size: formats.read(read_file_run(size)) for size in sizes}
+    options = STEADY_OPTIONS if steady else LINEAR_OPTIONS
+    runs = {size: formats.read(read_file_run(size, STEADY_RULES if steady else 0)) for size in sizes}
     cases = [(f"replay {name:<15} {mode:<8}", name, mode)
              for name in ("rules", "masking", "clear-tool-uses", "hybrid") for mode in ("stored", "per-call")]
-    print(f"\nreplay on {'/'.join(f'{s:,}' for s in sizes)} read_file calls (threshold 20,000, --no-summarize), "
+    what = ("a ~22,000-token system prompt: over the threshold and hybrid's limit at every call" if steady
+            else "--no-summarize")
+    print(f"\nreplay on {'/'.join(f'{s:,}' for s in sizes)} read_file calls (threshold 20,000, {what}), "
           f"best of {repeat}; ratio per doubling (target ≤ 2.2×):")
     for label, name, mode in [*cases, ("compare, all strategies   stored  ", None, "stored")]:
         def one(size: int, name: str | None = name, mode: str = mode) -> None:
             if name is None:
-                compare(runs[size], [make(key, **LINEAR_OPTIONS) for key in POLICIES], Engine().meter("gpt-4o"), price)
+                compare(runs[size], [make(key, **options) for key in POLICIES], Engine().meter("gpt-4o"), price)
             else:
-                replay(runs[size], make(name, **LINEAR_OPTIONS), Engine().meter("gpt-4o"), price, mode=mode)
+                replay(runs[size], make(name, **options), Engine().meter("gpt-4o"), price, mode=mode)
         times = [_best(repeat, lambda size=size: one(size)) for size in sizes]
         ratios = "  ".join(f"{later / earlier:4.2f}×" for earlier, later in itertools.pairwise(times))
         print(f"  {label} " + "  ".join(f"{t:6.2f} s" for t in times) + f"   ratios {ratios}", flush=True)
@@ -166,9 +177,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="repeats per timing (the best is kept)")
     parser.add_argument("--only", choices=("linear",), help="run only this part: linear = replay and compare on "
                                                              "runs of 500, 1,000 and 2,000 calls")
+    parser.add_argument("--steady", action="store_true", help="with --only linear: runs over the threshold at every "
+                                                             "call from the first (a long system prompt)")
     args = parser.parse_args()
     if args.only == "linear":
-        linearity(args.repeat)
+        linearity(args.repeat, steady=args.steady)
         return
 
     body = synthetic(args.tokens)
