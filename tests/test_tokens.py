@@ -162,3 +162,16 @@ def test_loading_leaves_the_environment_as_it_was():
     assert dict(os.environ) == before
     assert fresh.encode("hello world") == [15339, 1917]
     assert fresh.encode("<|endoftext|>", allowed_special="all") == [100257]
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_the_shipped_vocabularies_parse_as_tiktoken_parses_them(name, tmp_path):
+    """Our parse of a shipped vocabulary (split once, decoded in C) gives the ranks tiktoken's own
+    loader reads from the same file."""
+    import gzip
+
+    from tiktoken.load import load_tiktoken_bpe
+
+    plain = tmp_path / f"{name}.tiktoken"
+    plain.write_bytes(gzip.decompress((encodings.VOCAB_DIR / f"{name}.tiktoken.gz").read_bytes()))
+    assert encodings.load_ranks(name) == load_tiktoken_bpe(str(plain))

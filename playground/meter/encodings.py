@@ -16,7 +16,7 @@ patched, so this is safe with other threads, and the pattern strings stay tiktok
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import gzip
 import hashlib
@@ -67,12 +67,9 @@ def load_ranks(name: str) -> dict[bytes, int]:
         raise VocabularyError(f"cannot read the shipped vocabulary {source}: {exc}") from exc
     if hashlib.sha256(data).hexdigest() != sha256:
         raise VocabularyError(f"{source} does not match tiktoken's published sha256 {sha256}")
-    ranks = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+    # every line is "token rank": split once and decode in C (a Python step per line took 0.5 s of each start)
+    fields = data.split()
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
 def _parameters(name: str, ranks: dict[bytes, int]) -> dict:
