@@ -68,7 +68,7 @@ class _Cleared:
             self._forget()
             found = self.edited, 0, 0, 0
         prefix, cleared, waiting, emptied = found
-        as_given = prefix is self.edited and not cleared  # the prefix holds items' own objects (stored mode)
+        as_given = not cleared  # nothing cleared before ``known``: the prefix holds the request's own items
         known = len(prefix)
         first = len(items)
         new = [p for p in range(known, len(items)) if policy.clearable(items[p])]

@@ -220,6 +220,7 @@ class Tracker:
         self._request: tuple[Item, ...] = ()
         self._shown: dict[str, int] = {}
         self._pieces: dict[str, frozenset[str]] = {}  # spans of the pieces of texts the policy made
+        self._held: dict[int, tuple[Item, list[tuple[object, frozenset[str]]]]] = {}  # made items shown: their parts
         # spans by line of those pieces: a summary written at every call is the last one's lines and a few more
         self._lines: dict[str, frozenset[str]] = {}
         self._made: dict[Origin, Item] = {}  # items the policy made, by the origin they kept
@@ -233,6 +234,9 @@ class Tracker:
         position = self._original.get(id(item))
         if position is not None and self._items[position] is item:
             return [(position, self._index.spans[position])]
+        held = self._held.get(id(item))
+        if held is not None and held[0] is item:  # it came in an earlier call and is leaving now
+            return held[1]
         known = self._pieces
         parts = []
         for piece in pieces(item_text(item)):
@@ -264,12 +268,19 @@ class Tracker:
             old, new = [i for i in old if id(i) not in kept], [i for i in new if id(i) not in kept]
         # the parts that left and came, less those that did both (most of a summary written again)
         came: dict[object, list[frozenset[str]]] = {}
+        held = self._held  # a made item's parts, read when it comes, are those it takes away when it leaves
         for item in new:
-            for key, spans in self._parts(item):
+            parts = self._parts(item)
+            if id(item) not in self._original:
+                held[id(item)] = (item, parts)
+            for key, spans in parts:
                 came.setdefault(key, []).append(spans)
         shown = self._shown
         for item in old:
-            for key, spans in self._parts(item):
+            parts = self._parts(item)
+            if held.get(id(item), (None,))[0] is item:  # (no item is both in ``old`` and in ``new``)
+                del held[id(item)]
+            for key, spans in parts:
                 if came.get(key):
                     came[key].pop()
                     continue
@@ -311,7 +322,7 @@ class Tracker:
     def call(self, number: int, start: int, end: int, request: tuple[Item, ...]) -> tuple[HiddenUse, ...]:
         """The hidden-then-used spans of the call whose reply is items ``start:end`` and whose
         request (as the policy made it) is ``request``."""
-        if len(request) == start and all(map(operator.is_, request, self._items)):
+        if len(request) == start and shared(request, self._items) == start:
             return ()  # the run as it was: every earlier item is shown, so nothing was hidden (followed later)
         self._follow(request)
         where, shown = self._index.where, self._shown
