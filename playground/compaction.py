@@ -381,10 +381,13 @@ def _decide(ctx: _Context, c: _Candidate) -> _Decision:
     detail = f"keep_recent = {ctx.settings.keep_recent}"
     if check("keep_recent", c.position in ctx.protected, detail):
         return skip("keep_recent", detail, **filled)
-    measured, what = c.measured(before, ctx.meter)
-    detail = f"{what} < min_tokens {c.rule.min_tokens}"
-    if check("below_min_tokens", measured < c.rule.min_tokens, detail, f"{what} ≥ min_tokens {c.rule.min_tokens}"):
-        return skip("below_min_tokens", detail, measured=measured, **filled)
+    if c.rule.min_tokens <= 0:  # nothing is smaller: a call's argument is not counted only to print its size
+        check("below_min_tokens", False, passed=f"min_tokens {c.rule.min_tokens}: every size passes")
+    else:
+        measured, what = c.measured(before, ctx.meter)
+        detail = f"{what} < min_tokens {c.rule.min_tokens}"
+        if check("below_min_tokens", measured < c.rule.min_tokens, detail, f"{what} ≥ min_tokens {c.rule.min_tokens}"):
+            return skip("below_min_tokens", detail, measured=measured, **filled)
     compacted = c.rebuild(text)
     after = ctx.meter.item(compacted, parallel=c.parallel)
     detail = f"{after} ≥ {before} tokens"

@@ -332,6 +332,22 @@ def test_a_call_rules_min_tokens_is_compared_with_the_argument_it_replaces():
     assert [s.reason for s in run(book_scenario(), rules=path_rule).report.skipped] == ["below_min_tokens"]
 
 
+def test_a_call_rule_at_min_tokens_0_never_counts_the_argument_it_replaces():
+    """Nothing is smaller than 0 tokens: counting a written file's content only to print its size
+    re-encoded a third of a large run (every create_file content) in ``compact``."""
+    meter = tokens.Meter("gpt-4o")
+    asked: list[str] = []
+    counted = meter.text
+    meter.text = lambda text: asked.append(text) or counted(text)  # type: ignore[method-assign]
+    conversation = formats.read(book_scenario())
+    steps = list(walk(conversation, book_rules(), Settings(threshold=0), meter))
+    assert json.dumps(REPORT_TEXT) not in asked
+    [guard] = [s for s in steps if s.phase == "guard" and s.guard == "below_min_tokens" and s.kind == "call"]
+    assert guard.passed and guard.detail == "min_tokens 0: every size passes"
+    assert [e.argument for e in compact(conversation, book_rules(), Settings(threshold=0), meter=meter).report.edits
+            if e.kind == "call"] == ["content"]
+
+
 def test_disabled_rules_report_themselves():
     rules = load_rules({"tool_results": [{"tool": "read_file", "template": "Read.", "enabled": False}]})
     assert [s.reason for s in run(book_scenario(), rules=rules).report.skipped] == ["rule_disabled"]
