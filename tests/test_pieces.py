@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from playground.meter.encodings import get_encoding
-from playground.meter.pieces import PIECE, SPLITTABLE, pieces
+from playground.meter.pieces import PIECE, SPLITTABLE, Cutter, pieces
 from playground.meter.tokens import Meter
 
 from .conftest import SHARED, TRACES, shared
@@ -92,3 +92,31 @@ def test_lines_put_in_the_middle_leave_the_pieces_away_from_them_as_they_were() 
     after = list(pieces("\n".join([*lines[:2_000], "Earlier summary:", "(4 items)", *lines[2_000:]])))
     assert len(before) > 40
     assert len(set(before) - set(after)) <= 3
+
+
+@given(texts=st.lists(TEXTS, min_size=1, max_size=4), grow=st.lists(TEXTS, max_size=4),
+       heads=st.lists(TEXTS, max_size=3), least=st.integers(1, 8))
+@example(texts=[" abcb  ba \nacaaa\na\nb\na b\n\nabb\n bc\ncc\n\nc\n\n\naa\n\n\n\nb\na\nc b \naba\nbacb\nc "],
+         grow=[], heads=[], least=6)  # at 49 characters the last kept cut has no room: one tail
+def test_a_cutter_cuts_every_text_as_pieces_does_whatever_it_cut_before(texts: list[str], grow: list[str],
+                                                                       heads: list[str], least: int) -> None:
+    """Texts that share a beginning with the last one (grown, cut short), its middle (a new
+    head, as a summary's count of what it replaces), or nothing: the cutter's pieces are always
+    ``pieces``' own."""
+    cutter = Cutter(least)
+    grown = [texts[-1] + more for more in grow]
+    longest = (grown or texts)[-1]
+    headed = [head + longest[len(head) // 2:] + tail for head in heads for tail in ("", head)]
+    shorter = [longest[:size] for size in range(len(longest) - 1, -1, -1)]  # cuts near the end lose their room
+    for text in [*texts, *grown, *headed, *shorter]:
+        assert cutter.cut(text) == list(pieces(text, least))
+
+
+def test_a_cutter_takes_the_last_summarys_pieces_after_a_new_count_in_its_head() -> None:
+    cutter = Cutter()
+    lines = [f"- read_file(path=src/mod_{n}.py): 40 lines" for n in range(2_000)]
+    first = cutter.cut("Summary of 2,000 calls:\n" + "\n".join(lines))
+    grown = cutter.cut("Summary of 2,001 calls:\n" + "\n".join([*lines, "- read_file(path=src/mod_2000.py): 40 lines"]))
+    assert len(first) > 20
+    assert grown[0] != first[0]
+    assert all(new is old for new, old in zip(grown[2:-2], first[2:], strict=False))  # the same strings, not copies

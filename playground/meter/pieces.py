@@ -31,12 +31,13 @@ SPLITTABLE = frozenset({"o200k_base", "cl100k_base"})
 _SAFE_AFTER_NEWLINE = frozenset(chr(c) for c in range(0x21, 0x7F)) - {"/"}
 
 
-def pieces(text: str, least: int = PIECE) -> Iterator[str]:
+def pieces(text: str, least: int = PIECE, start: int = 0) -> Iterator[str]:
     """``text`` in pieces of at least ``least`` characters (the last may be shorter), each cut
     just after a newline that the next character cannot join, where the line that newline ends
     is picked, or past ``PICK * least`` at the first such newline (see the module docstring).
-    One loop, no call per piece: a replay cuts a summary again at every call."""
-    start, size = 0, len(text)
+    From ``start`` (a cut this function made) it yields the pieces it would after that cut: each
+    cut reads only the text before it, its next character and the text's length."""
+    size = len(text)
     while size - start >= 2 * least:
         high = start + PICK * least
         newline = text.find("\n", start + least)
@@ -49,3 +50,53 @@ def pieces(text: str, least: int = PIECE) -> Iterator[str]:
         yield text[start:newline + 1]
         start = newline + 1
     yield text[start:]
+
+
+class Cutter:
+    """``pieces`` that remembers the last long text it cut. A summary written again at every call
+    is mostly the last one: a header that counts what it replaces, the same lines, a few more at
+    the end. Once one of the new text's pieces is one of the last text's, the pieces that followed
+    it there are checked in place (``startswith``, in C) rather than cut again, and they are the
+    last text's own strings, whose hashes Python keeps: the caches keyed by pieces find them
+    without reading them. Without it a long run's replay cut and hashed the whole summary at
+    every call."""
+
+    def __init__(self, least: int = PIECE) -> None:
+        self._least = least
+        self._last: list[str] = []
+        self._where: dict[str, int] = {}  # the last text's pieces, each at its (first) place
+
+    def cut(self, text: str) -> list[str]:
+        """``list(pieces(text, least))``, reusing the pieces it shares with the last long text."""
+        if len(text) < 2 * self._least:
+            return [text]
+        found: list[str] = []
+        start, taking = 0, True
+        while taking:
+            taking = False
+            for piece in pieces(text, self._least, start):
+                found.append(piece)
+                start += len(piece)
+                place = self._where.get(piece)
+                taken = self._taken(text, start, place + 1) if place is not None else []
+                if taken:
+                    found += taken
+                    start += sum(map(len, taken))
+                    taking = True  # cut on from after them
+                    break
+        self._last, self._where = found, {}
+        for place, piece in enumerate(found):
+            self._where.setdefault(piece, place)
+        return found
+
+    def _taken(self, text: str, start: int, first: int) -> list[str]:
+        """The last text's pieces from ``first`` on that ``text`` cuts alike at ``start``, a cut:
+        a cut reads only its piece, the character after it and the room left."""
+        last, size, room = self._last, len(text), 2 * self._least
+        end = first
+        for piece, following in zip(last[first:], last[first + 1:], strict=False):
+            if size - start < room or not (text.startswith(piece, start)
+                                            and text.startswith(following[0], start + len(piece))):
+                break
+            start, end = start + len(piece), end + 1
+        return last[first:end]

@@ -34,7 +34,7 @@ from ..conversation import (
 )
 from . import claude, images
 from .encodings import DEFAULT_ENCODING, EncodingChoice, choose_encoding, get_encoding
-from .pieces import PIECE, SPLITTABLE, pieces
+from .pieces import PIECE, SPLITTABLE, Cutter
 from .tooldefs import render_functions
 
 if TYPE_CHECKING:
@@ -149,6 +149,7 @@ class Meter:
         self._ratio = claude.CONSTANTS[claude.text_feature(self.choice.model)] if self.claude else 1.0
         self._cache: dict[str, int] = {}
         self._splittable = self.encoding.name in SPLITTABLE  # a long text's count is its pieces' (``pieces``)
+        self._cutter = Cutter()
         # per item and its place (parallel, continued, thinking): tokens and the notes it gave
         self._items_cache: dict[tuple[Same, bool, bool, bool], tuple[int, frozenset[str]]] = {}
         self._images: dict[str, tuple[int, int] | None] = {}
@@ -163,7 +164,7 @@ class Meter:
             if len(self._cache) >= CACHE_ENTRIES:
                 self._cache.clear()
             if self._splittable and len(text) >= 2 * PIECE:  # a long text: its pieces, each counted once
-                count = sum(map(self._piece, pieces(text)))
+                count = sum(map(self._piece, self._cutter.cut(text)))
             else:
                 count = len(self.encoding.encode_ordinary(text))
             self._cache[text] = count

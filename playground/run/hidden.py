@@ -44,7 +44,7 @@ from ..conversation import (
     shared,
     tool_name,
 )
-from ..meter.pieces import pieces
+from ..meter.pieces import Cutter
 from ..rules.refetch import one_off_tools
 
 MIN_IDENTIFIER = 8  # characters: shorter names (``result``, ``value``) are what any model writes unprompted
@@ -220,6 +220,7 @@ class Tracker:
         self._request: tuple[Item, ...] = ()
         self._shown: dict[str, int] = {}
         self._pieces: dict[str, frozenset[str]] = {}  # spans of the pieces of texts the policy made
+        self._cutter = Cutter()  # a summary written again is cut only after what it shares with the last
         self._held: dict[int, tuple[Item, list[tuple[object, frozenset[str]]]]] = {}  # made items shown: their parts
         # spans by line of those pieces: a summary written at every call is the last one's lines and a few more
         self._lines: dict[str, frozenset[str]] = {}
@@ -239,7 +240,7 @@ class Tracker:
             return held[1]
         known = self._pieces
         parts = []
-        for piece in pieces(item_text(item)):
+        for piece in self._cutter.cut(item_text(item)):
             spans = known.get(piece)
             if spans is None:
                 spans = known[piece] = self._text_spans(piece)
