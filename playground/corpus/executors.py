@@ -15,7 +15,7 @@ import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent import futures  # its process pool (and multiprocessing) loads only when a pool is made
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
@@ -83,9 +83,9 @@ def _windowed(workers: _Workers, work: Iterator[Batch], window: int) -> Iterator
 
 @contextmanager
 def _local(task: Task, workers: int) -> Iterator[_Workers]:
-    with ProcessPoolExecutor(workers) as pool:
+    with futures.ProcessPoolExecutor(workers) as pool:
         yield _Workers(lambda batch: pool.submit(task, batch),
-                       lambda pending: tuple(wait(pending, return_when=FIRST_COMPLETED)))
+                       lambda pending: tuple(futures.wait(pending, return_when=futures.FIRST_COMPLETED)))
 
 
 @contextmanager

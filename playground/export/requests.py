@@ -16,7 +16,6 @@ from ..present.report import optimized_to_json
 from ..rules.ruleset import Rules, rules_to_json, rules_to_python
 from ..run.prices import DEFAULT_MODEL
 from . import framework as framework_export
-from .python import export_python
 
 # An Anthropic request must name a Claude model and a reply limit. A conversation that names no Claude model
 # (one converted from OpenAI's formats) gets these; both are printed in the notes so a person can change them.
@@ -140,6 +139,8 @@ def rules_python(rules: Rules) -> Download:
 def rules_compactor(rules: Rules, settings: Settings, model: str | None = None) -> Download:
     """Rules + compactor (Python): one standard-library module with ``compact(request, format)``,
     its token decisions made with ``model``'s per-item accounting."""
+    from .python import export_python  # here: the twin's source is read only when someone asks for it
+
     return Download("compactor.py", export_python(rules, settings, model), "text/x-python")
 
 
