@@ -25,6 +25,7 @@ from playground.conversation import (
 )
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, POLICIES, THEIRS, make
+from playground.policies.base import UserTurns
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.condense import CondensePolicy
 from playground.policies.masking import MaskingPolicy
@@ -365,3 +366,45 @@ def test_compare_lists_the_new_strategies_with_their_sources_on_a_real_trace(tmp
     assert by_name["langchain-summarization"].summarization_cost > 0
     done = cli("compare", str(shared(trace)), "--strategy", "none", "--strategy", "codex-compact")
     assert done.returncode == 0 and source_of("codex-compact") in done.stdout
+
+
+def _newest_user(items: tuple, count: int) -> int | None:
+    """The count-th user message from the end, walked back (what ``UserTurns.newest`` must give)."""
+    users = [position for position, item in enumerate(items) if isinstance(item, Message) and item.role == "user"]
+    return users[-count] if len(users) >= count else None
+
+
+def _kept_start(items: tuple, keep: int) -> int:
+    """Where the newest ``keep`` turns the assistant spoke in begin, walked back (``kept_start``)."""
+    found, spoke = 0, False
+    for position in range(len(items) - 1, -1, -1):
+        item = items[position]
+        if isinstance(item, Message) and item.role == "user":
+            found, spoke = found + spoke, False
+            if found == keep:
+                return position + 1
+        elif isinstance(item, Message) and item.role == "assistant":
+            spoke = True
+    return 0
+
+
+_ROLE_ITEMS = st.sampled_from([Message(role="user", content="go"), Message(role="assistant", content="ok"),
+                               Message(role="system", content="s"), ToolCall(call_id="c", name="bash", arguments="{}"),
+                               ToolResult(call_id="c", name="bash", content="done")])
+
+
+@given(steps=st.lists(st.tuples(st.sampled_from(["grown", "rebuilt", "new"]), st.lists(_ROLE_ITEMS, max_size=6)),
+                      min_size=1, max_size=8), count=st.integers(1, 3))
+def test_user_turns_read_from_a_grown_request_only_its_new_items_and_answer_as_a_walk_back(steps, count) -> None:
+    """Requests that grow (``grown``, or rebuilt without saying so) or start over: the incremental
+    positions are always those of a walk back over the whole request."""
+    turns, base = UserTurns(), formats.read({"messages": [{"role": "user", "content": "start"}]})
+    conversation = base
+    for how, new in steps:
+        if how == "grown":
+            conversation = conversation.grown(conversation.items, tuple(new))
+        else:  # rebuilt: the same items and more, without ``grew`` saying so
+            conversation = base.with_items((*conversation.items, *new) if how == "rebuilt" else tuple(new))
+        turns.read(conversation)
+        assert turns.newest(count) == _newest_user(conversation.items, count)
+        assert turns.kept_start(count) == _kept_start(conversation.items, count)

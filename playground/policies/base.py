@@ -74,6 +74,48 @@ class RunningTotal:
         self._known = [*self._known[-1:], (conversation.items, total, conversation, meter)]
 
 
+class UserTurns:
+    """The user messages of the last request read, each with whether the assistant spoke after
+    it (before the next one). A request that grew by appending is read only in its new items: the
+    agents' policies that keep the newest turns walked the whole request back at every call, and a
+    run with fewer user messages than they keep, all of it. Owned by a policy."""
+
+    def __init__(self) -> None:
+        self._items: tuple[Item, ...] = ()
+        self._users: list[int] = []  # positions
+        self._spoke: list[bool] = []  # per user message: an assistant message came after it
+
+    def read(self, conversation: Conversation) -> UserTurns:
+        items = conversation.items
+        if not extends(items, self._items, conversation.grew):
+            self._items, self._users, self._spoke = (), [], []
+        users, spoke = self._users, self._spoke
+        for position in range(len(self._items), len(items)):
+            item = items[position]
+            if isinstance(item, Message) and item.role == "user":
+                users.append(position)
+                spoke.append(False)
+            elif isinstance(item, Message) and item.role == "assistant" and spoke:
+                spoke[-1] = True
+        self._items = items
+        return self
+
+    def newest(self, count: int) -> int | None:
+        """The position of the ``count``-th user message from the end (``count`` ≥ 1); None when
+        there are fewer."""
+        return self._users[-count] if len(self._users) >= count else None
+
+    def kept_start(self, keep: int) -> int:
+        """Where the newest ``keep`` assistant turns begin (0: there are no more than ``keep``). A
+        turn runs from a user message to the next; only those the assistant spoke in count."""
+        found = 0
+        for position, spoke in zip(reversed(self._users), reversed(self._spoke), strict=True):
+            found += spoke
+            if found == keep:
+                return position + 1
+        return 0
+
+
 def _same_outside(known: Conversation, conversation: Conversation) -> bool:
     """``conversation`` may be ``known`` grown: at least as long, with what is outside the items the same."""
     return (2 <= len(known.items) <= len(conversation.items) and known.tools is conversation.tools

@@ -16,7 +16,7 @@ from ..conversation import Conversation, Item, Message
 from ..errors import InputError
 from ..meter.claude import billed_thinking
 from ..meter.tokens import Meter
-from .base import PolicyResult, unchanged
+from .base import PolicyResult, UserTurns, unchanged
 
 THINKING = ("thinking", "redacted_thinking")
 
@@ -31,26 +31,12 @@ def _cleared(item: Message) -> tuple[Item | None] | None:
     return (replace(item, content=kept) if kept else None,)
 
 
-def kept_turns_start(items: tuple[Item, ...], keep: int) -> int:
-    """Where the newest ``keep`` assistant turns begin (0: there are no more than ``keep``). A turn
-    runs from a user message to the next; only those the assistant spoke in count."""
-    found, spoke = 0, False
-    for position in range(len(items) - 1, -1, -1):
-        item = items[position]
-        if isinstance(item, Message) and item.role == "user":
-            found, spoke = found + spoke, False
-            if found == keep:
-                return position + 1
-        elif isinstance(item, Message) and item.role == "assistant":
-            spoke = True
-    return 0
-
-
 @dataclass(frozen=True)
 class ClearThinkingPolicy:
     keep: int = 1  # assistant turns whose thinking stays, newest first
     # id(original) -> (original, (its twin without thinking, or None) or None: it has no thinking)
     memo: dict[int, tuple[Item, tuple[Item | None] | None]] = field(default_factory=dict, compare=False, repr=False)
+    turns: UserTurns = field(default_factory=UserTurns, compare=False, repr=False)
     name: ClassVar[str] = "clear-thinking"
 
     def __post_init__(self) -> None:
@@ -73,7 +59,7 @@ class ClearThinkingPolicy:
         """The request with older turns' thinking cleared, and the positions of the messages
         that lost some."""
         items = conversation.items
-        edge = kept_turns_start(items, self.keep)
+        edge = self.turns.read(conversation).kept_start(self.keep)
         edited: list[Item] = []
         cleared: list[int] = []
         for position, item in enumerate(items[:edge]):

@@ -10,23 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from ..conversation import Conversation, Item, Message, ToolResult, content_text
+from ..conversation import Conversation, Item, ToolResult, content_text
 from ..errors import InputError
 from ..meter.tokens import Meter
-from .base import PolicyResult, unchanged
-
-
-def recent_boundary(items: tuple[Item, ...], recent_turns: int) -> int | None:
-    """Where the untouched tail begins: the ``recent_turns``-th user message from the end; None
-    when there are fewer (then nothing is trimmed, as the SDK does)."""
-    seen = 0
-    for position in range(len(items) - 1, -1, -1):
-        item = items[position]
-        if isinstance(item, Message) and item.role == "user":
-            seen += 1
-            if seen == recent_turns:
-                return position
-    return None
+from .base import PolicyResult, UserTurns, unchanged
 
 
 def trimmed_text(name: str, text: str, preview_chars: int) -> str:
@@ -41,6 +28,8 @@ class ToolOutputTrimmerPolicy:
     preview_chars: int = 200
     trimmable_tools: tuple[str, ...] | None = None
     memo: dict[int, tuple[Item, Item | None, int]] = field(default_factory=dict, compare=False, repr=False)
+    # the untouched tail begins at the recent_turns-th user message from the end (fewer: nothing is trimmed)
+    turns: UserTurns = field(default_factory=UserTurns, compare=False, repr=False)
     name: ClassVar[str] = "tool-output-trimmer"
 
     def __post_init__(self) -> None:
@@ -66,7 +55,7 @@ class ToolOutputTrimmerPolicy:
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         items = conversation.items
-        boundary = recent_boundary(items, self.recent_turns) if self.recent_turns else len(items)
+        boundary = self.turns.read(conversation).newest(self.recent_turns) if self.recent_turns else len(items)
         if boundary is None:
             return unchanged(conversation)
         edited = list(items)
