@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import pickle
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from playground.errors import InputError
@@ -116,3 +117,27 @@ def test_hostile_tool_globs_stay_linear(glob):
 def test_compile_pattern_says_why_in_re2s_words():
     with pytest.raises(RegexError, match="missing \\)"):
         compile_pattern("(")
+
+
+_SHIPPED_EXAMPLES = [row["example"] for row in json.loads(errorpatterns.DATA_FILE.read_text(encoding="utf-8"))]
+
+
+@given(st.lists(st.tuples(st.sampled_from(_SHIPPED_EXAMPLES), st.integers(0, 30)), max_size=4),
+       st.permutations(range(len(DEFAULT_ERROR_PATTERNS.patterns))))
+@example(_TWO := [(_SHIPPED_EXAMPLES[3], 0), (_SHIPPED_EXAMPLES[4], 0)], list(range(len(_SHIPPED_EXAMPLES))))
+@example(_TWO, list(range(len(_SHIPPED_EXAMPLES)))[::-1])  # two patterns found: the list's order picks
+def test_the_patterns_searched_together_name_the_first_that_one_by_one_finds(pieces, order):
+    """One pass of RE2's set for all the patterns names the pattern the list's order says, on
+    texts made of the shipped examples cut anywhere, whichever the order of the list."""
+    text = "\n".join(example[cut:] for example, cut in pieces)
+    patterns = errorpatterns.ErrorPatterns(tuple(DEFAULT_ERROR_PATTERNS.patterns[k] for k in order))
+    head = text[:errorpatterns.HEAD]
+    assert patterns.match(text) == next((p.name for p in patterns.patterns if p.regex.search(head)), None)
+
+
+def test_error_patterns_searched_once_still_travel_to_a_worker_process():
+    """A corpus run sends its rules to worker processes: the compiled set is not pickled, made again there."""
+    DEFAULT_ERROR_PATTERNS.match("bash: foo: command not found")  # the set is compiled now
+    again = pickle.loads(pickle.dumps(DEFAULT_ERROR_PATTERNS))
+    assert again == DEFAULT_ERROR_PATTERNS and again.match("Traceback (most recent call last):") == "python traceback"
+    assert errorpatterns.ErrorPatterns().match("Traceback (most recent call last):") is None

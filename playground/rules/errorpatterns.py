@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ..conversation import ToolResult, content_text
 from ..errors import InputError, located_objects
-from .regex import Regex, RegexError, compile_pattern
+from .regex import Regex, RegexError, RegexSet, compile_pattern, pattern_set
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "error_patterns.json"
 HEAD = 2_000  # characters of a result searched: errors come first, and a huge result stays cheap
@@ -66,10 +67,18 @@ def _hint(reason: str) -> str:
 class ErrorPatterns:
     patterns: tuple[ErrorPattern, ...] = ()
 
+    def __reduce__(self) -> tuple[type, tuple[tuple[ErrorPattern, ...]]]:
+        return ErrorPatterns, (self.patterns,)  # to a worker process: its set is compiled again there
+
+    @cached_property
+    def _together(self) -> RegexSet:
+        return pattern_set(tuple(p.pattern for p in self.patterns), multiline=True)
+
     def match(self, text: str) -> str | None:
-        """The name of the first pattern found in the head of ``text``, or None."""
-        head = text[:HEAD]
-        return next((p.name for p in self.patterns if p.regex.search(head)), None)
+        """The name of the first pattern found in the head of ``text``, or None: all of them in
+        one pass (every tool result of a run is searched)."""
+        found = self._together.first(text[:HEAD])
+        return None if found is None else self.patterns[found].name
 
     def to_json(self) -> list[dict[str, str]]:
         return [{"name": p.name, "pattern": p.pattern} for p in self.patterns]

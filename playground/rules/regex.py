@@ -43,6 +43,29 @@ class Regex:
         return self._compiled.fullmatch(as_bytes(text)) is not None
 
 
+@dataclass(frozen=True)
+class RegexSet:
+    """Patterns searched together in one pass over a text (RE2's set): the error patterns are
+    tried on every tool result of a run, and one pass for all of them costs what one pattern did."""
+
+    patterns: tuple[str, ...]
+    _compiled: Any = field(compare=False, repr=False)
+
+    def first(self, text: str) -> int | None:
+        """The index of the first pattern (in their order) that occurs in ``text``, or None."""
+        found = self._compiled.Match(as_bytes(text))
+        return min(found) if found else None
+
+
+def pattern_set(patterns: tuple[str, ...], *, multiline: bool = False) -> RegexSet:
+    """Patterns already accepted by ``compile_pattern`` (with the same ``multiline``), as one set."""
+    compiled = re2.Set.SearchSet(_options(dotall=False, latin1=False))
+    for pattern in patterns:
+        compiled.Add(as_bytes("(?m)" + pattern if multiline else pattern))
+    compiled.Compile()
+    return RegexSet(patterns, compiled)
+
+
 def as_bytes(text: str) -> bytes:
     """``text`` as RE2 reads it: UTF-8, with any lone surrogate kept (as its three bytes)."""
     return text.encode("utf-8", "surrogatepass")
