@@ -225,7 +225,7 @@ class Tracker:
         # spans by line of those pieces: a summary written at every call is the last one's lines and a few more
         self._lines: dict[str, frozenset[str]] = {}
         self._made: dict[Origin, Item] = {}  # items the policy made, by the origin they kept
-        self._text: dict[int, tuple[Item, str]] = {}  # id(item) -> (item, its text), for lines quoted in a longer one
+        self._text: dict[int, tuple[Item, str]] = {}  # id(item) -> (item, its text) of the last request read whole
 
     def _parts(self, item: Item) -> list[tuple[object, frozenset[str]]]:
         """What ``item`` shows, in parts that two requests' items can share: an input item whole
@@ -302,10 +302,11 @@ class Tracker:
 
     def _visible_text(self, request: tuple[Item, ...]) -> str:
         """The request's text, for a line that may stand inside a longer one (a quote in a message)."""
-        texts = self._text
+        known, texts = self._text, {}
         for item in request:
-            if id(item) not in texts or texts[id(item)][0] is not item:
-                texts[id(item)] = (item, item_text(item))
+            entry = known.get(id(item))
+            texts[id(item)] = entry if entry is not None and entry[0] is item else (item, item_text(item))
+        self._text = texts  # this request's items only: a long run's every summary is not kept to its end
         return "\n".join(texts[id(item)][1] for item in request)
 
     def _retrievable(self, position: int, request: tuple[Item, ...], start: int) -> bool:
