@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import threading
 from types import SimpleNamespace
 
 import pytest
@@ -12,11 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground import formats
-from playground.conversation import Conversation, Message, Origin
+from playground.conversation import Conversation, Message, Origin, ToolCall, content_text
 from playground.meter import encodings, tokens
 from playground.refit import accuracy
 
-from .conftest import ROOT, TOKEN_COUNTS, load_shared, shared
+from .conftest import ROOT, TOKEN_COUNTS, TRACES, load_shared, shared
 from .strategies import REQUESTS
 
 
@@ -175,3 +177,38 @@ def test_the_shipped_vocabularies_parse_as_tiktoken_parses_them(name, tmp_path):
     plain = tmp_path / f"{name}.tiktoken"
     plain.write_bytes(gzip.decompress((encodings.VOCAB_DIR / f"{name}.tiktoken.gz").read_bytes()))
     assert encodings.load_ranks(name) == load_tiktoken_bpe(str(plain))
+
+
+class _Threads:
+    """An encoding that notes which threads it encoded on."""
+
+    def __init__(self, encoding: object) -> None:
+        self.encoding, self.threads = encoding, set()
+        self.name = encoding.name  # type: ignore[attr-defined]
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.threads.add(threading.get_ident())
+        return self.encoding.encode_ordinary(text)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "claude-sonnet-4-5"])
+def test_a_large_request_is_read_ahead_on_threads_and_counted_as_one_thread_counts_it(model, monkeypatch) -> None:
+    """Half a million characters of new text are encoded on several threads first; every item's
+    count and the total are what one thread gives (long texts by their pieces, parts for Claude)."""
+    trace = formats.read(load_shared(TRACES / "sweagent_marshmallow-1867_function_calling.openai.json"))
+    texts = [text for text in (content_text(item.content) for item in trace.items if not isinstance(item, ToolCall))
+             if len(text) > 2_000]
+    body = {"model": model, "messages": [{"role": "user", "content": "Go."}]}
+    for n, text in enumerate(texts * (600_000 // sum(map(len, texts)) + 1)):
+        body["messages"] += [{"role": "assistant", "content": None, "tool_calls": [{"id": f"c{n}", "type": "function",
+                              "function": {"name": "read_file", "arguments": json.dumps({"path": f"{n}.py"})}}]},
+                             {"role": "tool", "tool_call_id": f"c{n}", "content": f"{n}\n{text}"}]
+    conversation = formats.read(body)
+    monkeypatch.setattr(tokens, "THREADS", 2)
+    threaded = tokens.Meter(model)
+    recording = threaded.encoding = _Threads(threaded.encoding)  # type: ignore[assignment]
+    counted = threaded.count(conversation)
+    assert len(recording.threads - {threading.get_ident()}) == 2  # the pool's two threads
+    monkeypatch.setattr(tokens, "THREADS", 1)
+    alone = tokens.Meter(model).count(conversation)
+    assert (counted.items, counted.total) == (alone.items, alone.total)

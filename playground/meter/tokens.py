@@ -13,7 +13,9 @@ is OpenAI's own published accounting; every other count says why in its notes.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import os
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING
@@ -97,6 +99,10 @@ CHAT_FITTED: Mapping[str, float] = {
 CLAUDE = Accounting("Anthropic Claude (fitted, claude.py)")
 
 CACHE_ENTRIES = 50_000  # per model; a cleared cache only costs a re-count
+# A request with at least this much text not yet counted is encoded first on several threads
+# (tiktoken lets go of the GIL while it encodes): an uploaded log of a million tokens, not a replay's call.
+THREADED_CHARACTERS = 500_000
+THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 _COOKBOOK_MODELS = ("gpt-3.5-turbo", "gpt-4o-mini", "gpt-4o", "gpt-4")
 _NOT_COOKBOOK = ("gpt-4o-search", "gpt-4o-audio", "gpt-4o-realtime")  # bill differently (fixtures 74, 75)
 
@@ -154,6 +160,7 @@ class Meter:
         self._items_cache: dict[tuple[Same, bool, bool, bool], tuple[int, frozenset[str]]] = {}
         self._images: dict[str, tuple[int, int] | None] = {}
         self._last: tuple[Conversation, TokenCount] | None = None
+        self._largest = 0  # the most items one count has read ahead (``_read_ahead``)
 
     def raw(self, text: str) -> int:
         """Tokens in ``text`` by this meter's tiktoken encoding (special-token strings are text)."""
@@ -264,9 +271,42 @@ class Meter:
         return self._items(items, set())
 
     def _items(self, items: tuple[Item, ...], notes: set[str]) -> tuple[int, ...]:
+        if len(items) > 2 * self._largest:  # (doubling: a replay's requests, a few items longer each call, rarely)
+            self._largest = len(items)
+            self._read_ahead(items)
         layout = Layout.of(items)
         return tuple(self._item(item, i in layout.parallel, i in layout.continued, i in layout.thinking, notes)
                      for i, item in enumerate(items))
+
+    def _read_ahead(self, items: tuple[Item, ...]) -> None:
+        """Count the long texts ``items`` will ask ``raw`` for, on ``THREADS`` threads, when there
+        is enough new text to be worth it: the counts are the ones ``raw`` gives (a long text by its
+        pieces), cached for it, so only the wall time changes (about half, on two free cores)."""
+        texts = {text for item in items for text in self._long_texts(item) if text not in self._cache}
+        if THREADS < 2 or sum(map(len, texts)) < THREADED_CHARACTERS:
+            return
+        cuts = {text: self._cutter.cut(text) if self._splittable and len(text) >= 2 * PIECE else [text]
+                for text in texts}
+        new = list({piece for cut in cuts.values() for piece in cut if piece not in self._cache})
+        if len(self._cache) + len(new) + len(cuts) >= CACHE_ENTRIES:
+            return  # raw would clear the cache before using them
+        with ThreadPoolExecutor(THREADS) as pool:
+            self._cache.update(zip(new, pool.map(self._encoded, new, chunksize=16), strict=True))
+        self._cache.update((text, sum(map(self._cache.__getitem__, cut))) for text, cut in cuts.items())
+
+    def _encoded(self, text: str) -> int:
+        return len(self.encoding.encode_ordinary(text))
+
+    def _long_texts(self, item: Item) -> Iterator[str]:
+        """The texts of at least ``PIECE`` characters that counting ``item`` asks ``raw`` for: a
+        call's arguments, else its text (Claude counts each part's text; OpenAI, the parts joined)."""
+        if isinstance(item, ToolCall):
+            texts: Iterator[str] = iter((item.arguments,))
+        elif self.claude and isinstance(item.content, tuple):
+            texts = (part.text for part in item.content if part.text)
+        else:
+            texts = iter((content_text(item.content),))
+        return (text for text in texts if len(text) >= PIECE)
 
     def count(self, conversation: Conversation) -> TokenCount:
         last = self._last
