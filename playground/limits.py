@@ -27,6 +27,12 @@ MAX_DIGITS = 4_300  # Python refuses to read longer integers (sys.int_info.defau
 MAX_FILES = 20_000  # files in one task folder or zip: more than any agent task holds; a whole disk is refused
 
 
+def cores() -> int:
+    """The processors this process may run on (its affinity, where the system says): corpus worker
+    processes and the meter's encoding threads are sized by it."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
 def max_input_mb(environ: Mapping[str, str] = os.environ) -> int:
     """The input size limit in MB: ``PLAYGROUND_MAX_INPUT_MB`` when set (a whole number, 1 or more),
     else the default."""

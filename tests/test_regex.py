@@ -132,7 +132,8 @@ def test_the_patterns_searched_together_name_the_first_that_one_by_one_finds(pie
     text = "\n".join(example[cut:] for example, cut in pieces)
     patterns = errorpatterns.ErrorPatterns(tuple(DEFAULT_ERROR_PATTERNS.patterns[k] for k in order))
     head = text[:errorpatterns.HEAD]
-    assert patterns.match(text) == next((p.name for p in patterns.patterns if p.regex.search(head)), None)
+    one_by_one = (p.name for p in patterns.patterns if compile_pattern(p.pattern, multiline=True).search(head))
+    assert patterns.match(text) == next(one_by_one, None)
 
 
 def test_error_patterns_searched_once_still_travel_to_a_worker_process():

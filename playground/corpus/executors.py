@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from .. import limits
 from ..errors import InputError
 from .find import Failed, Found, Skipped, Source
 
@@ -118,7 +119,7 @@ def _dask(task: Task, workers: int, scheduler: str | None) -> Iterator[_Workers]
 
 
 def default_workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    return limits.cores()
 
 
 def run(found: Iterable[Found], task: Task, *, executor: str = "local", workers: int | None = None,

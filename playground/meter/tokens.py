@@ -13,7 +13,6 @@ is OpenAI's own published accounting; every other count says why in its notes.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import tiktoken
 
+from .. import limits
 from ..conversation import (
     Content,
     Conversation,
@@ -102,7 +102,7 @@ CACHE_ENTRIES = 50_000  # per model; a cleared cache only costs a re-count
 # A request with at least this much text not yet counted is encoded first on several threads
 # (tiktoken lets go of the GIL while it encodes): an uploaded log of a million tokens, not a replay's call.
 THREADED_CHARACTERS = 500_000
-THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+THREADS = min(4, limits.cores())
 _COOKBOOK_MODELS = ("gpt-3.5-turbo", "gpt-4o-mini", "gpt-4o", "gpt-4")
 _NOT_COOKBOOK = ("gpt-4o-search", "gpt-4o-audio", "gpt-4o-realtime")  # bill differently (fixtures 74, 75)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..conversation import ToolResult, content_text
 from ..errors import InputError, located_objects
-from .regex import Regex, RegexError, RegexSet, compile_pattern, pattern_set
+from .regex import RegexError, RegexSet, compile_pattern, pattern_set
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "error_patterns.json"
 HEAD = 2_000  # characters of a result searched: errors come first, and a huge result stays cheap
@@ -31,11 +31,11 @@ HEAD = 2_000  # characters of a result searched: errors come first, and a huge r
 
 @dataclass(frozen=True)
 class ErrorPattern:
-    """One named regular expression; ``regex`` is compiled once, when the pattern is loaded."""
+    """One named regular expression, checked when it is loaded: RE2 (which searches it, with the
+    list's others, in ``ErrorPatterns``) and Python's ``re`` (the exported compactor's) both take it."""
 
     name: str
     pattern: str
-    regex: Regex
 
     @classmethod
     def of(cls, name: str, pattern: str, where: str = "error_patterns") -> ErrorPattern:
@@ -44,7 +44,7 @@ class ErrorPattern:
         if not isinstance(pattern, str) or not pattern.strip():
             raise InputError("missing regular expression", where=f"{where}.pattern", value=pattern)
         try:
-            regex = compile_pattern(pattern, multiline=True)
+            compile_pattern(pattern, multiline=True)
         except RegexError as exc:
             raise InputError(f"invalid regular expression for RE2, the linear-time engine ({exc}{_hint(str(exc))})",
                              where=f"{where}.pattern", value=pattern) from None
@@ -53,7 +53,7 @@ class ErrorPattern:
         except re.error as exc:  # the exported compactor runs the patterns with Python's re
             raise InputError(f"invalid regular expression for Python's re ({exc})", where=f"{where}.pattern",
                              value=pattern) from None
-        return cls(name.strip(), pattern, regex)
+        return cls(name.strip(), pattern)
 
 
 def _hint(reason: str) -> str:
