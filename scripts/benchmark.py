@@ -1,7 +1,8 @@
 """Benchmark: count and compact a synthetic ~1M-token agent run, against the floor.
 
 The floor is a process that loads the encoding and makes one tiktoken pass over all the
-conversation's text: no process can count it faster. Everything is measured in this one run
+conversation's text: no process on one thread can count it faster (the meter reads a large request
+ahead on several threads, so ``count`` may come in under it). Everything is measured in this one run
 (this machine is noisy, so the commands run in rounds and each ratio is the median of the
 rounds' ratios, two runs made moments apart) and printed as ratios:
 
