@@ -24,7 +24,7 @@ from playground.rules.ruleset import book_rules
 from playground.summarize import keys
 from playground.summarize.cut import MARKER, CutIndex, cut_steps, is_summary, span
 from playground.summarize.endpoint import Endpoint, OpenAISummarizer
-from playground.summarize.history import Carry, Plan, SummarizerError, SummarySettings, plan, run
+from playground.summarize.history import Carry, Plan, SummarizerError, SummarySettings, plan, run, summary_message
 from playground.summarize.offline import OFFLINE_LABEL, OfflineSummarizer
 from playground.workbench.presets import list_presets
 
@@ -172,7 +172,11 @@ def test_summarizing_again_extends_the_summary():
     assert twice.plan.previous_summary
     assert "[earlier summary]" in twice.plan.transcript
     assert sum(is_summary(i) for i in twice.conversation.items) == 1
-    assert "Earlier summary:" in content_text(twice.conversation.items[twice.report.summary_position].content)
+    # folded in, not nested: the summary of (the first summary, then more) is the summary of all they replaced
+    replaced = conversation.items[once.report.start:once.report.end + twice.report.end - twice.report.start - 1]
+    whole = OfflineSummarizer().summarize(Plan(0, len(replaced), replaced, "", False, 600, meter()))
+    text = content_text(twice.conversation.items[twice.report.summary_position].content)
+    assert text.split("\n\n", 1)[1] == whole and "Earlier summary" not in text
     again = run(twice.conversation, twice.conversation, SummarySettings(limit=0, keep_steps=2), OfflineSummarizer(),
                 meter())
     assert again.report.status == "nothing_to_summarize"  # the same span is not summarized again
@@ -716,3 +720,75 @@ def test_the_offline_summary_carried_from_the_last_span_is_the_summary_of_the_wh
     for items in requests:
         chosen = Plan(start, len(items), items[start:], "", False, 600, meter())
         assert carried.summarize(chosen) == OfflineSummarizer().summarize(chosen)
+
+
+# --- The offline summary stays bounded: older lines fold, an earlier offline summary folds in -------------------
+
+_TOOLS = {"read_file": "path", "bash": "command", "mcp__git__log": "ref"}
+
+
+@st.composite
+def _steps(draw, most: int):
+    """Items of a span, a call always beside its result, each tool always called with the same argument."""
+    items: list = []
+    for n in range(draw(st.integers(0, most))):
+        kind = draw(st.sampled_from(["user", "assistant", "call", "call", "call"]))
+        if kind == "call":
+            tool = draw(st.sampled_from(sorted(_TOOLS)))
+            body = draw(st.sampled_from(["ok\nfine", "Error: no such file", "3 lines\nof\ntext"]))
+            items += [ToolCall(call_id=f"c{n}", name=tool, arguments=json.dumps({_TOOLS[tool]: f"v{n % 7}"})),
+                      ToolResult(call_id=f"c{n}", name=tool, content=body)]
+        else:
+            items.append(Message(role=kind, content=draw(st.sampled_from(["Go on.", "Done: it builds.", "Why?\nok"]))))
+    return tuple(items)
+
+
+def _offline(items) -> str:
+    return OfflineSummarizer().summarize(Plan(0, len(items), tuple(items), "", False, 600, meter()))
+
+
+def _calls(count: int, start: int = 0) -> tuple:
+    """``count`` calls with their results, the tools in turn, from call ``start`` on."""
+    tools = sorted(_TOOLS)
+    return tuple(item for n in range(start, start + count) for tool in (tools[n % len(tools)],) for item in (
+        ToolCall(call_id=f"c{n}", name=tool, arguments=json.dumps({_TOOLS[tool]: f"f{n}"})),
+        ToolResult(call_id=f"c{n}", name=tool, content="Error: denied" if n % 9 == 0 else "ok")))
+
+
+@given(_steps(120), _steps(120), st.booleans())
+@example(_calls(60), _calls(30, 60), True)
+def test_the_summary_of_an_earlier_summary_and_what_followed_is_the_summary_of_both(first, then, fresh):
+    """Folding in, not nesting: whether older lines were folded before (in the earlier summary) or
+    now, the lines shown and the counts folded are those of the whole span — so summarizing at
+    every call neither grows the summary nor loses count of what it stands for."""
+    earlier = (summary_message(_offline(first), len(first), OFFLINE_LABEL),) if first else ()
+    summarizer = OfflineSummarizer() if fresh else _SHARED
+    again = summarizer.summarize(Plan(0, len(earlier) + len(then), (*earlier, *then), "", bool(first), 600, meter()))
+    assert again == _offline((*first, *then))
+
+
+_SHARED = OfflineSummarizer()  # one summarizer across examples: what it carried from the last must not leak
+
+
+def test_the_offline_summary_of_a_long_run_is_bounded():
+    """2,000 calls: the newest lines of each section, the older ones counted per tool."""
+    text = _offline(_calls(2_001))
+    assert len(text.splitlines()) < 100 and "extracted from 4,002 items" in text
+    assert "- … 1,961 earlier calls: bash ×654, mcp__git__log ×654, read_file ×653" in text and '"f2000"' in text
+    assert "- … 208 earlier errors" in text  # 223 calls failed (every ninth), the newest 15 are shown
+    errors = text.split("Errors:")[1]
+    assert '"f1872"' in errors and '"f1863"' not in errors
+
+
+def test_a_summary_written_by_a_model_is_kept_whole_when_folded_in_again():
+    """An LLM's summary (blank lines, its own lists) is kept in the earlier section, once, and
+    comes back as it was when the offline summary holding it is summarized again."""
+    model = "The user wants a CLI.\n\nFindings:\n- main.py parses args\n  - with argparse\n\nErrors: none"
+    step = (ToolCall(call_id="a", name="bash", arguments='{"command": "ls"}'),
+            ToolResult(call_id="a", name="bash", content="main.py"))
+    once = _offline((summary_message(model, 9, "gpt-4o"), *step))
+    twice = _offline((summary_message(once, 11, OFFLINE_LABEL), *step))
+    assert twice.count("The user wants a CLI.") == 1 and "extracted from 5 items" in twice
+    assert _offline((summary_message(model, 9, "gpt-4o"), *step, *step)) == twice
+    back = twice.split("Earlier summary:\n- ", 1)[1].split("\n\nTool calls")[0]
+    assert back.replace("\n  ", "\n") == model

@@ -1,11 +1,20 @@
 """The offline summarizer: deterministic and extractive, for when no endpoint is configured — the
 user's requests, each tool call with its key argument and how it ended, the errors and the
-assistant's conclusions, in order. No model involved, so a run replays the same every time."""
+assistant's conclusions, in order. No model involved, so a run replays the same every time.
+
+Bounded, as a model's summary is: each section shows its newest lines (``NEWEST``) and folds the
+older ones into one line that counts them (per tool, for calls). An earlier offline summary in the
+span is folded in line by line, not nested, so summarizing again at every call of a long run does
+not grow the summary with the run: the summary of (the summary of A, then B) is the summary of A
+then B. An earlier summary written by anything else (an LLM) is kept whole."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
+from dataclasses import dataclass
+from operator import itemgetter
 
 from .. import words
 from ..conversation import Item, ToolCall, ToolResult, content_text, extends
@@ -15,6 +24,14 @@ from .cut import is_summary
 from .history import Plan
 
 OFFLINE_LABEL = "offline summary — no LLM"
+EARLIER, REQUESTS, CALLS, ERRORS, CONCLUSIONS = (
+    "Earlier summary", "User requests", "Tool calls, in order", "Errors", "Assistant conclusions")
+SECTIONS = (EARLIER, REQUESTS, CALLS, ERRORS, CONCLUSIONS)
+# the newest lines each section shows, and what it calls one: about 2,000 tokens at most, the size of the
+# summaries agents ask their models for; an earlier summary written by anything else is never folded
+NEWEST = {REQUESTS: (15, "request"), CALLS: (40, "call"), ERRORS: (15, "error"), CONCLUSIONS: (15, "conclusion")}
+_HEAD = re.compile(rf"\({re.escape(OFFLINE_LABEL)}: extracted from ([\d,]+) items?, not written by a model\.\)")
+_FOLD = re.compile(r"… ([\d,]+) earlier \w+?s?(?:: (.+))?")
 
 
 def _first_line(text: str, limit: int = 160) -> str:
@@ -27,6 +44,102 @@ def _looks_failed(result: ToolResult) -> bool:
     return error_detail(result) is not None
 
 
+class _Section:
+    """One section's lines, in order, each with the key its fold counts it under (the tool, for
+    calls), how many lines have each key, and what an earlier summary had already folded. Plain
+    dicts, and a fold counted only when there is one: a policy renders every section at every call."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.keys: list[str] = []
+        self.every: dict[str, int] = {}
+        self.folded: dict[str, int] = {}
+
+    def add(self, line: str, key: str = "") -> None:
+        self.lines.append(line)
+        self.keys.append(key)
+        self.every[key] = self.every.get(key, 0) + 1
+
+    def extend(self, lines: list[str], keys: list[str], folded: Counter[str]) -> None:
+        """An earlier summary's lines, and the counts of what it had folded."""
+        self.lines += lines
+        self.keys += keys
+        for key in keys:
+            self.every[key] = self.every.get(key, 0) + 1
+        for key, number in folded.items():
+            self.folded[key] = self.folded.get(key, 0) + number
+
+    def render(self, title: str) -> str | None:
+        """The section as the summary shows it: its newest lines, the older ones folded into one."""
+        newest, noun = NEWEST.get(title, (len(self.lines), ""))
+        shown = self.lines[len(self.lines) - newest:] if len(self.lines) > newest else self.lines
+        lines = [f"- {line}".replace("\n", "\n  ") for line in shown]
+        if len(shown) < len(self.lines) or self.folded:
+            lines.insert(0, self._fold(title, noun, len(shown)))
+        return f"{title}:\n" + "\n".join(lines) if lines else None
+
+    def _fold(self, title: str, noun: str, shown: int) -> str:
+        """The line that stands for the lines not shown: how many, and for calls, of which tools."""
+        hidden = Counter(self.folded)
+        hidden.update(self.every)
+        hidden.subtract(self.keys[len(self.keys) - shown:])
+        folded = sum(hidden.values())
+        line = f"- … {folded:,} earlier {noun}{'s' if folded != 1 else ''}"
+        if title != CALLS:
+            return line
+        tools = sorted(sorted((tool, n) for tool, n in hidden.items() if n), key=itemgetter(1), reverse=True)
+        return line + ": " + ", ".join(f"{tool} ×{n:,}" for tool, n in tools)
+
+
+@dataclass(frozen=True)
+class _Earlier:
+    """An earlier offline summary, read back: how many items it was extracted from, and each
+    section's lines with what it had folded."""
+
+    extracted: int
+    sections: dict[str, tuple[list[str], Counter[str]]]
+
+
+def _fold_of(line: str, title: str) -> Counter[str] | None:
+    """The counts a fold line stands for (per tool, for calls), or None when ``line`` is not one."""
+    found = _FOLD.fullmatch(line)
+    if found is None or title not in NEWEST:
+        return None
+    total = int(found[1].replace(",", ""))
+    if title != CALLS:
+        return Counter({"": total})
+    parts = [part.rpartition(" ×") for part in (found[2] or "").split(", ")]
+    counts = Counter({tool: int(n.replace(",", "")) for tool, _, n in parts if n.replace(",", "").isdigit()})
+    return counts if len(counts) == len(parts) and counts.total() == total else None
+
+
+def _read_back(body: str) -> _Earlier | None:
+    """An offline summary's text read back into its lines; None for any other text (an LLM's, or
+    one this summarizer could not have written), which is then kept whole."""
+    head, _, rest = body.partition("\n\n")
+    found = _HEAD.fullmatch(head)
+    if found is None:
+        return None
+    sections: dict[str, tuple[list[str], Counter[str]]] = {}
+    for block in rest.split("\n\n") if rest else ():
+        title, _, text = block.partition(":\n")
+        if title not in SECTIONS or title in sections or not text:
+            return None
+        lines: list[str] = []
+        folded: Counter[str] = Counter()
+        for line in text.split("\n"):
+            if line.startswith("  ") and lines and title == EARLIER:
+                lines[-1] += "\n" + line[2:]
+            elif not line.startswith("- "):
+                return None
+            elif not lines and not folded and (fold := _fold_of(line[2:], title)) is not None:
+                folded = fold
+            else:
+                lines.append(line[2:])
+        sections[title] = lines, folded
+    return _Earlier(int(found[1].replace(",", "")), sections)
+
+
 class _Reading:
     """What the summarizer read of a span, in order: each section's lines, the calls by id, the
     argument names each tool's calls used, and the telling argument each tool's lines show. A
@@ -35,10 +148,11 @@ class _Reading:
 
     def __init__(self) -> None:
         self.items: tuple[Item, ...] = ()
+        self.extracted = 0  # the items the summary stands for: an earlier offline summary's, and the rest
         self.calls: dict[str, ToolCall] = {}
         self.names: dict[str, Counter[str]] = {}
         self.telling: dict[str, str | None] = {}  # per tool with a result: the argument its lines name
-        self.sections: dict[str, list[str]] = {title: [] for title in SECTIONS}
+        self.sections: dict[str, _Section] = {title: _Section() for title in SECTIONS}
 
     def count_names(self, items: tuple[Item, ...]) -> None:
         """Count the argument names of the calls among ``items``: a tool's telling argument is
@@ -51,8 +165,17 @@ class _Reading:
         """Every tool's lines name the argument its calls, counted so far, make the telling one."""
         return all(most_telling(self.names.get(tool, Counter())) == key for tool, key in self.telling.items())
 
+    def fold_in(self, earlier: _Earlier) -> None:
+        """An earlier offline summary's lines, as if this reading had read what it was extracted from."""
+        self.extracted += earlier.extracted
+        for title, (lines, folded) in earlier.sections.items():
+            keys = [line.partition("(")[0] for line in lines] if title == CALLS else [""] * len(lines)
+            self.sections[title].extend(lines, keys, folded)
 
-SECTIONS = ("Earlier summary", "User requests", "Tool calls, in order", "Errors", "Assistant conclusions")
+    def text(self) -> str:
+        head = f"({OFFLINE_LABEL}: extracted from {words.count(self.extracted, 'item')}, not written by a model.)"
+        shown = [section.render(title) for title, section in self.sections.items()]
+        return "\n\n".join([head, *filter(None, shown)])
 
 
 class OfflineSummarizer:
@@ -85,15 +208,17 @@ class OfflineSummarizer:
         for item in new:
             self._add(reading, item)
         reading.items, self._last = items, reading
-        sections = [f"({OFFLINE_LABEL}: extracted from {words.count(len(items), 'item')}, not written by a model.)"]
-        sections.extend(f"{title}:\n" + "\n".join(lines) for title, lines in reading.sections.items() if lines)
-        return "\n\n".join(sections)
+        return reading.text()
 
     def _add(self, reading: _Reading, item: Item) -> None:
         """One item's lines, in the sections it belongs to."""
-        earlier, requests, actions, errors, conclusions = reading.sections.values()
+        sections = reading.sections
         if is_summary(item):
-            earlier.append(content_text(item.content).split("\n\n", 1)[-1].strip())
+            body = content_text(item.content).split("\n\n", 1)[-1].strip()
+            if (earlier := _read_back(body)) is not None:
+                reading.fold_in(earlier)
+                return
+            sections[EARLIER].add(body)
         elif isinstance(item, ToolCall):
             reading.calls[item.call_id] = item
         elif isinstance(item, ToolResult):
@@ -105,11 +230,12 @@ class OfflineSummarizer:
             shown = f"{key}={json.dumps(arguments[key], ensure_ascii=False)[:120]}" if key in arguments else ""
             failed, first, lines = self._result(item)
             if failed:
-                actions.append(f"- {item.name}({shown}) → error: {first}")
-                errors.append(f"- {item.name}({shown}): {first}")
+                sections[CALLS].add(f"{item.name}({shown}) → error: {first}", item.name)
+                sections[ERRORS].add(f"{item.name}({shown}): {first}")
             else:
-                actions.append(f"- {item.name}({shown}) → ok, {lines} lines")
+                sections[CALLS].add(f"{item.name}({shown}) → ok, {lines} lines", item.name)
         elif item.role == "user" and content_text(item.content).strip():
-            requests.append(f"- {_first_line(content_text(item.content), 300)}")
+            sections[REQUESTS].add(_first_line(content_text(item.content), 300))
         elif item.role == "assistant" and content_text(item.content).strip():
-            conclusions.append(f"- {_first_line(content_text(item.content), 300)}")
+            sections[CONCLUSIONS].add(_first_line(content_text(item.content), 300))
+        reading.extracted += 1
