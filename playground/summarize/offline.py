@@ -27,8 +27,9 @@ OFFLINE_LABEL = "offline summary — no LLM"
 EARLIER, REQUESTS, CALLS, ERRORS, CONCLUSIONS = (
     "Earlier summary", "User requests", "Tool calls, in order", "Errors", "Assistant conclusions")
 SECTIONS = (EARLIER, REQUESTS, CALLS, ERRORS, CONCLUSIONS)
-# the newest lines each section shows, and what it calls one: about 2,000 tokens at most, the size of the
-# summaries agents ask their models for; an earlier summary written by anything else is never folded
+# the newest lines each section shows, and what it calls one: each line is cut to about 300 characters, so a
+# summary is a few thousand tokens at most (2,906 on a shared Claude Code session), the size of the summaries
+# agents ask their models for; an earlier summary written by anything else is never folded
 NEWEST = {REQUESTS: (15, "request"), CALLS: (40, "call"), ERRORS: (15, "error"), CONCLUSIONS: (15, "conclusion")}
 _HEAD = re.compile(rf"\({re.escape(OFFLINE_LABEL)}: extracted from ([\d,]+) items?, not written by a model\.\)")
 _FOLD = re.compile(r"… ([\d,]+) earlier \w+?s?(?:: (.+))?")
