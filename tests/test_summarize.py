@@ -755,6 +755,9 @@ def _calls(count: int, start: int = 0) -> tuple:
         ToolResult(call_id=f"c{n}", name=tool, content="Error: denied" if n % 9 == 0 else "ok")))
 
 
+_SHARED = OfflineSummarizer()  # one summarizer across examples: what it carried from the last must not leak
+
+
 @given(_steps(120), _steps(120), st.booleans())
 @example(_calls(60), _calls(30, 60), True)
 def test_the_summary_of_an_earlier_summary_and_what_followed_is_the_summary_of_both(first, then, fresh):
@@ -765,9 +768,6 @@ def test_the_summary_of_an_earlier_summary_and_what_followed_is_the_summary_of_b
     summarizer = OfflineSummarizer() if fresh else _SHARED
     again = summarizer.summarize(Plan(0, len(earlier) + len(then), (*earlier, *then), "", bool(first), 600, meter()))
     assert again == _offline((*first, *then))
-
-
-_SHARED = OfflineSummarizer()  # one summarizer across examples: what it carried from the last must not leak
 
 
 def test_the_offline_summary_of_a_long_run_is_bounded():
@@ -792,3 +792,16 @@ def test_a_summary_written_by_a_model_is_kept_whole_when_folded_in_again():
     assert _offline((summary_message(model, 9, "gpt-4o"), *step, *step)) == twice
     back = twice.split("Earlier summary:\n- ", 1)[1].split("\n\nTool calls")[0]
     assert back.replace("\n  ", "\n") == model
+
+
+@pytest.mark.parametrize("count", [",", "1,2", "9" * 5_000, "\u0661"])
+def test_an_earlier_summary_that_only_looks_offline_is_read_without_a_traceback(count):
+    """A summary in an uploaded log that mimics ours with a count no summary of ours writes (a bare
+    comma, ungrouped digits, more digits than Python reads, an Arabic-Indic digit): kept whole, or
+    its odd fold kept as a line, never a ValueError."""
+    head = f"({OFFLINE_LABEL}: extracted from {count} items, not written by a model.)"
+    fold = f"({OFFLINE_LABEL}: extracted from 2 items, not written by a model.)\n\nTool calls, in order:\n" \
+           f"- … 3 earlier calls: bash ×{count}"
+    assert f"Earlier summary:\n- {head}" in _offline((summary_message(head, 2, "x"),))
+    text = _offline((summary_message(fold, 2, "x"),))
+    assert f"Tool calls, in order:\n- … 3 earlier calls: bash ×{count}" in text and "Earlier summary" not in text

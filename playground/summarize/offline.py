@@ -31,8 +31,11 @@ SECTIONS = (EARLIER, REQUESTS, CALLS, ERRORS, CONCLUSIONS)
 # summary is a few thousand tokens at most (2,906 on a shared Claude Code session), the size of the summaries
 # agents ask their models for; an earlier summary written by anything else is never folded
 NEWEST = {REQUESTS: (15, "request"), CALLS: (40, "call"), ERRORS: (15, "error"), CONCLUSIONS: (15, "conclusion")}
-_HEAD = re.compile(rf"\({re.escape(OFFLINE_LABEL)}: extracted from ([\d,]+) items?, not written by a model\.\)")
-_FOLD = re.compile(r"… ([\d,]+) earlier \w+?s?(?:: (.+))?")
+# a count as ``words.count`` writes it, ASCII digits in groups of three: another text read back is not ours
+_NUMBER = r"[0-9]{1,3}(?:,[0-9]{3}){0,5}"
+_HEAD = re.compile(rf"\({re.escape(OFFLINE_LABEL)}: extracted from ({_NUMBER}) items?, not written by a model\.\)")
+_FOLD = re.compile(rf"… ({_NUMBER}) earlier \w+?s?(?:: (.+))?")
+_TOOL = re.compile(rf"(.+) ×({_NUMBER})")
 
 
 def _first_line(text: str, limit: int = 160) -> str:
@@ -106,12 +109,16 @@ def _fold_of(line: str, title: str) -> Counter[str] | None:
     found = _FOLD.fullmatch(line)
     if found is None or title not in NEWEST:
         return None
-    total = int(found[1].replace(",", ""))
+    total = _number(found[1])
     if title != CALLS:
         return Counter({"": total})
-    parts = [part.rpartition(" ×") for part in (found[2] or "").split(", ")]
-    counts = Counter({tool: int(n.replace(",", "")) for tool, _, n in parts if n.replace(",", "").isdigit()})
+    parts = [_TOOL.fullmatch(part) for part in (found[2] or "").split(", ")]
+    counts = Counter({part[1]: _number(part[2]) for part in parts if part is not None})
     return counts if len(counts) == len(parts) and counts.total() == total else None
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
 
 
 def _read_back(body: str) -> _Earlier | None:
@@ -138,7 +145,7 @@ def _read_back(body: str) -> _Earlier | None:
             else:
                 lines.append(line[2:])
         sections[title] = lines, folded
-    return _Earlier(int(found[1].replace(",", "")), sections)
+    return _Earlier(_number(found[1]), sections)
 
 
 class _Reading:
