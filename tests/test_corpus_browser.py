@@ -29,10 +29,14 @@ def test_upload_a_zip_read_the_table_and_open_a_run(page, tmp_path):
         archive.write(DATA / "codex-rollout.jsonl", "runs/codex.jsonl")
         archive.writestr("runs/broken.json", '{"messages": [')
     page.get_by_role("tab", name="Corpus").click()
+    # the tab's panel is drawn by the rerun its click starts, which `idle` can miss: wait for the panel's
+    # own uploader by its label, not for "the last uploader on the page" (on a slow machine, the sidebar's)
+    uploader = page.get_by_test_id("stFileUploader").filter(has_text="Upload a .zip or .tar.gz of logs")
+    uploader.locator("input[type=file]").set_input_files(str(bundle), timeout=60_000)
+    evaluate = page.get_by_role("button", name="Evaluate the corpus")
+    expect(evaluate).to_be_enabled(timeout=60_000)  # enabled by the rerun the upload starts
     idle(page)
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').last.set_input_files(str(bundle))
-    idle(page)
-    page.get_by_role("button", name="Evaluate the corpus").click()
+    evaluate.click()
     idle(page)
     expect(page.get_by_text("2 runs evaluated, 1 failed, 0 skipped", exact=False)).to_be_visible(timeout=60_000)
     grid = page.get_by_test_id("stDataFrame").last

@@ -37,7 +37,9 @@ def test_a_call_chosen_in_the_run_view_shows_in_before_after(page):
 
     page.get_by_role("tab", name="Run").click()
     idle(page)
-    slider = page.get_by_role("slider").last  # the call slider (the threshold's is in the sidebar)
+    # by its name: the Run panel is drawn by the rerun the tab's click starts, which `idle` can miss
+    slider = page.get_by_role("slider", name="Call shown in Before / after")
+    expect(slider).to_be_visible(timeout=60_000)
     slider.scroll_into_view_if_needed()
     slider.focus()
     page.keyboard.press("ArrowLeft")  # from the last call to the one before it
