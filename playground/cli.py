@@ -146,8 +146,9 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{said}, got {text!r}") from None
 
 
-def _engine(args: argparse.Namespace, conversation: formats.Conversation) -> Engine:
-    """An engine for this run, holding the ``--calibration`` file's factors when one is given."""
+def _engine(args: argparse.Namespace, model: str) -> Engine:
+    """An engine for this run, holding the ``--calibration`` file's factors when one is given (it
+    must have ``model``'s)."""
     engine = Engine()
     if args.calibration:
         from .meter.calibration import load_calibrations
@@ -156,7 +157,6 @@ def _engine(args: argparse.Namespace, conversation: formats.Conversation) -> Eng
             engine.calibrations = load_calibrations(_load_json(args.calibration, args.max_input_mb))
         except InputError as error:
             raise error.within(args.calibration) from None
-        model = args.model or conversation.model or ""
         if model not in engine.calibrations:
             raise InputError(f"no calibration for model {model!r} (the file has: "
                              f"{', '.join(sorted(engine.calibrations))})", where=args.calibration)
@@ -165,7 +165,8 @@ def _engine(args: argparse.Namespace, conversation: formats.Conversation) -> Eng
 
 def cmd_count(args: argparse.Namespace) -> int:
     conversation = _load_conversation(args.file, args.max_input_mb, args.format, args.to)
-    result = _engine(args, conversation).count(conversation, args.model)
+    model = _model(args, conversation)
+    result = _engine(args, model).count(conversation, model)
     _write(_dump(count_to_json(result, conversation)) if args.json else f"{result.total}\n", None)
     return 0
 
@@ -196,6 +197,19 @@ def api_key(base_url: str | None, provider: str = "openai") -> str | None:
     return choice.key
 
 
+def _model(args: argparse.Namespace, conversation: formats.Conversation) -> str:
+    """The model to count and price with: ``--model``, else the conversation's (``counted_as``:
+    its own, else its API format's default, said on stderr)."""
+    if args.model or conversation.model:
+        return args.model or conversation.model
+    from .run.prices import counted_as, read_prices
+
+    model = counted_as(conversation, read_prices())
+    print(f"{PROG}: note: the conversation names no model: counted and priced as {model}, the default for "
+          f"{formats.TITLES[conversation.format]}. Give --model to choose another.", file=sys.stderr)
+    return model
+
+
 def _say(notice: str | None, preset: str | None) -> None:
     """A note on stderr (the output stays clean): what the rules did not do, and what to try."""
     if notice is None:
@@ -213,8 +227,9 @@ def cmd_compact(args: argparse.Namespace) -> int:
         check_limit(args.summarize_over, args.threshold, where="--summarize-over")
     summary = None if args.no_summarize else SummarySettings(
         limit=args.threshold if args.summarize_over is None else args.summarize_over, keep_steps=args.keep_steps)
-    result = _engine(args, conversation).optimize(conversation, rules, settings, summary,
-                                                  _summarizer(args) if summary else None, args.model)
+    model = _model(args, conversation)
+    result = _engine(args, model).optimize(conversation, rules, settings, summary,
+                                           _summarizer(args) if summary else None, model)
     report = result.compaction.report
     _say(no_match_message(conversation, report, rules) or unmatched_message(conversation, report.before, rules),
          args.preset)
@@ -238,7 +253,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 def cmd_rules(args: argparse.Namespace) -> int:
     if args.suggest:  # the rules JSON on stdout, one explanation per row on stderr
         conversation = _load_conversation(args.suggest, args.max_input_mb)
-        suggestion = checked_rules(conversation, Meter(args.model or conversation.model))
+        suggestion = checked_rules(conversation, Meter(_model(args, conversation)))
         print(suggestion.explain(), file=sys.stderr)
         _write(_dump(suggestion.rules_json()), None)
         return 0
@@ -360,9 +375,9 @@ def _run_setup(args: argparse.Namespace):
     from .run.promptcache import check_cache
 
     conversation = _load_conversation(args.file, args.max_input_mb, args.format)
-    model = args.model or conversation.model
-    meter = _engine(args, conversation).meter(model)
-    price = read_prices().get(model)
+    model = _model(args, conversation)
+    meter = _engine(args, model).meter(model)
+    price = read_prices().get(model, conversation.format)
     cache = args.cache or price.provider
     check_cache(cache, price.provider, price.model, where="--cache")
     return conversation, meter, price, cache

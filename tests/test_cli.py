@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -154,6 +155,39 @@ def test_count_reads_an_agent_log_and_names_its_source():
     as_chat = json.loads(cli("count", str(log), "--json", "--to", "chat").stdout)
     assert as_chat["format"] == "claude-code" and as_chat["total"] < data["total"]  # thinking is not carried over
     assert any("'thinking' parts" in note for note in as_chat["notes"])
+
+
+def _without_model(log: bytes) -> bytes:
+    return re.sub(rb'"model":\s*"[^"]*",?', b"", log)
+
+
+def test_a_log_that_names_no_model_is_counted_and_priced_as_its_formats_default(tmp_path):
+    """A Claude Code log without its model is Claude's (as the page counts it), not gpt-4o's:
+    found on real logs from a public repository, priced and cached as OpenAI's."""
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(_without_model(shared(TRACES.parent / "sessions" / SESSION).read_bytes()))
+    done = cli("count", str(log), "--json")
+    assert "names no model: counted and priced as claude-sonnet-4-5" in done.stderr
+    named = json.loads(cli("count", str(log), "--json", "--model", "claude-sonnet-4-5").stdout)
+    assert json.loads(done.stdout)["total"] == named["total"] and named["accounting"].startswith("Anthropic")
+    replayed = cli("replay", str(log))
+    assert replayed.returncode == 0, replayed.stderr
+    assert "cache anthropic, claude-sonnet-4-5 prices (https" in replayed.stdout.splitlines()[0]
+
+
+def test_a_routed_model_name_is_counted_and_priced_as_the_model(tmp_path):
+    """``openrouter/openai/gpt-4o-mini`` (Aider through OpenRouter, on a real log) is gpt-4o-mini
+    at gpt-4o-mini's prices, not an unknown model priced as gpt-4o."""
+    messages = [{"role": "user", "content": "Read the notes."}, {"role": "assistant", "content": "Done: 3 notes."}]
+    routed, own = (tmp_path / "routed.json", tmp_path / "own.json")
+    routed.write_text(json.dumps({"model": "openrouter/openai/gpt-4o-mini", "messages": messages}))
+    own.write_text(json.dumps({"model": "gpt-4o-mini", "messages": messages}))
+    counts = [json.loads(cli("count", str(path), "--json").stdout) for path in (routed, own)]
+    assert counts[0]["total"] == counts[1]["total"] and counts[0]["accounting"] == counts[1]["accounting"]
+    assert not any("unknown model" in note for note in counts[0]["notes"])
+    costs = [json.loads(cli("replay", str(path), "--json").stdout)["totals"] for path in (routed, own)]
+    assert costs[0] == costs[1] and costs[0]["cost_without"] > 0
+    assert "gpt-4o-mini prices (https" in cli("replay", str(routed)).stdout.splitlines()[0]
 
 
 def test_compact_writes_a_sendable_request_for_a_log(tmp_path):

@@ -8,8 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground import formats
+from playground.meter.names import bare
+from playground.meter.tokens import Meter
 from playground.rules.ruleset import book_rules
-from playground.run.prices import DEFAULT_MODEL, read_prices
+from playground.run.prices import DEFAULT_MODEL, model_for, read_prices
 from playground.workbench import defaults
 
 from .conftest import ROOT, SHARED, shared
@@ -36,6 +38,41 @@ def test_an_unlisted_model_falls_back_to_the_nearest_of_its_provider(named, api_
     assert PRICES.nearest(named, api_format) == row
 
 
+@pytest.mark.parametrize(("named", "row"), [
+    ("openrouter/openai/gpt-4o-mini", "gpt-4o-mini"),  # Aider through OpenRouter, on a real log
+    ("openai/gpt-4.1-mini", "gpt-4.1-mini"),  # LiteLLM
+    ("azure/gpt-4o-2024-08-06", "gpt-4o"),
+    ("anthropic/claude-sonnet-4.5", "claude-sonnet-4-5"),  # OpenRouter writes Claude's versions with dots
+    ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),  # Bedrock
+    ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),  # Vertex
+    ("gemini/gemini-2.0-flash", None),
+    ("deepseek/deepseek-chat", None),
+])
+def test_a_routed_model_name_has_the_models_own_row(named, row):
+    assert PRICES.listed(named) == row
+    if row:
+        assert PRICES.get(named) == PRICES.prices[row]
+
+
+@given(st.text(alphabet="abcdeglmnoprstuv0123456789.-:@", min_size=1, max_size=24),
+       st.sampled_from(["", "openrouter/", "openrouter/openai/", "azure/"]))
+def test_a_route_is_all_that_is_taken_off(name, route):
+    """A plain name that is not Claude's comes back as it is (the alphabet has no ``/`` and no
+    vendor), a route in front of it changes nothing, and a bare name is its own bare name."""
+    if not name.lower().startswith("claude"):
+        assert bare(name) == name
+    assert bare(route + name) == bare(name) and bare(bare(name)) == bare(name)
+
+
+def test_a_routed_name_is_counted_as_the_model():
+    conversation = formats.loads(CODEX.read_bytes())
+    for route, model in (("openrouter/openai/gpt-4o-mini", "gpt-4o-mini"),
+                         ("anthropic/claude-sonnet-4.5", "claude-sonnet-4-5")):
+        assert Meter(route).count(conversation) == Meter(model).count(conversation)
+    choice = model_for(formats.loads(CODEX.read_bytes().replace(b'"gpt-5-codex"', b'"openai/gpt-5-codex"')), PRICES)
+    assert choice.model == "gpt-5-codex" and "a route to gpt-5-codex" in choice.note
+
+
 @given(st.text(alphabet="abcdeglmnoprstu0123456789.-", max_size=24), st.sampled_from(["chat", "responses",
                                                                                      "anthropic", "native", None]))
 def test_the_stand_in_is_never_another_providers(named, api_format):
@@ -57,20 +94,20 @@ def test_an_unlisted_model_is_priced_as_its_stand_in_and_says_so():
 
 def test_the_codex_rollout_brings_an_openai_model():
     conversation = formats.loads(CODEX.read_bytes())
-    choice = defaults.model_for(conversation, PRICES)
+    choice = model_for(conversation, PRICES)
     assert (conversation.model, choice.model, choice.provider, choice.note) == ("gpt-5-codex",) * 2 + ("openai", None)
     renamed = formats.loads(CODEX.read_bytes().replace(b'"gpt-5-codex"', b'"gpt-5.5"'))
-    choice = defaults.model_for(renamed, PRICES)
+    choice = model_for(renamed, PRICES)
     assert choice.model == "gpt-5" and "'gpt-5.5'" in choice.note and "nearest OpenAI model" in choice.note
 
 
 def test_a_claude_code_log_brings_a_claude_model():
     conversation = formats.loads(shared(CLAUDE_CODE).read_bytes())
-    choice = defaults.model_for(conversation, PRICES)
+    choice = model_for(conversation, PRICES)
     assert (choice.model, choice.provider, choice.note) == ("claude-sonnet-4-5-20250929", "anthropic", None)
     renamed = formats.loads(shared(CLAUDE_CODE).read_bytes().replace(b"claude-sonnet-4-5-20250929",
                                                                      b"claude-opus-4-9"))
-    assert defaults.model_for(renamed, PRICES).model == "claude-sonnet-4-5"
+    assert model_for(renamed, PRICES).model == "claude-sonnet-4-5"
 
 
 @pytest.mark.parametrize(("model", "threshold"), [("gpt-4o", 50_000), ("claude-sonnet-4-5", 50_000),

@@ -27,7 +27,7 @@ from ..policies import LOGGED, OURS, POLICIES, make, offered
 from ..rules.errorpatterns import error_detail
 from ..run.compare import Row, row_of, rows_to_json
 from ..run.hidden import SpanIndex, calls_with
-from ..run.prices import read_prices
+from ..run.prices import counted_as, read_prices
 from ..run.promptcache import check_cache
 from ..run.replay import Replay, call_starts, replay
 from ..summarize.history import DEFAULT_KEEP_STEPS
@@ -182,9 +182,9 @@ def _conversation(data: Any) -> tuple[Conversation, str | None]:
 def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: str | None = None,
                  meter: Meter | None = None) -> RunResult:
     """Every strategy of ``setup`` replayed over one run, with one meter for all of them."""
-    model = setup.model or model or conversation.model
+    model = setup.model or model or counted_as(conversation, read_prices())
     meter = meter or Engine().meter(model)
-    price = read_prices().get(model)
+    price = read_prices().get(model, conversation.format)
     cache = setup.cache or price.provider
     check_cache(cache, price.provider, price.model, where="cache")
     options = setup.options(conversation)

@@ -22,7 +22,7 @@ from ..engine import Engine
 from ..errors import InputError
 from ..policies import POLICIES, make
 from ..run.hidden import SpanIndex
-from ..run.prices import read_prices
+from ..run.prices import counted_as, read_prices
 from ..run.promptcache import check_cache
 from ..run.replay import replay
 from .evaluate import Setup, guarded, hidden_used_calls, load
@@ -102,9 +102,9 @@ def tune_source(source: Source, setup: Setup, grid: Grid) -> RunCosts | Failed |
         if isinstance(loaded, Failed | Skipped):
             return loaded
         conversation, named = loaded
-        model = setup.model or named or conversation.model
+        model = setup.model or named or counted_as(conversation, read_prices())
         meter = Engine().meter(model)  # one meter for every strategy and point: each item counted once
-        price = read_prices().get(model)
+        price = read_prices().get(model, conversation.format)
         cache = setup.cache or price.provider
         check_cache(cache, price.provider, price.model, where="cache")
         base = setup.options(conversation)

@@ -36,6 +36,7 @@ from ..conversation import (
 )
 from . import claude, images
 from .encodings import DEFAULT_ENCODING, EncodingChoice, choose_encoding, get_encoding
+from .names import bare
 from .pieces import PIECE, SPLITTABLE, Cutter
 from .tooldefs import render_functions
 
@@ -147,6 +148,7 @@ class Meter:
     def __init__(self, model: str | None = None, calibration: Calibration | None = None) -> None:
         self.calibration = calibration
         self._factor = calibration.factor if calibration else 1.0
+        model = bare(model)  # a router's or a cloud's name for a model is counted as the model
         self.claude = claude.is_claude(model)
         self.choice: EncodingChoice = (EncodingChoice(str(model), DEFAULT_ENCODING) if self.claude
                                        else choose_encoding(model))

@@ -13,7 +13,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..conversation import Conversation
 from ..errors import InputError
+from ..meter.names import bare
 from ..meter.tokens import Accounting, accounting_for
 from ..summarize.call import SummaryCall
 
@@ -45,7 +47,9 @@ class PriceTable:
 
     def listed(self, model: str | None) -> str | None:
         """The row for ``model``: its own, or its longest listed prefix's (``gpt-4o-2024-08-06`` →
-        ``gpt-4o``, ``claude-sonnet-4-5-20250929`` → ``claude-sonnet-4-5``); None if it has none."""
+        ``gpt-4o``, ``claude-sonnet-4-5-20250929`` → ``claude-sonnet-4-5``), a routed name's as the
+        model's own (``openrouter/openai/gpt-4o-mini`` → ``gpt-4o-mini``); None if it has none."""
+        model = bare(model)
         found = [name for name in self.prices if model and (model == name or model.startswith(name + "-"))]
         return max(found, key=len) if found else None
 
@@ -68,7 +72,7 @@ class PriceTable:
             return DEFAULT_MODEL if DEFAULT_MODEL in self.prices else next(iter(self.prices))
         if named is None:
             return rows[0]
-        name = str(model).lower()
+        name = str(bare(model)).lower()
         return min(rows, key=lambda row: (_prompt_format(row) != _prompt_format(name),
                                           -len(_shared_start(name, row)), -len(_shared_start(name[::-1], row[::-1])),
                                           rows.index(row)))
@@ -87,13 +91,56 @@ class PriceTable:
                        source=f"not listed: priced as {stand_in}, the nearest listed model ({price.source})")
 
 
+PROVIDER_TITLES = {"openai": "OpenAI", "anthropic": "Anthropic"}
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """The listed model a conversation is counted and priced with, and what it named."""
+
+    model: str
+    named: str | None
+    provider: str | None
+
+    @property
+    def note(self) -> str | None:
+        """What the person should know: the named model is not listed, so which one stands in."""
+        if not self.named or self.named == self.model:
+            return None
+        if bare(self.named) == self.model:
+            return (f"This conversation names the model '{self.named}', a route to {self.model}: counted and "
+                    "priced as it.")
+        whose = PROVIDER_TITLES.get(self.provider or "", "")
+        return (f"This conversation names the model '{self.named}', which the playground does not list: it is "
+                f"counted and priced as {self.model}, the nearest {whose + ' ' if whose else ''}model it lists.")
+
+
+def model_for(conversation: Conversation, table: PriceTable) -> ModelChoice:
+    """The model a conversation brings — for the page, the command line and a corpus alike: its
+    own when listed (a dated snapshot keeps its name: some bill differently from their family,
+    ``gpt-4o-search-preview`` say; a routed name is the model it routes to), else the nearest
+    listed one of the same provider (from the name, or from the API format it was sent in: a Claude
+    Code log that names no model is counted and priced as Claude), else the format's default."""
+    named = conversation.model or None
+    model = bare(named) if named and table.listed(named) else table.nearest(named, conversation.format)
+    return ModelChoice(str(model), named, provider_of(named, conversation.format))
+
+
+def counted_as(conversation: Conversation, table: PriceTable) -> str:
+    """The model a run is counted with off the page (command line, corpus, suggested rules): the
+    conversation's own name, listed or not (the meter knows more models than the price table
+    lists, and ``get`` prices an unlisted one as its nearest row), else the default of the API
+    format it was sent in — a Claude Code log that names no model is Claude's, not gpt-4o's."""
+    return conversation.model or table.nearest(None, conversation.format)
+
+
 _PROVIDER_NAMES = {"anthropic": ("claude",), "openai": ("gpt", "chatgpt", "codex", "o1", "o3", "o4")}
 _FORMAT_PROVIDERS = {"anthropic": "anthropic", "chat": "openai", "responses": "openai"}
 
 
 def _named_provider(model: str | None) -> str | None:
     """Whose model ``model`` is by its name (``claude-*`` Anthropic's; ``gpt-*``, ``o3-*``, … OpenAI's)."""
-    name = (model or "").lower()
+    name = (bare(model) or "").lower()
     return next((provider for provider, starts in _PROVIDER_NAMES.items() if name.startswith(starts)), None)
 
 

@@ -47,7 +47,7 @@ class _Run:
 
     def __init__(self, conversation: Conversation, meter: Meter) -> None:
         self.conversation, self.meter = conversation, meter
-        self.price = read_prices().get(conversation.model or meter.choice.model)
+        self.price = read_prices().get(conversation.model or meter.choice.model or None, conversation.format)
         self.spans = SpanIndex.of(conversation)
 
     def measure(self, rows: tuple[Row, ...]) -> _Measure:

@@ -12,6 +12,7 @@ from ..conversation import Conversation
 from ..meter.tokens import Meter
 from ..rules.breakdown import largest_argument, tools_in
 from ..rules.ruleset import Rules, book_rules, load_rules
+from ..run.prices import counted_as, read_prices
 from .checked import checked_rules
 
 MASK = "[Older {tool} output omitted: {lines} lines.]"
@@ -42,7 +43,7 @@ def aggressive(conversation: Conversation) -> Rules:
 def suggested(conversation: Conversation) -> Rules:
     """Rules built for this conversation's tools from their arguments and sizes (see suggest.py)
     and checked on it (checked.py), counted with a throwaway meter for the conversation's own model."""
-    return checked_rules(conversation, Meter(conversation.model)).rules()
+    return checked_rules(conversation, Meter(counted_as(conversation, read_prices()))).rules()
 
 
 def no_rules(_: Conversation) -> Rules:

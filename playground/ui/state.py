@@ -22,7 +22,7 @@ from ..present.view import threshold_range
 from ..rules.editor import edited_rows, tables_from_rules
 from ..rules.errorpatterns import ErrorPatterns
 from ..rules.ruleset import Rules
-from ..run.prices import DEFAULT_MODEL, read_prices
+from ..run.prices import DEFAULT_MODEL, model_for, read_prices
 from ..workbench import defaults, presets
 
 CONVERSATION = "conversation"
@@ -176,9 +176,9 @@ def set_conversation(conversation: Conversation, source: str, keep_builder: bool
 def follow_model(conversation: Conversation) -> None:
     """The conversation's own model when the playground lists it, else the nearest listed one of
     its provider, with a note that says which."""
-    choice = defaults.model_for(conversation, read_prices())
+    choice = model_for(conversation, read_prices())
     st.session_state[MODEL] = choice.model
-    set_message("model", choice.note)
+    set_message("model", choice.note and f"{choice.note} Change it below.")
     named = f"{choice.named} → {choice.model}" if choice.note else choice.model
     where = (f"the conversation's own ({named})" if choice.named
              else f"the default for {formats.TITLES[conversation.format]} (the conversation names none)")

@@ -12,47 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..conversation import Conversation
 from ..rules.ruleset import Rules, book_rules
-from ..run.prices import PriceTable, provider_of
+from ..run.prices import PriceTable
 
 BOOK_THRESHOLD = 50_000  # the book's threshold
 WINDOW_SHARE = 0.5  # at most half the context window: compaction fires while there is room for the reply
 KEEP_RECENT = 0  # the book's pass: the not-yet-read guard alone protects the newest results
-PROVIDER_TITLES = {"openai": "OpenAI", "anthropic": "Anthropic"}
 
 # The settings whose origin the page names, in the order it names them.
 SETTINGS = ("model", "threshold", "keep_recent", "errors", "rules")
 YOU = "you changed it"
-
-
-@dataclass(frozen=True)
-class ModelChoice:
-    """The listed model a conversation is counted and priced with, and what it named."""
-
-    model: str
-    named: str | None
-    provider: str | None
-
-    @property
-    def note(self) -> str | None:
-        """What the person should know: the named model is not listed, so which one stands in."""
-        if not self.named or self.named == self.model:
-            return None
-        whose = PROVIDER_TITLES.get(self.provider or "", "")
-        return (f"This conversation names the model '{self.named}', which the playground does not list: it is "
-                f"counted and priced as {self.model}, the nearest {whose + ' ' if whose else ''}model it lists "
-                "(change it below).")
-
-
-def model_for(conversation: Conversation, table: PriceTable) -> ModelChoice:
-    """The model a conversation brings: its own when listed (a dated snapshot keeps its name: some
-    bill differently from their family, ``gpt-4o-search-preview`` say), else the nearest listed one
-    of the same provider (from the name, or from the API format it was sent in), else the format's
-    default."""
-    named = conversation.model or None
-    model = named if named and table.listed(named) else table.nearest(named, conversation.format)
-    return ModelChoice(model, named, provider_of(named, conversation.format))
 
 
 @dataclass(frozen=True)
