@@ -293,7 +293,8 @@ AIDER = ["aider-afi-core.aider.chat.history.md", "aider-monochromatic.aider.chat
 
 
 def _aider_inputs(text: str) -> list[str]:
-    """Each run of '#### ' lines is one input (aider/io.py user_input), its lines joined."""
+    """Each run of '#### ' lines is one input (aider/io.py user_input), its lines joined; one that
+    starts with / or ! is a command Aider runs (commands.py is_command), sent only as /ask's text."""
     inputs, run = [], []
     for line in [*text.splitlines(), ""]:
         if line.startswith("####"):
@@ -301,7 +302,26 @@ def _aider_inputs(text: str) -> list[str]:
         elif run:
             inputs.append("\n".join(run).strip())
             run = []
-    return [text for text in inputs if text.strip()]
+    sent = [text.split(maxsplit=1)[1] if text.startswith("/ask ") else text for text in inputs]
+    return [text for text in sent if text.strip() and not text.startswith(("/", "!"))]
+
+
+def test_an_aider_command_is_not_a_message_but_what_ask_sends_is():
+    """An input that starts with / or ! is run by Aider (/add, /copy-context, an invalid /view,
+    !ls): on a real history, 8 such inputs were read as the person's messages. /ask, /code,
+    /architect and /context (or a start only one has: /arch) send the rest as the message; a
+    line of a longer input that starts with / (a pasted ``/**`` comment) is text."""
+    history = "\n".join([
+        "# aider chat started at 2025-10-20 21:49:17", "", "#### /add src/app.py  ", "> Added src/app.py to the chat",
+        "", "#### !ls  ", "> app.py", "", "#### /view app.py  ", "> Invalid command: /view", "",
+        "#### /ask what does it do?  ", "", "It serves the page.", "", "> Tokens: 1.2k sent, 40 received.", "",
+        "#### /arch split it  ", "", "Split into two modules.", "", "#### Here is the header:  ", "#### /** app */  ",
+        "", "Noted.", ""])
+    conversation = formats.loads(history.encode())
+    assert [m.content for m in conversation.items if m.role == "user"] == [
+        "what does it do?", "split it", "Here is the header:\n/** app */"]
+    assert any("3 inputs that Aider ran itself (! 1, /add 1, /view 1)" in note for note in conversation.notes)
+    assert dict(conversation.billed) == {1: 1200}  # the reply to /ask, the second item
 
 
 @pytest.mark.parametrize("name", AIDER)

@@ -52,6 +52,15 @@ _CACHE = re.compile(rf"\b{_TOKENS} (cache write|cache hit|cached)\b")
 _EMACS = re.compile(r"^\s*-\*-.*-\*-\s*$")
 _STARTS = re.compile(r"^# aider chat started at \d{4}-\d\d-\d\d", re.MULTILINE)
 BILLED_DIGITS = 2  # format_tokens keeps at least two significant digits ("4.5k", "12k")
+# Aider's commands (aider/commands.py, v0.86): an input that starts with "/" or "!" is run by Aider,
+# never sent as typed; these four send the rest of the line as a message in the chat's history.
+# A command may be abbreviated to any start only it has ("/arch").
+COMMANDS = ("add", "architect", "ask", "chat-mode", "clear", "code", "commit", "context", "copy", "copy-context",
+            "diff", "drop", "edit", "editor", "editor-model", "exit", "git", "help", "lint", "load", "ls", "map",
+            "map-refresh", "model", "models", "multiline-mode", "paste", "quit", "read-only", "reasoning-effort",
+            "report", "reset", "run", "save", "settings", "test", "think-tokens", "tokens", "undo", "voice",
+            "weak-model", "web")
+CHAT_COMMANDS = ("architect", "ask", "code", "context")
 _ERROR = re.compile(r"\b(?:\w*Error\b|Traceback \(most recent call last\)|\w*Exception\b|error\b)")
 
 
@@ -78,16 +87,34 @@ class _History:
         self.cache: Counter[str] = Counter()  # calls whose line reports cache writes / hits
         self.unplaced = 0  # token lines after no reply of their own (an empty or failed answer)
         self.rounded = False  # a bill written as "4.5k" (Aider before Aug 2024 wrote "4,512": exact)
+        self.commands: Counter[str] = Counter()  # inputs Aider ran as commands, by the command typed
 
     def close(self) -> str | None:
         """End the current turn: its lines, trimmed, become one message (blank ones become none);
         the role of the message made, if one was."""
         text = "\n".join(self.lines).strip()
+        if self.role == "user" and text.startswith(("/", "!")):
+            text = self._command(text)
         made = self.role if self.role and text.strip() else None
         if made:
             self.messages.append({"role": made, "content": text})
         self.role, self.lines = None, []
         return made
+
+    def _command(self, text: str) -> str:
+        """What an input that is a command sent to the model: the text after ``/ask``, ``/code``,
+        ``/architect`` or ``/context``; nothing for any other (``/add``, ``!ls``, an invalid one)."""
+        word, *rest = text.split(maxsplit=1)
+        if word.startswith("!"):  # the shell: /run
+            self.commands["!"] += 1
+            return ""
+        name = word[1:].lower()
+        found = [command for command in COMMANDS if command.startswith(name)] if name else []
+        command = name if name in COMMANDS else found[0] if len(found) == 1 else None
+        if command in CHAT_COMMANDS and rest:
+            return rest[0].strip()
+        self.commands["/" + command if command else word] += 1
+        return ""
 
     def line(self, role: str, text: str) -> None:
         if self.role != role:
@@ -177,6 +204,10 @@ def _notes(history: _History) -> list[str]:
              "sent, so the count leaves them out.",
              f"Left out: {count(history.console, 'console line')} (Aider's '> ' output to the person: commands "
              "run, edits applied, confirmations, token reports), not sent to the model as written."]
+    if history.commands:
+        notes.append(f"Left out: {count(sum(history.commands.values()), 'input')} that Aider ran itself "
+                     f"({counted(dict(history.commands.most_common(8)))}): commands, not sent to the model. The "
+                     "text after /ask, /code, /architect and /context is kept: Aider sends it as the message.")
     if history.errors:
         shown = "; ".join(history.errors[:3])
         notes.append(f"Errors Aider reported on the console: {len(history.errors):,} lines, e.g. {shown}.")
