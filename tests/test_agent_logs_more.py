@@ -532,6 +532,29 @@ def test_cline_xml_tool_calls_in_the_text_become_tool_uses():
     assert_valid_anthropic_request(conversation)
 
 
+def _cline_turn(*tools: str) -> dict:
+    return {"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{tool}", "name": tool, "input": {}}
+                                             for tool in tools]}
+
+
+def _cline_result(header: str) -> dict:
+    return {"role": "user", "content": [{"type": "text", "text": f"[{header}] Result:\nSucceeded: 4"}]}
+
+
+def test_a_cline_result_whose_header_names_the_only_pending_call_otherwise_answers_it():
+    """Cline heads use_subagents' result ``[subagents] Result:`` (a real task history): one call
+    pending, it is that call's result; with two pending, neither named, it stays text."""
+    task = [{"role": "user", "content": [{"type": "text", "text": "<task>survey the repo</task>"}]},
+            _cline_turn("use_subagents"), _cline_result("subagents"),
+            _cline_turn("read_file", "list_files"), _cline_result("subagents")]
+    conversation = formats.read(task, "cline")
+    [answered] = results(conversation)
+    assert (answered.call_id, answered.content) == ("toolu_use_subagents", "Succeeded: 4")
+    notes = " ".join(conversation.notes)
+    assert "1 tool result whose header names another tool ([subagents] → use_subagents 1) answers" in notes
+    assert "1 tool result answering no call in the message before stays as text" in notes
+
+
 CLINE_SDK = DATA / "cline-sdk-session"
 """A real Cline SDK session (cline/cline's own, paths made ``/Users/example``) and the two compactions
 Cline's code wrote of it (tests/data/README.md)."""

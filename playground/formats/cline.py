@@ -109,6 +109,7 @@ class _Task:
         self.dropped: Counter[str] = Counter()
         self.xml = 0
         self.unmatched = 0
+        self.renamed: Counter[str] = Counter()  # results whose header names the only pending call otherwise
         self.models: Counter[str] = Counter()
         self.billed: dict[int, int] = {}  # the SDK's metrics.inputTokens by the index of the reply's message
         self.unplaced = 0  # bills of replies merged into the message before (no call of their own)
@@ -188,6 +189,10 @@ class _Task:
             if pending_name == name:
                 del self.pending[position]
                 return call_id
+        if len(self.pending) == 1:  # one call a message: a header may name it otherwise ([subagents]: use_subagents)
+            pending_name, call_id = self.pending.pop()
+            self.renamed[f"[{name}] → {pending_name}"] += 1
+            return call_id
         self.unmatched += 1
         return None
 
@@ -253,12 +258,15 @@ def _task_notes(task: _Task) -> list[str]:
     def be(number: int, one: str = "is", more: str = "are") -> str:
         return one if number == 1 else more
 
+    renamed = sum(task.renamed.values())
     said = [
         (task.xml, f"{count(task.xml, 'tool call')} written as XML in the assistant's text {be(task.xml)} read as "
                    "tool_use blocks, so rules match them; Cline sent them as text, so the count differs from "
                    "Cline's by a few tokens a call."),
         (task.unmatched, f"{count(task.unmatched, 'tool result')} answering no call in the message before "
                          f"{be(task.unmatched, 'stays', 'stay')} as text."),
+        (task.renamed, f"{count(renamed, 'tool result')} whose header names another tool ({counted(task.renamed)}) "
+                       f"{be(renamed, 'answers', 'answer')} the only call of the message before."),
         (task.files, f"{count(task.files, 'attached file')} {be(task.files)} read as the <file_content> text Cline "
                      "sends."),
         (task.merged, f"{count(task.merged, 'message')} following one of the same role {be(task.merged)} joined to "
