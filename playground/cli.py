@@ -375,6 +375,11 @@ def _run_setup(args: argparse.Namespace):
     from .run.promptcache import check_cache
 
     conversation = _load_conversation(args.file, args.max_input_mb, args.format)
+    from .run.replay import call_starts
+
+    if not call_starts(conversation.items):
+        print(f"{PROG}: note: {args.file} holds no model call (no reply of the assistant): there is nothing to "
+              "replay", file=sys.stderr)
     model = _model(args, conversation)
     meter = _engine(args, model).meter(model)
     price = read_prices().get(model, conversation.format)

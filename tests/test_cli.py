@@ -175,6 +175,16 @@ def test_a_log_that_names_no_model_is_counted_and_priced_as_its_formats_default(
     assert "cache anthropic, claude-sonnet-4-5 prices (https" in replayed.stdout.splitlines()[0]
 
 
+def test_a_run_with_no_model_call_says_so(tmp_path):
+    """A history of only the person's inputs (a real Aider history of commands) replays to an empty
+    table: the command says why instead of printing it bare."""
+    path = tmp_path / "asked.json"
+    path.write_text(json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "Read the notes."}]}))
+    for command in ("replay", "compare"):
+        done = cli(command, str(path))
+        assert done.returncode == 0 and "holds no model call (no reply of the assistant)" in done.stderr
+
+
 def test_a_routed_model_name_is_counted_and_priced_as_the_model(tmp_path):
     """``openrouter/openai/gpt-4o-mini`` (Aider through OpenRouter, on a real log) is gpt-4o-mini
     at gpt-4o-mini's prices, not an unknown model priced as gpt-4o."""
