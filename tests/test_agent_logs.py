@@ -311,6 +311,13 @@ def test_mini_swe_agent_trajectory():
     assert all("extra" not in message for message in body["messages"])
     assert all("index" not in call for message in body["messages"] for call in message.get("tool_calls", []))
     assert any("'exit' records 1" in note for note in conversation.notes)
+    # each reply's extra.response.usage.prompt_tokens is its call's bill, at the item where that call starts
+    usage = [m["extra"]["response"]["usage"]["prompt_tokens"] for m in json.loads(
+        (DATA / "mini-swe-agent.traj.json").read_text())["messages"] if m["role"] == "assistant"]
+    said = [isinstance(item, ToolCall) or getattr(item, "role", "") == "assistant" for item in conversation.items]
+    starts = [p for p, spoke in enumerate(said) if spoke and not (p and said[p - 1])]  # each reply's first item
+    assert conversation.billed == tuple(zip(starts, usage, strict=True))
+    assert any("mini-SWE-agent recorded the input tokens billed for 5 calls" in note for note in conversation.notes)
 
 
 def test_the_real_mini_trace_wrapped_in_minis_format_reads_as_the_trace():

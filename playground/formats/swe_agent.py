@@ -11,7 +11,8 @@ assistant ``tool_calls`` and tool messages with a list ``tool_call_ids``), next 
 mini-SWE-agent (SWE-agent/mini-swe-agent, docs "Output files"): ``{"info", "messages",
 "trajectory_format"}``; messages are Chat messages plus mini's own ``extra`` (raw output, return
 code, the provider's response, cost…), ending with a ``role: exit`` record. The model is
-``info.config.model.model_name``.
+``info.config.model.model_name``; each reply's ``extra.response.usage.prompt_tokens``, where the
+provider reported it, is that call's bill (``Conversation.billed``).
 
 Either way, what is not part of a Chat request is dropped and counted in the notes. A run without
 function calling has no tool calls: each action is the assistant's text and its observation the next
@@ -27,7 +28,7 @@ from typing import Any
 
 from ..conversation import Conversation, ToolCall
 from . import chat
-from ._reader import Reader, counted
+from ._reader import Reader, counted, with_billed
 from ._wire import check, need
 
 _CHAT_ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -148,12 +149,27 @@ def _mini_model(data: dict) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _mini_billed(entry: dict) -> int | None:
+    """The prompt tokens the provider billed for the reply ``entry`` (mini keeps the whole
+    response, usage and all, in ``extra.response``), if it says."""
+    extra = entry.get("extra")
+    response = extra.get("response") if isinstance(extra, dict) else None
+    usage = response.get("usage") if isinstance(response, dict) else None
+    tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
+
+
 def mini_read(data: Any) -> Conversation:
     body = check(data, dict, "document")
     build = _Build()
+    billed: dict[int, int] = {}
     for position, entry in enumerate(need(body, "messages", list, "document")):
         build.message(check(entry, dict, f"messages[{position}]"), f"messages[{position}]")
-    return build.conversation(MINI_NAME, "mini-SWE-agent trajectory", _mini_model(body))
+        tokens = _mini_billed(entry) if entry.get("role") == "assistant" else None
+        if tokens is not None:
+            billed[len(build.messages) - 1] = tokens
+    conversation = build.conversation(MINI_NAME, "mini-SWE-agent trajectory", _mini_model(body))
+    return with_billed(conversation, billed, "mini-SWE-agent", "'extra.response.usage.prompt_tokens', the provider's")
 
 
 SWE_AGENT = Reader(SWE_AGENT_NAME, SWE_AGENT_TITLE, swe_agent_looks_like, swe_agent_read)
