@@ -349,3 +349,30 @@ def test_a_tool_with_an_empty_name_gets_no_suggested_rule():
                                       {"role": "user", "content": "ok"}))
     suggestion = suggest_rules(conversation, Meter("gpt-4o"))
     assert suggestion.rows == () and "a tool with an empty name: no rule can name it" in suggestion.notes
+
+
+def test_a_claude_code_log_with_a_damaged_line_is_named_by_that_line():
+    """A session log with one line broken (a real log viewer's edge-case file: ``contenst``) is
+    read as the log it mostly is, and the error names the line — not every format there is."""
+    from .conftest import SHARED, shared
+
+    lines = shared(SHARED / "sessions" / "claude-code-session-196820da.jsonl").read_text().splitlines()
+    broken = next(n for n, line in enumerate(lines) if json.loads(line).get("type") == "user")
+    record = json.loads(lines[broken])
+    record["message"]["contenst"] = record["message"].pop("content")
+    lines[broken] = json.dumps(record)
+    lines.insert(broken + 1, '"massive error"')  # (a line that is no record at all: then no reader claimed it)
+    with pytest.raises(InputError) as caught:
+        formats.loads("\n".join(lines))
+    assert str(caught.value).startswith(f"line {broken + 1}.message.content: expected a list")
+
+
+def test_text_that_is_neither_json_nor_a_log_says_so():
+    """A markdown file that is not an Aider history: what it is not, and the one text log read."""
+    with pytest.raises(InputError) as caught:
+        formats.loads("# Notes on the run\n\nThe agent read three files.\n")
+    assert str(caught.value) == ("unrecognised format: not JSON or JSONL (it begins with the text '# Notes on the "
+                                 "run'), and not the one text log read, an Aider chat history ('# aider chat started "
+                                 "at …')")
+    with pytest.raises(InputError, match=r"line 1, column 14: invalid JSON"):  # JSON gone wrong says where
+        formats.loads('{"messages": ]')

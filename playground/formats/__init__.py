@@ -331,9 +331,14 @@ def parse_input(data: str | bytes, *, limit_mb: int = limits.DEFAULT_MAX_INPUT_M
         if not exc.message.startswith("invalid JSON"):
             raise
         text = Text(_decode(data))
-        if not any(reader.looks_like(text) for reader in READERS.values()):
+        if any(reader.looks_like(text) for reader in READERS.values()):
+            return text
+        start = text.text.lstrip()
+        if start[:1] in ("{", "[", '"'):  # JSON gone wrong: where it went wrong is the message
             raise
-        return text
+        first = start.splitlines()[0][:40]
+        raise InputError(f"unrecognised format: not JSON or JSONL (it begins with the text {first!r}), and not "
+                         "the one text log read, an Aider chat history ('# aider chat started at …')") from None
 
 
 def _folder(files: dict[str, bytes], refuse_surrogates: bool) -> Folder:
