@@ -373,10 +373,9 @@ def _run_setup(args: argparse.Namespace):
     run command needs."""
     from .run.prices import read_prices
     from .run.promptcache import check_cache
-
-    conversation = _load_conversation(args.file, args.max_input_mb, args.format)
     from .run.replay import call_starts
 
+    conversation = _load_conversation(args.file, args.max_input_mb, args.format)
     if not call_starts(conversation.items):
         print(f"{PROG}: note: {args.file} holds no model call (no reply of the assistant): there is nothing to "
               "replay", file=sys.stderr)

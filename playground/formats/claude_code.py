@@ -39,17 +39,17 @@ _SYNTHETIC = "<synthetic>"  # the model name Claude Code gives messages it made 
 
 
 def looks_like(data: Any) -> int:
-    lines = log_lines(data)
-    records = [line for line in lines or () if isinstance(line, dict) and isinstance(line.get("type"), str)]
+    lines = log_lines(data) or []
+    records = [line for line in lines if isinstance(line, dict) and isinstance(line.get("type"), str)]
     turns = [line for line in records if line["type"] in _ROLES]
     shaped = sum(isinstance(line.get("message"), dict) and ("uuid" in line or "sessionId" in line) for line in turns)
     if not turns:
         return 0
-    if len(records) == len(lines or ()) and shaped == len(turns):
+    if len(records) == len(lines) and shaped == len(turns):
         return 6
     # most of it is one: a log with a few damaged lines is read as one, so the error names the line, not
     # every format there is
-    return 1 if shaped >= 0.75 * len(turns) and len(records) >= 0.75 * len(lines or ()) else 0
+    return 1 if shaped >= 0.75 * len(turns) and len(records) >= 0.75 * len(lines) else 0
 
 
 class _Log:
