@@ -342,19 +342,29 @@ class LastShared:
         return same
 
 
-def pairs(items: tuple[Item, ...]) -> dict[int, int]:
-    """Map each tool call's position to the position of the result that answers it.
-
-    A result answers the most recent earlier call with its id, so a reused id pairs correctly.
-    Calls with no result yet are absent from the map.
-    """
+def links(items: Sequence[Item]) -> dict[int, int]:
+    """Map every tool result's position to the position of the call it answers: the most recent
+    earlier call with its id, as the readers pair them. Unlike ``pairs`` this keeps a second result
+    of one call (real logs repeat ids), which a cut must not part from that call either."""
     open_calls: dict[str, int] = {}
-    answered: dict[int, int] = {}
+    answering: dict[int, int] = {}
     for position, item in enumerate(items):
         if isinstance(item, ToolCall):
             open_calls[item.call_id] = position
         elif isinstance(item, ToolResult) and item.call_id in open_calls:
-            answered.setdefault(open_calls[item.call_id], position)
+            answering[position] = open_calls[item.call_id]
+    return answering
+
+
+def pairs(items: tuple[Item, ...]) -> dict[int, int]:
+    """Map each tool call's position to the position of the result that answers it.
+
+    A result answers the most recent earlier call with its id, so a reused id pairs correctly;
+    a call answered twice maps to its first result. Calls with no result yet are absent.
+    """
+    answered: dict[int, int] = {}
+    for result, call in links(items).items():
+        answered.setdefault(call, result)
     return answered
 
 

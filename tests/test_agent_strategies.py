@@ -210,6 +210,19 @@ def test_langchain_summarization_keeps_the_newest_20_messages_without_parting_a_
     assert done.summarization.input_tokens <= 4_000 + METER.text(DEFAULT_PROMPT)  # the summarizer reads 4,000
 
 
+def test_a_summary_never_leaves_a_second_result_of_a_call_it_replaced():
+    """CI found it: a Responses request whose call id ``call_a`` is called twice and answered
+    twice. LangChain's cut read only the first answer, summarized both calls and kept the
+    second result, which then answered nothing and the request no longer read back."""
+    call = {"type": "function_call", "call_id": "call_a", "name": "read_file", "arguments": '{"path": "a.py"}'}
+    output = {"type": "function_call_output", "call_id": "call_a", "output": ""}
+    request = formats.read({"model": "gpt-5", "input": [call, call, output, output,
+                                                        {"type": "message", "role": "assistant", "content": []}]})
+    sent = CondensePolicy(trigger=0, keep_last=2, input_cap=5).apply(request, METER).conversation
+    formats.write(sent)
+    assert formats.rewritten(sent) == sent
+
+
 def test_langchain_summarizes_only_the_newest_4000_tokens_of_the_span():
     turns = [("user", "Start.")] + [("calls", [("search", words(900, f"w{n}"))]) for n in range(30)]  # 1,800 each
     done = make("langchain-summarization").apply(chat(*turns), METER)

@@ -695,6 +695,18 @@ def test_a_call_in_the_head_answered_after_the_cut_leaves_nothing_to_summarize()
     assert span(items, 1) is None and CutIndex().span(items, 1) is None
 
 
+def test_a_call_answered_twice_is_not_parted_from_its_second_result():
+    """Real logs repeat ids: here the second result of call ``a`` follows the last assistant turn.
+    The cut used to read only a call's first result, summarized the call and left the second
+    result answering nothing (the request no longer read back). Each cut, whole and carried,
+    keeps that call's turn with both results, so here nothing is left to summarize."""
+    call = ToolCall(call_id="a", name="read_file", arguments="{}")
+    result = ToolResult(call_id="a", name="read_file", content="r")
+    items = (Message(role="user", content="Go."), call, result, Message(role="assistant", content="Done."), result)
+    for keep in range(3):
+        assert span(items, keep) is None and CutIndex().span(items, keep) is None
+
+
 _USER, _THINKING = Message(role="user", content="Go on."), Message(role="assistant", content=(
     Part("thinking", extra={"thinking": "Let me read the file first."}), Part("text", "Reading.")))
 _AGAIN = replace(_THINKING, content=(_THINKING.content[0], Part("text", "Reading again.")))

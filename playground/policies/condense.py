@@ -25,7 +25,7 @@ from ..conversation import (
     ToolCall,
     content_text,
     is_instruction,
-    pairs,
+    links,
     role_of,
     turn_end,
     turn_starts,
@@ -66,11 +66,11 @@ def condense_span(items: tuple[Item, ...], keep_first: int, keep_last: int) -> t
     end = turn_end(items, starts[-1])
     if keep_last:
         end = min(end, messages[-keep_last] if keep_last <= len(messages) else 0)
-    answers = pairs(items)
+    answers = links(items)
     moved = True
     while moved:
         moved = False
-        for call, result in answers.items():
+        for result, call in answers.items():
             if call < end <= result:  # the tail keeps the whole turn of a call whose result it keeps
                 end, moved = max(s for s in starts if s <= call), True
             if call < start <= result:  # the head keeps the result of a call it keeps

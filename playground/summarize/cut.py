@@ -20,7 +20,7 @@ from ..conversation import (
     content_text,
     extends,
     is_instruction,
-    pairs,
+    links,
     role_of,
     turn_end,
     turn_starts,
@@ -77,11 +77,11 @@ def _cut(items: tuple[Item, ...], keep_steps: int) -> Iterator[CutStep]:
         detail = (f"the cut starts at item {end}, after the last assistant turn: what follows it the model has not "
                   "read yet" if end < len(items) else "the cut is at the end, after the last assistant turn")
     yield CutStep("cut", start, end, tuple(p for p in starts if p >= end), detail=detail)
-    answers = pairs(items)
+    answers = links(items)
     moved = True
     while moved:  # a call before the cut whose result is after it: cut before that call's turn
         moved = False
-        for call, result in answers.items():
+        for result, call in answers.items():
             if call < end <= result:
                 if (back := max((s for s in starts if s <= call), default=first_user + 1)) == end:
                     yield CutStep("nothing", start, end, call=call, result=result,
@@ -140,9 +140,8 @@ class CutIndex:
         self.first_user: int | None = None
         self.starts: list[int] = []  # every assistant turn's start, in order
         self.instructions: list[int] = []  # positions of system and developer messages
-        self.call_of: dict[int, int] = {}  # a result's position -> the position of the call it answers
+        self.call_of: dict[int, int] = {}  # a result's position -> the position of the call it answers (``links``)
         self._open: dict[str, int] = {}  # call id -> its latest call's position
-        self._answered: set[int] = set()  # calls already answered (the first result answers a call)
 
     def _update(self, items: tuple[Item, ...]) -> None:
         old = self.items
@@ -154,7 +153,7 @@ class CutIndex:
         self.items = items
 
     def _read(self, items: tuple[Item, ...], position: int) -> None:
-        """One appended item, as ``_cut``, ``turn_starts`` and ``pairs`` read it over the whole request."""
+        """One appended item, as ``_cut``, ``turn_starts`` and ``links`` read it over the whole request."""
         item = items[position]
         role = role_of(item)
         if self.first_user is None and role == "user" and not is_summary(item):
@@ -166,10 +165,7 @@ class CutIndex:
         if isinstance(item, ToolCall):
             self._open[item.call_id] = position
         elif isinstance(item, ToolResult) and item.call_id in self._open:
-            call = self._open[item.call_id]
-            if call not in self._answered:
-                self._answered.add(call)
-                self.call_of[position] = call
+            self.call_of[position] = self._open[item.call_id]
 
     def _crossing(self, end: int) -> int | None:
         """A call before ``end`` whose result is at or after it (only results from ``end`` on can
