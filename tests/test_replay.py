@@ -147,6 +147,20 @@ def test_break_even_counts_the_calls_that_repay_a_miss():
     assert even.call == 1 and even.extra == pytest.approx(0.5) and even.repaid_after == 2
 
 
+def test_a_firing_right_after_another_is_measured_against_the_last_call_that_did_not_fire():
+    """A Gemini CLI log summarized at calls 6 and 7: the CLI said the second firing's cache miss
+    was $0.0000, because it was measured against the first firing's own (negative) saving."""
+    calls = tuple(Call(index=i, position=i, tokens_without=0, tokens_with=0, cached_without=0, cached_with=0,
+                       written_without=0, written_with=0, output_tokens=0, cost_without=1.0, cost_with=cost,
+                       fired="summarization" if i in (1, 2) else None)
+                  for i, cost in enumerate([0.9, 1.5, 1.4, 0.6]))
+    run = Replay(calls, "rules", {}, "stored", "openai", GPT4O, 0, 0, book_conversation())
+    first, second = run.break_even()
+    # both are measured against call 0's saving of 0.10: 0.60 and 0.50 extra
+    assert first.extra == pytest.approx(0.6) and first.repaid_after is None  # it fired again first
+    assert second.extra == pytest.approx(0.5) and second.repaid_after is None  # -0.5, then +0.3: not repaid
+
+
 # --- invariants on generated conversations ------------------------------------------------------
 
 FIRING = {"rules": {"threshold": 0}, "masking": {"window": 0}, "clear-tool-uses": {"trigger": 0, "keep": 0},

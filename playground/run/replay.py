@@ -85,10 +85,11 @@ class Totals:
 @dataclass(frozen=True)
 class BreakEven:
     """When a firing of the policy repays its cache miss. ``extra`` is what the firing call cost
-    beyond carrying on at the saving rate the run had before it; ``repaid_after`` is how many
-    further calls it took to earn that back (0: the firing call itself was cheaper), None if the
-    run ended, or the policy fired again, first. An estimate: the rate before firing stands for
-    what not firing would have saved."""
+    beyond carrying on at the saving rate of the last call before it that did not fire (0 before
+    any); ``repaid_after`` is how many further calls it took to earn that back (0: the firing call
+    itself was cheaper), None if the run ended, or the policy fired again, first. An estimate: that
+    rate stands for what not firing would have saved. A firing call's own saving is no rate: after
+    a costly firing, the next one measured against it looked free ("cache miss $0.0000")."""
 
     call: int  # position in ``Replay.calls``
     index: int
@@ -126,7 +127,7 @@ class Replay:
         fired = [k for k, c in enumerate(self.calls) if c.fired]
         found = []
         for n, k in enumerate(fired):
-            rate = saving[k - 1] if k else 0.0
+            rate = next((saving[j] for j in range(k - 1, -1, -1) if not self.calls[j].fired), 0.0)
             stop = fired[n + 1] if n + 1 < len(fired) else len(self.calls)
             running, repaid = 0.0, None
             for j in range(k, stop):

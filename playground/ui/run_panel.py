@@ -342,7 +342,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
         repaid = [e.repaid_after for e in evens if e.repaid_after is not None]
         st.caption(f"The policy fired {count(len(evens), 'time')}; {len(repaid)} of those firings repaid their cache "
                    f"miss (after {count(max(repaid) if repaid else 0, 'more call')} at most). Estimate: a firing is "
-                   "measured against carrying on at the saving rate the run had just before it.")
+                   "measured against carrying on at the saving rate of the last call before it that did not fire.")
     _chosen_call(run)
     _sweep_chart(conversation, run, st.session_state[STRATEGY], options, meter, chosen_price)
     probe_panel.panel(conversation, policy, meter, st.session_state[MODE])
