@@ -222,6 +222,21 @@ def test_parallel_results_hung_from_their_own_calls_are_not_a_branch():
     assert formats.write(formats.read(tree)) == formats.write(formats.read(lines))
 
 
+def test_claude_code_2_1_parallel_calls_each_on_its_own_line_keep_every_result():
+    """A real Claude Code 2.1.38 log: the parallel calls of one reply are lines side by side (the
+    second's parent is the first), and each result hangs off its own call's line, so only one of
+    them is on the path from the newest message. The result of the call off the path was taken for
+    a branch the session left: 6 calls, 5 results, and a request Anthropic refuses."""
+    path = DATA / "claude-code-spotter-tool_heavy.jsonl"
+    conversation = formats.loads(path.read_bytes())
+    raw = raw_lines(path)
+    assert len(calls(conversation)) == len(raw_blocks(raw, "tool_use")) == 6
+    results = [item for item in conversation.items if isinstance(item, ToolResult)]
+    assert sorted(r.call_id for r in results) == sorted(b["tool_use_id"] for b in raw_blocks(raw, "tool_result"))
+    assert len(pairs(conversation.items)) == 6
+    assert "branch the session left" not in " ".join(conversation.notes)
+
+
 def test_a_sub_agents_own_log_is_read_as_its_conversation():
     """Claude Code writes each sub-agent's conversation to a log of its own (``subagents/agent-*.jsonl``),
     every line of it a sidechain: there the sidechain is the conversation, not something to skip."""

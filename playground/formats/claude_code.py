@@ -195,8 +195,9 @@ def _left_behind(lines: list[Any], talk: list[int]) -> set[int]:
     the file. What Claude Code went on sending is the path from the newest message back to the root;
     a line after the path's start but off it was left behind. Kept all the same: lines before a break
     in the path (a parent the file lacks: nothing says they were left), a result answering a call on
-    the path, and a line of a reply (``message.id``) on the path (versions that hang parallel calls'
-    lines side by side)."""
+    the path, and a line of a reply (``message.id``) on the path with the results of its calls
+    (Claude Code 2.1 writes each parallel call on a line of its own, side by side, and hangs each
+    result off its own call's line: only one of them is on the path)."""
     uuid_at = {line["uuid"]: n for n, line in enumerate(lines) if isinstance(line, dict)
                and isinstance(line.get("uuid"), str)}
     path: set[int] = set()
@@ -207,8 +208,9 @@ def _left_behind(lines: list[Any], talk: list[int]) -> set[int]:
         at = uuid_at.get(parent) if isinstance(parent, str) else None
     if not path:
         return set()
-    calls = {block.get("id") for n in path for block in _blocks(lines[n]) if block.get("type") == "tool_use"}
     replies = {_reply_id(lines[n]) for n in path} - {None}
+    sent = path | {n for n in talk if _reply_id(lines[n]) in replies}  # a parallel call's line is its reply's
+    calls = {block.get("id") for n in sent for block in _blocks(lines[n]) if block.get("type") == "tool_use"}
 
     def answers_the_path(line: dict) -> bool:
         blocks = _blocks(line)
@@ -216,8 +218,7 @@ def _left_behind(lines: list[Any], talk: list[int]) -> set[int]:
                 and all(block.get("type") == "tool_result" and block.get("tool_use_id") in calls for block in blocks))
 
     start = min(path)
-    return {n for n in talk if n > start and n not in path and not answers_the_path(lines[n])
-            and _reply_id(lines[n]) not in replies}
+    return {n for n in talk if n > start and n not in sent and not answers_the_path(lines[n])}
 
 
 def read(data: Any) -> Conversation:
