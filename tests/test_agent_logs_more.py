@@ -551,6 +551,29 @@ def test_a_cline_result_whose_header_names_the_only_pending_call_otherwise_answe
     assert "1 tool result answering no call in the message before stays as text" in notes
 
 
+def test_calls_cut_off_by_an_interrupted_task_are_answered_as_cline_answers_them_on_resuming():
+    """A real task history (mike4567/MRA04242026, studied, not copied: no licence) has 7 calls
+    followed by a ``[TASK RESUMPTION]`` message and no result: Cline answers them as it sends the
+    request (``resumeTaskFromHistory``) and does not keep that answer, so the exported request held
+    calls nothing answered, which Anthropic refuses. A call the person answered stays as it is."""
+    resumed = {"role": "user", "content": [
+        {"type": "text", "text": "[TASK RESUMPTION] This task was interrupted 3 days ago."},
+        {"type": "text", "text": "<environment_details>…</environment_details>"}]}
+    task = [{"role": "user", "content": [{"type": "text", "text": "<task>plan it</task>"}]},
+            _cline_turn("ask_followup_question", "read_file"), resumed,
+            _cline_turn("list_files"), _cline_result("list_files")]
+    conversation = formats.read(task, "cline")
+    assert [(r.call_id, r.content) for r in results(conversation)] == [
+        ("toolu_ask_followup_question", "Task was interrupted before this tool call could be completed."),
+        ("toolu_read_file", "Task was interrupted before this tool call could be completed."),
+        ("toolu_list_files", "Succeeded: 4")]
+    assert "2 tool calls cut off when the task was interrupted are answered as Cline answers them" in " ".join(
+        conversation.notes)
+    assert_valid_anthropic_request(conversation)
+    sent = formats.write(conversation)["messages"][2]["content"]
+    assert [b["type"] for b in sent] == ["tool_result", "tool_result", "text", "text"]
+
+
 CLINE_SDK = DATA / "cline-sdk-session"
 """A real Cline SDK session (cline/cline's own, paths made ``/Users/example``) and the two compactions
 Cline's code wrote of it (tests/data/README.md)."""

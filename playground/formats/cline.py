@@ -48,6 +48,8 @@ _FAILED = "The tool execution failed with the following error"
 _BLOCK_KEYS = {"text": ("type", "text", "cache_control"), "thinking": ("type", "thinking", "signature"),
                "redacted_thinking": ("type", "data"), "tool_use": ("type", "id", "name", "input", "cache_control"),
                "tool_result": ("type", "tool_use_id", "content", "is_error", "cache_control")}
+_RESUMED = "[TASK RESUMPTION]"  # the text Cline opens a resumed task's user message with
+_INTERRUPTED = "Task was interrupted before this tool call could be completed."  # Cline's stand-in result
 _UI_ERRORS = ("error", "diff_error", "api_req_failed", "mistake_limit_reached")
 
 
@@ -110,6 +112,7 @@ class _Task:
         self.xml = 0
         self.unmatched = 0
         self.renamed: Counter[str] = Counter()  # results whose header names the only pending call otherwise
+        self.interrupted = 0  # calls cut off by an interruption, answered as Cline answers them on resuming
         self.models: Counter[str] = Counter()
         self.billed: dict[int, int] = {}  # the SDK's metrics.inputTokens by the index of the reply's message
         self.unplaced = 0  # bills of replies merged into the message before (no call of their own)
@@ -126,7 +129,7 @@ class _Task:
         self.dropped.update(f"'{key}' keys" for key in message if key not in ("role", "content"))
         kept = [self._block(check(block, dict, f"{place}.content[{i}]")) for i, block in enumerate(blocks)]
         if role == "user":
-            kept = self._results(kept)
+            kept = self._interrupted(self._results(kept))
         else:
             self.pending = [(b["name"], b["id"]) for b in kept if b.get("type") == "tool_use"]
         if self.messages and self.messages[-1]["role"] == role:
@@ -179,6 +182,19 @@ class _Task:
                 result["is_error"] = True
             results.append(result)
         return results + rest
+
+    def _interrupted(self, blocks: list[dict]) -> list[dict]:
+        """A task resumed after the calls of the message before were cut off: Cline answers each of
+        them, as it sends the request, with its stand-in result, which the history does not keep
+        (``resumeTaskFromHistory``); without it the request would hold calls that nothing answers."""
+        text = next((b.get("text") for b in blocks if b.get("type") == "text"), None)
+        if not self.pending or not isinstance(text, str) or not text.startswith(_RESUMED):
+            return blocks
+        answers = [{"type": "tool_result", "tool_use_id": call_id, "content": _INTERRUPTED}
+                   for _, call_id in self.pending]
+        self.interrupted += len(answers)
+        self.pending = []
+        return answers + blocks
 
     def _answer(self, name: str) -> str | None:
         """The id of the pending call a result for ``name`` answers; an XML call in the last assistant
@@ -267,6 +283,9 @@ def _task_notes(task: _Task) -> list[str]:
                          f"{be(task.unmatched, 'stays', 'stay')} as text."),
         (task.renamed, f"{count(renamed, 'tool result')} whose header names another tool ({counted(task.renamed)}) "
                        f"{be(renamed, 'answers', 'answer')} the only call of the message before."),
+        (task.interrupted, f"{count(task.interrupted, 'tool call')} cut off when the task was interrupted "
+                           f"{be(task.interrupted, 'is', 'are')} answered as Cline answers them when it resumes "
+                           f"the task ('{_INTERRUPTED}'): it sends that result, the history does not keep it."),
         (task.files, f"{count(task.files, 'attached file')} {be(task.files)} read as the <file_content> text Cline "
                      "sends."),
         (task.merged, f"{count(task.merged, 'message')} following one of the same role {be(task.merged)} joined to "
