@@ -249,6 +249,22 @@ def test_a_sub_agents_own_log_is_read_as_its_conversation():
     assert not any("sub-agent's own log" in note for note in main.notes)
 
 
+def test_the_log_of_claude_codes_own_compaction_call_is_named_and_carries_no_bills():
+    """Claude Code 2.1 writes the call that summarizes the session for its compaction as a sidechain
+    log too (``subagents/agent-acompact-*.jsonl``, real ones in marot/spotter): it holds that call's
+    last messages, while its bill is the whole session's context (173,514 billed against 3,364
+    counted), so a calibration fitted to it would be nonsense."""
+    lines = formats.parse_text(shared(SESSIONS / "claude-code-session-196820da.jsonl").read_bytes())
+    own = [{**line, "isSidechain": True, "agentId": "acompact-e1f845"} if line.get("type") in ("user", "assistant")
+           else line for line in lines]
+    main, compacting = formats.read(lines), formats.read(own)
+    assert formats.write(compacting) == formats.write(main)
+    assert main.billed and not compacting.billed
+    notes = " ".join(compacting.notes)
+    assert "the call Claude Code made to write its own compaction summary" in notes
+    assert "sub-agent's own log (Claude Code's Task tool)" not in notes
+
+
 def test_the_real_sessions_are_one_branch_each_so_nothing_is_left_out():
     for name in ("claude-code-session-196820da.jsonl", "claude-code-session-624a4a58.jsonl"):
         conversation = formats.loads(shared(SESSIONS / name).read_bytes())

@@ -71,6 +71,7 @@ class _Log:
         self.lines = 0
         self.by_uuid: dict[str, list[dict]] = {}  # each conversation line's kept blocks, in file order
         self.subagent = False  # every line a sidechain: a sub-agent's own log
+        self.agent = ""  # its agentId (``acompact-…``: the call that wrote Claude Code's own compaction)
 
     def add(self, line: dict, place: str) -> None:
         message = need(line, "message", dict, place)
@@ -116,12 +117,22 @@ class _Log:
             return
         target.append(block)
 
+    @property
+    def compacting(self) -> bool:
+        """A log of the call that wrote Claude Code's own compaction, not of a Task sub-agent."""
+        return self.subagent and self.agent.startswith("acompact")
+
     def notes(self, total: int, messages: int) -> tuple[str, ...]:
         notes = [f"Read from a Claude Code session log: {self.lines} of {total} lines are the conversation, joined "
                  f"into {messages} Anthropic messages (consecutive lines of one role are one message). "
                  "The log holds no system prompt or tool definitions, so the request and its count leave out "
                  "the ones Claude Code sends."]
-        if self.subagent:
+        if self.compacting:
+            notes.append(f"Every line is a sidechain of agent '{self.agent}': this is the call Claude Code made to "
+                         "write its own compaction summary (subagents/agent-acompact-*.jsonl). It holds the last "
+                         "messages of that call only; the conversation summarized is in the session's own log. "
+                         "So its bills (that whole context) are not set on these calls.")
+        elif self.subagent:
             notes.append("Every line is a sidechain: this is a sub-agent's own log (Claude Code's Task tool), read as "
                          "the conversation that sub-agent had; the session that started it is a log of its own.")
         if self.skipped:
@@ -229,6 +240,9 @@ def read(data: Any) -> Conversation:
     # a sub-agent's own log (subagents/agent-*.jsonl) is all sidechain: there, the sidechain is the conversation
     main, side = _talk(lines or [], sidechains=False), _talk(lines or [], sidechains=True)
     subagent = log.subagent = not main and bool(side)
+    if subagent:
+        log.agent = str(next((line.get("agentId") for line in lines or [] if isinstance(line, dict)
+                              and isinstance(line.get("agentId"), str)), ""))
     left = _left_behind(lines or [], side if subagent else main)
     for number, line in enumerate(lines or [], 1):
         place = f"line {number}"
@@ -253,7 +267,7 @@ def read(data: Any) -> Conversation:
     conversation = replace(conversation, source=NAME, notes=log.notes(len(lines or []), len(messages)),
                            compactions=_compactions(log, messages, conversation))
     index = {id(message): position for position, message in enumerate(messages)}  # merged-away messages are absent
-    billed = {index[key]: tokens for key, tokens in log.billed.items() if key in index}
+    billed = {index[key]: tokens for key, tokens in log.billed.items() if key in index and not log.compacting}
     return with_billed(conversation, billed, "Claude Code", "usage: input + cache writes + cache reads", log.merged)
 
 
