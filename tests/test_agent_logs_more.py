@@ -662,6 +662,20 @@ def test_a_bad_file_in_a_folder_is_named_and_a_folder_no_reader_knows_says_so(tm
         formats.read_path(tmp_path / "other")
 
 
+def test_a_folder_of_logs_says_it_is_many_runs_and_names_them(tmp_path):
+    """A Claude Code project folder (or a day of Codex rollouts) is many runs, each a file: the error
+    said only "unrecognised folder" and listed every format; it now says what it found and what to do."""
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_bytes((DATA / "claude-code-spotter-tool_heavy.jsonl").read_bytes())
+    (tmp_path / "rollout.jsonl").write_bytes((DATA / "codex-rollout.jsonl").read_bytes())
+    with pytest.raises(InputError) as raised:
+        formats.read_path(tmp_path)
+    assert str(raised.value) == (
+        "this folder is not one run: it holds 3 logs read one file at a time (Claude Code session log (JSONL): 2; "
+        "Codex CLI rollout (JSONL): 1), such as a.jsonl, b.jsonl, rollout.jsonl. Give one file, or read them all "
+        "as a corpus (`evaluate`, `tune`, or the page's Corpus tab)")
+
+
 def test_a_zip_of_one_log_reads_as_that_log(tmp_path):
     import zipfile
 

@@ -18,6 +18,7 @@ import itertools
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +29,7 @@ from .. import limits
 from ..conversation import Conversation, Item, ToolCall, pairing_notes
 from ..errors import InputError
 from ..limits import MAX_DIGITS
+from ..words import count
 from . import (
     aider,
     anthropic,
@@ -286,6 +288,8 @@ def detect(data: Any) -> str:
     scores = {name: reader.looks_like(data) for name, reader in READERS.items()}
     best = max(scores, key=lambda name: scores[name])
     if scores[best] == 0:
+        if isinstance(data, Folder):
+            _refuse_many_logs(data)
         what = "folder" if isinstance(data, Folder) else "database" if isinstance(data, Database) else "format"
         raise InputError(
             f"unrecognised {what}: expected a Chat Completions message list or request "
@@ -294,6 +298,25 @@ def detect(data: Any) -> str:
             f"or an agent log: {'; '.join(r.title for name, r in READERS.items() if name not in FORMATS)}"
         )
     return best
+
+
+def _refuse_many_logs(folder: Folder) -> None:
+    """A folder no reader claims as one task, whose files are logs of their own (a Claude Code
+    project folder, a directory of rollouts): say so and name them, where the list of every format
+    said nothing of use. One run is one file; many are a corpus."""
+    logs = {}
+    for name, data in folder.files.items():
+        scores = {reader.title: reader.looks_like(data) for reader in READERS.values()}
+        title = max(scores, key=lambda title: scores[title])
+        if scores[title]:
+            logs[name] = title
+    if not logs:
+        return
+    kinds = "; ".join(f"{title}: {number}" for title, number in Counter(logs.values()).most_common())
+    names = ", ".join(list(logs)[:3]) + (f" and {len(logs) - 3} more" if len(logs) > 3 else "")
+    raise InputError(f"this folder is not one run: it holds {count(len(logs), 'log')} read one file at a time "
+                     f"({kinds}), such as {names}. Give one file, or read them all as a corpus (`evaluate`, "
+                     "`tune`, or the page's Corpus tab)")
 
 
 def _one_file(data: Any) -> Any:
