@@ -756,6 +756,23 @@ def test_opencode_db_reads_like_its_storage_folder(tmp_path):
     assert formats.read_path(database).items == formats.read_path(OPENCODE).items
 
 
+def test_an_opencode_export_reads_like_its_storage_folder(tmp_path):
+    """``opencode export <session>`` writes ``{info, messages: [{info, parts}]}`` (cli/cmd/export.ts):
+    it was taken for an Anthropic request and failed with "messages[0]: missing 'role'"."""
+    (session,) = _opencode_files("session")
+    by_message: dict[str, list[dict]] = {}
+    for part in _opencode_files("part"):
+        by_message.setdefault(part["messageID"], []).append(part)
+    export = {"info": session, "messages": [{"info": m, "parts": by_message.get(m["id"], [])}
+                                            for m in sorted(_opencode_files("message"), key=lambda m: m["id"])]}
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(export, indent=2))
+    assert_detected_only_as(formats.parse_input(path.read_bytes()), "opencode")
+    conversation, folder = formats.read_path(path), formats.read_path(OPENCODE)
+    assert conversation.items == folder.items and conversation.billed == folder.billed
+    assert conversation.notes[0].startswith(f"Read from an opencode export (session {session['id']})")
+
+
 def test_a_database_in_wal_mode_reads_as_any_other(tmp_path):
     """Agents keep their databases in WAL mode (header bytes 18 and 19 are 2: so are the real
     opencode.db of suhd550-dev/stunning-memory @ 7b38109f, studied, not copied: it has no licence, and

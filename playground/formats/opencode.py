@@ -2,7 +2,8 @@
 keep their error status): the JSON storage folder (``~/.local/share/opencode/storage/``: ``session/
 <project>/<session>.json``, ``message/<session>/<message>.json``, ``part/<message>/<part>.json``, or a
 zip of it) and the SQLite database that replaced it (``opencode.db``: tables ``session``, ``message``,
-``part``, each message's and part's JSON in ``data``).
+``part``, each message's and part's JSON in ``data``), and ``opencode export <session>``'s JSON
+(``{info, messages: [{info, parts}]}``: the session, each message with its parts, in order).
 
 Format (anomalyco/opencode, ``packages/opencode/src/session/message-v2.ts`` @ c4794191 and
 ``session.sql.ts`` @ 063e8306): a message is ``user`` or ``assistant`` (``modelID``, ``tokens``,
@@ -39,7 +40,7 @@ from ._reader import Database, Folder, Reader, as_log, counted, read_note, with_
 from ._wire import check
 
 NAME = "opencode"
-TITLE = "opencode session (storage folder or .zip, opencode.db)"
+TITLE = "opencode session (storage folder or .zip, opencode.db, opencode export .json)"
 CLEARED = "[Old tool result content cleared]"  # message-v2.ts toModelMessage, for a compacted tool output
 
 
@@ -59,7 +60,17 @@ def looks_like(data: Any) -> int:
     if isinstance(data, Folder):
         kinds = {_kind(name) for name in data.files}
         return 6 if {"message", "part"} <= kinds else 0
-    return 0
+    return 6 if _is_export(data) else 0
+
+
+def _is_export(data: Any) -> bool:
+    """``opencode export <session>``'s JSON: ``{info, messages: [{info, parts}]}``."""
+    if not isinstance(data, dict):
+        return False
+    messages = data.get("messages")
+    return (isinstance(data.get("info"), dict) and isinstance(messages, list) and bool(messages)
+            and all(isinstance(m, dict) and isinstance(m.get("info"), dict) and isinstance(m.get("parts"), list)
+                    for m in messages))
 
 
 def _load(text: Any, where: str) -> dict:
@@ -136,6 +147,18 @@ def _go_part(part: dict, results: dict[str, dict]) -> dict:
         state.update({"status": "error" if failed else "completed",
                       "error" if failed else "output": result.get("content")})
     return {"type": "tool", "callID": data.get("id"), "tool": data.get("name"), "state": state}
+
+
+def _from_export(data: dict) -> Store:
+    """An export's one session, its messages and their parts, as the storage folder holds them."""
+    session = data["info"]
+    messages, parts = [], []
+    for position, message in enumerate(data["messages"]):
+        info = {**message["info"], "sessionID": message["info"].get("sessionID", session.get("id"))}
+        messages.append(info)
+        parts.extend({**check(part, dict, f"messages[{position}].parts[{number}]"), "messageID": info.get("id"),
+                      "id": f"{number:06d}"} for number, part in enumerate(message["parts"]))
+    return [session], messages, parts, 1
 
 
 def _from_folder(data: Folder) -> Store:
@@ -234,6 +257,9 @@ def read(data: Any) -> Conversation:
     elif isinstance(data, Database):
         sessions, messages, parts, total = _from_database(data)
         form = "opencode.db"
+    elif _is_export(data):
+        sessions, messages, parts, total = _from_export(data)
+        form = "export"
     else:
         sessions, messages, parts, total = _from_folder(check(data, Folder, "document"))
         form = "storage folder"
