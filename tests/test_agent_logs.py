@@ -325,6 +325,17 @@ def test_swe_agent_function_calling_trajectory():
     assert any("'message_type' keys 12" in note for note in conversation.notes)
 
 
+@pytest.mark.parametrize("stand_in", ["replay", "human", "human_thought", "instant_empty_submit"])
+def test_a_swe_agent_run_of_a_stand_in_model_names_no_model(stand_in):
+    """SWE-agent's own test trajectories are replays (``agent.model.name: replay``): 'replay' is no
+    model to count or price by, so the run names none and the default stands, with its note."""
+    data = json.loads((DATA / "sweagent-function-calling.traj").read_text())
+    config = json.loads(data["replay_config"])
+    config["agent"]["model"]["name"] = stand_in
+    conversation = formats.read({**data, "replay_config": json.dumps(config)})
+    assert conversation.model is None and len(calls(conversation)) == 5
+
+
 def test_swe_agent_without_function_calling_keeps_actions_as_messages_and_says_so():
     conversation = formats.loads((DATA / "sweagent-thought-action.traj").read_bytes())
     assert conversation.source == "swe-agent" and not calls(conversation)

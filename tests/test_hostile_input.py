@@ -91,7 +91,8 @@ def test_a_file_over_the_limit_is_refused_from_its_size(tmp_path):
                          "sessions.db, .jsonl); Aider chat history (.aider.chat.history.md); OpenHands conversation "
                          "(V1 events/ folder or JSONL, V0 trajectory); Cline / Roo Code task (folder or .zip: "
                          "api_conversation_history.json; an SDK session, <id>.messages.json); opencode session "
-                         "(storage folder or .zip, opencode.db, opencode export .json); Gemini API contents (a generateContent request, or "
+                         "(storage folder or .zip, opencode.db, opencode export .json); Gemini API contents "
+                         "(a generateContent request, or "
                          "a Gemini CLI chat checkpoint)\n")
 
 

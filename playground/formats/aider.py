@@ -61,7 +61,12 @@ COMMANDS = ("add", "architect", "ask", "chat-mode", "clear", "code", "commit", "
             "report", "reset", "run", "save", "settings", "test", "think-tokens", "tokens", "undo", "voice",
             "weak-model", "web")
 CHAT_COMMANDS = ("architect", "ask", "code", "context")
-_ERROR = re.compile(r"\b(?:\w*Error\b|Traceback \(most recent call last\)|\w*Exception\b|error\b)")
+# an error word, not a file named after one ("> Added …/classNameTDZError.js to the chat")
+_ERROR = re.compile(r"\b(?:\w*Error\b|Traceback \(most recent call last\)|\w*Exception\b|error\b)(?![.\w/\\]*\.\w)")
+# Aider's answer to its own question, written as an input once a preference is set (io.confirm_ask):
+# "#### Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: all" never reaches the model
+_FILES = re.compile(r"> (?:Added|Removed|Dropping) .*(?:the chat|read-only files)")  # names files, errors or not
+_CONFIRM = re.compile(r"\(Y\)es/\(N\)o\b.*\]: ")
 
 
 def looks_like(data: Any) -> int:
@@ -139,7 +144,7 @@ class _History:
                 self.billed[len(self.messages) - 1] = tokens
             else:
                 self.unplaced += 1
-        if _ERROR.search(line):
+        if _ERROR.search(line) and not _FILES.match(line):
             self.errors.append(line[2:].strip()[:160])
 
 
@@ -173,7 +178,7 @@ def read(data: Any) -> Conversation:
         elif line.startswith(_STARTED):
             history.close()
             history.sessions += 1
-        elif line.startswith("####"):
+        elif line.startswith("####") and not _CONFIRM.search(line):
             history.line("user", line[len(_USER):])
         else:
             history.tool(line)
@@ -210,7 +215,7 @@ def _notes(history: _History) -> list[str]:
                      "text after /ask, /code, /architect and /context is kept: Aider sends it as the message.")
     if history.errors:
         shown = "; ".join(history.errors[:3])
-        notes.append(f"Errors Aider reported on the console: {len(history.errors):,} lines, e.g. {shown}.")
+        notes.append(f"Errors Aider reported on the console: {count(len(history.errors), 'line')}, e.g. {shown}.")
     return notes
 
 

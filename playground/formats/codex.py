@@ -77,9 +77,9 @@ def looks_like(data: Any) -> int:
 def _is_legacy(lines: list[Any]) -> bool:
     """The older form: a ``SessionMeta`` head (``id`` and ``timestamp``, no ``type``), then records that
     are each a bare Responses item (``type``) or a state snapshot (``record_type``)."""
-    head, rest = lines[0], lines[1:]
-    return (isinstance(head, dict) and isinstance(head.get("id"), str) and "timestamp" in head
-            and "type" not in head and "payload" not in head
+    head, rest = lines[0], lines[1:]  # a head alone is no rollout: one OpenHands event has id and timestamp too
+    return (bool(rest) and isinstance(head, dict) and isinstance(head.get("id"), str) and "timestamp" in head
+            and "type" not in head and "payload" not in head and "kind" not in head
             and all(isinstance(line, dict) and ("record_type" in line or isinstance(line.get("type"), str))
                     for line in rest))
 

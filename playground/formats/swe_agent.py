@@ -92,6 +92,11 @@ def swe_agent_looks_like(data: Any) -> int:
     return 6 if "trajectory" in data or marked else 0
 
 
+# SWE-agent's stand-ins for a model (sweagent/agent/models.py): a replayed trajectory, a person at the
+# keyboard, a test double. None of them is priced or has a tokenizer; the run names no real model.
+_PSEUDO_MODELS = ("replay", "human", "human_thought", "instant_empty_submit")
+
+
 def _swe_agent_model(data: dict) -> str | None:
     config = data.get("replay_config")
     if isinstance(config, str):
@@ -101,7 +106,7 @@ def _swe_agent_model(data: dict) -> str | None:
             return None
     model = config.get("agent", {}).get("model", {}) if isinstance(config, dict) else {}
     name = model.get("name") if isinstance(model, dict) else None
-    return name if isinstance(name, str) else None
+    return name if isinstance(name, str) and name not in _PSEUDO_MODELS else None
 
 
 def swe_agent_read(data: Any) -> Conversation:
