@@ -445,6 +445,28 @@ def _v1_events() -> list[dict]:
     return [json.loads(path.read_text()) for path in sorted((OPENHANDS_V1 / "events").iterdir())]
 
 
+def test_an_openhands_events_folder_reads_alone_and_base_state_names_the_model(tmp_path):
+    """Real V1 runs (OpenHands/software-agent-sdk's .pr artifacts) record their model only in
+    ``base_state.json`` (``agent.llm.model``) when no event carries metrics: they were priced as
+    gpt-4o, about 16x gpt-4o-mini. And the ``events/`` folder given alone was refused."""
+    import shutil
+
+    folder = tmp_path / "conversation"
+    shutil.copytree(OPENHANDS_V1, folder)
+    whole = formats.read_path(folder)
+    assert formats.read_path(folder / "events").items == whole.items
+    events = [json.loads(path.read_text()) for path in sorted((folder / "events").glob("*.json"))]
+    quiet = [{k: v for k, v in e.items() if k not in ("metrics", "stats")} for e in events
+             if not (e.get("kind") == "ConversationStateUpdateEvent" and e.get("key") == "stats")]
+    for path in (folder / "events").glob("*.json"):
+        path.unlink()
+    for number, event in enumerate(quiet):
+        (folder / "events" / f"event-{number:05d}-{event.get('id', number)}.json").write_text(json.dumps(event))
+    assert formats.read_path(folder).model is None
+    (folder / "base_state.json").write_text(json.dumps({"agent": {"llm": {"model": "gpt-4o-mini"}}}))
+    assert formats.read_path(folder).model == "gpt-4o-mini"
+
+
 @pytest.mark.parametrize("name", OPENHANDS_V0)
 def test_an_openhands_v0_trajectory_reads_every_tool_call_once(name):
     raw = json.loads((DATA / name).read_text())

@@ -46,8 +46,8 @@ _EVENTS = "events/"
 
 def _v1_events(data: Any) -> list[Any] | None:
     """V1 events from a conversation folder (or a zip of one) or a list of them; None if not V1."""
-    if isinstance(data, Folder):
-        events = data.under(_EVENTS)
+    if isinstance(data, Folder):  # the conversation folder, or its events/ folder itself
+        events = data.under(_EVENTS) or {name: data.files[name] for name in sorted(data.files)}
         if not events or not all(name.rsplit("/", 1)[-1].startswith("event-") for name in events):
             return None
         return list(events.values())
@@ -259,8 +259,9 @@ def read(data: Any) -> Conversation:
         _v0(check(data, list, "document"), build)
         events, form = data, "V0 trajectory"
     body: dict[str, Any] = {"format": native.MARKER, "items": build.items}
-    if build.models:
-        body["model"] = build.models.most_common(1)[0][0]
+    model = build.models.most_common(1)[0][0] if build.models else _state_model(data)
+    if model:
+        body["model"] = model
     system = any(item.get("role") == "system" for item in build.items)  # V1 logs its system prompt
     notes = [read_note(f"an OpenHands {form}", len(events), "event", len(build.items), "OpenHands", system),
              *build.notes]
@@ -273,6 +274,16 @@ def read(data: Any) -> Conversation:
     notes.extend(billed_note("OpenHands", field, [tokens for tokens in build.billed.values() if tokens > 0]))
     conversation = as_log(native.read(body), NAME, notes)
     return replace(conversation, compactions=_compactions(conversation.items, build))
+
+
+def _state_model(data: Any) -> str | None:
+    """The model a V1 conversation folder's ``base_state.json`` configures (``agent.llm.model``):
+    what a run whose events record no metrics or stats was sent to."""
+    state = data.files.get("base_state.json") if isinstance(data, Folder) else None
+    agent = state.get("agent") if isinstance(state, dict) else None
+    llm = agent.get("llm") if isinstance(agent, dict) else None
+    model = llm.get("model") if isinstance(llm, dict) else None
+    return model if isinstance(model, str) and model else None
 
 
 def _compactions(items: tuple[Item, ...], build: _Build) -> tuple[AgentCompaction, ...]:
