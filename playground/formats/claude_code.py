@@ -110,6 +110,9 @@ class _Log:
                 self.skipped["repeated block"] += 1
                 return
             self.seen.add(key)
+        if block.get("type") == "text" and isinstance(block.get("text"), str) and not block["text"].strip():
+            self.skipped["blank text block (the API refuses them)"] += 1  # a reply's "\n\n" before its calls
+            return
         if block.get("type") == "tool_use":
             self.call_ids.add(str(block.get("id")))
         elif block.get("type") == "tool_result" and block.get("tool_use_id") not in self.call_ids:
