@@ -284,7 +284,7 @@ def _task_notes(task: _Task) -> list[str]:
         (task.renamed, f"{count(renamed, 'tool result')} whose header names another tool ({counted(task.renamed)}) "
                        f"{be(renamed, 'answers', 'answer')} the only call of the message before."),
         (task.interrupted, f"{count(task.interrupted, 'tool call')} cut off when the task was interrupted "
-                           f"{be(task.interrupted, 'is', 'are')} answered as Cline answers them when it resumes "
+                           f"{be(task.interrupted)} answered as Cline answers them when it resumes "
                            f"the task ('{_INTERRUPTED}'): it sends that result, the history does not keep it."),
         (task.files, f"{count(task.files, 'attached file')} {be(task.files)} read as the <file_content> text Cline "
                      "sends."),

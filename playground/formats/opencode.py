@@ -150,11 +150,14 @@ def _go_part(part: dict, results: dict[str, dict]) -> dict:
 
 
 def _from_export(data: dict) -> Store:
-    """An export's one session, its messages and their parts, as the storage folder holds them."""
+    """An export's one session, its messages and their parts, as the storage folder holds them. The
+    export lists both in order: parts are numbered so (``read`` sorts them by id), and a message
+    without an id gets its place, so two of them never share their parts."""
     session = data["info"]
     messages, parts = [], []
     for position, message in enumerate(data["messages"]):
-        info = {**message["info"], "sessionID": message["info"].get("sessionID", session.get("id"))}
+        info = {"id": f"message {position}", **message["info"],
+                "sessionID": message["info"].get("sessionID", session.get("id"))}
         messages.append(info)
         parts.extend({**check(part, dict, f"messages[{position}].parts[{number}]"), "messageID": info.get("id"),
                       "id": f"{number:06d}"} for number, part in enumerate(message["parts"]))

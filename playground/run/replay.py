@@ -125,9 +125,13 @@ class Replay:
     def break_even(self) -> tuple[BreakEven, ...]:
         saving = [c.cost_without - c.cost_with for c in self.calls]
         fired = [k for k, c in enumerate(self.calls) if c.fired]
+        rates, rate = [], 0.0  # before each call, the saving of the last call before it that did not fire
+        for call, saved in zip(self.calls, saving, strict=True):
+            rates.append(rate)
+            rate = rate if call.fired else saved
         found = []
         for n, k in enumerate(fired):
-            rate = next((saving[j] for j in range(k - 1, -1, -1) if not self.calls[j].fired), 0.0)
+            rate = rates[k]
             stop = fired[n + 1] if n + 1 < len(fired) else len(self.calls)
             running, repaid = 0.0, None
             for j in range(k, stop):
