@@ -162,6 +162,9 @@ class AgentCompaction:
     tokens_before: int | None = None  # the context's size when it compacted, as the agent counted it
     trigger: str | None = None  # "auto", "manual", … where the log says
     where: str = ""  # the log line or event that records it
+    # True when no line of the log records it: it was found from the bills (a drop that stays down) and
+    # ``kept`` is a reconstruction — the agent's known rule, or the cut that best matches the next bill
+    inferred: bool = False
     log: tuple[Item, ...] = field(default=(), compare=False, repr=False)
 
 
