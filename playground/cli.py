@@ -167,7 +167,10 @@ def cmd_count(args: argparse.Namespace) -> int:
     conversation = _load_conversation(args.file, args.max_input_mb, args.format, args.to)
     model = _model(args, conversation)
     result = _engine(args, model).count(conversation, model)
-    _write(_dump(count_to_json(result, conversation)) if args.json else f"{result.total}\n", None)
+    if args.json:
+        price = _prices(args).dated(conversation.started).get(model, conversation.format)
+        data = count_to_json(result, conversation) | {"priced_as": price.priced_as}
+    _write(_dump(data) if args.json else f"{result.total}\n", None)
     return 0
 
 
@@ -371,7 +374,6 @@ def _preset_rules(name: str, conversation: formats.Conversation):
 def _run_setup(args: argparse.Namespace):
     """The conversation, the engine's meter (with ``--calibration``'s factor) and the prices every
     run command needs."""
-    from .run.prices import read_prices
     from .run.promptcache import check_cache
     from .run.replay import call_starts
 
@@ -381,17 +383,31 @@ def _run_setup(args: argparse.Namespace):
               "replay", file=sys.stderr)
     model = _model(args, conversation)
     meter = _engine(args, model).meter(model)
-    price = read_prices().get(model, conversation.format)
-    cache = args.cache or price.provider
-    check_cache(cache, price.provider, price.model, where="--cache")
+    price = _prices(args).dated(conversation.started).get(model, conversation.format)
+    _say_price(price)
+    cache = args.cache or price.cache
+    check_cache(cache, price.cache, price.model, where="--cache")
     return conversation, meter, price, cache
+
+
+def _prices(args: argparse.Namespace):
+    """The price table: ``--prices FILE`` over the catalogue, else the catalogue."""
+    from .run.prices import load_prices, read_prices
+
+    path = getattr(args, "prices", None)
+    return load_prices(_load_json(path, args.max_input_mb), path) if path else read_prices()
+
+
+def _say_price(price) -> None:
+    """On stderr: a model whose price nobody lists (its costs are unknown, never another model's)."""
+    if not price.known:
+        print(f"{PROG}: note: {price.source}: tokens are counted, costs are unknown (null in --json). Price it "
+              "with a prices file of your own, or --model a model the catalogue lists.", file=sys.stderr)
 
 
 def _summarizer_price(args: argparse.Namespace, price):
     """The prices summaries are billed at: ``--summarizer-model``'s row, else the run's own model's."""
-    from .run.prices import read_prices
-
-    return read_prices().get(args.summarizer_model) if args.summarizer_model else price
+    return _prices(args).get(args.summarizer_model) if args.summarizer_model else price
 
 
 def _policy_options(args: argparse.Namespace, conversation: formats.Conversation) -> dict[str, Any]:
@@ -414,16 +430,20 @@ def policy_setup(args: argparse.Namespace, strategies: tuple[str, ...] = ()):
                  clear_at_least=args.clear_at_least,
                  exclude_tools=tuple(name for name in (args.exclude_tools or "").split(",") if name),
                  clear_tool_inputs=args.clear_inputs, model=args.model, cache=args.cache, mode=args.mode,
+                 prices=_load_json(args.prices, args.max_input_mb) if getattr(args, "prices", None) else None,
                  max_input_mb=args.max_input_mb)
 
 
 def _run_options(args: argparse.Namespace, conversation: formats.Conversation, price) -> dict[str, Any]:
     """``_policy_options`` and the model's context window, which some agents' triggers are part of."""
-    return {**_policy_options(args, conversation), "context_window": price.context_window}
+    window = {} if price.context_window is None else {"context_window": price.context_window}
+    return {**_policy_options(args, conversation), **window}
 
 
 def _money(value: float) -> str:
-    return f"${value:,.4f}"
+    from .run.prices import money
+
+    return money(value)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -535,6 +555,10 @@ def _policy_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="model whose accounting and prices to use (default: the request's own)")
     p.add_argument("--summarizer-model",
                    help="model whose prices the summarization calls are billed at (default: --model's)")
+    p.add_argument("--prices", metavar="FILE",
+                   help='your own prices, JSON {"as_of": …, "models": {name: {provider, context_window, input, '
+                        'cached_input, cache_write, output, min_cacheable, source}}}, US$ per million tokens: they '
+                        "come first, the genai-prices catalogue prices the models they do not list")
     p.add_argument("--cache", choices=CACHE_MODELS,
                    help="prompt-cache model (default: the model's provider's; another provider's is refused, "
                         "none always fits)")
@@ -635,11 +659,10 @@ def _outcome_line(outcome: probe.Outcome) -> str:
 
 def cmd_probe(args: argparse.Namespace) -> int:
     from .policies import make
-    from .run.prices import read_prices
 
     conversation, meter, _, _ = _run_setup(args)
     policy = make(args.strategy, **_policy_options(args, conversation))
-    price = read_prices().get(args.llm_model, probe.PROVIDERS[args.provider])
+    price = _prices(args).get(args.llm_model, probe.PROVIDERS[args.provider])
     key = api_key(args.base_url, args.provider)  # before the plan: a withheld key stops the run at once
     plan = probe.plan(conversation, policy, meter, price, args.provider, mode=args.mode, calls=args.calls,
                       budget=args.budget_tokens, max_tokens=args.max_tokens)
@@ -724,6 +747,10 @@ def evaluation_table(aggregate: dict[str, Any], failed: list[corpus.Failed], ski
                      f"{_money(s['median_saving']):>14} {_money(s['saving_percentiles']['p90']):>11} "
                      f"{s['share_costs_more_than_none']:>10.0%} {s['errors_kept']:>5,} of {s['error_results']:<3,} "
                      f"{s['runs_pairs_intact']:>5,} of {s['runs']:<3,} {s['tokens_lost']:>11,} {hidden:>11}")
+    unpriced = max((s["runs_unpriced"] for s in aggregate["strategies"]), default=0)
+    if unpriced:
+        lines.append(f"{count(unpriced, 'run')} of a model whose price is unknown: counted, left out of the medians "
+                     "and percentiles, and the cost sums are unknown")
     return "\n".join(lines + _problems(failed, skipped)) + "\n"
 
 

@@ -194,6 +194,9 @@ class Conversation:
     billed_digits: int | None = field(default=None, compare=False)  # the log rounds its bills to this many
     # significant digits at least (Aider's "4.5k"); None where it records them exactly
     compactions: tuple[AgentCompaction, ...] = field(default=(), compare=False)  # the agent's own, from its log
+    # When the run was made (ISO 8601, as its log dates it; None: the log does not say): the date whose
+    # prices a logged call is billed at (``run.prices.PriceTable.dated``).
+    started: str | None = field(default=None, compare=False)
     # (base, items) when ``grown`` made ``items`` as ``base`` with items appended: what lets ``extends``
     # answer for a replay's request at every call without comparing the two (see ``grown``)
     grew: tuple[tuple[Item, ...], tuple[Item, ...]] | None = field(default=None, compare=False, repr=False)

@@ -27,7 +27,7 @@ from .errors import InputError
 from .export import requests as exports
 from .meter.tokens import Meter
 from .policies import Policy
-from .run.prices import Price
+from .run.prices import Price, rounded
 from .run.replay import applied, call_starts
 from .summarize.history import SummarizerError
 from .words import count
@@ -228,10 +228,10 @@ def estimate_lines(plan: Plan, timeout: float | None = None) -> list[str]:
         lines.append(f"left out by the token budget: {count(len(plan.over_budget), 'call')} ("
                      + ", ".join(map(str, plan.over_budget)) + ")")
     wait = f"; each may take up to {timeout:g} s" if timeout else ""
-    source = plan.price.source
-    listed = f" ({source.split(' (', 1)[0]})" if source.startswith("not listed") else ""  # the page's address left out
+    at_most = (f"${plan.cost:,.4f} at {plan.price.model} prices" if plan.price.known
+               else f"a cost unknown ({plan.price.source})")
     lines.append(f"estimate: {count(plan.requests, 'request')}, {plan.tokens:,} prompt tokens, at most "
-                 f"${plan.cost:,.4f} at {plan.price.model} prices{listed}: every prompt token at the input price, no "
+                 f"{at_most}: every prompt token at the input price, no "
                  f"cache, and every reply its whole {plan.max_tokens:,} tokens{wait}")
     lines += [f"note: {note}" for note in plan.notes]
     return lines
@@ -309,5 +309,6 @@ def probe_to_json(probe: Probe) -> dict[str, Any]:
     return {"calls": calls, "agreement": None if agreement is None else round(agreement, 4),
             "sent_requests": probe.sent_requests, "tokens_sent": probe.tokens_sent,
             "changed_calls": len(plan.changed), "text_threshold": TEXT_THRESHOLD,
-            "estimate": {"requests": plan.requests, "tokens": plan.tokens, "cost_at_most": round(plan.cost, 6),
-                         "prices": plan.price.model, "over_budget": list(plan.over_budget)}}
+            "estimate": {"requests": plan.requests, "tokens": plan.tokens, "cost_at_most": rounded(plan.cost, 6),
+                         "prices": plan.price.model, "priced_as": plan.price.priced_as,
+                         "over_budget": list(plan.over_budget)}}

@@ -4,6 +4,7 @@ generated conversations, the real mini-SWE-agent trace, and the CLI's JSON shape
 from __future__ import annotations
 
 import json
+import math
 import sys
 from types import SimpleNamespace
 
@@ -76,15 +77,19 @@ def test_unknown_cache_model_is_a_located_error():
 
 # --- prices ------------------------------------------------------------------------------------
 
-def test_every_listed_price_names_its_page():
-    assert PRICES.as_of and all(price.source.startswith("https://") for price in PRICES.prices.values())
+def test_every_price_names_its_catalogue_row():
+    assert PRICES.as_of.startswith("genai-prices ")
+    for name in PRICES.models():
+        price = PRICES.get(name)
+        assert price.known and price.source.startswith("genai-prices ") and f": {price.priced_as}" in price.source
 
 
-def test_price_lookup_by_prefix_and_fallback():
-    assert PRICES.get("gpt-4o-2024-08-06").model == "gpt-4o"
-    stand_in = PRICES.get("my-local-llama")
-    assert stand_in.model == "my-local-llama" and stand_in.input == GPT4O.input
-    assert "not listed" in stand_in.source
+def test_a_snapshot_is_priced_as_its_model_and_an_unlisted_name_as_nothing():
+    snapshot = PRICES.get("gpt-4o-2024-08-06")
+    assert snapshot.priced_as == "gpt-4o" and snapshot.input == GPT4O.input
+    unlisted = PRICES.get("my-local-llama")
+    assert unlisted.model == "my-local-llama" and unlisted.priced_as is None and not unlisted.known
+    assert math.isnan(unlisted.input) and "price unknown — enter it" in unlisted.source
 
 
 @pytest.mark.parametrize(("entry", "where"), [
@@ -215,7 +220,9 @@ def test_replay_json_has_exactly_the_documented_shape(book_file):
     done = cli("replay", str(book_file), "--threshold", "0", "--no-summarize", "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert set(data) == {"calls", "totals", "hidden_used", "hidden_used_calls", "hidden_used_lost"}
+    assert set(data) == {"calls", "totals", "hidden_used", "hidden_used_calls", "hidden_used_lost", "priced_as",
+                         "price_note"}
+    assert data["priced_as"] == "gpt-4o" and data["price_note"] is None  # the book's example names gpt-4o
     assert all(set(use) == {"call", "item", "tool", "span", "retrievable"} for use in data["hidden_used"])
     assert data["hidden_used_calls"] == len({use["call"] for use in data["hidden_used"]})
     assert [set(call) for call in data["calls"]] == [{"index", "tokens_without", "tokens_with", "cached_tokens_without",

@@ -96,7 +96,7 @@ def test_unknown_model_falls_back_and_says_so():
     result = tokens.count(Conversation(items=(Message(role="user", content="hi"),), format="chat"), "llama-3-70b")
     assert result.encoding == "o200k_base"
     assert not result.exact
-    assert any("unknown model 'llama-3-70b'" in note for note in result.notes)
+    assert any("counted with o200k_base: llama-3-70b's own tokenizer is not shipped" in note for note in result.notes)
 
 
 def test_anthropic_counts_are_labelled_estimates():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from ..policies import LOGGED, OURS, POLICIES, make, offered
 from ..rules.errorpatterns import error_detail
 from ..run.compare import Row, row_of, rows_to_json
 from ..run.hidden import SpanIndex, calls_with
-from ..run.prices import counted_as, read_prices
+from ..run.prices import PriceTable, counted_as, load_prices, read_prices, rounded
 from ..run.promptcache import check_cache
 from ..run.replay import Replay, call_starts, replay
 from ..summarize.history import DEFAULT_KEEP_STEPS
@@ -77,6 +78,11 @@ class Setup:
     cache: str | None = None
     mode: str = "stored"
     max_input_mb: int = limits.DEFAULT_MAX_INPUT_MB
+    prices: Any = None  # a person's own prices JSON (``--prices``), over the catalogue; None: the catalogue
+
+    def table(self) -> PriceTable:
+        """Where this setup's prices come from: the person's own rows first, then the catalogue."""
+        return read_prices() if self.prices is None else load_prices(self.prices, "--prices")
 
     def options(self, conversation: Conversation) -> dict[str, Any]:
         """Every strategy's options for this run (each policy takes the ones it knows)."""
@@ -122,6 +128,7 @@ class RunResult:
     model: str
     calls: int
     strategies: tuple[StrategyResult, ...]
+    priced_as: str | None = None  # the catalogue's id of the price used; None: unknown (its costs are null)
 
 
 Outcome = RunResult | Failed | Skipped
@@ -184,9 +191,9 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
     """Every strategy of ``setup`` replayed over one run, with one meter for all of them."""
     model = setup.model or model or counted_as(conversation, read_prices())
     meter = meter or Engine().meter(model)
-    price = read_prices().get(model, conversation.format)
-    cache = setup.cache or price.provider
-    check_cache(cache, price.provider, price.model, where="cache")
+    price = setup.table().dated(conversation.started).get(model, conversation.format)
+    cache = setup.cache or price.cache
+    check_cache(cache, price.cache, price.model, where="cache")
     options = setup.options(conversation)
     # what the agent wrote and what the run holds are the same under every strategy: read them once
     spans, baseline = SpanIndex.of(conversation), Baseline.of(conversation)
@@ -194,7 +201,7 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
                                            cache=cache, spans=spans), baseline)
                     for name in offered(setup.strategies, conversation))
     return RunResult(source, conversation.source or conversation.format, price.model,
-                     len(call_starts(conversation.items)), results)
+                     len(call_starts(conversation.items)), results, price.priced_as)
 
 
 def load(source: Source, setup: Setup) -> tuple[Conversation, str | None] | Failed | Skipped:
@@ -270,7 +277,8 @@ class _Tally:
     errors_kept: int = 0
     error_results: int = 0
     pairs_intact: int = 0
-    costs: list[float] = field(default_factory=list)
+    unpriced: int = 0  # runs whose model has no known price: their costs are left out of the figures below
+    costs: list[float] = field(default_factory=list)  # per priced run
     nones: list[float] = field(default_factory=list)
     worst: list[tuple[float, int, str]] = field(default_factory=list)  # (saving, run number, source), the lowest
     most_hidden: list[tuple[int, int, str]] = field(default_factory=list)  # (-hidden_used_calls, run number, source)
@@ -289,9 +297,12 @@ class _Tally:
         self.errors_kept += result.errors_kept
         self.error_results += result.error_results
         self.pairs_intact += result.pairs_intact
-        self.costs.append(row.cost)
-        self.nones.append(result.cost_none)
-        self.worst = sorted([*self.worst, (result.saving, number, source)])[:WORST]
+        if math.isnan(row.cost) or math.isnan(result.cost_none):  # an unknown price: counted, never guessed
+            self.unpriced += 1
+        else:
+            self.costs.append(row.cost)
+            self.nones.append(result.cost_none)
+            self.worst = sorted([*self.worst, (result.saving, number, source)])[:WORST]
         if hidden is not None:
             self.most_hidden = sorted([*self.most_hidden, (-hidden, number, source)])[:WORST]
 
@@ -301,7 +312,10 @@ class _Tally:
         known = self.hidden_used_calls is not None
         return {
             "strategy": name, "runs": self.runs, "tokens_billed": self.tokens_billed,
-            "cached_tokens": self.cached_tokens, "cost": round(sum(costs), 8), "cost_none": round(sum(self.nones), 8),
+            "cached_tokens": self.cached_tokens,
+            # a sum with an unknown part is unknown; medians and percentiles are over the priced runs
+            "cost": None if self.unpriced else round(sum(costs), 8),
+            "cost_none": None if self.unpriced else round(sum(self.nones), 8), "runs_unpriced": self.unpriced,
             "tokens_lost": self.tokens_lost, "tokens_retrievable": self.tokens_retrievable,
             "hidden_used_calls": self.hidden_used_calls, "errors_kept": self.errors_kept,
             "error_results": self.error_results, "runs_pairs_intact": self.pairs_intact,
@@ -352,11 +366,11 @@ def run_to_json(run: RunResult) -> dict[str, Any]:
         row = rows_to_json([result.row])[0]
         strategies.append({key: row[key] for key in ("strategy", "tokens_billed", "cached_tokens", "cost",
                                                       "tokens_lost", "tokens_retrievable")}
-                          | {"hidden_used_calls": result.hidden_used_calls, "cost_none": round(result.cost_none, 8),
-                             "saving": round(result.saving, 8), "errors_kept": result.errors_kept,
+                          | {"hidden_used_calls": result.hidden_used_calls, "cost_none": rounded(result.cost_none),
+                             "saving": rounded(result.saving), "errors_kept": result.errors_kept,
                              "error_results": result.error_results, "pairs_intact": result.pairs_intact})
-    return {"source": run.source, "format": run.format, "model": run.model, "calls": run.calls,
-            "strategies": strategies}
+    return {"source": run.source, "format": run.format, "model": run.model, "priced_as": run.priced_as,
+            "calls": run.calls, "strategies": strategies}
 
 
 def partition(outcomes: Iterable[tuple[int, Any]]) -> tuple[tuple[Any, ...], tuple[Failed, ...], tuple[Skipped, ...]]:
@@ -380,7 +394,8 @@ def csv_writer(stream: Any, first: dict[str, Any]) -> csv.DictWriter:
 
 def run_rows(run: RunResult) -> list[dict[str, Any]]:
     """One run as flat rows, one per strategy (CSV, Parquet, the page's download)."""
-    return [{"source": run.source, "format": run.format, "model": run.model, "calls": run.calls} | strategy
+    return [{"source": run.source, "format": run.format, "model": run.model, "priced_as": run.priced_as,
+             "calls": run.calls} | strategy
             for strategy in run_to_json(run)["strategies"]]
 
 

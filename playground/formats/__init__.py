@@ -37,6 +37,7 @@ from . import (
     claude_code,
     cline,
     codex,
+    dated,
     gemini,
     gemini_cli,
     goose,
@@ -334,6 +335,8 @@ def read(data: Any, format: str | None = None) -> Conversation:
     if name not in READERS:
         raise InputError(f"unknown format (choose one of {', '.join(READERS)})", value=name)
     conversation = READERS[name].read(data)
+    if conversation.source and conversation.started is None:  # an agent's log: the date its calls were priced on
+        conversation = replace(conversation, started=dated.started(data))
     if isinstance(data, Lines) and data.cut:
         conversation = replace(conversation, notes=(*conversation.notes, _cut_note(*data.cut)))
     return conversation

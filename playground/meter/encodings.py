@@ -103,7 +103,9 @@ def choose_encoding(model: str | None) -> EncodingChoice:
     try:
         name = tiktoken.encoding_name_for_model(model)
     except KeyError:
-        return EncodingChoice(model, DEFAULT_ENCODING, f"unknown model {model!r}: counted with {DEFAULT_ENCODING}")
+        return EncodingChoice(model, DEFAULT_ENCODING,
+                              f"counted with {DEFAULT_ENCODING}: {model}'s own tokenizer is not shipped (the "
+                              "nearest vocabulary we ship; a log with bills can calibrate it)")
     if name not in _PUBLISHED:
         note = f"{model!r} uses {name}, which is not shipped: counted with {DEFAULT_ENCODING}"
         return EncodingChoice(model, DEFAULT_ENCODING, note)

@@ -88,7 +88,7 @@ def meters(view: Scale, before: int, after: int, threshold: int, compacted: int 
     marks = [mark("", view.threshold, f"threshold {_tokens(threshold)}")]
     if view.window is not None:
         marks.append(mark(" cp-window", view.window, f"context window {_tokens(view.window_tokens)}"))
-    off = "" if view.window is not None else (
+    off = "" if view.window is not None or view.window_tokens is None else (
         f'<div class="cp-offscale">context window {_tokens(view.window_tokens)} → far to the right, off this scale'
         "</div>")
     bars = [_bar_track("cp-before", view.before, f"before: {_tokens(before)} tokens")]

@@ -164,23 +164,23 @@ class Scale:
     after: float
     threshold: float
     window: float | None  # None: the context window is far off this scale
-    window_tokens: int
+    window_tokens: int | None  # None: the catalogue does not know the model's window
     compacted: float | None = None  # after compaction, when a summary went further (then ``after`` is the final)
 
 
-def scale(before: int, after: int, threshold: int, window: int, compacted: int | None = None) -> Scale:
+def scale(before: int, after: int, threshold: int, window: int | None, compacted: int | None = None) -> Scale:
     """A scale that shows before, after and the threshold, and the context window too unless it
     is so much larger that everything else would shrink to a sliver. ``compacted``: the stage
     between, when summarization took the request further than compaction did."""
     visible = max(before, after, threshold, compacted or 0, 1)
-    maximum = max(visible, window) if window <= 4 * visible else visible
+    maximum = max(visible, window) if window is not None and window <= 4 * visible else visible
     maximum = int(maximum * 1.05)
 
     def percent(value: int) -> float:
         return round(100 * value / maximum, 2)
 
     return Scale(maximum, percent(before), percent(after), percent(threshold),
-                 percent(window) if window <= maximum else None, window,
+                 percent(window) if window is not None and window <= maximum else None, window,
                  None if compacted is None else percent(compacted))
 
 
@@ -236,7 +236,7 @@ def costs(original: Conversation, before: TokenCount, sent: tuple[Sequence[Item]
     end = previous_call_end(original)
     previous = None if end is None else request_prompt(original.items, before, end)
     request = request_prompt(original.items, before)
-    cache = price.provider
+    cache = price.cache
     after = None if sent is None else next_request(previous, request_prompt(*sent), cache, price)
     return Costs(cache, 0 if previous is None else previous.offsets[-1], next_request(previous, request, cache, price),
                  next_request(None, request, "none", price).cost, after)
@@ -282,7 +282,7 @@ class Summary:
     def window_warning(self) -> str | None:
         """Said when a request does not fit the model's context window (the API would refuse it)."""
         window = self.model.context_window
-        if self.before <= window:
+        if window is None or self.before <= window:
             return None
         fits = "compaction brings it within" if self.after <= window else "it is still over the window after compaction"
         return (f"This request ({self.before:,} tokens) is larger than {self.model.model}'s context window "

@@ -11,7 +11,7 @@ from ..meter.tokens import Meter
 from ..policies import Policy
 from ..policies.sources import source_of
 from .hidden import SpanIndex, calls_with, lost_calls
-from .prices import Price
+from .prices import Price, rounded
 from .replay import Replay, replay
 
 
@@ -29,6 +29,7 @@ class Row:
     summarization_cost: float = 0.0  # the LLM calls that wrote summaries, at the summarizer's prices
     hidden_used_calls: int = 0  # calls whose reply used a span their request had hidden (``hidden``)
     hidden_used_lost: int = 0  # of those, calls that used one a tool call cannot bring back
+    priced_as: str | None = None  # the catalogue's id of the price used; None: the price is unknown (cost NaN)
 
 
 def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter, price: Price, *,
@@ -46,13 +47,14 @@ def row_of(run: Replay) -> Row:
     return Row(run.strategy, run.params, run.calls[-1].tokens_with if run.calls else 0, totals.tokens_with,
                totals.cached_tokens_with, totals.cost_with, run.tokens_lost, run.tokens_retrievable,
                sum(1 for call in run.calls if call.fired), totals.summarization_cost, calls_with(hidden),
-               lost_calls(hidden))
+               lost_calls(hidden), run.price.priced_as)
 
 
 def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
     return [{"strategy": row.strategy, "params": row.params, "tokens_final": row.tokens_final,
-             "tokens_billed": row.tokens_billed, "cached_tokens": row.cached_tokens, "cost": round(row.cost, 8),
+             "tokens_billed": row.tokens_billed, "cached_tokens": row.cached_tokens, "cost": rounded(row.cost),
              "tokens_lost": row.tokens_lost, "tokens_retrievable": row.tokens_retrievable, "fired": row.fired,
-             "summarization_cost": round(row.summarization_cost, 8), "source": source_of(row.strategy),
-             "hidden_used_calls": row.hidden_used_calls, "hidden_used_lost": row.hidden_used_lost}
+             "summarization_cost": rounded(row.summarization_cost), "source": source_of(row.strategy),
+             "hidden_used_calls": row.hidden_used_calls, "hidden_used_lost": row.hidden_used_lost,
+             "priced_as": row.priced_as}
             for row in rows]

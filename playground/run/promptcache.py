@@ -84,6 +84,8 @@ def check_cache(kind: str, provider: str, model: str, where: str = "cache") -> N
     if kind not in CACHE_MODELS:
         raise InputError(f"unknown cache model (choose {', '.join(CACHE_MODELS)})", where=where, value=kind)
     if kind not in ("none", provider):
+        if provider == "none":
+            raise InputError(f"{model} has no cache price: choose the cache model none", where=where)
         raise InputError(f"{kind} is {kind.capitalize() if kind != 'openai' else 'OpenAI'}'s prompt cache and "
                          f"{model} is priced by {provider}: the bill would mix two providers' rules (choose "
                          f"{provider} or none, or a model {kind} prices)", where=where)
@@ -91,7 +93,7 @@ def check_cache(kind: str, provider: str, model: str, where: str = "cache") -> N
 
 def cache_models(provider: str) -> tuple[str, ...]:
     """The cache models that fit a model of ``provider``: its own first, then none."""
-    return (provider, "none")
+    return tuple(dict.fromkeys((provider, "none")))
 
 
 @dataclass(frozen=True)
@@ -150,14 +152,16 @@ class PromptCache:
 
 
 def input_cost(prompt: int, use: CacheUse, price: Price) -> float:
-    """Dollars for one call's prompt: uncached tokens at the input price, cache reads and writes at theirs."""
+    """Dollars for one call's prompt: uncached tokens at the input price, cache reads and writes at
+    theirs (a long prompt at the long-context tier's, ``Price.at``); NaN when a price is unknown."""
+    price = price.at(prompt)
     plain = prompt - use.read - use.written
     return dollars(plain, price.input) + dollars(use.read, price.cached_input) + dollars(use.written, price.cache_write)
 
 
 def call_cost(prompt: int, use: CacheUse, output: int, price: Price) -> float:
     """Dollars for one call: its prompt (``input_cost``) and the reply at the output price."""
-    return input_cost(prompt, use, price) + dollars(output, price.output)
+    return input_cost(prompt, use, price) + dollars(output, price.at(prompt).output)
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,7 @@ class RequestCost:
 def next_request(previous: Prompt | None, request: Prompt, kind: str, price: Price) -> RequestCost:
     """The input cost of ``request`` sent right after ``previous`` (None: a first call), by the
     same cache model replay bills every call with."""
-    check_cache(kind, price.provider, price.model)
+    check_cache(kind, price.cache, price.model)
     cache = PromptCache(kind, price.min_cacheable)
     if previous is not None:
         cache.use(previous.chain, previous.offsets)

@@ -17,6 +17,7 @@ are counted (the meter caches per text) and hashed for the prompt cache.
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -38,7 +39,7 @@ from ..meter.claude import billed_thinking
 from ..meter.tokens import Layout, Meter
 from ..policies import Policy, PolicyResult
 from .hidden import HiddenUse, SpanIndex, Tracker, calls_with, lost_calls, to_json
-from .prices import Price, summary_cost
+from .prices import Price, rounded, summary_cost
 from .promptcache import PromptCache, call_cost, check_cache, input_cost, link
 
 MODES = ("stored", "per-call")
@@ -139,7 +140,8 @@ class Replay:
                 if running >= -1e-12:
                     repaid = j - k
                     break
-            found.append(BreakEven(k, self.calls[k].index, max(0.0, rate - saving[k]), repaid))
+            extra = rate - saving[k]  # (NaN at an unknown price: no extra cost is invented)
+            found.append(BreakEven(k, self.calls[k].index, extra if math.isnan(extra) else max(0.0, extra), repaid))
         return tuple(found)
 
 
@@ -246,8 +248,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     conversation's ``SpanIndex``, shares one between replays)."""
     if mode not in MODES:
         raise InputError(f"unknown mode (choose {', '.join(MODES)})", where="mode", value=mode)
-    cache = price.provider if cache is None else cache
-    check_cache(cache, price.provider, price.model)
+    cache = price.cache if cache is None else cache
+    check_cache(cache, price.cache, price.model)
     summarizer = price if summarizer is None else summarizer
     items = conversation.items
     counts = meter.items(items)
@@ -315,19 +317,20 @@ def replay_to_json(run: Replay) -> dict[str, Any]:
     """The CLI's ``--json``: exactly the calls and totals the issue names."""
     calls = [{"index": c.index, "tokens_without": c.tokens_without, "tokens_with": c.tokens_with,
               "cached_tokens_without": c.cached_without, "cached_tokens_with": c.cached_with,
-              "cost_without": round(c.cost_without, 8), "cost_with": round(c.cost_with, 8), "fired": c.fired,
+              "cost_without": rounded(c.cost_without), "cost_with": rounded(c.cost_with), "fired": c.fired,
               "summarization_input_tokens": c.summarization_input_tokens,
               "summarization_output_tokens": c.summarization_output_tokens,
-              "summarization_cost": round(c.summarization_cost, 8)}
+              "summarization_cost": rounded(c.summarization_cost)}
              for c in run.calls]
     totals = run.totals
     hidden = run.hidden_used
     return {"calls": calls, "totals": {
         "tokens_without": totals.tokens_without, "tokens_with": totals.tokens_with,
         "cached_tokens_without": totals.cached_tokens_without, "cached_tokens_with": totals.cached_tokens_with,
-        "cost_without": round(totals.cost_without, 8), "cost_with": round(totals.cost_with, 8),
-        "summarization_cost": round(totals.summarization_cost, 8),
+        "cost_without": rounded(totals.cost_without), "cost_with": rounded(totals.cost_with),
+        "summarization_cost": rounded(totals.summarization_cost),
         "summarizer": run.summarizer.model if run.summarizer else None},
+        "priced_as": run.price.priced_as, "price_note": None if run.price.known else run.price.source,
         "hidden_used": to_json(hidden), "hidden_used_calls": calls_with(hidden), "hidden_used_lost": lost_calls(hidden)}
 
 

@@ -5,8 +5,8 @@ the span it replaces is the call's input (with the summarization prompt), the su
 No LLM is called here, so both are estimates, said how in ``estimate``: the input is the span as
 the meter counts it in the request (held to the summarizer's own input cap where the strategy has
 one), plus the prompt; the output is the summary the offline summarizer wrote, counted by the same
-meter. Billed (``run.prices.summary_cost``) at the summarizer's list prices (a row of
-``data/prices.json``), uncached: the summarization request is a different prompt from the agent's.
+meter. Billed (``run.prices.summary_cost``) at the summarizer's list prices (from the
+catalogue, ``run.prices``), uncached: the summarization request is a different prompt from the agent's.
 """
 
 from __future__ import annotations

@@ -167,7 +167,7 @@ def _page() -> None:
     summary, prefer = summary_panel.config()
     optimized = state.engine().optimize(conversation, rules, settings, summary, OfflineSummarizer(), model_name,
                          st.session_state[summary_panel.CACHE], prefer)
-    results.headline(conversation, optimized, read_prices().get(model_name))
+    results.headline(conversation, optimized, read_prices().dated(conversation.started).get(model_name))
     rules_panel.no_match_notice(conversation, optimized, rules)
     summary_panel.panel(optimized, prefer)
     lessons_panel.banner(conversation, rules, settings, summary, optimized)

@@ -9,13 +9,22 @@ from ..compaction import Settings
 from ..conversation import Conversation
 from ..policies import LOGGED, OURS, THEIRS, make, offered
 from ..policies.sources import read_strategies, source_of
+from ..present import render
 from ..rules.ruleset import Rules
 from ..run.compare import compare
+from ..run.prices import UNKNOWN_NOTE, known
 from ..run.replay import MODES, call_starts
 from ..summarize.history import SummarySettings
 from ..words import count
 from ..workbench.workspace import ReplaySettings
 from . import run_panel, state
+
+
+def _dollars(cost: float) -> float | None:
+    """A cost for the table: None (an empty cell) when the price is unknown, never a number made up."""
+    value = known(cost)
+    return None if value is None else round(value, 4)
+
 
 MODE, CACHE, SHOW, THEIRS_KEY = "compare_mode", state.COMPARE_CACHE, "compare_show", "compare_theirs"
 
@@ -40,16 +49,16 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                             format_func=lambda name: titles[name].title,
                             help="Each with its source's own parameters (the table says where they were read). "
                                  "Each one is one more replay of the whole run, so they are chosen, not on by default.")
-    price = run_panel.price(model)
+    price = run_panel.price(model, conversation.started)
     options = run_panel.policy_options(rules, settings, summary, model)
     names = offered((*OURS, *theirs, *LOGGED), conversation)  # and the run as it ran, where the log compacted
     rows = compare(conversation, [make(name, **options) for name in names], state.engine().meter(model),
                    price, mode=st.session_state[MODE], cache=st.session_state[CACHE])
     # the long parameters last, so cost and what the strategy hid from the agent are in view side by side
     table = [{"strategy": row.strategy, "tokens final": row.tokens_final, "tokens billed": row.tokens_billed,
-              "cached": row.cached_tokens, "cost (US$)": round(row.cost, 4),
+              "cached": row.cached_tokens, "cost (US$)": _dollars(row.cost),
               "hidden then used (calls)": row.hidden_used_calls, "of those lost": row.hidden_used_lost,
-              "summaries (US$)": round(row.summarization_cost, 4), "lost": row.tokens_lost,
+              "summaries (US$)": _dollars(row.summarization_cost), "lost": row.tokens_lost,
               "retrievable": row.tokens_retrievable, "calls fired": row.fired,
               "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items()),
               "source": source_of(row.strategy)} for row in rows]
@@ -70,6 +79,10 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
         st.caption(f"*as-it-ran*: what the agent really sent — after {done} (read from its log) only what it kept, "
                    "its summary and what followed, and its summarization call billed; *none* replays the whole log "
                    "as one ever-growing request.")
+    if not price.known:
+        st.warning(f"Cost: {UNKNOWN_NOTE} — {render.literal(price.source)}. Type the model's prices in the Run tab "
+                   "(its *Prices* box); the tokens above are counted all the same.", icon=":material/edit:")
+        return
     chart = alt.Chart(alt.Data(values=table)).mark_bar().encode(
         x=alt.X("cost (US$):Q"), y=alt.Y("strategy:N", sort=None), tooltip=["strategy:N", "cost (US$):Q"])
     st.altair_chart(chart, width="stretch")

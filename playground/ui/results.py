@@ -13,7 +13,7 @@ from ..present import render, view
 from ..rules import breakdown
 from ..rules.ruleset import Rules
 from ..run.hidden import HiddenUse
-from ..run.prices import Price, read_prices
+from ..run.prices import UNKNOWN_NOTE, Price, known, money
 from ..run.promptcache import RequestCost
 from ..words import count
 from . import state
@@ -62,6 +62,9 @@ def headline(original: Conversation, optimized: Optimized, model: Price) -> None
     st.html(render.meters(scale, report.tokens_before, final, report.threshold, compacted))
     estimate = "" if report.before.exact else " Counts are estimates: " + render.literal(
         "; ".join(report.before.notes)) + "."
+    if estimate and original.billed:  # the log's own bills fit the count better than any vocabulary we ship
+        estimate += (" This log records what the provider billed: the Run tab's *Calibrate the meter from this log* "
+                     "fits the count to its bills.")
     first = (f"The first change is at {render.literal(numbers.first_change)}: the {numbers.cached_prefix:,} tokens "
              f"before it ({numbers.cached_percent}% of the request as sent) stay cacheable." if numbers.first_change
              else "Nothing changed: the whole prompt stays cacheable.")
@@ -69,7 +72,8 @@ def headline(original: Conversation, optimized: Optimized, model: Price) -> None
 
 
 CACHE_RULES = {"openai": "OpenAI caches prompts of 1,024+ tokens and reads them in 128-token steps",
-               "anthropic": "Anthropic writes the prompt at the cache-write price and reads it at the cached price"}
+               "anthropic": "Anthropic writes the prompt at the cache-write price and reads it at the cached price",
+               "none": "no prompt cache: the catalogue lists no cached price for this model"}
 
 
 def _cache_use(cost: RequestCost) -> str:
@@ -80,9 +84,14 @@ def _cache_use(cost: RequestCost) -> str:
 
 def _cost_line(costs: view.Costs, model: Price) -> str:
     """The next request's input cost as a running agent pays it, by the cost model replay uses:
-    the previous call's prompt is in the provider's cache."""
+    the previous call's prompt is in the provider's cache. A model whose price nobody lists shows
+    no dollars: the line says to enter its price (never another model's)."""
+    if not model.known:
+        return (f"Input cost of this request: {UNKNOWN_NOTE} — the catalogue does not list "
+                f"{render.literal(model.model)}; type its prices in the Run tab's *Prices* box (its tokens are "
+                "counted all the same).")
     prices = (f"at {render.literal(model.model)} list prices (${model.input:g}/M input, ${model.cached_input:g}/M "
-              f"cached, ${model.cache_write:g}/M cache write; as of {read_prices().as_of}, check the provider's page) "
+              f"cached, ${model.cache_write:g}/M cache write; {render.literal(model.source)}) "
               f"with the {costs.cache} prompt cache ({CACHE_RULES[costs.cache]}) as the previous call "
               f"({costs.previous_prefix:,} tokens) left it")
     before = (f"${costs.before.cost:.4f} as it is, {_cache_use(costs.before)} (${costs.before_uncached:.4f} with "
@@ -126,8 +135,9 @@ def call_before_after(call: view.CallView, back) -> None:
     cached.metric("Cached", f"{numbers.cached_with:,}", delta=_change(numbers.cached_with - numbers.cached_without),
                   help="Prompt tokens this call read from the provider's cache, with the policy (the change is "
                        "against no policy).")
-    cost.metric("Cost", f"${numbers.cost_with:.4f}",
-                delta=_change(numbers.cost_with - numbers.cost_without, "{:+.4f}"), delta_color="inverse",
+    change = known(numbers.cost_with - numbers.cost_without)
+    cost.metric("Cost", money(numbers.cost_with),
+                delta=None if change is None else _change(change, "{:+.4f}"), delta_color="inverse",
                 help="This call's prompt and reply at the Run tab's prices (the change is against no policy).")
     _hidden_used(call)
     left, right = st.columns([1, 1])

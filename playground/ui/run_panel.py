@@ -15,12 +15,13 @@ from ..conversation import Conversation
 from ..limits import MAX_COUNT, MAX_PRICE, MAX_TOKENS
 from ..policies import POLICIES, Policy, make
 from ..policies.sources import read_strategies, source_of
+from ..present import render
 from ..present.view import CallView, call_view
 from ..rules.ruleset import Rules
 from ..run.billed import BILLED, LogFit
 from ..run.billed import chart_rows as bill_rows
 from ..run.hidden import calls_with, lost_calls
-from ..run.prices import Price, read_prices
+from ..run.prices import UNKNOWN_NOTE, Price, known, money, read_prices
 from ..run.promptcache import cache_models
 from ..run.replay import MODES, Replay, call_starts, chart_rows, compaction_marks, replay, sweep, sweep_points
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
@@ -67,12 +68,16 @@ def start(key: str, value: Any) -> None:
         st.session_state[key] = value
 
 
-def price(model: str) -> Price:
-    """The model's prices from the data file, with any the person typed in the Run view."""
-    listed = read_prices().get(model)
-    edits = {name: st.session_state[f"{PRICE_PREFIX}{name}_{model}"] for name in PRICE_FIELDS
-             if f"{PRICE_PREFIX}{name}_{model}" in st.session_state}
-    return replace(listed, **edits) if edits else listed
+def price(model: str, when: str | None = None) -> Price:
+    """The model's prices from the catalogue on the log's date ``when`` (None: today's), with any the
+    person typed in the Run view (a box left empty keeps the catalogue's, or an unknown price)."""
+    listed = read_prices().dated(when).get(model)
+    edits = {name: float(st.session_state[f"{PRICE_PREFIX}{name}_{model}"]) for name in PRICE_FIELDS
+             if st.session_state.get(f"{PRICE_PREFIX}{name}_{model}") is not None}
+    if not edits or all(getattr(listed, name) == value for name, value in edits.items()):
+        return listed
+    typed = replace(listed, **edits, long_from=None, long_rates=None)  # the person's prices, at every length
+    return replace(typed, source=f"your prices ({listed.source})") if typed.known else typed
 
 
 def policy_options(rules: Rules, settings: Settings, summary: SummarySettings | None,
@@ -99,7 +104,8 @@ def _replay(conversation: Conversation, policy: Policy, model: str, until: int |
     """The run as the Run view's controls set it (the defaults while the view has not been drawn)."""
     start(MODE, DEFAULTS[MODE])
     follow_cache(CACHE, model)
-    return replay(conversation, policy, state.engine().meter(model), price(model), mode=st.session_state[MODE],
+    return replay(conversation, policy, state.engine().meter(model), price(model, conversation.started),
+                  mode=st.session_state[MODE],
                   cache=st.session_state[CACHE], until=until)
 
 
@@ -133,7 +139,7 @@ def follow_cache(key: str, model: str) -> tuple[str, ...]:
     log as Anthropic does) unless the person, or their workspace, chose one for this conversation;
     a choice that no longer fits the model goes back to its provider's. Loading another
     conversation lets it follow again (``state.set_conversation``)."""
-    options = cache_models(read_prices().get(model).provider)
+    options = cache_models(read_prices().get(model).cache)
     chosen = st.session_state.get(key)
     if (state.origin(key) is None or chosen not in options) and chosen != options[0]:
         st.session_state[key] = options[0]
@@ -183,16 +189,24 @@ def _controls(model: str) -> None:
                    "Summaries in a replay are the offline summarizer's: replaying never calls an LLM.")
 
 
-def _price_editor(model: str) -> None:
-    listed = read_prices().get(model)
-    with st.expander(f"Prices for {model} (US$ per million tokens, {read_prices().as_of})"):
-        st.caption(f"From {listed.source}. Type your own to see the run at your prices.")
+def _price_editor(model: str, when: str | None = None) -> None:
+    """The four prices the run is billed at, to read or type over; empty (and open) when nobody
+    lists the model's price: its costs stay unknown until the person enters them."""
+    listed = read_prices().dated(when).get(model)
+    unknown = not listed.known
+    with st.expander(f"Prices for {model} (US$ per million tokens, {read_prices().as_of})", expanded=unknown):
+        if unknown:
+            st.warning(f"{render.literal(model)}: {UNKNOWN_NOTE}. The catalogue does not list this model, so no "
+                       "cost is shown (never another model's price): type its four prices to see them.",
+                       icon=":material/edit:")
+        else:
+            st.caption(f"From {render.literal(listed.source)}. Type your own to see the run at your prices.")
         columns = st.columns(4)
         for column, (name, label) in zip(columns, PRICE_FIELDS.items(), strict=True):
             key = f"{PRICE_PREFIX}{name}_{model}"
-            start(key, float(getattr(listed, name)))
+            start(key, None if unknown else float(getattr(listed, name)))
             column.number_input(label, min_value=0.0, max_value=MAX_PRICE, step=0.01, format="%.4f", key=key,
-                                help=f"{label} price per million tokens.")
+                                placeholder=UNKNOWN_NOTE, help=f"{label} price per million tokens.")
 
 
 def _line(rows: list[dict[str, Any]], field: str, title: str, axis_format: str | None = None,
@@ -263,7 +277,7 @@ def _swept(options: dict[str, Any], key: str, value: int) -> dict[str, Any]:
 def _sweep_chart(conversation: Conversation, run: Replay, policy_name: str, options: dict[str, Any],
                  meter, chosen_price: Price) -> None:
     key = {"rules": "threshold", "summarize": "limit", "hybrid": "limit", "clear-tool-uses": "trigger"}.get(policy_name)
-    if key is None or not run.calls:
+    if key is None or not run.calls or not chosen_price.known:  # (no cost to draw at an unknown price)
         return
     start(SWEEP, len(run.calls) <= LIGHT_RUN)
     if not st.toggle("Cost against the threshold", key=SWEEP,
@@ -295,7 +309,7 @@ def _chosen_call(run: Replay) -> None:
     fired = f"; the policy fired ({call.fired})" if call.fired else "; the policy did not fire"
     st.caption(f"Call {st.session_state[CALL]} (item {call.index} of the input): {call.tokens_without:,} → "
                f"{call.tokens_with:,} prompt tokens, {call.cached_without:,} → {call.cached_with:,} cached, "
-               f"${call.cost_without:.4f} → ${call.cost_with:.4f}{fired}.")
+               f"{money(call.cost_without)} → {money(call.cost_with)}{fired}.")
     if st.session_state.get(SHOWN):
         left, right = st.columns([3, 1], vertical_alignment="center")
         left.caption("The *Before / after* tab shows this call's request.")
@@ -308,10 +322,10 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
           model: str) -> None:
     """The Run tab: controls, totals, the charts and the call slider."""
     _controls(model)
-    _price_editor(model)
+    _price_editor(model, conversation.started)
     policy, options = _policy(rules, settings, summary, model)
     meter = state.engine().meter(model)
-    chosen_price = price(model)
+    chosen_price = price(model, conversation.started)
     run = _replay(conversation, policy, model)
     if not run.calls:
         st.info("This conversation has no assistant turn, so there is no LLM call to replay.", icon=":material/info:")
@@ -325,8 +339,10 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     three.metric("Cached", f"{totals.cached_tokens_with:,}",
                  delta=f"{totals.cached_tokens_with - totals.cached_tokens_without:,}",
                  help="Prompt tokens read from the provider's cache over the run, with the policy.")
-    four.metric("Cost", f"${totals.cost_with:.4f}", delta=f"{totals.cost_with - totals.cost_without:+.4f}",
-                delta_color="inverse", help=f"Prompts and replies over the run at {chosen_price.model} prices.")
+    change = known(totals.cost_with - totals.cost_without)
+    four.metric("Cost", money(totals.cost_with), delta=None if change is None else f"{change:+.4f}",
+                delta_color="inverse", help=f"Prompts and replies over the run at {chosen_price.model} prices "
+                                            f"({chosen_price.source}).")
     rows = chart_rows(run)
     bills = billed_panel.fit_of(conversation, chosen_price)
     _tokens_chart(run, rows, policy, conversation, bills)
@@ -335,8 +351,11 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     st.altair_chart(_line(rows, "cached_share", "cached share of the prompt", ".0%"), width="stretch")
     st.caption("The share of each prompt read from the cache: an edit early in the history drops it, because "
                "everything after the first changed item must be processed again.")
-    st.altair_chart(_line(rows, "cumulative_cost", "cost so far (US$)", "$.2f"), width="stretch")
-    st.caption("Money spent so far: the policy pays off where its line runs below the other one.")
+    if chosen_price.known:
+        st.altair_chart(_line(rows, "cumulative_cost", "cost so far (US$)", "$.2f"), width="stretch")
+        st.caption("Money spent so far: the policy pays off where its line runs below the other one.")
+    else:
+        st.caption(f"Money spent so far: {UNKNOWN_NOTE} (the prices above), and the chart appears.")
     evens = run.break_even()
     if evens:
         repaid = [e.repaid_after for e in evens if e.repaid_after is not None]

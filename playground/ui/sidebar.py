@@ -44,14 +44,15 @@ def conversation_picker() -> None:
 
 def settings(before: int) -> None:
     """Model, threshold (slider and exact number) and keep_recent, and where each came from."""
-    options = list(read_prices().prices)
+    options = read_prices().models()
     current = state.get(state.MODEL)
     if current not in options:
         options.append(current)
     st.selectbox("Model", options, key=state.MODEL, on_change=state.changed, args=("model",),
                  help="Sets the tokenizer and accounting used to count, the context window drawn on the meters, "
-                      "and the prices used for costs. A conversation brings its own model; one the playground "
-                      "does not list is counted as the nearest listed model of the same provider.")
+                      "and the prices used for costs (pydantic's genai-prices catalogue). A conversation brings its "
+                      "own model; one whose price the catalogue does not list is counted all the same, and its cost "
+                      "is unknown until you type its prices in the Run tab.")
     top, step = state.threshold_bounds(before)
     # Both widgets are written from the value in use on every run: a slider whose range changed (a new
     # conversation) is a new widget to Streamlit and would otherwise fall back to 0.

@@ -174,12 +174,13 @@ def set_conversation(conversation: Conversation, source: str, keep_builder: bool
 
 
 def follow_model(conversation: Conversation) -> None:
-    """The conversation's own model when the playground lists it, else the nearest listed one of
-    its provider, with a note that says which."""
-    choice = model_for(conversation, read_prices())
+    """The conversation's own model (counted by the meter, priced by the catalogue on the log's
+    date, or shown as of unknown price — never priced as another model), with a note when its
+    price is unknown."""
+    choice = model_for(conversation, read_prices().dated(conversation.started))
     st.session_state[MODEL] = choice.model
-    set_message("model", choice.note and f"{choice.note} Change it below.")
-    named = f"{choice.named} → {choice.model}" if choice.note else choice.model
+    set_message("model", choice.note)
+    named = choice.model
     where = (f"the conversation's own ({named})" if choice.named
              else f"the default for {formats.TITLES[conversation.format]} (the conversation names none)")
     set_origins(["model"], where)

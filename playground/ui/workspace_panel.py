@@ -27,7 +27,7 @@ KEYS = (state.CONVERSATION, state.SOURCE, state.CALL_BASE, state.RESULT_BASE, st
 
 
 def _typed_prices(values: Mapping[str, Any]) -> dict[str, dict[str, float]]:
-    """The prices typed in the Run view that differ from the data file's, per model and field."""
+    """The prices typed in the Run view that differ from the catalogue's, per model and field."""
     typed: dict[str, dict[str, float]] = {}
     for key, value in values.items():
         rest = str(key).removeprefix(run_panel.PRICE_PREFIX)
@@ -35,6 +35,8 @@ def _typed_prices(values: Mapping[str, Any]) -> dict[str, dict[str, float]]:
         if rest == key or name is None:
             continue
         model = rest.removeprefix(f"{name}_")
+        if value is None:  # an empty box: the model's price is unknown and nothing was typed
+            continue
         if float(value) != getattr(read_prices().get(model), name):
             typed.setdefault(model, {})[name] = float(value)
     return typed

@@ -46,8 +46,9 @@ def defaults_for(model: str, table: PriceTable) -> Defaults:
     """The defaults for ``model``: the book's 50,000-token threshold, capped at half the model's
     context window (a threshold the request can never reach before the window is full compacts
     nothing), ``keep_recent`` 0, error results kept, the book's rules."""
-    window = table.get(model).context_window
-    return Defaults(model=model, threshold=min(BOOK_THRESHOLD, int(window * WINDOW_SHARE)))
+    window = table.get(model).context_window  # (None: the catalogue does not know it, so the book's alone)
+    return Defaults(model=model, threshold=BOOK_THRESHOLD if window is None else
+                    min(BOOK_THRESHOLD, int(window * WINDOW_SHARE)))
 
 
 def provenance(origins: Mapping[str, str]) -> str:
