@@ -13,7 +13,6 @@ from ..errors import InputError
 from ..export import requests as exports
 from ..meter.tokens import TokenCount
 from ..present import render, view
-from ..run.prices import read_prices
 from ..summarize.offline import OfflineSummarizer
 from . import (
     calibration_panel,
@@ -167,7 +166,7 @@ def _page() -> None:
     summary, prefer = summary_panel.config()
     optimized = state.engine().optimize(conversation, rules, settings, summary, OfflineSummarizer(), model_name,
                          st.session_state[summary_panel.CACHE], prefer)
-    results.headline(conversation, optimized, read_prices().dated(conversation.started).get(model_name))
+    results.headline(conversation, optimized, run_panel.price(model_name, conversation.started))  # typed ones too
     rules_panel.no_match_notice(conversation, optimized, rules)
     summary_panel.panel(optimized, prefer)
     lessons_panel.banner(conversation, rules, settings, summary, optimized)

@@ -21,7 +21,7 @@ from ..rules.ruleset import Rules
 from ..run.billed import BILLED, LogFit
 from ..run.billed import chart_rows as bill_rows
 from ..run.hidden import calls_with, lost_calls
-from ..run.prices import UNKNOWN_NOTE, Price, known, money, read_prices
+from ..run.prices import CATALOGUE, UNKNOWN_NOTE, Price, known, money, read_prices
 from ..run.promptcache import cache_models
 from ..run.replay import MODES, Replay, call_starts, chart_rows, compaction_marks, replay, sweep, sweep_points
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
@@ -77,7 +77,10 @@ def price(model: str, when: str | None = None) -> Price:
     if not edits or all(getattr(listed, name) == value for name, value in edits.items()):
         return listed
     typed = replace(listed, **edits, long_from=None, long_rates=None)  # the person's prices, at every length
-    return replace(typed, source=f"your prices ({listed.source})") if typed.known else typed
+    if not typed.known:
+        return typed
+    was = listed.source if listed.known else f"the catalogue ({CATALOGUE}) does not list {model}"
+    return replace(typed, source=f"your prices; {was}", priced_as=typed.priced_as or model)
 
 
 def policy_options(rules: Rules, settings: Settings, summary: SummarySettings | None,
