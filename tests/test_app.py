@@ -427,8 +427,9 @@ def test_start_empty_keeps_the_pasted_conversation_and_an_unlisted_model_is_kept
     body = book_scenario()
     body["model"] = "my-local-llama"
     paste(at, json.dumps(body))
-    assert at.session_state["model"] == PRESETS[0].model  # not listed, no provider in the name: the format's default
-    assert any("my-local-llama" in w.value and "does not list" in w.value for w in at.sidebar.warning)
+    assert at.session_state["model"] == "my-local-llama"  # counted as itself, never priced as gpt-4o
+    assert any("my-local-llama" in w.value and "does not list" in w.value and "price unknown" in w.value
+               for w in at.sidebar.warning)
     pasted = at.session_state["preset"]
     next(b for b in at.button if b.label == "Start empty").click()
     rerun(at)

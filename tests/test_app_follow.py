@@ -1,7 +1,8 @@
-"""Issue 14 on the page (AppTest): settings follow the conversation — its model (or the nearest of its
-provider), the playground's defaults for it, the export format and the prompt-cache model — the
-page says where each setting came from, a lesson survives a tab switch, an empty rule table can be
-added to, and stale or unclear load messages go. Real logs: a Codex rollout and a Claude Code session."""
+"""Issue 14 on the page (AppTest): settings follow the conversation — its model (priced as itself
+by the catalogue, or of unknown price, never as another model), the playground's defaults for it,
+the export format and the prompt-cache model — the page says where each setting came from, a lesson
+survives a tab switch, an empty rule table can be added to, and stale or unclear load messages go.
+Real logs: a Codex rollout and a Claude Code session."""
 
 from __future__ import annotations
 
@@ -45,19 +46,19 @@ def origin_caption(at: AppTest) -> str:
 
 def test_a_codex_rollout_after_a_claude_preset_is_counted_as_openai_with_the_defaults():
     at = start("anthropic-support")  # Claude, threshold 6,000: what the issue saw leak into the next log
-    renamed = CODEX.read_bytes().replace(b'"gpt-5-codex"', b'"gpt-5.5"')  # the model measured, not listed
+    renamed = CODEX.read_bytes().replace(b'"gpt-5-codex"', b'"gpt-9.9"')  # a model the catalogue does not list
     at = upload(at, "rollout.jsonl", renamed)
     state = at.session_state
-    assert (state["model"], state["threshold"], state["keep_recent"]) == ("gpt-5", FIFTY_K, 0)
-    warning = next(w.value for w in at.sidebar.warning if "gpt-5.5" in w.value)
-    assert "counted and priced as gpt-5, the nearest OpenAI model" in warning
+    assert (state["model"], state["threshold"], state["keep_recent"]) == ("gpt-9.9", FIFTY_K, 0)  # its own name
+    warning = next(w.value for w in at.sidebar.warning if "gpt-9.9" in w.value)
+    assert "the price catalogue does not list" in warning and "price unknown — enter it" in warning
     assert (state["export_format"], state["export_notes"]) == ("responses", True)
-    assert "the conversation's own (gpt-5.5 → gpt-5)" in origin_caption(at)
-    assert "threshold, keep_recent, errors and rules: defaults for gpt-5" in origin_caption(at)
+    assert "the conversation's own (gpt-9.9)" in origin_caption(at)
+    assert "threshold, keep_recent, errors and rules: defaults for gpt-9.9" in origin_caption(at)
     at = open_tab(at, "Run")
-    assert at.session_state["replay_cache"] == "openai"
+    assert at.session_state["replay_cache"] == "openai"  # an OpenAI name: OpenAI's cache rules
     at = healthy(at.sidebar.selectbox(key="model").set_value("gpt-5-mini").run())
-    assert not [w for w in at.sidebar.warning if "gpt-5.5" in w.value]  # the warning goes with the model
+    assert not [w for w in at.sidebar.warning if "gpt-9.9" in w.value]  # the warning goes with the model
     assert "model: you changed it" in origin_caption(at)
 
 

@@ -58,13 +58,12 @@ def test_a_codex_rollout_after_the_claude_preset_picks_openai_settings(page, tmp
 
     _pick_preset(page, "Support agent")
     _expect_the_logs_settings(page, "claude-sonnet-4-5", "anthropic", "Anthropic Messages", False)
-    rollout = tmp_path / "rollout-gpt-5.5.jsonl"  # the model measured in the issue, which is not listed
+    rollout = tmp_path / "rollout-gpt-5.5.jsonl"  # the model measured in the issue, now its own catalogue row
     rollout.write_bytes(CODEX.read_bytes().replace(b'"gpt-5-codex"', b'"gpt-5.5"'))
     _upload(page, rollout)
     sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar.get_by_text("counted and priced as gpt-5, the nearest OpenAI model")).to_be_visible()
-    expect(sidebar.get_by_text("threshold, keep_recent, errors and rules: defaults for gpt-5")).to_be_visible()
-    _expect_the_logs_settings(page, "gpt-5", "openai", "OpenAI Responses", True)
+    expect(sidebar.get_by_text("threshold, keep_recent, errors and rules: defaults for gpt-5.5")).to_be_visible()
+    _expect_the_logs_settings(page, "gpt-5.5", "openai", "OpenAI Responses", True)
     shot(page, "follow-codex-export")
 
 

@@ -22,6 +22,7 @@ from ..errors import InputError
 from ..policies import POLICIES
 from ..present import render
 from ..rules.ruleset import Rules
+from ..run.prices import UNKNOWN_NOTE, rounded
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
 from ..words import count
 from . import run_panel, state
@@ -101,11 +102,12 @@ def _rows(evaluation: Evaluation) -> list[dict[str, Any]]:
     """One row per run: each strategy's cost and saving side by side."""
     rows = []
     for run in evaluation.runs:
-        row: dict[str, Any] = {"run": run.source, "format": run.format, "model": run.model, "calls": run.calls}
-        for result in run.strategies:
-            row[f"cost {result.row.strategy} (US$)"] = round(result.row.cost, 4)
+        row: dict[str, Any] = {"run": run.source, "format": run.format, "model": run.model,
+                               "priced as": run.priced_as or UNKNOWN_NOTE, "calls": run.calls}
+        for result in run.strategies:  # (an empty cell where the price is unknown: never a number made up)
+            row[f"cost {result.row.strategy} (US$)"] = rounded(result.row.cost, 4)
             if result.row.strategy != "none":
-                row[f"saving {result.row.strategy} (US$)"] = round(result.saving, 4)
+                row[f"saving {result.row.strategy} (US$)"] = rounded(result.saving, 4)
         rows.append(row)
     return rows
 
@@ -139,6 +141,10 @@ def _grid(threshold: int) -> Grid:
 def _pareto(tuned: dict[str, Any], threshold: int) -> None:
     [rules] = tuned["strategies"]
     best = rules["best"]
+    if not tuned["runs"] or best is None:  # every run's price unknown: no cost to tune by
+        st.caption(f"No run of the corpus has a known price ({UNKNOWN_NOTE}), so there is no cost to tune the "
+                   "threshold by.")
+        return
     points = [{"threshold": p["params"]["threshold"], "cost": p["cost"],
                "mark": "cheapest" if p == best else "yours" if p["params"]["threshold"] == threshold else ""}
               for p in rules["points"]]

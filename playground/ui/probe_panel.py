@@ -18,7 +18,7 @@ from ..limits import MAX_COUNT, MAX_TOKENS
 from ..meter.tokens import Meter
 from ..policies import Policy
 from ..present import render
-from ..run.prices import read_prices
+from ..run.prices import money, read_prices
 from ..summarize.anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
 from ..summarize.endpoint import Endpoint, OpenAISummarizer
 from . import summary_panel
@@ -120,7 +120,7 @@ def panel(conversation: Conversation, policy: Policy, meter: Meter, mode: str) -
     key = (id(conversation), policy.name, repr(policy.params()), mode, provider, endpoint.model, endpoint.where,
            int(st.session_state[CALLS]), budget)
     if plan.pairs:
-        label = (f"Send {plan.requests:,} requests ({plan.tokens:,} prompt tokens, at most ${plan.cost:,.4f}) "
+        label = (f"Send {plan.requests:,} requests ({plan.tokens:,} prompt tokens, at most {money(plan.cost)}) "
                  f"to {endpoint.model or 'the model'}")
         if st.button(render.literal(label), type="primary", disabled=not endpoint.model,
                      help="Each call's request as it was and as compacted, at temperature 0 with a small reply "
