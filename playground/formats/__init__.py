@@ -423,9 +423,9 @@ def write(conversation: Conversation, format: str | None = None) -> Any:
 def rewritten(conversation: Conversation) -> Conversation:
     """``conversation`` written to its wire format and read back: proof that an edit (a summary
     spliced in, a built item) left a valid request, with fresh origins. What the wire form does
-    not carry — the log it came from, its notes — is kept from the conversation as it was."""
+    not carry — the log it came from, its notes, its date — is kept from the conversation as it was."""
     again = read(write(conversation), conversation.format)
-    return replace(again, source=conversation.source, notes=conversation.notes)
+    return replace(again, source=conversation.source, notes=conversation.notes, started=conversation.started)
 
 
 def dumps(conversation: Conversation, format: str | None = None) -> str:

@@ -268,9 +268,9 @@ def _routes(model: str) -> list[tuple[str, str | None]]:
     return list(dict.fromkeys(routes))
 
 
-@cache
 def _find(model: str) -> tuple[Any, Any] | None:
-    """The catalogue's (provider, model) for a name, or None: its own matching, over ``_routes``."""
+    """The catalogue's (provider, model) for a name, or None: its own matching, over ``_routes``
+    (not cached here: the names come from people's logs, and a server's sessions share a module)."""
     snapshot = _snapshot()
     for name, provider in _routes(model):
         try:
