@@ -38,7 +38,7 @@ def test_compare_shows_hidden_then_used_beside_cost():
     assert columns.index("hidden then used (calls)") == columns.index("cost (US$)") + 1
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     price = read_prices().get(model)
-    masking = compare(conversation, [MaskingPolicy()], Meter(model), price, cache=price.provider)[0]
+    masking = compare(conversation, [MaskingPolicy()], Meter(model), price, cache=price.cache)[0]
     row = frame[frame["strategy"] == "masking"].iloc[0]
     assert (row["hidden then used (calls)"], row["of those lost"]) == (masking.hidden_used_calls,
                                                                        masking.hidden_used_lost) != (0, 0)

@@ -50,7 +50,7 @@ def test_run_view_shows_the_engines_totals_and_charts():
     healthy(at.selectbox(key=run_panel.STRATEGY).select("masking").run())
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     price = read_prices().get(model)
-    run = replay(conversation, make("masking", window=10), Meter(model), price, mode="stored", cache=price.provider)
+    run = replay(conversation, make("masking", window=10), Meter(model), price, mode="stored", cache=price.cache)
     assert _metric(at, "Prompt tokens billed") == f"{run.totals.tokens_with:,}"
     assert _metric(at, "Cost") == f"${run.totals.cost_with:.4f}"
     assert len(at.get("vega_lite_chart")) >= 3
@@ -91,7 +91,7 @@ def test_compare_view_lists_every_strategy_with_the_engines_costs():
     frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
     assert list(frame["strategy"]) == list(OURS)  # the agents' own are chosen, not on by default
     price = read_prices().get(model)
-    baseline = compare(conversation, [make("none")], Meter(model), price, cache=price.provider)[0]
+    baseline = compare(conversation, [make("none")], Meter(model), price, cache=price.cache)[0]
     none = frame[frame["strategy"] == "none"].iloc[0]
     assert none["tokens billed"] == baseline.tokens_billed
     assert (frame["tokens billed"] <= none["tokens billed"]).all()
@@ -106,7 +106,7 @@ def test_compare_view_adds_the_agents_own_strategies_with_their_sources_and_summ
     assert list(frame["strategy"]) == [*OURS, *chosen]
     assert list(frame["source"])[-2:] == [source_of(name) for name in chosen]
     price = read_prices().get(model)
-    rows = compare(conversation, [make(name) for name in chosen], Meter(model), price, cache=price.provider)
+    rows = compare(conversation, [make(name) for name in chosen], Meter(model), price, cache=price.cache)
     shown = frame.set_index("strategy")
     for row in rows:
         assert shown.loc[row.strategy, "cost (US$)"] == round(row.cost, 4)
@@ -119,7 +119,7 @@ def test_run_view_replays_one_of_the_agents_strategies_and_names_its_source():
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     price = read_prices().get(model)
     run = replay(conversation, make("codex-compact", context_window=price.context_window), Meter(model), price,
-                 cache=price.provider)
+                 cache=price.cache)
     assert _metric(at, "Cost") == f"${run.totals.cost_with:.4f}"
     assert any(source_of("codex-compact") in caption.value for caption in at.caption)
 
@@ -142,7 +142,7 @@ def test_summarize_strategy_follows_the_pages_summarization_settings():
     limit = int(at.session_state["summarize_over"])
     price = read_prices().get(model)
     run = replay(conversation, make("summarize", limit=limit, keep_steps=1), Meter(model), price,
-                 cache=price.provider)
+                 cache=price.cache)
     assert _metric(at, "Prompt tokens billed") == f"{run.totals.tokens_with:,}"
 
 
