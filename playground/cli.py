@@ -170,8 +170,15 @@ def cmd_count(args: argparse.Namespace) -> int:
     if args.json:
         price = _prices(args).dated(conversation.started).get(model, conversation.format)
         data = count_to_json(result, conversation) | {"priced_as": price.priced_as}
+        if not result.exact and conversation.billed and args.calibration is None:  # the log's own fit comes first
+            data["estimate_because"] = [_BILLS_FIRST.format(count(len(conversation.billed), "call")),
+                                        *data["estimate_because"]]
     _write(_dump(data) if args.json else f"{result.total}\n", None)
     return 0
+
+
+_BILLS_FIRST = ("this log records what the provider billed for {}: `replay --json` fits the count to those bills "
+                "(log_calibration, which --calibration reads), nearer than any vocabulary shipped here")
 
 
 def _summarizer(args: argparse.Namespace):

@@ -237,6 +237,14 @@ def test_a_tokenizer_we_do_not_ship_says_so():
     assert any("counted with o200k_base: gemini-3.1-pro-preview's own tokenizer is not shipped" in note
                for note in data["estimate_because"])
     assert data["priced_as"] == "gemini-3.1-pro-preview"
+    assert data["estimate_because"][0].startswith("this log records what the provider billed for 10 calls")
+
+
+def test_a_model_we_know_is_counted_as_before():
+    """The vocabulary and accounting of a model the meter knows do not follow the price catalogue."""
+    for model, accounting in (("gpt-4o", "gpt-4o / gpt-4 (Cookbook)"), ("claude-opus-4-5", "Anthropic Claude")):
+        data = json.loads(cli("count", str(DATA / "codex-rollout.jsonl"), "--json", "--model", model).stdout)
+        assert data["accounting"].startswith(accounting) and data["encoding"] == "o200k_base"
 
 
 NO_NETWORK = """
