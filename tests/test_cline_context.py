@@ -45,6 +45,11 @@ def _next_range(messages: int, deleted: tuple[int, int] | None, keep: str) -> tu
     return (2, end - 1 if end % 2 == 0 else end)  # the last one removed is an assistant message (odd)
 
 
+def _noticed(reply: dict) -> dict:
+    """The first reply as Cline sends it after a truncation: its first text block is the notice."""
+    return {"role": "assistant", "content": [{"type": "text", "text": NOTICE}, *reply["content"][1:]]}
+
+
 def _file(number: int) -> str:
     return "\n".join(f"{line} | def handler_{number}_{line}(request): return render(request, 'page_{line}.html')"
                      for line in range(1, 60))
@@ -63,8 +68,7 @@ def _task(calls: int = 40) -> tuple[list[dict], list[tuple[int, tuple[int, int]]
         if total >= MAX_ALLOWED:  # the previous request neared the window: Cline cuts before this one
             deleted = _next_range(len(history), deleted, "quarter" if total / 2 > MAX_ALLOWED else "half")
             ranges.append((len(history), deleted))
-        first_reply = {"role": "assistant", "content": [{"type": "text", "text": NOTICE}, *history[1]["content"][1:]]}
-        sent = history if deleted is None else [history[0], first_reply, *history[deleted[1] + 1:]]
+        sent = history if deleted is None else [history[0], _noticed(history[1]), *history[deleted[1] + 1:]]
         billed = SYSTEM + meter.count(formats.read({"model": MODEL, "messages": sent}, "anthropic")).total
         bills.append(billed)
         path = f"src/handlers_{call}.py"
