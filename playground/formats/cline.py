@@ -372,6 +372,8 @@ def read(data: Any) -> Conversation:
     else:
         for index, message in cline_ui.history(requests):
             task.add(message, f"{UI} request", index)
+        task.models.update(request.model for request in requests if request.model)
+        task.providers.update(request.provider for request in requests if isinstance(request.provider, str))
         what, read_count, noun = f"a Cline task's {UI} alone", len(ui), "UI message"
     conversation = _conversation(task)
     notes = [read_note(what, read_count, noun, len(conversation.items), "Cline"), *_task_notes(task)]

@@ -48,6 +48,7 @@ class Request:
     deleted: tuple[int, int] | None
     user: str | None
     blocks: list[dict[str, Any]] = field(default_factory=list)
+    model: str | None = None
     indexed: bool = False  # Cline wrote conversationHistoryIndex, and with it (since 2025-01) every range in force
 
 
@@ -78,7 +79,9 @@ def requests(ui: Any) -> list[Request]:
             model = message.get("modelInfo") if isinstance(message.get("modelInfo"), dict) else {}
             request = info.get("request")
             user = request.removesuffix(_LOADING) if isinstance(request, str) else None
+            name = model.get("modelId")
             found.append(Request(reply, info, model.get("providerId"), _range(message), user,
+                                 model=name if isinstance(name, str) and name else None,
                                  indexed=isinstance(at, int) and not isinstance(at, bool)))
             seen_calls = set()
         elif found:
