@@ -240,3 +240,26 @@ def test_the_last_range_in_task_history_sets_the_last_inferred_cut(tmp_path):
     (folder / "taskHistory.json").write_text(json.dumps([{"id": "1", "ts": 1, "task": "x", "tokensIn": 1,
                                                            "conversationHistoryDeletedRange": list(ranges[-1][1])}]))
     assert formats.read_path(folder).compactions[-1].where.endswith(f"deleting messages 2-{ranges[-1][1][1]}")
+
+
+def _user(*texts: str) -> dict:
+    return {"role": "user", "content": [{"type": "text", "text": text} for text in texts]}
+
+
+def test_every_read_of_a_file_but_the_last_is_rewritten_as_cline_rewrites_it():
+    from playground.formats.cline_truncation import FILE_NOTICE, file_reads
+
+    final = '<final_file_content path="src/a.py">\nprint(2)\n</final_file_content>'
+    history = {0: _user("<task>x</task>"), 1: {"role": "assistant", "content": []},
+               2: _user("[read_file for 'src/a.py'] Result:\nprint(1)", ENVIRONMENT),
+               4: _user("[read_file for 'src/b.py'] Result:\nprint('b')", ENVIRONMENT),
+               6: _user(f"[replace_in_file for 'src/a.py'] Result:\nThe content was saved.\n\n{final}\n\nIMPORTANT"),
+               8: _user("Look again", '<file_content path="src/a.py">\nprint(2)\n</file_content>'),
+               10: _user("[read_file for 'src/c.py'] Result:\nprint('c')")}
+    edits = file_reads(history, 2, 11, set())
+    assert [(edit.index, edit.replace) for edit in edits] == [
+        (2, FILE_NOTICE), (6, f'<final_file_content path="src/a.py"> {FILE_NOTICE} </final_file_content>')], \
+        "a.py's read and edit give way to its last mention; b.py and c.py are read once"
+    assert edits[1].search == final
+    assert file_reads(history, 2, 11, {2, 6}) == [], "a message rewritten before is not looked at again"
+    assert file_reads(history, 4, 11, set())[0].index == 6, "nothing before the start (the range deleted) counts"

@@ -25,13 +25,12 @@ compaction wrote carries ``metadata.kind`` (``compaction_summary``, ``compaction
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..conversation import AgentCompaction, Conversation, Message
+from ..conversation import AgentCompaction, Conversation, Item, Message, ToolResult
 from ..errors import InputError
 from ..words import count
 from . import anthropic, cline_truncation, cline_ui
@@ -136,7 +135,7 @@ class _Task:
         self.merged = 0
         self.compactions: Counter[str] = Counter()
         self.index_of: dict[int, int] = {}  # index in Cline's own history → index of the message rebuilt from it
-        self.sizes: dict[int, int] = {}  # index in Cline's own history → its content's characters
+        self.raw: dict[int, dict] = {}  # index in Cline's own history → the message as Cline wrote it
         self.providers: Counter[str] = Counter()
         self.first_text: int | None = None  # the block of the first assistant message a truncation replaces
 
@@ -147,7 +146,7 @@ class _Task:
             content, list, f"{place}.content")
         billed = self._bookkeeping(message)
         index = len(self.index_of) if index is None else index
-        self.sizes[index] = len(json.dumps(content, ensure_ascii=False))
+        self.raw[index] = message
         if index == 1 and role == "assistant" and blocks and isinstance(blocks[0], dict) \
                 and blocks[0].get("type") == "text":
             self.first_text = 0
@@ -415,22 +414,23 @@ def _truncated(conversation: Conversation, task: _Task, requests: list[cline_ui.
     for position, item in enumerate(conversation.items):
         if item.origin is not None:
             first.setdefault(item.origin.index, position)
-    if any(request.indexed for request in requests):
-        cuts = tuple(recorded)  # the UI log records every range in force: a drop without one was no cut
-    else:
-        bills = sorted((by_message[conversation.items[position].origin.index], tokens)
-                       for position, tokens in conversation.billed)
-        cuts = cline_truncation.infer(bills, task.sizes, recorded)
+    bills = sorted((by_message[conversation.items[position].origin.index], tokens)  # type: ignore[union-attr]
+                   for position, tokens in conversation.billed)
+    # the UI log records every range in force: a drop without a new one was the file reads' rewrite alone
+    every = any(request.indexed for request in requests)
+    cuts = cline_truncation.infer(bills, task.raw, recorded, recorded=every)
+    if not every:
         last = _task_history_range(tasks)
         if last is not None and cuts and cuts[-1].end != last[1]:  # taskHistory.json knows the last range only
-            cuts = (*cuts[:-1], cline_truncation.Cut(cuts[-1].reply, last[1], "", True, cuts[-1].billed))
+            cuts = (*cuts[:-1], replace(cuts[-1], end=last[1], keep=""))
     records = tuple(record for record in (_record(cut, task, conversation, first) for cut in cuts) if record)
     if not records:
         return conversation
     inferred = [record for record in records if record.inferred]
-    said = (f"Cline truncated its own history {count(len(records), 'time')} (its context manager keeps the first "
-            "user and assistant messages and deletes half, or three quarters, of the rest, and replaces the first "
-            "reply's text with a notice)")
+    said = (f"Cline cut what it sent {count(len(records), 'time')} (its context manager rewrites every read of a "
+            "file but the last with a notice, then, unless that saved 30 %, keeps the first user and assistant "
+            "messages and deletes half, or three quarters, of the rest, and replaces the first reply's text with a "
+            "notice)")
     how = [f"{len(records) - len(inferred)} recorded in its task state (conversationHistoryDeletedRange)"] \
         if len(inferred) < len(records) else []
     if inferred:
@@ -467,25 +467,56 @@ def _task_history_range(tasks: Any) -> tuple[int, int] | None:
 def _record(cut: cline_truncation.Cut, task: _Task, conversation: Conversation,
             first: dict[int, int]) -> AgentCompaction | None:
     """What Cline sent from the request ``cut`` names on: messages 0 and 1 (the notice for the first
-    reply's first text), then the history after the deleted range."""
+    reply's first text, once a range is deleted), then the history after the deleted range, each repeated
+    file read rewritten (an edited item goes in ``added`` in place of the one kept: order changes no count)."""
     reply = task.index_of.get(cut.reply)
     if reply is None or reply not in first:
         return None
     kept_messages = {task.index_of[index] for index in cline_truncation.sent(cut.reply, cut.end)
                      if index in task.index_of}
-    notice = task.first_text is not None and task.index_of.get(1) not in (None, task.index_of.get(0))
-    replaced = (task.index_of[1], task.first_text) if notice else None
+    notice = cut.end is not None and task.first_text is not None and task.index_of.get(1) not in (
+        None, task.index_of.get(0))
+    added: list[Item] = [Message(role="assistant", content=cline_truncation.NOTICE)] if notice else []
+    edited: dict[int, Item] = {}
+    for edit in cut.edits:
+        message = task.index_of.get(edit.index)
+        for position, item in enumerate(conversation.items[:first[reply]]):
+            if message in kept_messages and item.origin is not None and item.origin.index == message:
+                new = _edited(edited.get(position, item), edit.search, edit.replace)
+                if new is not None:
+                    edited[position] = new
+                    break
     kept = tuple(position for position, item in enumerate(conversation.items[:first[reply]])
-                 if item.origin is not None and item.origin.index in kept_messages
-                 and (item.origin.index, item.origin.block) != replaced)
-    added = (Message(role="assistant", content=cline_truncation.NOTICE),) if notice else ()
+                 if item.origin is not None and item.origin.index in kept_messages and position not in edited
+                 and not (notice and (item.origin.index, item.origin.block) == (task.index_of[1], task.first_text)))
+    added.extend(edited[position] for position in sorted(edited))
+    rewrites = f", {count(len(cut.edits), 'repeated file read')} rewritten" if cut.edits else ""
+    deleted = f"deleting messages 2-{cut.end}" if cut.end is not None else "deleting none"
     if cut.inferred:
         low = f" ({cut.billed[0]:,} → {cut.billed[1]:,} tokens billed)" if cut.billed else ""
-        where = f"inferred from the bills{low}: keep {cut.keep or 'the recorded range'}, deleting messages 2-{cut.end}"
+        where = f"inferred from the bills{low}: {_KEPT.get(cut.keep, 'the recorded range')}, {deleted}{rewrites}"
     else:
-        where = f"{UI}: conversationHistoryDeletedRange [2, {cut.end}]"
-    return AgentCompaction(first[reply], kept=kept, added=added, summary=False, trigger="truncation", where=where,
-                           inferred=cut.inferred, log=conversation.items)
+        where = f"{UI}: conversationHistoryDeletedRange [2, {cut.end}]{rewrites}"
+    return AgentCompaction(first[reply], kept=kept, added=tuple(added), summary=False, trigger="truncation",
+                           where=where, inferred=cut.inferred, log=conversation.items)
+
+
+_KEPT = {"half": "keep half", "quarter": "keep a quarter", "lastTwo": "keep the last two", "none": "keep none",
+         "files": "the file reads alone"}
+
+
+def _edited(item: Item, search: str, replacement: str) -> Item | None:
+    """``item`` with ``search`` in its text replaced, or None when its text does not hold it."""
+    content = item.content if isinstance(item, Message | ToolResult) else None
+    if isinstance(content, str) and search in content:
+        return replace(item, content=content.replace(search, replacement, 1))
+    if isinstance(content, tuple):
+        for number, part in enumerate(content):
+            if part.text is not None and search in part.text:
+                parts = (*content[:number], replace(part, text=part.text.replace(search, replacement, 1)),
+                         *content[number + 1:])
+                return replace(item, content=parts)
+    return None
 
 
 def part(data: Any) -> str | None:

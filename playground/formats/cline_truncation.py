@@ -33,8 +33,11 @@ cuts before), the one whose request best matches the bill is taken.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 NOTICE = ("[NOTE] Some previous conversation history with the user has been removed to maintain optimal context "
           "window length. The initial user task has been retained for continuity, while intermediate conversation "
@@ -44,6 +47,11 @@ NOTICE = ("[NOTE] Some previous conversation history with the user has been remo
 # lastTwo when Cline condenses (SummarizeTaskHandler.ts, CondenseHandler.ts: the model's summary then stands
 # for the rest, and the first user message becomes "[Continue assisting the user!]")
 KEEPS = ("half", "quarter", "lastTwo", "none")
+FILE_NOTICE = ("[[NOTE] This file read has been removed to save space in the context window. Refer to the latest "
+               "file read for the most up to date version of this file.]")  # formatResponse.duplicateFileReadNotice()
+_HEADER = re.compile(r"^\[([^\s]+) for '([^']+)'\] Result:")  # parseToolCallWithFormat
+_FINAL = re.compile(r'(<final_file_content path="[^"]*">)[\s\S]*?(</final_file_content>)')
+_MENTION = re.compile(r'<file_content path="([^"]*)">([\s\S]*?)</file_content>')
 # A drop that is a cut, measured on real Cline tasks: a 221-call task through an OpenAI-compatible endpoint
 # (128k window) falls 51 %, 37 %, 51 %, 32 %, 43 % and 87 % from about 98,000; a task on claude-opus-4-6
 # (200k window), whose UI log records the ranges, falls 63 %, 20 %, 21 % and 58 % from 165,000-175,000 — a
@@ -57,15 +65,28 @@ STAYS = 0.95  # the bill after the drop must stay under this share of the bill b
 
 
 @dataclass(frozen=True)
+class Edit:
+    """One of Cline's rewrites of a repeated file read: in the history message ``index``, ``search`` became
+    ``replace`` (``applyFileReadContextHistoryUpdates``)."""
+
+    index: int
+    search: str
+    replace: str
+
+
+@dataclass(frozen=True)
 class Cut:
-    """One truncation: the request whose reply starts at history index ``reply`` (its user message is
-    ``reply - 1``) and every request after it sent messages 0 and 1, then the history after ``end``."""
+    """One time Cline managed its context: the request whose reply starts at history index ``reply`` (its
+    user message is ``reply - 1``) and every request after it sent messages 0 and 1, then the history after
+    ``end`` (None: nothing deleted, the file reads alone were rewritten), with ``edits`` (every rewrite of a
+    repeated file read in force from it on)."""
 
     reply: int
-    end: int
-    keep: str = ""  # one of KEEPS when inferred; "" when the task's state records the range
+    end: int | None
+    keep: str = ""  # one of KEEPS, or "files" (the file reads alone), when inferred; "" when recorded
     inferred: bool = False
     billed: tuple[int, int] | None = None  # the bills before and after, when inferred
+    edits: tuple[Edit, ...] = ()
 
 
 def next_range(length: int, end: int | None, keep: str) -> int:
@@ -87,39 +108,122 @@ def sent(reply: int, end: int | None) -> range | tuple[int, ...]:
     return (*range(min(2, reply)), *range(end + 1, reply))
 
 
-def infer(bills: Sequence[tuple[int, int]], sizes: Mapping[int, int], known: Sequence[Cut] = ()) -> tuple[Cut, ...]:
-    """Cuts found from ``bills`` (reply index, input tokens billed; in order) where the history's ``sizes``
-    (index → characters) say what each request held; ``known`` cuts (recorded) are kept and not looked for.
-
-    Characters are turned into tokens at the rate the bills themselves grow at before the first drop (what
-    a call adds is history the log holds, so the agent's system prompt and tools cancel), and each drop's
-    candidates are compared by how far the bill moved: the candidate whose request moves by as much wins,
-    and a drop no cut explains better than no cut at all is left alone."""
-    drops = [index for index in range(1, len(bills)) if _drop(bills, index)]
-    if not drops:
-        return tuple(known)
-    rate = _rate(bills[:drops[0]], sizes)
-    cuts = list(known)
-    for index in drops:
-        (before, billed_before), (reply, billed) = bills[index - 1], bills[index]
-        if any(cut.reply == reply for cut in known):
+def file_reads(history: Mapping[int, Any], start: int, length: int, done: set[int]) -> list[Edit]:
+    """``attemptFileReadOptimizationCore``'s rewrites (``getPossibleDuplicateFileReads``,
+    ``applyFileReadContextHistoryUpdates``): over the user messages from ``start`` to ``length`` not already
+    rewritten (``done``), every read of a file but the last — a ``read_file`` result, the
+    ``<final_file_content>`` of a ``replace_in_file`` / ``write_to_file`` result (both in the message's first
+    block), or a ``<file_content path>`` mention in its first three blocks — has its content replaced by
+    ``formatResponse.duplicateFileReadNotice()``."""
+    reads: dict[str, list[Edit]] = {}
+    for index in range(start, length):
+        message = history.get(index)
+        if index in done or not isinstance(message, dict) or message.get("role") != "user" \
+                or not isinstance(message.get("content"), list) or not message["content"]:
             continue
-        end = _end_at(cuts, before)
-        moved = billed - billed_before
-        best: tuple[float, str, int] | None = None
-        for keep in KEEPS:
-            new_end = next_range(reply, end, keep)
-            if new_end < 2 or (end is not None and new_end <= end):
-                continue
-            change = (_chars(sent(reply, new_end), sizes) - _chars(sent(before, end), sizes)) / rate
-            miss = abs(change - moved)
-            if best is None or miss < best[0]:
-                best = (miss, keep, new_end)
-        none = abs((_chars(sent(reply, end), sizes) - _chars(sent(before, end), sizes)) / rate - moved)
-        if best is not None and best[0] < none:
-            cuts.append(Cut(reply, best[2], best[1], True, (billed_before, billed)))
-            cuts.sort(key=lambda cut: cut.reply)
+        texts = [_block_text(block) for block in message["content"][:3]]
+        header = _HEADER.match(texts[0] or "")
+        found = False
+        if header and header.group(1) == "read_file" and len(texts[0] or "") > header.end():
+            body = texts[0][header.end():].removeprefix("\n")  # type: ignore[index]
+            if body:
+                reads.setdefault(header.group(2), []).append(Edit(index, body, FILE_NOTICE))
+            found = True
+        elif header and header.group(1) in ("replace_in_file", "write_to_file"):
+            final = _FINAL.search(texts[0] or "")
+            if final:
+                reads.setdefault(header.group(2), []).append(
+                    Edit(index, final.group(0), f"{final.group(1)} {FILE_NOTICE} {final.group(2)}"))
+                found = True
+        if not found:
+            for text in texts:
+                mentions = list(_MENTION.finditer(text or ""))
+                for mention in mentions:
+                    reads.setdefault(mention.group(1), []).append(
+                        Edit(index, mention.group(0), f'<file_content path="{mention.group(1)}">{FILE_NOTICE}'
+                                                      "</file_content>"))
+                if mentions:
+                    break
+    return [edit for edits in reads.values() for edit in edits[:-1]]
+
+
+def _block_text(block: Any) -> str | None:
+    """``getTextFromBlock``: a text block's text, or the first text inside a ``tool_result``."""
+    if not isinstance(block, dict):
+        return None
+    if block.get("type") == "text" and isinstance(block.get("text"), str):
+        return block["text"]
+    content = block.get("content")
+    if block.get("type") == "tool_result" and isinstance(content, list) and content and isinstance(content[0], dict):
+        text = content[0].get("text")
+        return text if isinstance(text, str) else None
+    return None
+
+
+def infer(bills: Sequence[tuple[int, int]], history: Mapping[int, Any], known: Sequence[Cut] = (),
+          recorded: bool = False) -> tuple[Cut, ...]:
+    """Every time Cline managed its context: the ``known`` cuts (ranges its task state records), and those
+    found from ``bills`` (reply index, input tokens billed; in order) where ``history`` (index → message) says
+    what each request held; ``recorded``: the UI log records every range in force, so a drop without a new
+    range was the file reads' rewrite alone. Each event rewrites the repeated file reads first (Cline does,
+    before it truncates).
+
+    Characters are turned into tokens at the rate the bills themselves grow at before the first event (what a
+    call adds is history the log holds, so the agent's system prompt and tools cancel), and each drop's
+    candidates (the file reads alone; each keep of ``KEEPS`` after them) are compared by how far the bill
+    moved: the candidate whose request moves by as much wins, and a drop no candidate explains better than
+    nothing at all is left alone."""
+    sizes = {index: _size(message) for index, message in history.items()}
+    drops = {bills[index][0]: index for index in range(1, len(bills)) if _drop(bills, index)}
+    known_at = {cut.reply: cut for cut in known}
+    events = sorted(set(drops) | set(known_at))
+    if not events:
+        return ()
+    first = next((n for n, (reply, _) in enumerate(bills) if reply >= events[0]), len(bills))
+    rate = _rate(bills[:first], sizes)
+    cuts: list[Cut] = []
+    end: int | None = None
+    edits: tuple[Edit, ...] = ()
+    for reply in events:
+        rewritten = edits + tuple(file_reads(history, 2 if end is None else end + 1, reply,
+                                             {edit.index for edit in edits}))
+        if reply in known_at:
+            cuts.append(replace(known_at[reply], edits=rewritten))
+            end, edits = known_at[reply].end, rewritten
+            continue
+        number = drops[reply]
+        (before, billed_before), billed = bills[number - 1], bills[number][1]
+        start, moved = _chars(before, end, edits, sizes), billed - billed_before
+
+        def miss(new_end: int | None, new_edits: tuple[Edit, ...], reply: int = reply, start: int = start,
+                 moved: int = moved) -> float:
+            """How far the bill's move is from the move this candidate makes, in tokens."""
+            return abs((_chars(reply, new_end, new_edits, sizes) - start) / rate - moved)
+
+        options: list[tuple[str, int | None]] = [("files", end)] if rewritten != edits else []
+        if not recorded:
+            options += [(keep, new_end) for keep in KEEPS if (new_end := next_range(reply, end, keep)) >= 2
+                        and (end is None or new_end > end)]
+        if not options:
+            continue
+        keep, new_end = min(options, key=lambda option: miss(option[1], rewritten))
+        if miss(new_end, rewritten) < miss(end, edits):
+            cuts.append(Cut(reply, new_end, keep, True, (billed_before, billed), rewritten))
+            end, edits = new_end, rewritten
     return tuple(cuts)
+
+
+def _size(message: Any) -> int:
+    content = message.get("content") if isinstance(message, dict) else None
+    return len(json.dumps(content, ensure_ascii=False))
+
+
+def _chars(reply: int, end: int | None, edits: tuple[Edit, ...], sizes: Mapping[int, int]) -> int:
+    """The characters of the request whose reply starts at ``reply``, after a range up to ``end`` and the
+    ``edits``, as JSON counts them (the same measure as ``sizes``)."""
+    indices = set(sent(reply, end))
+    saved = sum(len(json.dumps(edit.search)) - len(json.dumps(edit.replace)) for edit in edits if edit.index in indices)
+    return sum(sizes.get(index, 0) for index in indices) - saved
 
 
 def _drop(bills: Sequence[tuple[int, int]], index: int) -> bool:
@@ -133,17 +237,7 @@ def _rate(bills: Sequence[tuple[int, int]], sizes: Mapping[int, int]) -> float:
     """Characters per billed token over the calls before the first drop (4 where they say nothing)."""
     if len(bills) >= 2:
         (first, low), (last, high) = bills[0], bills[-1]
-        grown = _chars(range(first, last), sizes)
+        grown = sum(sizes.get(index, 0) for index in range(first, last))
         if high - low > 500 and grown > 0:
             return max(1.0, min(8.0, grown / (high - low)))
     return 4.0
-
-
-def _end_at(cuts: Sequence[Cut], reply: int) -> int | None:
-    """The range in force for the request whose reply starts at ``reply``."""
-    ends = [cut.end for cut in cuts if cut.reply <= reply]
-    return ends[-1] if ends else None
-
-
-def _chars(indices: range | tuple[int, ...], sizes: Mapping[int, int]) -> int:
-    return sum(sizes.get(index, 0) for index in indices)
