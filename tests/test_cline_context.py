@@ -263,3 +263,9 @@ def test_every_read_of_a_file_but_the_last_is_rewritten_as_cline_rewrites_it():
     assert edits[1].search == final
     assert file_reads(history, 2, 11, {2, 6}) == [], "a message rewritten before is not looked at again"
     assert file_reads(history, 4, 11, set())[0].index == 6, "nothing before the start (the range deleted) counts"
+
+
+def test_a_ui_log_without_a_request_is_no_run_and_says_what_to_give():
+    with pytest.raises(InputError) as refused:
+        formats.read([{"ts": 1, "type": "say", "say": "task", "text": "Fix it"}])
+    assert "records no request" in str(refused.value) and "give the task folder" in str(refused.value)

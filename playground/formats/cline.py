@@ -368,6 +368,9 @@ def read(data: Any) -> Conversation:
     if history is not None:
         _messages(task, history, HISTORY)
         what, read_count, noun = f"a Cline task's {HISTORY}", len(history), "message"
+    elif not requests:
+        raise InputError(f"this Cline {UI} records no request (no api_req_started that can be read), so it is no run "
+                         f"alone: give the task folder (tasks/<id>/, with {HISTORY}), or a .zip of it, instead")
     else:
         for index, message in cline_ui.history(requests):
             task.add(message, f"{UI} request", index)
