@@ -549,7 +549,10 @@ def test_a_cline_task_folder_reads_as_anthropic_with_results_as_tool_results(tmp
     assert all(set(m) == {"role", "content"} for m in body["messages"]), "no modelInfo or metrics"
     assert not any("reasoning_details" in b for m in body["messages"] for b in m["content"] if isinstance(b, dict))
     notes = " ".join(conversation.notes)
-    assert "1 error: error: Error reading file" in notes and "10,858 at most" in notes
+    assert "1 error: error: Error reading file" in notes and "billed for 5 calls (metrics.tokens" in notes
+    spent = [m["metrics"]["tokens"] for m in history if "metrics" in m]
+    assert [tokens for _, tokens in conversation.billed] == [t["prompt"] + t["cached"] for t in spent], \
+        "each reply's metrics.tokens, prompt + cached, at its call"
     assert formats.loads(_zip(tmp_path, CLINE), refuse_surrogates=True).items == conversation.items
     assert_count_names(conversation, "cline")
 

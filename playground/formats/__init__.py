@@ -288,6 +288,10 @@ def detect(data: Any) -> str:
     scores = {name: reader.looks_like(data) for name, reader in READERS.items()}
     best = max(scores, key=lambda name: scores[name])
     if scores[best] == 0:
+        for reader in READERS.values():
+            said = reader.part(data) if reader.part is not None else None
+            if said:
+                raise InputError(said)
         if isinstance(data, Folder):
             _refuse_many_logs(data)
         what = "folder" if isinstance(data, Folder) else "database" if isinstance(data, Database) else "format"

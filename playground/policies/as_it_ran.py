@@ -97,6 +97,8 @@ class AsItRanPolicy:
 def _summarization(records: tuple[AgentCompaction, ...], record: AgentCompaction, meter: Meter) -> SummaryCall | None:
     """The agent's call that wrote its summary: what it had in context before compacting (its request
     after the compaction before, up to this one) in, the summary it wrote out."""
+    if record.trigger == "truncation":
+        return None  # a cut by rule (Cline's context manager deletes a range): no model wrote anything
     log = record.log
     summary = log[record.position] if record.summary and record.position < len(log) else (
         record.added[-1] if record.added else None)
