@@ -247,12 +247,12 @@ def test_an_aider_history_bills_its_calls_in_replay_json_and_the_run_view():
     conversation = formats.read_path(path)
     data = json.loads(cli("replay", str(path), "--json").stdout)
     bills = [call["billed_input_tokens"] for call in data["calls"] if "billed_input_tokens" in call]
-    assert bills == [tokens for _, tokens in conversation.billed] and len(bills) == 28
-    assert data["log_calibration"]["billed_digits"] == 2 and data["log_calibration"]["calls"] == 28
+    assert bills == [tokens for _, tokens in conversation.billed] and len(bills) == 29
+    assert data["log_calibration"]["billed_digits"] == 2 and data["log_calibration"]["calls"] == 29
     at = upload(start("Run"), ".aider.chat.history.md", path.read_bytes())
     chart = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     billed = [row["tokens"] for layer in chart["layer"] for row in layer.get("data", {}).get("values", [])
               if row.get("side") == "billed (log)"]
     assert billed == bills
-    assert any("The log records the input tokens billed for 28 calls" in c.value
+    assert any("The log records the input tokens billed for 29 calls" in c.value
                and "rounds its bills to 2 significant digits" in c.value for c in at.caption)
