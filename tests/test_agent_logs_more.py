@@ -98,7 +98,8 @@ def test_an_older_codex_rollout_is_read_as_responses():
     raw = formats.parse_text((DATA / "codex-rollout-old.jsonl").read_bytes())
     assert_detected_only_as(raw, "codex")
     conversation = formats.read(raw)
-    assert (conversation.format, conversation.source, conversation.model) == ("responses", "codex", None)
+    # it names no model: Codex's default on the day it started (2025-05-07: o4-mini), said in a note
+    assert (conversation.format, conversation.source, conversation.model) == ("responses", "codex", "o4-mini")
     bare = [line for line in raw[1:] if line.get("type") in ("function_call", "local_shell_call")]
     assert [call.call_id for call in calls(conversation)] == [line["call_id"] for line in bare]
     assert len(pairs(conversation.items)) == len(bare)
@@ -119,7 +120,8 @@ def test_an_older_codex_rollout_with_reasoning_does_not_say_it_has_none():
              {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"},
              {"type": "message", "id": "m", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}]
     notes = " ".join(formats.read(lines).notes)
-    assert "records no model, so choose" in notes and "no reasoning items" not in notes
+    assert "records no model." in notes and "no reasoning items" not in notes
+    assert "counted and priced as gpt-5, Codex's default model when the session started (2025-08-20" in notes
     assert "records no model and no reasoning items" in " ".join(formats.read(lines[:3] + lines[4:]).notes)
 
 

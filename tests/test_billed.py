@@ -107,6 +107,56 @@ def test_the_real_codex_rollout_bills_its_one_call():
     assert [tokens for _, tokens in conversation.billed] == [5210]
 
 
+def _desktop_rollout(instructions: str | None, when: str = "2026-03-09T05:04:32.438Z", cwd: str = "/work") -> list:
+    """The real rollout's lines as a run that names no model (no turn_context, as a Codex Desktop run
+    the issue met), with base instructions in its session_meta as later Codex versions write them."""
+    lines = [line for line in formats.parse_text((DATA / "codex-rollout.jsonl").read_bytes())
+             if line["type"] != "turn_context"]
+    meta = {"id": "s", "timestamp": when, "cwd": cwd, "originator": "Codex Desktop", "cli_version": "0.108.0"}
+    if instructions:
+        meta["base_instructions"] = {"text": instructions}
+    return [{"timestamp": when, "type": "session_meta", "payload": meta}, *lines[1:]]
+
+
+CODEX_PROMPT = ("You are Codex, based on GPT-5. You are running as a coding agent in the Codex CLI on a user's "
+                "computer.\n\n## General\n\n- Prefer `rg` to search files.")
+
+
+@pytest.mark.parametrize(("when", "cwd", "instructions", "model"), [
+    ("2026-03-09T05:04:32Z", "/work", CODEX_PROMPT, "gpt-5.1-codex"),
+    ("2025-10-01T09:00:00Z", "/work", None, "gpt-5-codex"),
+    ("2025-10-01T09:00:00Z", "C:\\work", None, "gpt-5"),  # Windows kept gpt-5 (config.rs, cfg target_os)
+    ("2025-06-10T09:00:00Z", "/work", None, "codex-mini-latest"),
+    ("2025-06-10T09:00:00Z", "/work", CODEX_PROMPT.replace("GPT-5.", "GPT-5.5."), "gpt-5.5"),
+])
+def test_a_codex_rollout_that_names_no_model_is_counted_as_codexs_default_of_its_day(when, cwd, instructions, model):
+    """On main a rollout with no turn_context was counted and priced as gpt-4o, and the page warned a
+    Codex Desktop run was larger than gpt-4o's window; Codex's own default of the day (or the model
+    its base instructions name) is the model, and a note says so."""
+    conversation = formats.read(_desktop_rollout(instructions, when, cwd))
+    assert conversation.model == model
+    assert any("names no model" in note and model in note for note in conversation.notes)
+
+
+def test_a_codex_rollout_with_no_model_and_no_date_says_it_is_counted_as_the_formats_default():
+    lines = _desktop_rollout(None)
+    lines[0] = {"type": "session_meta", "payload": {"id": "s"}}
+    conversation = formats.read(lines)
+    assert conversation.model is None
+    assert any("no date or instructions to find Codex's default" in note for note in conversation.notes)
+
+
+def test_the_fit_caption_says_a_rollout_holds_its_system_prompt_when_it_does():
+    """On main the Run caption said 'the log holds no system prompt' on a rollout whose base
+    instructions are the request's instructions (counted, 4,380 tokens on the issue's run)."""
+    conversation = formats.read(_desktop_rollout(CODEX_PROMPT))
+    assert conversation.instructions
+    text = log_fit(conversation, PRICES.get(conversation.model)).describe()
+    assert "the log holds the system prompt but no tool definitions" in text and "holds no system" not in text
+    bare = log_fit(formats.read(_desktop_rollout(None)), PRICES.get("gpt-5")).describe()
+    assert "the log holds no system prompt or tool definitions" in bare
+
+
 @given(st.integers(0, 60_000), st.floats(0.8, 1.25), st.lists(st.integers(60, 4_000), min_size=2, max_size=40),
        st.integers(0, 39))
 def test_the_fit_recovers_an_offset_and_a_factor_and_stops_where_the_agent_cut(offset, factor, growth, cut):
