@@ -417,7 +417,8 @@ def repeated_id_notes(items: tuple[Item, ...], where: Any = str) -> tuple[str, .
     """Call ids that more than one call of the request carries, for a request sent to Anthropic: its
     Messages API refuses one whose ``tool_use`` ids repeat ("tool_use ids must be unique"), even where
     each call was answered before the next took the id (SWE-agent reuses them so). Said for Anthropic's
-    format only: OpenAI's formats pair a result with the latest call, and this is no refusal there."""
+    format only (and for a request exported to it): a refusal by OpenAI's APIs is not known, so none is
+    claimed there."""
     def place(position: int) -> str:
         origin = items[position].origin
         return where(origin) if origin else f"item {position}"

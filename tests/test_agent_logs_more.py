@@ -540,18 +540,18 @@ def test_an_aider_clear_resets_the_context_and_restored_history_does_not():
     --restore-chat-history ('Restored previous conversation history.') carries the earlier ones."""
     history = _AiderHistory()
     history.started("2025-09-01 10:00:00")
-    for text in ("one", "/clear", "two"):
+    for text in ("one", "/clear", "two", "/reset", "three"):
         history.user_input(text)
         if text == "/clear":
             history.tool_output("All chat history cleared.")
-        else:
+        elif text != "/reset":  # (Aider 0.47 wrote nothing after /clear or /reset)
             history.ai_output(f"Reply to {text}.")
     history.started("2025-09-02 09:00:00")
     history.tool_output("Restored previous conversation history.")
-    history.user_input("three")
-    history.ai_output("Reply to three.")
+    history.user_input("four")
+    history.ai_output("Reply to four.")
     conversation = formats.loads(history.text)
-    assert [(record.position, record.trigger) for record in conversation.compactions] == [(2, "/clear")]
+    assert [(record.position, record.trigger) for record in conversation.compactions] == [(2, "/clear"), (4, "/reset")]
 
 
 def test_aider_console_writes_of_many_lines_are_the_console_and_an_edit_error_is_the_next_message():

@@ -82,7 +82,6 @@ _CONFIRM = re.compile(r"\(Y\)es/\(N\)o\b.*\]: ")
 # model as the next message (``apply_updates`` in aider/coders/base_coder.py: ``reflected_message = str(err)``)
 EDIT_ERRORS = "https://aider.chat/docs/troubleshooting/edit-errors.html"
 RESTORED = "Restored previous conversation history."  # get_announcements, with --restore-chat-history
-_CLEARED = re.compile(r"All (?:files dropped and )?chat history cleared\.")  # /clear, /reset (commands.py)
 INTERRUPTED = ("^C KeyboardInterrupt", "I see that you interrupted my previous reply.")
 
 
@@ -165,6 +164,8 @@ class _History:
         command = name if name in COMMANDS else found[0] if len(found) == 1 else None
         if command in CHAT_COMMANDS and rest:
             return rest[0].strip()
+        if command in ("clear", "reset"):  # commands.py _clear_chat_history (older versions say nothing after it)
+            self.restart = (f"/{command}", f"'/{command}': Aider cleared its chat history")
         self.commands["/" + command if command else word] += 1
         return ""
 
@@ -192,8 +193,6 @@ class _History:
             self.cut = len(self.messages)
         elif text == RESTORED:
             self.restart = None  # --restore-chat-history: this session starts with the earlier ones
-        elif _CLEARED.match(text):
-            self.restart = ("/clear", f"'{text}': Aider cleared its chat history")
         found = _MODEL.match(line)
         if found:
             self.models[found.group(1)] += 1
