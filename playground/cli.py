@@ -381,6 +381,7 @@ def _preset_rules(name: str, conversation: formats.Conversation):
 def _run_setup(args: argparse.Namespace):
     """The conversation, the engine's meter (with ``--calibration``'s factor) and the prices every
     run command needs."""
+    from .run.inferred import infer
     from .run.promptcache import check_cache
     from .run.replay import call_starts
 
@@ -392,6 +393,7 @@ def _run_setup(args: argparse.Namespace):
     meter = _engine(args, model).meter(model)
     price = _prices(args).dated(conversation.started).get(model, conversation.format)
     _say_price(price)
+    conversation = infer(conversation, price)  # the agent's own cuts its bills show, where its log says nothing
     cache = args.cache or price.cache
     check_cache(cache, price.cache, price.model, where="--cache")
     return conversation, meter, price, cache
@@ -465,7 +467,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.strategy == "rules":
         _say(unmatched_message(conversation, meter.count(conversation), options["rules"]), args.preset)
     summarizer = _summarizer_price(args, price)
-    run = replay(conversation, policy, meter, price, mode=args.mode, cache=cache, summarizer=summarizer)
+    run = replay(conversation, policy, meter, price, mode=args.mode, cache=cache, summarizer=summarizer,
+                 baseline=args.baseline)
     bills = log_fit(conversation, price, run if meter.calibration is None else None)  # (its counts are ours)
     if args.json:
         data = replay_to_json(run)
@@ -482,6 +485,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     t = run.totals
     lines.append(f"{'total':>6} {'':>6} {t.tokens_without:>15,} {t.tokens_with:>12,} {t.cached_tokens_without:>15,} "
                  f"{t.cached_tokens_with:>12,} {_money(t.cost_without):>13} {_money(t.cost_with):>10}")
+    lines += baseline_lines(run)
     if t.summarization_cost:
         lines.append(f"summarization calls: {_money(t.summarization_cost)} of the cost with ({summarizer.model} "
                      "prices; the span as input, the summary as output)")
@@ -499,6 +503,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def baseline_lines(run) -> list[str]:
+    """What ``without`` means on this run, and the full history as the second figure where it is not that."""
+    from .run.replay import AS_RAN
+
+    window = run.over_window()
+    if run.baseline != AS_RAN:
+        return [f"note: {window}"] if window else []
+    full = sum(run.full_history(call) for call in run.calls)
+    inferred = f"; cuts inferred from the bills at calls {', '.join(map(str, run.inferred))}" if run.inferred else ""
+    return [f"without = the run as it ran (what the agent really sent{inferred}); the full history the log holds "
+            f"would have been {full:,} tokens, {_money(sum(call.cost_full or 0.0 for call in run.calls))} "
+            "(--baseline full-history replays against it)", *([f"note: {window}"] if window else [])]
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from .policies import POLICIES, make, offered
     from .run.compare import compare, rows_to_json
@@ -513,7 +531,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if any(policy.name == "rules" for policy in policies):
         _say(unmatched_message(conversation, meter.count(conversation), options["rules"]), args.preset)
     summarizer = _summarizer_price(args, price)
-    rows = compare(conversation, policies, meter, price, mode=args.mode, cache=cache, summarizer=summarizer)
+    rows = compare(conversation, policies, meter, price, mode=args.mode, cache=cache, summarizer=summarizer,
+                   baseline=args.baseline)
     if args.json:
         _write(_dump(rows_to_json(rows)), None)
         return 0
@@ -521,12 +540,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
              f"{summarizer.model} prices (the span as input, the summary as output) and included in cost",
              f"{'strategy':<25} {'tokens final':>12} {'tokens billed':>14} {'cached':>12} {'cost':>10} "
              f"{'summaries':>10} {'hidden used':>11} {'lost':>9} {'retrievable':>11}  parameters"]
-    lines += [f"{r.strategy:<25} {r.tokens_final:>12,} {r.tokens_billed:>14,} {r.cached_tokens:>12,} "
+    lines += [f"{r.strategy + (' *' if r.baseline else ''):<25} {r.tokens_final:>12,} {r.tokens_billed:>14,} "
+              f"{r.cached_tokens:>12,} "
               f"{_money(r.cost):>10} {_money(r.summarization_cost):>10} "
               f"{f'{r.hidden_used_calls} ({r.hidden_used_lost})':>11} {r.tokens_lost:>9,} "
               f"{r.tokens_retrievable:>11,}  {json.dumps(r.params)}" for r in rows]
     lines.append("hidden used: calls whose reply used a piece of an earlier item their request had hidden (in "
                  "brackets, of those, the calls that used one no tool call brings back)")
+    lines.append("* the baseline: " + ("the run as it ran, what the agent really sent (none: the full history its "
+                                       "log holds, never sent)" if any(r.baseline and r.strategy == "as-it-ran"
+                                                                       for r in rows) else
+                                       "none, the run as the log holds it"))
     lines += ["", "sources:"] + [f"  {r.strategy}: {source_of(r.strategy)}" for r in rows]
     _write("\n".join(lines) + "\n", None)
     return 0
@@ -535,7 +559,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def _policy_arguments(p: argparse.ArgumentParser) -> None:
     """Every strategy's options, as replay, compare, probe, evaluate and tune take them."""
     from .run.promptcache import CACHE_MODELS
-    from .run.replay import MODES
+    from .run.replay import BASELINES, MODES
 
     source = p.add_mutually_exclusive_group()
     source.add_argument("--rules", help="rules JSON file for the rules strategy (default: the book's)")
@@ -572,6 +596,10 @@ def _policy_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=MODES, default="stored",
                    help="stored: edits kept in the agent's history (the book); per-call: re-applied to a copy "
                         "for each request (LangChain middleware)")
+    p.add_argument("--baseline", choices=BASELINES, default="auto",
+                   help="what the run without a policy sends: as-it-ran, what the agent really sent where its log "
+                        "shows (or its bills imply) it cutting its own context; full-history, everything the log "
+                        "holds; auto (default): as-it-ran where the agent cut, else the full history")
 
 
 def _add_run_commands(commands: Any) -> None:

@@ -231,7 +231,8 @@ def test_replay_json_has_exactly_the_documented_shape(book_file):
                                                       "summarization_cost"}] * 4
     assert [call["index"] for call in data["calls"]] == [2, 4, 6, 8]
     assert set(data["totals"]) == {"tokens_without", "tokens_with", "cached_tokens_without", "cached_tokens_with",
-                                   "cost_without", "cost_with", "summarization_cost", "summarizer"}
+                                   "cost_without", "cost_with", "summarization_cost", "summarizer", "baseline"}
+    assert data["totals"]["baseline"] == "full-history"  # a request, not an agent's log: nothing was cut
     assert data["totals"]["tokens_with"] == sum(call["tokens_with"] for call in data["calls"])
     assert any(call["fired"] for call in data["calls"])
 

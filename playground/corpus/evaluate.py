@@ -26,11 +26,12 @@ from ..errors import InputError
 from ..meter.tokens import Meter
 from ..policies import LOGGED, OURS, POLICIES, make, offered
 from ..rules.errorpatterns import error_detail
-from ..run.compare import Row, row_of, rows_to_json
+from ..run.compare import Row, baseline_row, row_of, rows_to_json
 from ..run.hidden import SpanIndex, calls_with
+from ..run.inferred import infer
 from ..run.prices import PriceTable, counted_as, load_prices, read_prices, rounded
 from ..run.promptcache import check_cache
-from ..run.replay import Replay, call_starts, replay
+from ..run.replay import FULL, Replay, baseline_of, call_starts, replay
 from ..summarize.history import DEFAULT_KEEP_STEPS
 from .find import Failed, Skipped, Source
 
@@ -110,7 +111,7 @@ class StrategyResult:
     """One strategy over one run: ``row`` is compare's row; the rest is what the corpus adds."""
 
     row: Row
-    cost_none: float  # the same run with no policy: what the saving is measured from
+    cost_none: float  # the same run with no policy of ours (as it ran, where the agent cut): what saving is from
     error_results: int  # error results the run's last request would hold without the policy
     errors_kept: int  # of those, still there as they were
     pairs_intact: bool  # every call in the last request still has its result, and every result its call
@@ -128,6 +129,7 @@ class RunResult:
     model: str
     calls: int
     strategies: tuple[StrategyResult, ...]
+    baseline: str = FULL  # what ``cost_none`` replays: the full history, or the run as it ran (``replay.baseline_of``)
     priced_as: str | None = None  # the catalogue's id of the price used; None: unknown (its costs are null)
 
 
@@ -167,10 +169,10 @@ def _pairs_intact(baseline: Baseline, sent: Sequence[Item]) -> bool:
     return {sent[call].call_id for call in answered} >= baseline.answered & present
 
 
-def strategy_result(run: Replay, baseline: Baseline) -> StrategyResult:
-    """compare's row for ``run`` and what the corpus view adds to it."""
+def strategy_result(run: Replay, baseline: Baseline, row: str) -> StrategyResult:
+    """compare's row for ``run`` (``row``: the baseline's strategy) and what the corpus view adds to it."""
     kept = {id(item) for item in run.final.items}
-    return StrategyResult(row_of(run), run.totals.cost_without, len(baseline.errors),
+    return StrategyResult(row_of(run, row), run.totals.cost_without, len(baseline.errors),
                           sum(id(item) in kept for item in baseline.errors),
                           _pairs_intact(baseline, run.final.items), hidden_used_calls(run))
 
@@ -192,16 +194,17 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
     model = setup.model or model or counted_as(conversation, read_prices())
     meter = meter or Engine().meter(model)
     price = setup.table().dated(conversation.started).get(model, conversation.format)
+    conversation = infer(conversation, price)  # the agent's own cuts its bills show: the baseline is the run as it ran
     cache = setup.cache or price.cache
     check_cache(cache, price.cache, price.model, where="cache")
     options = setup.options(conversation)
     # what the agent wrote and what the run holds are the same under every strategy: read them once
     spans, baseline = SpanIndex.of(conversation), Baseline.of(conversation)
     results = tuple(strategy_result(replay(conversation, make(name, **options), meter, price, mode=setup.mode,
-                                           cache=cache, spans=spans), baseline)
+                                           cache=cache, spans=spans), baseline, baseline_row(conversation))
                     for name in offered(setup.strategies, conversation))
     return RunResult(source, conversation.source or conversation.format, price.model,
-                     len(call_starts(conversation.items)), results, price.priced_as)
+                     len(call_starts(conversation.items)), results, baseline_of(conversation), price.priced_as)
 
 
 def load(source: Source, setup: Setup) -> tuple[Conversation, str | None] | Failed | Skipped:
@@ -370,7 +373,7 @@ def run_to_json(run: RunResult) -> dict[str, Any]:
                              "saving": rounded(result.saving), "errors_kept": result.errors_kept,
                              "error_results": result.error_results, "pairs_intact": result.pairs_intact})
     return {"source": run.source, "format": run.format, "model": run.model, "priced_as": run.priced_as,
-            "calls": run.calls, "strategies": strategies}
+            "calls": run.calls, "baseline": run.baseline, "strategies": strategies}
 
 
 def partition(outcomes: Iterable[tuple[int, Any]]) -> tuple[tuple[Any, ...], tuple[Failed, ...], tuple[Skipped, ...]]:
@@ -395,8 +398,7 @@ def csv_writer(stream: Any, first: dict[str, Any]) -> csv.DictWriter:
 def run_rows(run: RunResult) -> list[dict[str, Any]]:
     """One run as flat rows, one per strategy (CSV, Parquet, the page's download)."""
     return [{"source": run.source, "format": run.format, "model": run.model, "priced_as": run.priced_as,
-             "calls": run.calls} | strategy
-            for strategy in run_to_json(run)["strategies"]]
+             "calls": run.calls, "baseline": run.baseline} | strategy for strategy in run_to_json(run)["strategies"]]
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import limits
-from ..conversation import Conversation, Item, ToolCall, pairing_notes
+from ..conversation import Conversation, Item, ToolCall, pairing_notes, repeated_id_notes
 from ..errors import InputError
 from ..limits import MAX_DIGITS
 from ..words import count
@@ -289,6 +289,10 @@ def detect(data: Any) -> str:
     scores = {name: reader.looks_like(data) for name, reader in READERS.items()}
     best = max(scores, key=lambda name: scores[name])
     if scores[best] == 0:
+        for reader in READERS.values():
+            said = reader.part(data) if reader.part is not None else None
+            if said:
+                raise InputError(said)
         if isinstance(data, Folder):
             _refuse_many_logs(data)
         what = "folder" if isinstance(data, Folder) else "database" if isinstance(data, Database) else "format"
@@ -437,7 +441,8 @@ def notes(conversation: Conversation) -> tuple[str, ...]:
     pairing its calls with results had to decide (``pairing_notes``), worked out from the items
     as they are now, so an edit in the builder never leaves a stale note."""
     module = FORMATS.get(conversation.format, native)
-    return (*conversation.notes, *pairing_notes(conversation.items, module.where))
+    refused = repeated_id_notes(conversation.items, module.where) if conversation.format == "anthropic" else ()
+    return (*conversation.notes, *pairing_notes(conversation.items, module.where), *refused)
 
 
 def where(conversation: Conversation, item: Item) -> str:

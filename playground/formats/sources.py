@@ -101,10 +101,12 @@ def is_task_folder(path: Path) -> bool:
     """Whether ``path`` is a folder an agent wrote for one task, read as one conversation — by its
     file names alone, so a corpus walk can tell without reading it: Cline / Roo Code's
     (``api_conversation_history.json``; the Cline SDK's ``<id>.messages.json`` beside ``<id>.json``),
-    OpenHands V1's (``events/event-*.json``), opencode's storage (``message/`` and ``part/``)."""
+    OpenHands V1's (``events/event-*.json``) and V0's (``events/<n>.json``), opencode's storage (``message/``
+    and ``part/``)."""
     try:
         names = {entry.name: entry.is_dir() for entry in os.scandir(path)}
-        events = names.get("events") and any(name.startswith("event-") for name in os.listdir(path / "events"))
+        events = names.get("events") and any(name.startswith("event-") or name.removesuffix(".json").isdigit()
+                                             for name in os.listdir(path / "events"))
     except OSError:
         return False
     cline = "api_conversation_history.json" in names or any(name.endswith(".messages.json") for name in names)

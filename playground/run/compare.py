@@ -8,11 +8,11 @@ from typing import Any
 
 from ..conversation import Conversation
 from ..meter.tokens import Meter
-from ..policies import Policy
+from ..policies import AsItRanPolicy, NonePolicy, Policy
 from ..policies.sources import source_of
 from .hidden import SpanIndex, calls_with, lost_calls
 from .prices import Price, rounded
-from .replay import Replay, replay
+from .replay import AS_RAN, FULL, Replay, baseline_of, replay
 
 
 @dataclass(frozen=True)
@@ -29,25 +29,36 @@ class Row:
     summarization_cost: float = 0.0  # the LLM calls that wrote summaries, at the summarizer's prices
     hidden_used_calls: int = 0  # calls whose reply used a span their request had hidden (``hidden``)
     hidden_used_lost: int = 0  # of those, calls that used one a tool call cannot bring back
+    baseline: bool = False  # the row the others are measured against: the run as it ran, or none where it is that
     priced_as: str | None = None  # the catalogue's id of the price used; None: the price is unknown (cost NaN)
 
 
 def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter, price: Price, *,
-            mode: str = "stored", cache: str | None = None, summarizer: Price | None = None) -> tuple[Row, ...]:
-    """One row per policy; summaries billed at ``summarizer``'s prices (default: ``price``)."""
+            mode: str = "stored", cache: str | None = None, summarizer: Price | None = None,
+            baseline: str = "auto") -> tuple[Row, ...]:
+    """One row per policy; summaries billed at ``summarizer``'s prices (default: ``price``). The baseline
+    row is ``as-it-ran`` where the log shows (or its bills imply) the agent cutting its own context, else
+    ``none`` (``replay.baseline_of``); each row's replay needs no baseline side of its own."""
     spans = SpanIndex.of(conversation)  # every strategy replays the same items: their spans are read once
+    row = baseline_row(conversation, baseline)
     return tuple(row_of(replay(conversation, policy, meter, price, mode=mode, cache=cache, summarizer=summarizer,
-                               spans=spans)) for policy in policies)
+                               spans=spans, baseline=FULL), row) for policy in policies)
 
 
-def row_of(run: Replay) -> Row:
-    """One replay as a row of the comparison (``evaluate`` makes its rows with it too)."""
+def baseline_row(conversation: Conversation, baseline: str = "auto") -> str:
+    """The strategy whose row is the baseline: the run as it ran where the agent cut its own context."""
+    return AsItRanPolicy.name if baseline_of(conversation, baseline) == AS_RAN else NonePolicy.name
+
+
+def row_of(run: Replay, baseline: str = NonePolicy.name) -> Row:
+    """One replay as a row of the comparison (``evaluate`` makes its rows with it too); ``baseline``
+    names the strategy whose row is the baseline (``baseline_row``)."""
     totals = run.totals
     hidden = run.hidden_used
     return Row(run.strategy, run.params, run.calls[-1].tokens_with if run.calls else 0, totals.tokens_with,
                totals.cached_tokens_with, totals.cost_with, run.tokens_lost, run.tokens_retrievable,
                sum(1 for call in run.calls if call.fired), totals.summarization_cost, calls_with(hidden),
-               lost_calls(hidden), run.price.priced_as)
+               lost_calls(hidden), run.strategy == baseline, run.price.priced_as)
 
 
 def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
@@ -56,5 +67,5 @@ def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
              "tokens_lost": row.tokens_lost, "tokens_retrievable": row.tokens_retrievable, "fired": row.fired,
              "summarization_cost": rounded(row.summarization_cost), "source": source_of(row.strategy),
              "hidden_used_calls": row.hidden_used_calls, "hidden_used_lost": row.hidden_used_lost,
-             "priced_as": row.priced_as}
+             "baseline": row.baseline, "priced_as": row.priced_as}
             for row in rows]

@@ -37,12 +37,15 @@ from ..conversation import (
 from ..errors import InputError
 from ..meter.claude import billed_thinking
 from ..meter.tokens import Layout, Meter
-from ..policies import Policy, PolicyResult
+from ..policies import AsItRanPolicy, Policy, PolicyResult
+from ..words import count
 from .hidden import HiddenUse, SpanIndex, Tracker, calls_with, lost_calls, to_json
 from .prices import Price, rounded, summary_cost
 from .promptcache import PromptCache, call_cost, check_cache, input_cost, link
 
 MODES = ("stored", "per-call")
+FULL, AS_RAN = "full-history", "as-it-ran"
+BASELINES = ("auto", AS_RAN, FULL)
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,9 @@ class Call:
     summarization_output_tokens: int = 0
     summarization_cost: float = 0.0
     hidden_used: tuple[HiddenUse, ...] = ()  # spans of items this call's request hid that its reply used
+    # the whole history the log holds, when the baseline (the ``without`` side) is the run as it ran
+    tokens_full: int | None = None
+    cost_full: float | None = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,26 @@ class Replay:
     tokens_retrievable: int
     final: Conversation = field(repr=False)  # the last request as sent
     summarizer: Price | None = None  # whose prices the summarization calls were billed at
+    baseline: str = FULL  # what the ``without`` side sends: the log's whole history, or the run as it ran
+    inferred: tuple[int, ...] = ()  # the calls (numbers in ``calls``) where a compaction inferred from bills acts
+
+    def full_history(self, call: Call) -> int:
+        """The tokens of ``call``'s request had the agent sent the whole history its log holds."""
+        return call.tokens_without if call.tokens_full is None else call.tokens_full
+
+    def over_window(self) -> str | None:
+        """A note when the full history grows past the model's window: no provider takes such a request,
+        so the agent must have cut what it sent (said whether or not the log shows how)."""
+        window = self.price.context_window
+        over = [n for n, call in enumerate(self.calls) if window and self.full_history(call) > window]
+        if not over:
+            return None
+        largest = max(self.full_history(call) for call in self.calls)
+        kept = ("the baseline is the run as it ran" if self.baseline == AS_RAN else
+                "the log shows no cut, so the baseline is that history, larger than anything the agent sent")
+        return (f"the full history the log holds reaches {largest:,} tokens, over {self.price.model}'s window of "
+                f"{window:,} from call {over[0]} on ({count(len(over), 'call')}): no provider accepts this; the agent "
+                f"must have cut it — {kept}")
 
     @property
     def hidden_used(self) -> tuple[HiddenUse, ...]:
@@ -237,15 +263,28 @@ def applied(conversation: Conversation, policy: Policy, meter: Meter, mode: str 
         yield start, result
 
 
+def baseline_of(conversation: Conversation, baseline: str = "auto") -> str:
+    """What the ``without`` side of a replay sends: ``auto`` is the run as it ran wherever the log
+    shows (or its bills imply, ``inferred``) the agent managing its own context — the full history
+    such a log holds was never sent — and the full history elsewhere, where the two are the same."""
+    if baseline not in BASELINES:
+        raise InputError(f"unknown baseline (choose {', '.join(BASELINES)})", where="baseline", value=baseline)
+    if baseline == "auto":
+        return AS_RAN if conversation.compactions else FULL
+    return baseline
+
+
 def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Price, *, mode: str = "stored",
            cache: str | None = None, until: int | None = None, summarizer: Price | None = None,
-           spans: SpanIndex | None = None) -> Replay:
+           spans: SpanIndex | None = None, baseline: str = "auto") -> Replay:
     """Every call of the run with and without ``policy`` (stop after ``until`` calls if given), with
     the prompt cache of ``price``'s provider unless ``cache`` names one (it must fit the provider:
     ``promptcache.check_cache``). A summary the policy writes is billed as one more LLM call at
     ``summarizer``'s prices (default: the run's own model's). Each call also says what its reply
     used that its request had hidden (``Call.hidden_used``, see ``hidden``; ``spans``, the
-    conversation's ``SpanIndex``, shares one between replays)."""
+    conversation's ``SpanIndex``, shares one between replays). The ``without`` side is ``baseline``
+    (``baseline_of``); when that is the run as it ran, each call also carries the full history's
+    tokens and cost (``Call.tokens_full``), the second figure."""
     if mode not in MODES:
         raise InputError(f"unknown mode (choose {', '.join(MODES)})", where="mode", value=mode)
     cache = price.cache if cache is None else cache
@@ -258,8 +297,11 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     # Anthropic bills thinking only in the current turn: those items' counts depend on where the request ends
     whole = meter.items if meter.claude and any(billed_thinking((item,)) for item in items) else None
     last_shared = LastShared()  # the sent side and the tracker compare the same two requests at every call
-    sides = (_Prompt(count, whole), _Prompt(count, whole, last_shared))
-    caches = (PromptCache(cache, price.min_cacheable), PromptCache(cache, price.min_cacheable))
+    baseline = baseline_of(conversation, baseline)
+    as_ran = _as_ran(conversation, meter, mode, until) if baseline == AS_RAN else None
+    # without, with, and (when the baseline is the run as it ran) the full history as a second figure
+    sides = (_Prompt(count, whole), _Prompt(count, whole, last_shared), *((_Prompt(count, whole),) if as_ran else ()))
+    caches = tuple(PromptCache(cache, price.min_cacheable) for _ in sides)
     has_system = bool(content_text(conversation.instructions))
     sent = conversation
     calls: list[Call] = []
@@ -273,7 +315,11 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
         sent = result.conversation
         head = fixed.head(has_system)
         # the run's own items only grow; stored, what was sent last is the history the policy was given
-        sides[0].update(items[:start], head, ("head", has_system), len(sides[0].items))
+        full = sides[2] if as_ran else sides[0]
+        full.update(items[:start], head, ("head", has_system), len(full.items))
+        agent = next(as_ran) if as_ran else None  # what the agent sent, and the summary it wrote for it
+        if agent:
+            sides[0].update(agent.conversation.items, head, ("head", has_system))
         sides[1].update(sent.items, head, ("head", has_system),
                         min(result.kept, len(sides[1].items)) if mode == "stored" else 0)
         uses = [cache_.use(side.chain, side.offsets) for cache_, side in zip(caches, sides, strict=True)]
@@ -292,15 +338,28 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
             tokens_without=prompts[0], tokens_with=prompts[1],
             cached_without=uses[0].read, cached_with=uses[1].read,
             written_without=uses[0].written, written_with=uses[1].written, output_tokens=output,
-            cost_without=call_cost(prompts[0], uses[0], output, price),
+            cost_without=call_cost(prompts[0], uses[0], output, price) + (
+                summary_cost(agent.summarization, summarizer) if agent and agent.summarization else 0.0),
             cost_with=call_cost(prompts[1], uses[1], output, price) + summarizing,
             fired=result.fired, tokens_lost=result.tokens_lost, tokens_retrievable=result.tokens_retrievable,
             input_cost_without=input_cost(prompts[0], uses[0], price),
             input_cost_with=input_cost(prompts[1], uses[1], price),
             summarization_input_tokens=summary.input_tokens if summary else 0,
             summarization_output_tokens=summary.output_tokens if summary else 0, summarization_cost=summarizing,
-            hidden_used=tracker.call(len(calls), start, end, sent.items)))
-    return Replay(tuple(calls), policy.name, policy.params(), mode, cache, price, lost, retrievable, sent, summarizer)
+            hidden_used=tracker.call(len(calls), start, end, sent.items),
+            tokens_full=prompts[2] if as_ran else None,
+            cost_full=call_cost(prompts[2], uses[2], output, price) if as_ran else None))
+    positions = [call.position for call in calls]
+    inferred = tuple(dict.fromkeys(bisect.bisect_left(positions, record.position) for record in conversation.compactions
+                                   if record.inferred and record.position <= (positions[-1] if positions else -1)))
+    return Replay(tuple(calls), policy.name, policy.params(), mode, cache, price, lost, retrievable, sent, summarizer,
+                  baseline, inferred if baseline == AS_RAN else ())
+
+
+def _as_ran(conversation: Conversation, meter: Meter, mode: str, until: int | None) -> Iterator[PolicyResult]:
+    """Each call's request as the agent sent it (the ``as-it-ran`` policy's), for the baseline side,
+    with the agent's own summarization call where it wrote one (billed to the baseline, as to that row)."""
+    return (result for _, result in applied(conversation, AsItRanPolicy(), meter, mode, until))
 
 
 def sweep(conversation: Conversation, make: Callable[[int], Policy], thresholds: Iterable[int], meter: Meter,
@@ -322,16 +381,25 @@ def replay_to_json(run: Replay) -> dict[str, Any]:
               "summarization_output_tokens": c.summarization_output_tokens,
               "summarization_cost": rounded(c.summarization_cost)}
              for c in run.calls]
+    if run.baseline == AS_RAN:
+        for row, call in zip(calls, run.calls, strict=True):
+            row["as_ran_tokens"], row["full_history_tokens"] = call.tokens_without, call.tokens_full
     totals = run.totals
     hidden = run.hidden_used
-    return {"calls": calls, "totals": {
+    full = {} if run.baseline != AS_RAN else {
+        "tokens_full_history": sum(run.full_history(call) for call in run.calls),
+        "cost_full_history": rounded(sum(call.cost_full or 0.0 for call in run.calls)),
+        "inferred_compactions": list(run.inferred)}
+    window = run.over_window()
+    return {"calls": calls, "totals": {"baseline": run.baseline, **full,
         "tokens_without": totals.tokens_without, "tokens_with": totals.tokens_with,
         "cached_tokens_without": totals.cached_tokens_without, "cached_tokens_with": totals.cached_tokens_with,
         "cost_without": rounded(totals.cost_without), "cost_with": rounded(totals.cost_with),
         "summarization_cost": rounded(totals.summarization_cost),
         "summarizer": run.summarizer.model if run.summarizer else None},
         "priced_as": run.price.priced_as, "price_note": None if run.price.known else run.price.source,
-        "hidden_used": to_json(hidden), "hidden_used_calls": calls_with(hidden), "hidden_used_lost": lost_calls(hidden)}
+        "hidden_used": to_json(hidden), "hidden_used_calls": calls_with(hidden), "hidden_used_lost": lost_calls(hidden),
+        **({"notes": [window]} if window else {})}
 
 
 def chart_rows(run: Replay) -> list[dict[str, Any]]:

@@ -55,7 +55,8 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     rows = compare(conversation, [make(name, **options) for name in names], state.engine().meter(model),
                    price, mode=st.session_state[MODE], cache=st.session_state[CACHE])
     # the long parameters last, so cost and what the strategy hid from the agent are in view side by side
-    table = [{"strategy": row.strategy, "tokens final": row.tokens_final, "tokens billed": row.tokens_billed,
+    table = [{"strategy": row.strategy, "baseline": row.baseline, "tokens final": row.tokens_final,
+              "tokens billed": row.tokens_billed,
               "cached": row.cached_tokens, "cost (US$)": _dollars(row.cost),
               "hidden then used (calls)": row.hidden_used_calls, "of those lost": row.hidden_used_lost,
               "summaries (US$)": _dollars(row.summarization_cost), "lost": row.tokens_lost,
@@ -64,6 +65,9 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
               "source": source_of(row.strategy)} for row in rows]
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"strategy": st.column_config.TextColumn(width="medium"),
+                                "baseline": st.column_config.CheckboxColumn(
+                                    help="What the others are measured against: the run as it ran where the agent "
+                                         "cut its own context, else none (the log as it is)"),
                                 "parameters": st.column_config.TextColumn(width="medium")})
     st.caption("Each strategy replayed over the whole run: tokens billed and cost add up every call; lost tokens are "
                "gone for good (summarized or masked), retrievable ones sit behind a reference a tool call undoes. "
@@ -76,9 +80,12 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     if conversation.compactions:
         many = len(conversation.compactions)
         done = "its compaction" if many == 1 else f"each of its {many} compactions"
-        st.caption(f"*as-it-ran*: what the agent really sent — after {done} (read from its log) only what it kept, "
-                   "its summary and what followed, and its summarization call billed; *none* replays the whole log "
-                   "as one ever-growing request.")
+        read = ("inferred from its bills" if all(record.inferred for record in conversation.compactions) else
+                "read from its log" if not any(record.inferred for record in conversation.compactions) else
+                "read from its log or inferred from its bills")
+        st.caption(f"*as-it-ran*, the baseline: what the agent really sent — after {done} ({read}) only what it "
+                   "kept, its summary and what followed, and its summarization call billed; *none* replays the whole "
+                   "log as one ever-growing request, which the agent never sent.")
     if not price.known:
         st.warning(f"Cost: {UNKNOWN_NOTE} — {render.literal(price.source)}. Type the model's prices in the Run tab "
                    "(its *Prices* box); the tokens above are counted all the same.", icon=":material/edit:")

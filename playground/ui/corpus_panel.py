@@ -103,7 +103,8 @@ def _rows(evaluation: Evaluation) -> list[dict[str, Any]]:
     rows = []
     for run in evaluation.runs:
         row: dict[str, Any] = {"run": run.source, "format": run.format, "model": run.model,
-                               "priced as": run.priced_as or UNKNOWN_NOTE, "calls": run.calls}
+                               "priced as": run.priced_as or UNKNOWN_NOTE, "calls": run.calls,
+                               "saving against": run.baseline}
         for result in run.strategies:  # (an empty cell where the price is unknown: never a number made up)
             row[f"cost {result.row.strategy} (US$)"] = rounded(result.row.cost, 4)
             if result.row.strategy != "none":
@@ -122,7 +123,9 @@ def _on_select() -> None:
 def _distributions(evaluation: Evaluation) -> None:
     table = evaluation.table()
     one, two = st.columns(2)
-    for column, field, title in ((one, "saving", "Saving per run (US$): the cost without a policy minus with it"),
+    saving = ("Saving per run (US$): the baseline's cost (the run as it ran where the agent cut its own context, "
+              "else no policy) minus the strategy's")
+    for column, field, title in ((one, "saving", saving),
                                  (two, "cost", "Cost per run (US$)")):
         strategies = len({row["strategy"] for row in table})
         chart = alt.Chart(alt.Data(values=table)).mark_boxplot(extent="min-max").encode(

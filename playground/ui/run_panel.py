@@ -23,7 +23,18 @@ from ..run.billed import chart_rows as bill_rows
 from ..run.hidden import calls_with, lost_calls
 from ..run.prices import CATALOGUE, UNKNOWN_NOTE, Price, known, money, read_prices
 from ..run.promptcache import cache_models
-from ..run.replay import MODES, Replay, call_starts, chart_rows, compaction_marks, replay, sweep, sweep_points
+from ..run.replay import (
+    AS_RAN,
+    FULL,
+    MODES,
+    Replay,
+    call_starts,
+    chart_rows,
+    compaction_marks,
+    replay,
+    sweep,
+    sweep_points,
+)
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
 from ..words import count
 from ..workbench.workspace import ReplaySettings
@@ -103,13 +114,13 @@ def _policy(rules: Rules, settings: Settings, summary: SummarySettings | None,
     return make(st.session_state.get(STRATEGY, DEFAULTS[STRATEGY]), **options), options
 
 
-def _replay(conversation: Conversation, policy: Policy, model: str, until: int | None = None) -> Replay:
+def _replay(conversation: Conversation, policy: Policy, model: str, until: int | None = None,
+            baseline: str = "auto") -> Replay:
     """The run as the Run view's controls set it (the defaults while the view has not been drawn)."""
     start(MODE, DEFAULTS[MODE])
     follow_cache(CACHE, model)
     return replay(conversation, policy, state.engine().meter(model), price(model, conversation.started),
-                  mode=st.session_state[MODE],
-                  cache=st.session_state[CACHE], until=until)
+                  mode=st.session_state[MODE], cache=st.session_state[CACHE], until=until, baseline=baseline)
 
 
 def chosen_call(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
@@ -123,7 +134,7 @@ def chosen_call(conversation: Conversation, rules: Rules, settings: Settings, su
         return None
     number = min(int(st.session_state.get(CALL, calls - 1)), calls - 1)
     policy, _ = _policy(rules, settings, summary, model)
-    run = _replay(conversation, policy, model, until=number + 1)
+    run = _replay(conversation, policy, model, until=number + 1, baseline=FULL)  # the table holds the log's items
     return call_view(conversation, run, calls, state.engine().meter(model))
 
 
@@ -267,6 +278,21 @@ def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy, conve
                    "with the slider below to see the item and the piece in *Before / after*.")
 
 
+def _baseline_caption(run: Replay) -> None:
+    """What the changes are measured against, where that is not simply the log: the run as it ran
+    (the full history a second figure), and a history no window could hold."""
+    window = run.over_window()
+    if run.baseline == AS_RAN:
+        inferred = (f" — cut at call{'s' if len(run.inferred) > 1 else ''} {', '.join(map(str, run.inferred))}, "
+                    "inferred from its bills" if run.inferred else "")
+        full = sum(run.full_history(call) for call in run.calls)
+        st.caption(f"Measured against **the run as it ran**: what the agent really sent{inferred}. The full history "
+                   f"its log holds would have been {full:,} prompt tokens, "
+                   f"{money(sum(call.cost_full or 0.0 for call in run.calls))}; it was never sent.")
+    if window:
+        st.warning(window[0].upper() + window[1:] + ".", icon=":material/warning:")
+
+
 def _swept(options: dict[str, Any], key: str, value: int) -> dict[str, Any]:
     """The options with ``key`` set to ``value``. Moving the rules' threshold moves a summarization
     limit that follows it, and raises one it would pass, as the sidebar does."""
@@ -334,18 +360,20 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
         st.info("This conversation has no assistant turn, so there is no LLM call to replay.", icon=":material/info:")
         return
     totals = run.totals
+    against = "the run as it ran" if run.baseline == AS_RAN else "no policy"
     one, two, three, four = st.columns(4)
     one.metric("Calls", f"{len(run.calls):,}", help="One LLM call per assistant turn.")
     two.metric("Prompt tokens billed", f"{totals.tokens_with:,}",
                delta=f"{totals.tokens_with - totals.tokens_without:,}", delta_color="inverse",
-               help="Over the whole run, with the policy (the change is against no policy).")
+               help=f"Over the whole run, with the policy (the change is against {against}).")
     three.metric("Cached", f"{totals.cached_tokens_with:,}",
                  delta=f"{totals.cached_tokens_with - totals.cached_tokens_without:,}",
                  help="Prompt tokens read from the provider's cache over the run, with the policy.")
     change = known(totals.cost_with - totals.cost_without)
     four.metric("Cost", money(totals.cost_with), delta=None if change is None else f"{change:+.4f}",
                 delta_color="inverse", help=f"Prompts and replies over the run at {chosen_price.model} prices "
-                                            f"({chosen_price.source}).")
+                                            f"({chosen_price.source}; the change is against {against}).")
+    _baseline_caption(run)
     rows = chart_rows(run)
     bills = billed_panel.fit_of(conversation, chosen_price)
     _tokens_chart(run, rows, policy, conversation, bills)

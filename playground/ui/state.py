@@ -22,6 +22,7 @@ from ..present.view import threshold_range
 from ..rules.editor import edited_rows, tables_from_rules
 from ..rules.errorpatterns import ErrorPatterns
 from ..rules.ruleset import Rules
+from ..run.inferred import infer
 from ..run.prices import DEFAULT_MODEL, model_for, read_prices
 from ..workbench import defaults, presets
 
@@ -303,6 +304,9 @@ def load_text(text: str | bytes, name: str, label: str, entry: str) -> bool:
         limit = input_limit()[0]
         limits.check_size(len(text), limit)
         conversation = formats.loads(text, None if choice == AUTO else choice, refuse_surrogates=True, limit_mb=limit)
+        # the agent's own cuts its bills show though its log does not: the Run tab's baseline is the run as it ran
+        conversation = infer(conversation, read_prices().dated(conversation.started).get(conversation.model,
+                                                                              conversation.format))
     except InputError as exc:
         set_message(name, f"{label}: {exc}")
         return False
