@@ -16,12 +16,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground import cli, formats
+from playground.compaction import Settings
 from playground.corpus import find as corpus
 from playground.corpus.evaluate import RunResult, Setup, StrategyResult, aggregate, evaluate_run, evaluate_source
 from playground.corpus.find import Failed, Skipped, Source
 from playground.corpus.sweep import Grid, Point, best, front
 from playground.meter.tokens import Meter
-from playground.policies import OURS, POLICIES
+from playground.policies import OURS, POLICIES, PolicySettings
 from playground.run.compare import Row
 
 from .conftest import ROOT, SHARED, TRACES, shared
@@ -160,8 +161,8 @@ def test_a_corpus_is_evaluated_under_the_playgrounds_strategies_unless_told_all(
 def test_error_results_and_pairs_on_a_real_trace():
     path = shared(TRACES / "miniswe_pr_astropy-12907.openai.json")
     outcome = evaluate_source(Source(str(path), path=str(path)),
-                              Setup(strategies=("none", "rules", "masking"), threshold=0, summarize=False,
-                                    keep_recent=3, preset="suggested"))
+                              Setup(strategies=("none", "rules", "masking"), preset="suggested",
+                                    policy=PolicySettings(compaction=Settings(0, keep_recent=3), summarize=False)))
     by = {s.row.strategy: s for s in outcome.strategies}
     assert by["none"].error_results == by["none"].errors_kept == 17  # the README's 17 failed commands
     assert by["rules"].errors_kept == 17  # the error guard keeps every one

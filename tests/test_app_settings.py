@@ -1,0 +1,63 @@
+"""The page's settings reach every policy it builds, and its state follows the conversation: a
+workspace's settings (the page's own, once opened) show in every Compare row's parameters, and the
+Run tab's chosen call is forgotten when the conversation changes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from playground.rules.ruleset import load_rules
+from playground.ui import compare_panel
+from playground.workbench import workspace
+from playground.workbench.presets import load_preset
+
+from .conftest import ROOT
+from .test_policy_settings import SUPPORT, WILDCARD
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_data.clear()
+    yield
+
+
+def healthy(at: AppTest) -> AppTest:
+    assert not at.exception, at.exception
+    return at
+
+
+def _params(text: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in text.split(", ") if "=" in part)
+
+
+def test_a_workspaces_settings_reach_every_policy_of_the_compare_tab():
+    preset = load_preset(SUPPORT)
+    ws = workspace.Workspace(
+        conversation=preset.conversation, rules=load_rules(WILDCARD), threshold=1_234, keep_recent=2,
+        compact_errors=True, detect_errors=False, model=preset.model,
+        summarization=workspace.Summarization(limit=4_321, keep_steps=5),
+        replay=workspace.ReplaySettings(window=4, trigger=7_000, keep=1, clear_at_least=500))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["tab"] = "Compare"
+    healthy(at.run())
+    at.sidebar.file_uploader(key="workspace_upload").set_value(
+        ("mine.json", json.dumps(workspace.to_json(ws)).encode(), "application/json"))
+    healthy(at.run())
+    assert at.session_state[compare_panel.SHOW]
+    table = next(frame.value for frame in at.dataframe if "parameters" in frame.value.columns)
+    rows = {row["strategy"]: _params(row["parameters"]) for _, row in table.iterrows()}
+    assert {key: rows["rules"][key] for key in ("threshold", "keep_recent", "compact_errors", "detect_errors",
+                                                "summarize", "limit", "keep_steps")} == {
+        "threshold": "1234", "keep_recent": "2", "compact_errors": "True", "detect_errors": "False",
+        "summarize": "True", "limit": "4321", "keep_steps": "5"}
+    assert rows["masking"] == {"window": "4"}
+    assert rows["hybrid"] == {"window": "4", "limit": "4321", "keep_steps": "5"}
+    assert rows["summarize"] == {"limit": "4321", "keep_steps": "5"}
+    assert {key: rows["clear-tool-uses"][key] for key in ("trigger", "keep", "clear_at_least")} == {
+        "trigger": "7000", "keep": "1", "clear_at_least": "500"}
+
+
