@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from playground.rules.ruleset import load_rules
-from playground.ui import compare_panel
+from playground.ui import compare_panel, run_panel, state
 from playground.workbench import workspace
 from playground.workbench.presets import load_preset
 
@@ -61,3 +61,23 @@ def test_a_workspaces_settings_reach_every_policy_of_the_compare_tab():
         "trigger": "7000", "keep": "1", "clear_at_least": "500"}
 
 
+
+def _chosen_call_shown(at: AppTest) -> bool:
+    return any("chosen in the Run tab" in box.value for box in at.info)
+
+
+def test_the_run_tabs_chosen_call_is_forgotten_with_its_conversation():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["tab"] = "Run"
+    healthy(at.run())
+    healthy(at.slider(key=run_panel.CALL).set_value(5).run())
+    at.session_state["tab"] = "Before / after"
+    healthy(at.run())
+    assert _chosen_call_shown(at)  # call 5 of this conversation, as picked
+    picker = at.sidebar.selectbox(key=state.PRESET)
+    other = next(key for key in state.all_presets() if key != at.session_state[state.PRESET])
+    healthy(picker.set_value(other).run())
+    assert not _chosen_call_shown(at)  # another conversation: its whole request, not "call 5 of …"
+    at.session_state["tab"] = "Run"
+    healthy(at.run())
+    assert at.session_state[run_panel.CALL] == at.slider(key=run_panel.CALL).max  # the new run's last call

@@ -28,8 +28,8 @@ from ..words import count
 from ..workbench.workspace import ReplaySettings
 from . import billed_panel, probe_panel, state
 
-CALL = "replay_call"  # the chosen call (position in the run's calls), for the before/after view
-SHOWN = "replay_call_shown"  # True once the person moved the call slider: Before / after shows that call
+CALL = state.REPLAY_CALL  # the chosen call (position in the run's calls), for the before/after view
+SHOWN = state.REPLAY_CALL_SHOWN  # True once the person moved the call slider: Before / after shows that call
 SWEEP = "replay_sweep"
 LIGHT_RUN = 200  # calls: runs up to this long redraw the extra replays on every change without a wait
 STRATEGY, MODE, CACHE = "replay_strategy", "replay_mode", state.REPLAY_CACHE
