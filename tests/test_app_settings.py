@@ -81,3 +81,27 @@ def test_the_run_tabs_chosen_call_is_forgotten_with_its_conversation():
     at.session_state["tab"] = "Run"
     healthy(at.run())
     assert at.session_state[run_panel.CALL] == at.slider(key=run_panel.CALL).max  # the new run's last call
+
+
+# The Rules tab's controls that replace the tables as a whole (their help says the edits go).
+REPLACING = {"Use these rules", "Suggest rules for this conversation", "Reset to the default patterns",
+             "Import pasted rules", "Add these rows", "Dismiss"}
+MINE = {"enabled": True, "tool": "mine", "argument": "content", "replacement": "[saved]", "min_tokens": 0}
+
+
+def test_no_control_of_the_rules_tab_feeds_a_tables_edits_back_as_its_input():
+    """A table's input changes only when the table is replaced: a new input is a new grid, and what
+    was typed into the old one while the page reran was lost (an *Add a row* button did this)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["tab"] = "Rules"
+    healthy(at.run())
+    at.session_state[state.CALL_EDITOR] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [MINE]}
+    healthy(at.run())
+    inputs = {key: at.session_state[key] for key in (state.CALL_BASE, state.RESULT_BASE, state.PATTERN_BASE)}
+    others = [button.key for button in at.main.button if button.label not in REPLACING and button.key]
+    for key in others:
+        healthy(at.button(key=key).click().run())
+        assert {name: at.session_state[name] for name in inputs} == inputs, key
+    healthy(at.run())
+    assert at.session_state[state.CALL_EDITOR]["added_rows"] == [MINE]  # the edit is where it was typed
+    assert {name: at.session_state[name] for name in inputs} == inputs
