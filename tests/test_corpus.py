@@ -18,7 +18,15 @@ from hypothesis import strategies as st
 from playground import cli, formats
 from playground.compaction import Settings
 from playground.corpus import find as corpus
-from playground.corpus.evaluate import RunResult, Setup, StrategyResult, aggregate, evaluate_run, evaluate_source
+from playground.corpus.evaluate import (
+    RunResult,
+    Setup,
+    StrategyResult,
+    aggregate,
+    evaluate_run,
+    evaluate_source,
+    load,
+)
 from playground.corpus.find import Failed, Skipped, Source
 from playground.corpus.sweep import Grid, Point, best, front
 from playground.meter.tokens import Meter
@@ -50,7 +58,7 @@ def test_find_walks_folders_globs_archives_and_gz(tmp_path: Path):
                               str(tmp_path / "nothing-*.json"), str(tmp_path / "gone.json")]))
     names = _names(found)
     assert names == {
-        str(runs / "deep" / "deeper" / "rollout.jsonl"): Source, str(runs / "notes.md"): Skipped,
+        str(runs / "deep" / "deeper" / "rollout.jsonl"): Source, str(runs / "notes.md"): Source,
         str(runs / "trace.json.gz"): Source, f"{tmp_path / 'logs.zip'}!inner/sweagent.traj": Source,
         f"{tmp_path / 'logs.zip'}!inner/readme.txt": Skipped, f"{tmp_path / 'logs.tar.gz'}!t/mini.traj.json": Source,
         str(tmp_path / "nothing-*.json"): Failed, str(tmp_path / "gone.json"): Failed}
@@ -63,6 +71,8 @@ def test_find_walks_folders_globs_archives_and_gz(tmp_path: Path):
         DATA / "mini-swe-agent.traj.json").read_bytes()
     # a zip member travels as a path and a member name, not as its bytes
     assert sources[f"{tmp_path / 'logs.zip'}!inner/sweagent.traj"].data is None
+    # any .md may be an Aider history, as the upload reads it: its content decides (this one is not)
+    assert isinstance(load(sources[str(runs / "notes.md")], Setup()), Skipped)
 
 
 def test_a_corrupt_file_fails_with_its_place_and_a_non_run_is_skipped(tmp_path: Path):

@@ -159,7 +159,7 @@ def _conversation(data: Any) -> tuple[Conversation, str | None]:
 
         preset = parse_preset(data, "preset")
         return preset.conversation, preset.model
-    return formats.read(data, formats.detect(data)), None
+    return formats.read(data), None
 
 
 def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: str | None = None,
@@ -183,13 +183,15 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
 def load(source: Source, setup: Setup) -> tuple[Conversation, str | None] | Failed | Skipped:
     """One run read and recognised, with the model its file names (a preset's); what is not a run
     is Skipped, what cannot be read is Failed with its located message."""
-    try:
-        if source.folder:  # a task folder: the readers take it whole
+    try:  # what the page's upload and the command line read, read the same way (``formats``)
+        files = source.folder_files(setup.max_input_mb) if source.folder else None
+        if source.folder and files is None:  # a task folder on disk
             conversation, model = formats.read_path(source.path, limit_mb=setup.max_input_mb), None
-        elif source.name.lower().endswith((".db", ".md")):  # an SQLite store, an Aider history: not JSON
-            conversation, model = formats.loads(source.read(setup.max_input_mb), limit_mb=setup.max_input_mb), None
+        elif files is not None:  # a task folder inside an archive
+            conversation, model = formats.read_files(files, limit_mb=setup.max_input_mb), None
         else:
-            conversation, model = _conversation(formats.parse_text(source.read(setup.max_input_mb)))
+            data = formats.parse_input(source.read(setup.max_input_mb), limit_mb=setup.max_input_mb)
+            conversation, model = _conversation(data)
     except InputError as exc:
         if exc.message.startswith("unrecognised format"):
             return Skipped(source.name, "not a conversation: no reader recognises it")

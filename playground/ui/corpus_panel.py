@@ -19,6 +19,7 @@ from ..corpus.evaluate import Evaluation, Setup, evaluate_batch, load, partition
 from ..corpus.find import Source
 from ..corpus.sweep import Grid, summarize, tune_batch
 from ..errors import InputError
+from ..formats.sources import RUN_SUFFIXES
 from ..policies import POLICIES
 from ..present import render
 from ..rules.ruleset import Rules
@@ -28,7 +29,7 @@ from . import run_panel, state
 
 UPLOAD, STRATEGIES, TABLE = "corpus_upload", "corpus_strategies", "corpus_table"
 RESULT, SOURCES, TUNED, MESSAGE = "corpus_result", "corpus_sources", "corpus_tuned", "corpus_message"
-UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", "json", "jsonl", "traj", "db", "md"]  # (md: Aider histories)
+UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", *(suffix.lstrip(".") for suffix in RUN_SUFFIXES)]  # as the upload reads
 DEFAULT_STRATEGIES = ["none", "rules", "clear-tool-uses"]
 
 
