@@ -399,13 +399,21 @@ def loads(text: str | bytes, format: str | None = None, *, refuse_surrogates: bo
     return conversation
 
 
+def read_files(files: dict[str, bytes], format: str | None = None, *,
+               limit_mb: int = limits.DEFAULT_MAX_INPUT_MB) -> Conversation:
+    """The conversation in a task folder's files (by their ``/``-separated path inside it), as a
+    folder on disk, a zip of one and a folder inside a corpus's archive are all read."""
+    limits.check_size(sum(len(data) for data in files.values()), limit_mb)
+    return read(_folder(files, False), format)
+
+
 def read_path(path: str | Path, format: str | None = None, *,
               limit_mb: int = limits.DEFAULT_MAX_INPUT_MB) -> Conversation:
     """The conversation at ``path``: a log file, a zip of a task folder, an SQLite database, or a task
     folder itself, never reading more than ``limit_mb`` (a larger file is refused from its size)."""
     path = Path(path)
     if path.is_dir():
-        return read(_folder(sources.read_folder(path, limit_mb), False), format)
+        return read_files(sources.read_folder(path, limit_mb), format, limit_mb=limit_mb)
     try:
         with open(path, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size if path.is_file() else None
