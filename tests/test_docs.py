@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import doctest
+import json
 import os
 import re
 import signal
@@ -174,31 +175,55 @@ def _fences(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-def _evaluate(path: Path) -> tuple[set[int], list[str]]:
-    """Evaluate every example of one document in order: the lines of the blocks that ran, and the
-    skips with their reasons."""
-    starts = [line for line, _ in _fences(path)]
-    document = Document.parse(str(path), *PARSERS)
-    ran, skipped = set(), []
-    for example in document.examples():
-        block = max((line for line in starts if line <= example.line), default=0)
+class _Outcomes:
+    """Each document's examples evaluated once, in order, in one namespace (a block may use what an
+    earlier one made), and what became of each block: None (ran), a failure, or a skip."""
+
+    def __init__(self) -> None:
+        self.done: dict[Path, dict[int, BaseException | None]] = {}
+
+    def of(self, path: Path) -> dict[int, BaseException | None]:
+        if path not in self.done:
+            self.done[path] = self._evaluate(path)
+        return self.done[path]
+
+    @staticmethod
+    def _evaluate(path: Path) -> dict[int, BaseException | None]:
+        starts = [line for line, _ in _fences(path)]
+        outcomes: dict[int, BaseException | None] = {}
+        cwd = Path.cwd()
+        os.chdir(ROOT)  # examples name the project's files by their paths from the root
         try:
-            example.evaluate()
-        except SkipTest as skip:
-            skipped.append(f"{path.relative_to(ROOT)}:{block}: {skip}")
-            continue
-        if not isinstance(example.parsed, tuple):  # a skip directive's parsed is its arguments
-            ran.add(block)
-    return ran, skipped
+            for example in Document.parse(str(path), *PARSERS).examples():
+                block = max((line for line in starts if line <= example.line), default=0)
+                try:
+                    example.evaluate()
+                except Exception as problem:  # a SkipTest too: the skip directive before the block
+                    if isinstance(example.parsed, tuple):  # the skip directive itself went wrong
+                        raise
+                    outcomes.setdefault(block, problem)
+                    continue
+                if not isinstance(example.parsed, tuple):  # a skip directive's parsed is its arguments
+                    outcomes.setdefault(block, None)
+        finally:
+            os.chdir(cwd)
+        return outcomes
 
 
-@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda path: str(path.relative_to(ROOT)))
-def test_every_code_block_of_the_page_runs_as_shown(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)  # examples name the project's files by their paths from the root
-    ran, skipped = _evaluate(path)
-    executed = {line for line, language in _fences(path) if language in EXECUTED}
-    skipped_lines = {int(skip.split(":")[1]) for skip in skipped}
-    assert executed == ran | skipped_lines, f"blocks that did not run: {sorted(executed - ran - skipped_lines)}"
+OUTCOMES = _Outcomes()
+BLOCKS = [pytest.param(path, line, id=f"{path.relative_to(ROOT)}:{line}")
+          for path in DOCUMENTS for line, language in _fences(path) if language in EXECUTED]
+
+
+@pytest.mark.parametrize(("path", "line"), BLOCKS)
+def test_the_code_block_runs_as_shown(path: Path, line: int) -> None:
+    outcomes = OUTCOMES.of(path)
+    assert line in outcomes, f"{path.name}:{line}: no parser ran this block"
+    problem = outcomes[line]
+    if isinstance(problem, SkipTest):
+        pytest.skip(str(problem))
+    if problem is not None:
+        raise problem
 
 
 def test_every_block_is_run_or_is_plainly_not_code() -> None:
@@ -230,3 +255,23 @@ def test_the_site_builds_strictly_offline(tmp_path: Path) -> None:
     pages = {page.stem for page in (ROOT / "docs").glob("*.md")} - {"index"}
     assert pages <= built, f"pages not built: {sorted(pages - built)}"
     assert "fonts.googleapis.com" not in (site / "index.html").read_text(encoding="utf-8")
+
+
+def _json_blocks(path: Path) -> Iterator[tuple[int, str]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for line, language in _fences(path):
+        if language == "json":
+            end = next(n for n in range(line, len(lines)) if lines[n].startswith("```"))
+            yield line, "\n".join(lines[line:end])
+
+
+def test_every_rules_file_shown_is_one_the_playground_reads() -> None:
+    """A ```json block is shown, not run; one that is a rules file must still load as one."""
+    import playground as pg
+
+    shown = [(path, line, text) for path in DOCUMENTS for line, text in _json_blocks(path)
+             if {"tool_calls", "tool_results"} & set(json.loads(text))]
+    assert shown, "docs/rules.md shows a rules file"
+    for path, line, text in shown:
+        rules = pg.load_rules(json.loads(text))
+        assert rules.tool_calls and rules.tool_results, f"{path.name}:{line}"
