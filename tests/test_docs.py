@@ -275,3 +275,13 @@ def test_every_rules_file_shown_is_one_the_playground_reads() -> None:
     for path, line, text in shown:
         rules = pg.load_rules(json.loads(text))
         assert rules.tool_calls and rules.tool_results, f"{path.name}:{line}"
+
+
+def test_every_link_of_the_readme_leads_somewhere() -> None:
+    """The README is outside the site, so mkdocs does not check its links: a page moved or renamed in
+    docs/ would leave the front door pointing nowhere."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = [target for target in re.findall(r"\]\(([^)\s]+)\)", readme) if not target.startswith("http")]
+    assert len(targets) > 20, "the README links into the docs"
+    missing = [target for target in targets if not (ROOT / target.split("#")[0]).exists()]
+    assert not missing, missing
