@@ -26,7 +26,7 @@ from .engine import Engine, Optimized, optimize
 from .errors import InputError
 from .formats import dumps, loads
 from .meter import Calibration, Meter, TokenCount, count
-from .policies import POLICIES, Policy, make
+from .policies import POLICIES, Policy, PolicySettings, make
 from .rules import Rules, Template, book_rules, load_rules, rules_to_json
 from .run import Replay, compare, read_prices, replay
 from .summarize import OfflineSummarizer, SummarySettings
@@ -35,14 +35,14 @@ from .workbench.presets import load_preset
 
 
 def load(path: str | Path, format: str | None = None) -> Conversation:
-    """Read a conversation from a file in any format the playground knows (detected unless
-    ``format`` names it), as the command line reads it."""
-    return loads(Path(path).read_bytes(), format)
+    """Read a conversation from a file or a task folder in any format the playground knows (detected
+    unless ``format`` names it), as the command line, the page's upload and a corpus read it."""
+    return formats.read_path(path, format)
 
 
 __all__ = [
     "POLICIES", "RULESETS", "Calibration", "Compaction", "Conversation", "DecisionCache", "Engine", "InputError",
-    "Message", "Meter", "OfflineSummarizer", "Optimized", "Policy", "Replay", "Rules", "Settings",
+    "Message", "Meter", "OfflineSummarizer", "Optimized", "Policy", "PolicySettings", "Replay", "Rules", "Settings",
     "SummarySettings", "Template", "TokenCount", "ToolCall", "ToolResult", "book_rules", "compact", "compare",
     "count", "dumps", "formats", "load", "load_preset", "load_rules", "loads", "make", "optimize", "read_prices",
     "replay", "rules_to_json", "suggest_rules",

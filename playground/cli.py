@@ -41,6 +41,9 @@ PROG = "python -m playground"
 KEEP_RECENT_HELP = ("leave the newest N tool uses the model has read (call and result, with an assistant turn after "
                     "the result) as they are; tool uses it has not read yet are left anyway, so each step keeps one "
                     "more")
+COMPACT_ERRORS_HELP = "let the rules replace error results too (default: an error result stays as it is)"
+NO_ERROR_PATTERNS_HELP = ("recognise error results only by the format's own error flag, not also by the rules' "
+                          "error_patterns")
 FILE_HELP = ("conversation JSON file or agent log (JSONL, .traj, .json, .md, .db, a task folder or a .zip of one), "
              "or - for stdin")
 DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "token-counts"
@@ -222,7 +225,7 @@ def _say(notice: str | None, preset: str | None) -> None:
 def cmd_compact(args: argparse.Namespace) -> int:
     conversation = _load_conversation(args.file, args.max_input_mb, args.format, args.to)
     rules = RULESETS[args.preset][1](conversation) if args.preset else _load_rules(args.rules, args.max_input_mb)
-    settings = Settings(threshold=args.threshold, keep_recent=args.keep_recent)
+    settings = _compaction_settings(args)
     if args.summarize_over is not None and not args.no_summarize:
         check_limit(args.summarize_over, args.threshold, where="--summarize-over")
     summary = None if args.no_summarize else SummarySettings(
@@ -306,6 +309,7 @@ def parser() -> argparse.ArgumentParser:
                    help=f"compact only at or above this many prompt tokens (default {DEFAULT_THRESHOLD})")
     p.add_argument("--keep-recent", type=_count, default=0,
                    help=KEEP_RECENT_HELP)
+    _error_arguments(p, "")
     p.add_argument("--model", help="model whose accounting to use (default: the request's own)")
     p.add_argument("--format", choices=list(formats.READERS), help=format_help)
     p.add_argument("--to", choices=list(formats.FORMATS), help=to_help)
@@ -396,32 +400,47 @@ def _summarizer_price(args: argparse.Namespace, price):
     return read_prices().get(args.summarizer_model) if args.summarizer_model else price
 
 
-def _policy_options(args: argparse.Namespace, conversation: formats.Conversation) -> dict[str, Any]:
-    """Every strategy's options from one command line (each policy takes the ones it knows)."""
-    return policy_setup(args).options(conversation)
+def _compaction_settings(args: argparse.Namespace) -> Settings:
+    """The rules' pass as the command line sets it: threshold, keep_recent and the error switches."""
+    return Settings(threshold=args.threshold, keep_recent=args.keep_recent, compact_errors=args.compact_errors,
+                    detect_errors=not args.no_error_patterns)
+
+
+def _error_arguments(p: argparse.ArgumentParser, prefix: str) -> None:
+    p.add_argument("--compact-errors", action="store_true", help=f"{prefix}{COMPACT_ERRORS_HELP}")
+    p.add_argument("--no-error-patterns", action="store_true", help=f"{prefix}{NO_ERROR_PATTERNS_HELP}")
+
+
+def _policy_options(args: argparse.Namespace, conversation: formats.Conversation,
+                    context_window: int | None = None):
+    """Every strategy's settings from one command line (each policy takes the ones it has)."""
+    from dataclasses import replace
+
+    return replace(policy_setup(args).options(conversation), context_window=context_window)
 
 
 def policy_setup(args: argparse.Namespace, strategies: tuple[str, ...] = ()):
     """The run commands' policy options as an ``evaluate.Setup``: plain values a worker can take
     (a rules file is read and checked here, once, and travels as its JSON)."""
     from .corpus.evaluate import Setup
+    from .policies import PolicySettings
 
     rules = None
     if args.rules and not args.preset:
         _load_rules(args.rules, args.max_input_mb)  # bad rules fail here, with the file's name
         rules = _load_json(args.rules, args.max_input_mb)
-    return Setup(strategies=strategies, preset=args.preset, rules=rules, label=args.rules or "book",
-                 threshold=args.threshold, keep_recent=args.keep_recent, summarize=not args.no_summarize,
-                 keep_steps=args.keep_steps, window=args.window, trigger=args.trigger, keep=args.keep,
-                 clear_at_least=args.clear_at_least,
-                 exclude_tools=tuple(name for name in (args.exclude_tools or "").split(",") if name),
-                 clear_tool_inputs=args.clear_inputs, model=args.model, cache=args.cache, mode=args.mode,
-                 max_input_mb=args.max_input_mb)
+    policy = PolicySettings(label=args.rules or "book", compaction=_compaction_settings(args),
+                            summarize=not args.no_summarize, keep_steps=args.keep_steps, window=args.window,
+                            trigger=args.trigger, keep=args.keep, clear_at_least=args.clear_at_least,
+                            exclude_tools=tuple(name for name in (args.exclude_tools or "").split(",") if name),
+                            clear_tool_inputs=args.clear_inputs)
+    return Setup(strategies=strategies, preset=args.preset, rules=rules, policy=policy, model=args.model,
+                 cache=args.cache, mode=args.mode, max_input_mb=args.max_input_mb)
 
 
-def _run_options(args: argparse.Namespace, conversation: formats.Conversation, price) -> dict[str, Any]:
+def _run_options(args: argparse.Namespace, conversation: formats.Conversation, price):
     """``_policy_options`` and the model's context window, which some agents' triggers are part of."""
-    return {**_policy_options(args, conversation), "context_window": price.context_window}
+    return _policy_options(args, conversation, price.context_window)
 
 
 def _money(value: float) -> str:
@@ -436,9 +455,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     conversation, meter, price, cache = _run_setup(args)
     options = _run_options(args, conversation, price)
-    policy = make(args.strategy, **options)
+    policy = make(args.strategy, options)
     if args.strategy == "rules":
-        _say(unmatched_message(conversation, meter.count(conversation), options["rules"]), args.preset)
+        _say(unmatched_message(conversation, meter.count(conversation), options.rules), args.preset)
     summarizer = _summarizer_price(args, price)
     run = replay(conversation, policy, meter, price, mode=args.mode, cache=cache, summarizer=summarizer,
                  baseline=args.baseline)
@@ -500,9 +519,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if set(args.strategy or ()) - set(names):
         print(f"{PROG}: note: as-it-ran left out: the log records no compaction by the agent, so the run as it ran "
               "is the none row", file=sys.stderr)
-    policies = [make(name, **options) for name in names]
+    policies = [make(name, options) for name in names]
     if any(policy.name == "rules" for policy in policies):
-        _say(unmatched_message(conversation, meter.count(conversation), options["rules"]), args.preset)
+        _say(unmatched_message(conversation, meter.count(conversation), options.rules), args.preset)
     summarizer = _summarizer_price(args, price)
     rows = compare(conversation, policies, meter, price, mode=args.mode, cache=cache, summarizer=summarizer,
                    baseline=args.baseline)
@@ -542,6 +561,7 @@ def _policy_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"rules: compact at or above this many prompt tokens; summarize and hybrid: summarize at "
                         f"or above it (default {DEFAULT_THRESHOLD})")
     p.add_argument("--keep-recent", type=_count, default=0, help=f"rules: {KEEP_RECENT_HELP}")
+    _error_arguments(p, "rules: ")
     p.add_argument("--no-summarize", action="store_true",
                    help="rules: compaction only, never summarize when still over the threshold")
     p.add_argument("--keep-steps", type=_count, default=DEFAULT_KEEP_STEPS,
@@ -666,7 +686,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from .run.prices import read_prices
 
     conversation, meter, _, _ = _run_setup(args)
-    policy = make(args.strategy, **_policy_options(args, conversation))
+    policy = make(args.strategy, _policy_options(args, conversation))
     price = read_prices().get(args.llm_model, probe.PROVIDERS[args.provider])
     key = api_key(args.base_url, args.provider)  # before the plan: a withheld key stops the run at once
     plan = probe.plan(conversation, policy, meter, price, args.provider, mode=args.mode, calls=args.calls,

@@ -413,6 +413,31 @@ def pairing_notes(items: tuple[Item, ...], where: Any = str) -> tuple[str, ...]:
     return tuple(notes)
 
 
+def repeated_id_notes(items: tuple[Item, ...], where: Any = str) -> tuple[str, ...]:
+    """Call ids that more than one call of the request carries, for a request sent to Anthropic: its
+    Messages API refuses one whose ``tool_use`` ids repeat ("tool_use ids must be unique"), even where
+    each call was answered before the next took the id (SWE-agent reuses them so). Said for Anthropic's
+    format only (and for a request exported to it): a refusal by OpenAI's APIs is not known, so none is
+    claimed there."""
+    def place(position: int) -> str:
+        origin = items[position].origin
+        return where(origin) if origin else f"item {position}"
+
+    by_id: dict[str, list[int]] = {}
+    for position, item in enumerate(items):
+        if isinstance(item, ToolCall):
+            by_id.setdefault(item.call_id, []).append(position)
+    repeated = {call_id: positions for call_id, positions in by_id.items() if len(positions) > 1}
+    if not repeated:
+        return ()
+    shown = "; ".join(f"{call_id!r} by {_counted(positions, 'call', place)}" for call_id, positions in
+                      list(repeated.items())[:3])
+    more = f"; and {len(repeated) - 3} more ids" if len(repeated) > 3 else ""
+    return (f"Anthropic refuses a request whose tool_use ids repeat: {len(repeated)} call "
+            f"id{'' if len(repeated) == 1 else 's'} {'is' if len(repeated) == 1 else 'are'} given to more than one "
+            f"call ({shown}{more}). Give each call its own id, and its result the same, before sending it to Claude.",)
+
+
 def _listed(positions: list[int], place: Any, shown: int = 5) -> str:
     named = ", ".join(place(p) for p in positions[:shown])
     return named + (f" and {len(positions) - shown} more" if len(positions) > shown else "")

@@ -20,8 +20,10 @@ from playground import formats
 from playground.conversation import Conversation, ToolCall, ToolResult, pairs, turn_starts
 from playground.errors import InputError
 from playground.export import requests as exports
+from playground.formats import aider
 from playground.formats._reader import text_of
 from playground.meter.tokens import Meter
+from playground.policies.as_it_ran import AsItRanPolicy
 from playground.present.report import count_to_json
 from playground.rules.errorpatterns import error_detail
 
@@ -96,7 +98,8 @@ def test_an_older_codex_rollout_is_read_as_responses():
     raw = formats.parse_text((DATA / "codex-rollout-old.jsonl").read_bytes())
     assert_detected_only_as(raw, "codex")
     conversation = formats.read(raw)
-    assert (conversation.format, conversation.source, conversation.model) == ("responses", "codex", None)
+    # it names no model: Codex's default on the day it started (2025-05-07: o4-mini), said in a note
+    assert (conversation.format, conversation.source, conversation.model) == ("responses", "codex", "o4-mini")
     bare = [line for line in raw[1:] if line.get("type") in ("function_call", "local_shell_call")]
     assert [call.call_id for call in calls(conversation)] == [line["call_id"] for line in bare]
     assert len(pairs(conversation.items)) == len(bare)
@@ -117,7 +120,8 @@ def test_an_older_codex_rollout_with_reasoning_does_not_say_it_has_none():
              {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"},
              {"type": "message", "id": "m", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}]
     notes = " ".join(formats.read(lines).notes)
-    assert "records no model, so choose" in notes and "no reasoning items" not in notes
+    assert "records no model." in notes and "no reasoning items" not in notes
+    assert "counted and priced as gpt-5, Codex's default model when the session started (2025-08-20" in notes
     assert "records no model and no reasoning items" in " ".join(formats.read(lines[:3] + lines[4:]).notes)
 
 
@@ -343,7 +347,12 @@ def test_an_aider_history_reads_as_text_turns_with_its_console_in_the_notes(name
     assert_detected_only_as(data, "aider")
     conversation = formats.read_path(DATA / name)
     assert (conversation.format, conversation.source) == ("chat", "aider")
-    assert [m.content for m in conversation.items if m.role == "user"] == _aider_inputs(text)
+    users = [m.content for m in conversation.items if m.role == "user"]
+    # besides the inputs, the edit errors Aider sent back itself (its reflections), each written on the
+    # console right after the URL of its edit-errors page
+    reflected = [content for content in users if f"{aider.EDIT_ERRORS}  \n> {content.splitlines()[0]}" in text]
+    assert [content for content in users if content not in reflected] == _aider_inputs(text)
+    assert any(f"{len(reflected)} edit error" in note for note in conversation.notes) or not reflected
     assert not calls(conversation) and {m.role for m in conversation.items} == {"user", "assistant"}
     assert not any(line.startswith("> Tokens:") for m in conversation.items for line in m.content.splitlines())
     notes = " ".join(conversation.notes)
@@ -372,8 +381,8 @@ def _format_tokens(count: int) -> str:
 
 
 @pytest.mark.parametrize(("name", "placed", "first"), [
-    ("aider-afi-core.aider.chat.history.md", 28, [(1, 3200), (3, 3200), (5, 3200), (8, 3200), (10, 3200)]),
-    ("aider-monochromatic.aider.chat.history.md", 16, [(9, 9700), (11, 9800), (13, 6300), (15, 6400), (17, 12_000)])])
+    ("aider-afi-core.aider.chat.history.md", 29, [(1, 3200), (3, 3200), (5, 3200), (8, 3200), (10, 3200)]),
+    ("aider-monochromatic.aider.chat.history.md", 23, [(9, 9700), (11, 9800), (13, 6300), (15, 6400), (17, 12_000)])])
 def test_each_aider_token_line_bills_the_reply_it_follows(name, placed, first):
     """Every 'Tokens: … sent' line that ends a reply opening a call is that call's bill, its value as
     Aider rounded it: in the file, the reply's text is followed by exactly that line. The others
@@ -433,6 +442,132 @@ def test_aider_quote_lines_inside_a_code_block_stay_in_the_reply():
     assert conversation.items[1].content == "In markdown:\n\n```md\n> quoted\n#### heading\n```\n\nDone."
     assert conversation.model == "gpt-4o"
 
+
+
+class _AiderHistory:
+    """A history written as Aider's ``InputOutput`` writes it (aider/io.py @ 5dc9490b): every write goes
+    through ``append_chat_history``, which quotes only the first line of a console write and ends a
+    line-broken write with two spaces."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def append(self, text: str, linebreak: bool = False, blockquote: bool = False) -> None:
+        if blockquote:
+            text = "> " + text.strip()
+        if linebreak:
+            text = text.rstrip() + "  \n"
+        self.text += text if text.endswith("\n") else text + "\n"
+
+    def started(self, when: str) -> None:
+        self.append(f"\n# aider chat started at {when}\n\n")
+
+    def user_input(self, inp: str) -> None:
+        self.append("\n#### " + "  \n#### ".join(inp.splitlines()), linebreak=True)
+
+    def ai_output(self, content: str) -> None:
+        self.append("\n" + content.strip() + "\n\n")
+
+    def tool_output(self, *messages: str) -> None:
+        if messages:
+            self.append(" ".join(messages).strip(), linebreak=True, blockquote=True)
+
+    def tool_warning(self, message: str) -> None:  # _tool_message: a multi-line message line by line
+        for line in message.splitlines() if "\n" in message else [message]:
+            self.append(line, linebreak=True, blockquote=True)
+
+
+def _cut_history() -> str:
+    """Two sessions: a reply cut by ^C inside a SEARCH block (base_coder.send: keyboard_interrupt
+    writes its warning, then the partial reply), inputs after it, a shell command Aider suggested
+    (handle_shell_commands: its lines as one console write), then a new session."""
+    history = _AiderHistory()
+    history.started("2025-09-01 10:00:00")
+    history.tool_output("Main model: claude-sonnet-4 with diff edit format")
+    history.user_input("make the greeting configurable")
+    history.tool_warning("\n\n^C again to exit")
+    history.ai_output("I'll add a parameter.\n\ngreet.py\n```python\n<<<<<<< SEARCH\ndef greet():")
+    history.user_input("keep the default greeting")
+    history.ai_output("Then the default stays `Hello`.\n\n```python\ndef greet(word='Hello'):\n    ...\n```")
+    history.tool_output("Tokens: 2.1k sent, 40 received. Cost: $0.01 message, $0.01 session.")
+    history.user_input("how do I set the owner for the deploy?")
+    history.ai_output("Export it first:\n\n```bash\nexport OWNER=acme\nmake deploy\n```")
+    history.tool_output("Tokens: 2.3k sent, 30 received. Cost: $0.01 message, $0.02 session.")
+    history.tool_output("export OWNER=acme\nmake deploy     ")  # the subject, padded to its longest line
+    history.tool_output("Run shell commands? (Y)es/(N)o/(D)on't ask again [Yes]: y")
+    history.tool_output("Running export OWNER=acme")
+    history.tool_output("Running make deploy")
+    history.user_input("thanks")
+    history.ai_output("You're welcome.")
+    history.tool_output("Tokens: 2.4k sent, 5 received. Cost: $0.01 message, $0.03 session.")
+    history.started("2025-09-02 09:00:00")
+    history.tool_output("Main model: claude-sonnet-4 with diff edit format")
+    history.user_input("add a test for greet")
+    history.ai_output("Added `test_greet`.")
+    history.tool_output("Tokens: 1.9k sent, 50 received. Cost: $0.01 message, $0.01 session.")
+    history.user_input("run it")
+    history.ai_output("It passes.")
+    history.tool_output("Tokens: 2.0k sent, 10 received. Cost: $0.01 message, $0.02 session.")
+    return history.text
+
+
+def test_an_aider_reply_cut_by_ctrl_c_inside_a_fence_ends_at_the_next_input_and_session():
+    """A reply cut by ^C leaves its code block open: on main, every line after it — three inputs and
+    the whole second session — was one reply (1 session, 2 inputs, no bill after the cut). An input
+    line or a session header always starts a new turn; Aider's two messages after a cut are sent
+    after it; the shell command's second line is the console's, not a reply's."""
+    conversation = formats.loads(_cut_history())
+    turns = [(item.role, item.content) for item in conversation.items]
+    assert [content for role, content in turns if role == "user"] == [
+        "make the greeting configurable", "^C KeyboardInterrupt", "keep the default greeting",
+        "how do I set the owner for the deploy?", "thanks", "add a test for greet", "run it"]
+    assert turns[1] == ("assistant", "I'll add a parameter.\n\ngreet.py\n```python\n<<<<<<< SEARCH\ndef greet():")
+    assert turns[3] == ("assistant", "I see that you interrupted my previous reply.")
+    assert not any("make deploy" in content for role, content in turns[8:] if role == "assistant")
+    assert len(conversation.billed) == 5  # every 'Tokens:' line, each at its reply
+    notes = " ".join(conversation.notes)
+    assert "2 sessions, 6 inputs and 6 replies" in notes and "1 reply cut by ^C" in notes
+    # the second session starts afresh: as it ran, its calls send nothing of the first
+    [restart] = conversation.compactions
+    assert (restart.trigger, restart.kept, restart.summary) == ("new session", (), False)
+    assert conversation.items[restart.position].content == "add a test for greet"
+    last = AsItRanPolicy().apply(conversation.with_items(conversation.items[:-1]), Meter("gpt-4o")).conversation
+    assert [item.content for item in last.items] == ["add a test for greet", "Added `test_greet`.", "run it"]
+
+
+def test_an_aider_clear_resets_the_context_and_restored_history_does_not():
+    """/clear and /reset empty Aider's chat (commands.py _clear_chat_history); a session started with
+    --restore-chat-history ('Restored previous conversation history.') carries the earlier ones."""
+    history = _AiderHistory()
+    history.started("2025-09-01 10:00:00")
+    for text in ("one", "/clear", "two", "/reset", "three"):
+        history.user_input(text)
+        if text == "/clear":
+            history.tool_output("All chat history cleared.")
+        elif text != "/reset":  # (Aider 0.47 wrote nothing after /clear or /reset)
+            history.ai_output(f"Reply to {text}.")
+    history.started("2025-09-02 09:00:00")
+    history.tool_output("Restored previous conversation history.")
+    history.user_input("four")
+    history.ai_output("Reply to four.")
+    conversation = formats.loads(history.text)
+    assert [(record.position, record.trigger) for record in conversation.compactions] == [(2, "/clear"), (4, "/reset")]
+
+
+def test_aider_console_writes_of_many_lines_are_the_console_and_an_edit_error_is_the_next_message():
+    """On a real history (AFI-Protocol/afi-core), an edit error Aider wrote after the edit-errors URL
+    (its first line quoted, the rest not, blank lines inside) was read as a reply, and a suggested
+    shell command's second line ('git commit -m …') as another. The error is the message Aider sent
+    back (apply_updates: reflected_message = str(err)), so the fixed reply after it is a call of its own."""
+    text = (DATA / "aider-afi-core.aider.chat.history.md").read_text()
+    conversation = formats.loads(text)
+    replies = [item.content for item in conversation.items if item.role == "assistant"]
+    assert not any(reply.startswith("git commit -m") or "SearchReplaceNoExactMatch" in reply for reply in replies)
+    [reflection] = [p for p, item in enumerate(conversation.items) if "SearchReplaceNoExactMatch" in item.content]
+    error = conversation.items[reflection]
+    assert error.role == "user" and error.content.startswith("# 1 SEARCH/REPLACE block failed to match!\n\n## ")
+    assert error.content.endswith("Just reply with fixed versions of the block above that failed to match.")
+    assert dict(conversation.billed)[reflection + 1] == 12_000  # the fixed block's own 'Tokens: 12k sent'
 
 
 # OpenHands ------------------------------------------------------------------------------------------
@@ -549,7 +684,10 @@ def test_a_cline_task_folder_reads_as_anthropic_with_results_as_tool_results(tmp
     assert all(set(m) == {"role", "content"} for m in body["messages"]), "no modelInfo or metrics"
     assert not any("reasoning_details" in b for m in body["messages"] for b in m["content"] if isinstance(b, dict))
     notes = " ".join(conversation.notes)
-    assert "1 error: error: Error reading file" in notes and "10,858 at most" in notes
+    assert "1 error: error: Error reading file" in notes and "billed for 5 calls (metrics.tokens" in notes
+    spent = [m["metrics"]["tokens"] for m in history if "metrics" in m]
+    assert [tokens for _, tokens in conversation.billed] == [t["prompt"] + t["cached"] for t in spent], \
+        "each reply's metrics.tokens, prompt + cached, at its call"
     assert formats.loads(_zip(tmp_path, CLINE), refuse_surrogates=True).items == conversation.items
     assert_count_names(conversation, "cline")
 

@@ -34,6 +34,9 @@ def test_the_run_chart_marks_the_agents_compaction_and_compare_has_its_row(name,
     assert bool(rules) == marked
     captions = " ".join(caption.value for caption in at.caption)
     assert ("where the agent compacted its own context (line 158 of its log)" in captions) == marked
+    infos = " ".join(info.value for info in at.info)
+    assert ("The agent cut its own context (1 time): the meters and *Before / after* show what it held" in infos) \
+        == marked
     # the meters are measured against what the agent really sent, the full history a second figure
     assert ("Measured against **the run as it ran**" in captions) == marked
     assert ("The full history its log holds would have been 5,141,540 prompt tokens" in captions) == marked

@@ -107,6 +107,56 @@ def test_the_real_codex_rollout_bills_its_one_call():
     assert [tokens for _, tokens in conversation.billed] == [5210]
 
 
+def _desktop_rollout(instructions: str | None, when: str = "2026-03-09T05:04:32.438Z", cwd: str = "/work") -> list:
+    """The real rollout's lines as a run that names no model (no turn_context, as a Codex Desktop run
+    the issue met), with base instructions in its session_meta as later Codex versions write them."""
+    lines = [line for line in formats.parse_text((DATA / "codex-rollout.jsonl").read_bytes())
+             if line["type"] != "turn_context"]
+    meta = {"id": "s", "timestamp": when, "cwd": cwd, "originator": "Codex Desktop", "cli_version": "0.108.0"}
+    if instructions:
+        meta["base_instructions"] = {"text": instructions}
+    return [{"timestamp": when, "type": "session_meta", "payload": meta}, *lines[1:]]
+
+
+CODEX_PROMPT = ("You are Codex, based on GPT-5. You are running as a coding agent in the Codex CLI on a user's "
+                "computer.\n\n## General\n\n- Prefer `rg` to search files.")
+
+
+@pytest.mark.parametrize(("when", "cwd", "instructions", "model"), [
+    ("2026-03-09T05:04:32Z", "/work", CODEX_PROMPT, "gpt-5.1-codex"),
+    ("2025-10-01T09:00:00Z", "/work", None, "gpt-5-codex"),
+    ("2025-10-01T09:00:00Z", "C:\\work", None, "gpt-5"),  # Windows kept gpt-5 (config.rs, cfg target_os)
+    ("2025-06-10T09:00:00Z", "/work", None, "codex-mini-latest"),
+    ("2025-06-10T09:00:00Z", "/work", CODEX_PROMPT.replace("GPT-5.", "GPT-5.5."), "gpt-5.5"),
+])
+def test_a_codex_rollout_that_names_no_model_is_counted_as_codexs_default_of_its_day(when, cwd, instructions, model):
+    """On main a rollout with no turn_context was counted and priced as gpt-4o, and the page warned a
+    Codex Desktop run was larger than gpt-4o's window; Codex's own default of the day (or the model
+    its base instructions name) is the model, and a note says so."""
+    conversation = formats.read(_desktop_rollout(instructions, when, cwd))
+    assert conversation.model == model
+    assert any("names no model" in note and model in note for note in conversation.notes)
+
+
+def test_a_codex_rollout_with_no_model_and_no_date_says_it_is_counted_as_the_formats_default():
+    lines = _desktop_rollout(None)
+    lines[0] = {"type": "session_meta", "payload": {"id": "s"}}
+    conversation = formats.read(lines)
+    assert conversation.model is None
+    assert any("no date or instructions to find Codex's default" in note for note in conversation.notes)
+
+
+def test_the_fit_caption_says_a_rollout_holds_its_system_prompt_when_it_does():
+    """On main the Run caption said 'the log holds no system prompt' on a rollout whose base
+    instructions are the request's instructions (counted, 4,380 tokens on the issue's run)."""
+    conversation = formats.read(_desktop_rollout(CODEX_PROMPT))
+    assert conversation.instructions
+    text = log_fit(conversation, PRICES.get(conversation.model)).describe()
+    assert "the log holds the system prompt but no tool definitions" in text and "holds no system" not in text
+    bare = log_fit(formats.read(_desktop_rollout(None)), PRICES.get("gpt-5")).describe()
+    assert "the log holds no system prompt or tool definitions" in bare
+
+
 @given(st.integers(0, 60_000), st.floats(0.8, 1.25), st.lists(st.integers(60, 4_000), min_size=2, max_size=40),
        st.integers(0, 39))
 def test_the_fit_recovers_an_offset_and_a_factor_and_stops_where_the_agent_cut(offset, factor, growth, cut):
@@ -247,12 +297,12 @@ def test_an_aider_history_bills_its_calls_in_replay_json_and_the_run_view():
     conversation = formats.read_path(path)
     data = json.loads(cli("replay", str(path), "--json").stdout)
     bills = [call["billed_input_tokens"] for call in data["calls"] if "billed_input_tokens" in call]
-    assert bills == [tokens for _, tokens in conversation.billed] and len(bills) == 28
-    assert data["log_calibration"]["billed_digits"] == 2 and data["log_calibration"]["calls"] == 28
+    assert bills == [tokens for _, tokens in conversation.billed] and len(bills) == 29
+    assert data["log_calibration"]["billed_digits"] == 2 and data["log_calibration"]["calls"] == 29
     at = upload(start("Run"), ".aider.chat.history.md", path.read_bytes())
     chart = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     billed = [row["tokens"] for layer in chart["layer"] for row in layer.get("data", {}).get("values", [])
               if row.get("side") == "billed (log)"]
     assert billed == bills
-    assert any("The log records the input tokens billed for 28 calls" in c.value
+    assert any("The log records the input tokens billed for 29 calls" in c.value
                and "rounds its bills to 2 significant digits" in c.value for c in at.caption)

@@ -16,12 +16,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground import cli, formats
+from playground.compaction import Settings
 from playground.corpus import find as corpus
-from playground.corpus.evaluate import RunResult, Setup, StrategyResult, aggregate, evaluate_run, evaluate_source
+from playground.corpus.evaluate import (
+    RunResult,
+    Setup,
+    StrategyResult,
+    aggregate,
+    evaluate_run,
+    evaluate_source,
+    load,
+)
 from playground.corpus.find import Failed, Skipped, Source
 from playground.corpus.sweep import Grid, Point, best, front
 from playground.meter.tokens import Meter
-from playground.policies import OURS, POLICIES
+from playground.policies import OURS, POLICIES, PolicySettings
 from playground.run.compare import Row
 
 from .conftest import ROOT, SHARED, TRACES, shared
@@ -49,7 +58,7 @@ def test_find_walks_folders_globs_archives_and_gz(tmp_path: Path):
                               str(tmp_path / "nothing-*.json"), str(tmp_path / "gone.json")]))
     names = _names(found)
     assert names == {
-        str(runs / "deep" / "deeper" / "rollout.jsonl"): Source, str(runs / "notes.md"): Skipped,
+        str(runs / "deep" / "deeper" / "rollout.jsonl"): Source, str(runs / "notes.md"): Source,
         str(runs / "trace.json.gz"): Source, f"{tmp_path / 'logs.zip'}!inner/sweagent.traj": Source,
         f"{tmp_path / 'logs.zip'}!inner/readme.txt": Skipped, f"{tmp_path / 'logs.tar.gz'}!t/mini.traj.json": Source,
         str(tmp_path / "nothing-*.json"): Failed, str(tmp_path / "gone.json"): Failed}
@@ -62,6 +71,8 @@ def test_find_walks_folders_globs_archives_and_gz(tmp_path: Path):
         DATA / "mini-swe-agent.traj.json").read_bytes()
     # a zip member travels as a path and a member name, not as its bytes
     assert sources[f"{tmp_path / 'logs.zip'}!inner/sweagent.traj"].data is None
+    # any .md may be an Aider history, as the upload reads it: its content decides (this one is not)
+    assert isinstance(load(sources[str(runs / "notes.md")], Setup()), Skipped)
 
 
 def test_a_corrupt_file_fails_with_its_place_and_a_non_run_is_skipped(tmp_path: Path):
@@ -164,8 +175,8 @@ def test_a_corpus_is_evaluated_under_the_playgrounds_strategies_unless_told_all(
 def test_error_results_and_pairs_on_a_real_trace():
     path = shared(TRACES / "miniswe_pr_astropy-12907.openai.json")
     outcome = evaluate_source(Source(str(path), path=str(path)),
-                              Setup(strategies=("none", "rules", "masking"), threshold=0, summarize=False,
-                                    keep_recent=3, preset="suggested"))
+                              Setup(strategies=("none", "rules", "masking"), preset="suggested",
+                                    policy=PolicySettings(compaction=Settings(0, keep_recent=3), summarize=False)))
     by = {s.row.strategy: s for s in outcome.strategies}
     assert by["none"].error_results == by["none"].errors_kept == 17  # the README's 17 failed commands
     assert by["rules"].errors_kept == 17  # the error guard keeps every one

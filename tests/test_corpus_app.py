@@ -10,8 +10,10 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from playground.compaction import Settings
 from playground.corpus import find as corpus
 from playground.corpus.evaluate import Setup, evaluate_source
+from playground.policies import PolicySettings
 from playground.ui import corpus_panel, state
 
 from .conftest import ROOT, TRACES, shared
@@ -68,8 +70,8 @@ def test_upload_a_zip_evaluate_and_read_the_table():
 def evaluation_setup(at: AppTest) -> Setup:
     """The setup the page used: the preset's rules and threshold, and the default strategies."""
     preset = state.all_presets()[at.session_state[state.PRESET]]
-    return Setup(strategies=tuple(corpus_panel.DEFAULT_STRATEGIES), rules=preset.rules, threshold=preset.threshold,
-                 keep_recent=preset.keep_recent)
+    return Setup(strategies=tuple(corpus_panel.DEFAULT_STRATEGIES), rules=preset.rules,
+                 policy=PolicySettings(compaction=Settings(preset.threshold, preset.keep_recent)))
 
 
 def test_the_corpus_upload_limit_is_stated_and_enforced(monkeypatch):

@@ -199,3 +199,61 @@ def test_built_items_get_grouped_into_valid_wire_messages():
     anthropic = formats.write(built, "anthropic")["messages"]
     assert [m["role"] for m in anthropic] == ["user", "assistant", "user"]
     assert [b["type"] for b in anthropic[1]["content"]] == ["text", "tool_use", "tool_use"]
+
+
+# Call ids that repeat: Anthropic refuses them -----------------------------------------------------------------
+
+REFUSED = "Anthropic refuses a request whose tool_use ids repeat"
+
+
+def _reused_id_request() -> dict:
+    """An Anthropic request whose two calls share one id, each answered before the next (as SWE-agent
+    reuses its ids): pairing is no guess here, but the Messages API refuses the request."""
+    def call(command: str) -> list[dict]:
+        return [{"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "bash",
+                                                   "input": {"command": command}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]}]
+
+    return {"model": "claude-sonnet-4-5", "max_tokens": 1024,
+            "messages": [{"role": "user", "content": "check the tree"}, *call("ls"), *call("pwd")]}
+
+
+def test_an_anthropic_request_whose_calls_share_an_id_gets_a_note_in_the_cli_and_on_the_page(tmp_path):
+    from .test_app_agent_uploads import upload
+    from .test_cli import cli
+    from .test_replay_app import start
+
+    conversation = formats.read(_reused_id_request())
+    [note] = [note for note in formats.notes(conversation) if REFUSED in note]
+    assert "'toolu_1' by 2 calls (messages[1].content[0], messages[3].content[0])" in note
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(_reused_id_request()))
+    done = cli("count", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    assert any(REFUSED in note for note in json.loads(done.stdout)["notes"])
+    at = upload(start("Run"), "request.json", path.read_bytes())
+    assert any(REFUSED in info.value.replace("\\", "") for info in at.info)  # (markdown escapes shown literally)
+
+
+def test_repeated_call_ids_are_said_only_where_the_request_goes_to_anthropic():
+    """The same calls in a Chat request are no refusal there (OpenAI pairs each result with its call's
+    message): no note, until the request is exported to Anthropic's format."""
+    from playground.export.requests import request_body
+
+    chat = formats.read(formats.write(formats.convert(formats.read(_reused_id_request()), "chat")))
+    assert not any(REFUSED in note for note in formats.notes(chat))
+    _, notes = request_body(chat, "anthropic")
+    assert any(REFUSED in note and "messages[1].tool_calls[0]" in note for note in notes)
+
+
+def test_a_real_swe_agent_trace_that_reuses_call_ids_says_anthropic_would_refuse_it():
+    """SWE-agent gives a new call the id of an answered one: its real marshmallow trace has one id on
+    4 calls, another on 2; sent to Anthropic as it is, the request is refused."""
+    from playground.export.requests import request_body
+
+    conversation = formats.read_path(shared(TRACES / "sweagent_marshmallow-1867_function_calling.openai.json"))
+    _, notes = request_body(conversation, "anthropic")
+    [note] = [note for note in notes if REFUSED in note]
+    assert "2 call ids are given to more than one call" in note and "by 4 calls" in note
+    assert not any(REFUSED in note for note in formats.notes(conversation))
+    assert any(REFUSED in note for note in formats.notes(formats.convert(conversation, "anthropic")))

@@ -129,3 +129,18 @@ def test_a_log_without_bills_or_without_a_fall_is_left_as_it_is():
     assert infer(conversation, PRICE) is conversation
     bare = Conversation(conversation.items, format="chat", model=MODEL)
     assert infer(bare, PRICE) is bare
+
+
+def test_the_context_held_at_the_end_is_what_the_agent_sent_last_and_then_its_reply():
+    """The page's meters measure ``held``: the run as it ran's last request, then the log's last turn."""
+    from playground.policies import AsItRanPolicy
+    from playground.policies.as_it_ran import held
+    from playground.run.replay import applied
+
+    conversation, _ = _agent_run()
+    found = infer(conversation, PRICE)
+    *_, (start, last) = applied(found, AsItRanPolicy(), Meter(MODEL))
+    context = held(found).items
+    assert context[:len(last.conversation.items)] == last.conversation.items
+    assert context[len(last.conversation.items):] == found.items[start:]
+    assert len(context) < len(found.items) and held(conversation) is conversation

@@ -79,12 +79,24 @@ def test_lesson_one_by_hand_then_next():
     at = healthy(at.number_input(key="threshold").set_value(7_000).run())
     assert done(at)
     at = healthy(at.number_input(key="threshold").set_value(9_000).run())
-    assert not done(at)  # back above the request: the check follows the page, it is not a one-off
-    at = healthy(at.number_input(key="threshold").set_value(5_000).run())
+    # back above the request, as the lesson's last line asks: a passed check stays passed
+    assert done(at) and not at.button(key="lesson_next").disabled
+    assert [s for s in at.success if "it stays done" in s.value]
     at = healthy(at.button(key="lesson_next").click().run())
     assert at.session_state["lesson_pick"] == second.key and at.session_state["preset"] == second.preset
     assert not done(at)
     assert [p for p in at.get("progress") if "1 of" in p.proto.text]
+
+
+def test_lesson_four_stays_done_when_the_box_is_unticked_again():
+    lesson = next(lesson for lesson in LESSONS if lesson.key.startswith("04-"))
+    at = start(lesson)
+    assert not done(at)
+    at = healthy(at.sidebar.checkbox(key="compact_errors").check().run())
+    assert done(at) and not at.button(key="lesson_next").disabled
+    at = healthy(at.sidebar.checkbox(key="compact_errors").uncheck().run())  # "Then untick it: errors stay."
+    assert done(at) and not at.button(key="lesson_next").disabled
+    assert lesson.key in at.session_state["lessons_done"]
 
 
 def test_the_prompt_cache_lesson_sends_the_learner_to_the_run_view_which_is_there():

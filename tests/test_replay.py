@@ -3,6 +3,7 @@ generated conversations, the real mini-SWE-agent trace, and the CLI's JSON shape
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from types import SimpleNamespace
@@ -443,7 +444,10 @@ def test_summarizing_carried_from_the_last_call_sends_what_summarizing_each_requ
     (``summarize.history.Carry``); every call must come out exactly as summarizing each request whole."""
     conversation = formats.read(body)
     options = {"limit": limit, "keep_steps": keep, "window": window}
-    runs = [replay(conversation, make(name, **options, **whole), Meter(model), PRICES.get(model), mode=mode)
+    # (carry and summarizer are the policy's own fields, not options a person sets: built directly)
+    factory = POLICIES[name]
+    options = {key: value for key, value in options.items() if key in {f.name for f in dataclasses.fields(factory)}}
+    runs = [replay(conversation, factory(**options, **whole), Meter(model), PRICES.get(model), mode=mode)
             for whole in ({}, {"carry": None, "summarizer": _WholeSpan()})]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
     assert (runs[0].tokens_lost, runs[0].tokens_retrievable) == (runs[1].tokens_lost, runs[1].tokens_retrievable)

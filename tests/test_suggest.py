@@ -5,21 +5,29 @@ the issue asks for on the real traces."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from playground import formats
 from playground.compaction import Settings, apply_rules, compact
 from playground.conversation import Conversation, Message, ToolCall, ToolResult, content_text, link, pairs
 from playground.errors import InputError
 from playground.meter.tokens import Meter
+from playground.policies import RulesPolicy
 from playground.present.report import report_to_json
 from playground.rules.errorpatterns import error_detail
 from playground.rules.ruleset import Rules, load_rules, rules_to_json
+from playground.run.prices import read_prices
+from playground.run.replay import replay
+from playground.tune.checked import checked_rules
 from playground.tune.rulesets import RULESETS
 from playground.tune.suggest import LARGE_ARGUMENT, add_rows, min_tokens, no_match_message, preview, suggest_rules
 
 from .conftest import ROOT, SHARED, TRACES, shared
+from .strategies import LONG_RUNS, REQUESTS
 
 TRACE_FILES = ["sweagent_marshmallow-1867_function_calling.openai.json",
                "invariant_explorer_webarena_trace2.openai.json",
@@ -316,3 +324,51 @@ def test_cli_prints_loadable_rules_and_explains_each_row_on_stderr(tmp_path, cap
     with pytest.raises(SystemExit) as exit_:
         cli.main(["compact", str(path), "--preset", "book", "--rules", str(path)])
     assert exit_.value.code == 2 and "not allowed with" in capsys.readouterr().err
+
+
+# A suggestion never makes a run larger -------------------------------------------------------------------------
+
+@settings(max_examples=150)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]),
+       st.integers(0, 4))
+def test_suggested_rules_never_make_any_conversation_larger(data, model, keep_recent):
+    """Whatever the conversation, the meter and keep_recent: the suggested (and checked) rows leave
+    the request no larger, counted whole with the meter they were suggested with, and the run
+    replayed with them no larger than without."""
+    conversation = formats.read(data)
+    meter = Meter(model)
+    suggestion = checked_rules(conversation, meter)
+    compacted, _, _ = apply_rules(conversation, suggestion.rules(), Settings(threshold=0, keep_recent=keep_recent),
+                                  meter)
+    assert meter.count(compacted).total <= meter.count(conversation).total
+    if suggestion.rows:
+        price = read_prices().get(model, conversation.format)
+        run = replay(conversation, RulesPolicy(rules=suggestion.rules(), threshold=0, keep_recent=keep_recent,
+                                               summarize=False), meter, price)
+        assert run.totals.tokens_with <= run.totals.tokens_without
+
+
+def test_a_row_whose_references_are_not_smaller_on_the_run_is_not_offered(monkeypatch):
+    """A row is weighed on the whole request, not only item by item: where its edits leave the run
+    no smaller (here the meter is made to count the edited request one token larger, as a request's
+    framing can), it is not offered, and the notes say why."""
+    conversation = formats.read({"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "read it"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "read_file", "arguments": json.dumps({"path": "a.py"})}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "line of the file\n" * 200},
+        {"role": "assistant", "content": "Done."}]})
+    meter = Meter("gpt-4o")
+    assert suggest_rules(conversation, meter).rows
+    whole = meter.count
+
+    def framed(request, *args, **kwargs):  # an edited request (a reference in it) costs what it saved and one more
+        counted = whole(request, *args, **kwargs)
+        edited = any(isinstance(i, ToolResult) and "Re-read" in content_text(i.content) for i in request.items)
+        return replace(counted, total=whole(conversation).total + 1) if edited else counted
+
+    monkeypatch.setattr(meter, "count", framed)
+    suggestion = suggest_rules(conversation, meter)
+    assert not suggestion.rows
+    assert any("references are not smaller than what they replace here" in note and "never makes the run larger"
+               in note for note in suggestion.notes)

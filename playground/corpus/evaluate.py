@@ -14,16 +14,15 @@ import csv
 import io
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import formats, limits
-from ..compaction import DEFAULT_THRESHOLD
 from ..conversation import Conversation, Item, ToolCall, ToolResult, pairs
 from ..engine import Engine
 from ..errors import InputError
 from ..meter.tokens import Meter
-from ..policies import LOGGED, OURS, POLICIES, make, offered
+from ..policies import LOGGED, OURS, POLICIES, PolicySettings, make, offered
 from ..rules.errorpatterns import error_detail
 from ..run.compare import Row, baseline_row, row_of, rows_to_json
 from ..run.hidden import SpanIndex, calls_with
@@ -31,7 +30,6 @@ from ..run.inferred import infer
 from ..run.prices import counted_as, read_prices
 from ..run.promptcache import check_cache
 from ..run.replay import FULL, Replay, baseline_of, call_starts, replay
-from ..summarize.history import DEFAULT_KEEP_STEPS
 from .find import Failed, Skipped, Source
 
 PERCENTILES = (10, 50, 90)
@@ -55,32 +53,21 @@ def named_strategies(names: Iterable[str] | None) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Setup:
-    """Everything a worker needs to evaluate a run, as plain values: the strategies and every
-    policy's options as ``compare`` takes them (the rules as their JSON, or a preset's name —
-    ``suggested`` is built per run, for that run's tools)."""
+    """Everything a worker needs to evaluate a run, as plain values: the strategies, every
+    policy's settings (``policy``, the one value the page and the command line build), and the
+    rules as a preset's name or their JSON — ``suggested`` is built per run, for that run's tools."""
 
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     preset: str | None = None
     rules: Any = None  # rules JSON (a --rules file) or Rules (the page's, never pickled); None: the book's
-    label: str = "book"
-    threshold: int = DEFAULT_THRESHOLD
-    limit: int | None = None  # summarize at or above this; None: at the threshold, as the command line does
-    keep_recent: int = 0
-    summarize: bool = True
-    keep_steps: int = DEFAULT_KEEP_STEPS
-    window: int = 10
-    trigger: int = 100_000
-    keep: int = 3
-    clear_at_least: int = 0
-    exclude_tools: tuple[str, ...] = ()
-    clear_tool_inputs: bool = False
+    policy: PolicySettings = field(default_factory=PolicySettings)  # its rules: None (they are ``rules``)
     model: str | None = None
     cache: str | None = None
     mode: str = "stored"
     max_input_mb: int = limits.DEFAULT_MAX_INPUT_MB
 
-    def options(self, conversation: Conversation) -> dict[str, Any]:
-        """Every strategy's options for this run (each policy takes the ones it knows)."""
+    def options(self, conversation: Conversation) -> PolicySettings:
+        """Every strategy's settings for this run, its rules made (each policy takes what it has)."""
         from ..rules.ruleset import Rules, book_rules, load_rules
         from ..tune.rulesets import RULESETS
 
@@ -90,14 +77,10 @@ class Setup:
                                  where="--preset", value=self.preset)
             rules = RULESETS[self.preset][1](conversation)
         elif self.rules is None or isinstance(self.rules, Rules):
-            rules = self.rules or book_rules()
+            rules = self.rules or self.policy.rules or book_rules()
         else:
             rules = load_rules(self.rules)
-        return {"rules": rules, "label": self.preset or self.label, "threshold": self.threshold,
-                "limit": self.threshold if self.limit is None else self.limit, "keep_recent": self.keep_recent,
-                "summarize": self.summarize, "keep_steps": self.keep_steps, "window": self.window,
-                "trigger": self.trigger, "keep": self.keep, "clear_at_least": self.clear_at_least,
-                "exclude_tools": self.exclude_tools, "clear_tool_inputs": self.clear_tool_inputs}
+        return replace(self.policy, rules=rules, label=self.preset or self.policy.label)
 
 
 @dataclass(frozen=True)
@@ -178,7 +161,7 @@ def _conversation(data: Any) -> tuple[Conversation, str | None]:
 
         preset = parse_preset(data, "preset")
         return preset.conversation, preset.model
-    return formats.read(data, formats.detect(data)), None
+    return formats.read(data), None
 
 
 def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: str | None = None,
@@ -193,7 +176,7 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
     options = setup.options(conversation)
     # what the agent wrote and what the run holds are the same under every strategy: read them once
     spans, baseline = SpanIndex.of(conversation), Baseline.of(conversation)
-    results = tuple(strategy_result(replay(conversation, make(name, **options), meter, price, mode=setup.mode,
+    results = tuple(strategy_result(replay(conversation, make(name, options), meter, price, mode=setup.mode,
                                            cache=cache, spans=spans), baseline, baseline_row(conversation))
                     for name in offered(setup.strategies, conversation))
     return RunResult(source, conversation.source or conversation.format, price.model,
@@ -203,13 +186,15 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
 def load(source: Source, setup: Setup) -> tuple[Conversation, str | None] | Failed | Skipped:
     """One run read and recognised, with the model its file names (a preset's); what is not a run
     is Skipped, what cannot be read is Failed with its located message."""
-    try:
-        if source.folder:  # a task folder: the readers take it whole
+    try:  # what the page's upload and the command line read, read the same way (``formats``)
+        files = source.folder_files(setup.max_input_mb) if source.folder else None
+        if source.folder and files is None:  # a task folder on disk
             conversation, model = formats.read_path(source.path, limit_mb=setup.max_input_mb), None
-        elif source.name.lower().endswith((".db", ".md")):  # an SQLite store, an Aider history: not JSON
-            conversation, model = formats.loads(source.read(setup.max_input_mb), limit_mb=setup.max_input_mb), None
+        elif files is not None:  # a task folder inside an archive
+            conversation, model = formats.read_files(files, limit_mb=setup.max_input_mb), None
         else:
-            conversation, model = _conversation(formats.parse_text(source.read(setup.max_input_mb)))
+            data = formats.parse_input(source.read(setup.max_input_mb), limit_mb=setup.max_input_mb)
+            conversation, model = _conversation(data)
     except InputError as exc:
         if exc.message.startswith("unrecognised format"):
             return Skipped(source.name, "not a conversation: no reader recognises it")

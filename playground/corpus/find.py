@@ -23,10 +23,8 @@ from pathlib import Path
 
 from .. import limits
 from ..errors import InputError
-from ..formats.sources import is_task_folder
+from ..formats.sources import RUN_SUFFIXES, is_task_folder, task_roots
 
-# What an agent log or an API request is saved as: the readers know these (``.traj.json`` ends in ``.json``).
-RUN_SUFFIXES = (".json", ".jsonl", ".traj", ".db", ".aider.chat.history.md")  # (SQLite: Goose, opencode)
 ARCHIVE = "!"  # "archive.zip!inner/path": a run inside an archive
 
 
@@ -40,7 +38,27 @@ class Source:
     path: str | None = None
     member: str | None = None
     data: bytes | None = None
-    folder: bool = False  # a task folder on disk, read as one conversation (``formats.read_path``)
+    # a task folder, read as one conversation: on disk at ``path`` (``formats.read_path``), or in an
+    # archive — ``files``, its members' bytes by their path inside it, or (a zip on disk) every
+    # member under the folder ``member`` names
+    folder: bool = False
+    files: tuple[tuple[str, bytes], ...] | None = None
+
+    def folder_files(self, limit_mb: int) -> dict[str, bytes] | None:
+        """The files of a task folder inside an archive, by their path inside the folder (None: a
+        folder on disk, which ``formats.read_path`` reads)."""
+        if self.files is not None:
+            return dict(self.files)
+        if self.member is None:
+            return None
+        try:
+            with zipfile.ZipFile(self.path) as archive:
+                inside = [info for info in archive.infolist() if not info.is_dir() and _under(info.filename,
+                                                                                              self.member)]
+                limits.check_size(sum(info.file_size for info in inside), limit_mb)
+                return {_inside(info.filename, self.member): archive.read(info) for info in inside}
+        except (OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise InputError(f"cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
 
     def read(self, limit_mb: int) -> bytes:
         """The run's bytes (a ``.gz`` decompressed), never more than ``limit_mb`` MB of them."""
@@ -75,6 +93,14 @@ class Failed:
 
 
 Found = Source | Skipped | Failed
+
+
+def _under(name: str, root: str) -> bool:
+    return not root or name.startswith(f"{root}/")
+
+
+def _inside(name: str, root: str) -> str:
+    return name[len(root) + 1:] if root else name
 
 
 def _inner_name(name: str) -> str:
@@ -154,10 +180,35 @@ def members(path: str, limit_mb: int, data: bytes | None = None, name: str | Non
         yield Failed(name, f"cannot open the archive ({getattr(exc, 'strerror', None) or exc})")
 
 
+def _grouped(names: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The task folders among an archive's members (``formats.sources.task_roots``, the rule a
+    folder on disk is read by) and, for each member inside one, its folder."""
+    roots = task_roots(names)
+    return roots, {member: root for member in names for root in roots if _under(member, root)}
+
+
+def _folder_name(name: str, root: str) -> str:
+    return f"{name}{ARCHIVE}{root}/" if root else name
+
+
 def _zip_members(path: str, name: str, limit_mb: int, data: bytes | None) -> Iterator[Found]:
     with zipfile.ZipFile(io.BytesIO(data) if data is not None else path) as archive:
-        for info in archive.infolist():
-            if info.is_dir():
+        infos = [info for info in archive.infolist() if not info.is_dir()]
+        roots, folder_of = _grouped([info.filename for info in infos])
+        for root in roots:  # each task folder is one run, as a folder on disk or a zip of one is
+            if data is None:
+                yield Source(_folder_name(name, root), path=path, member=root, folder=True)
+                continue
+            inside = [info for info in infos if folder_of.get(info.filename) == root]
+            try:
+                limits.check_size(sum(info.file_size for info in inside), limit_mb)
+            except InputError as exc:
+                yield Failed(_folder_name(name, root), str(exc))
+                continue
+            yield Source(_folder_name(name, root), folder=True, files=tuple(
+                (_inside(info.filename, root), archive.read(info)) for info in inside))
+        for info in infos:
+            if info.filename in folder_of:
                 continue
             inner = f"{name}{ARCHIVE}{info.filename}"
             reason = run_name(info.filename)
@@ -174,22 +225,41 @@ def _zip_members(path: str, name: str, limit_mb: int, data: bytes | None) -> Ite
 
 
 def _tar_members(path: str, name: str, limit_mb: int, data: bytes | None) -> Iterator[Found]:
-    with tarfile.open(fileobj=io.BytesIO(data)) if data is not None else tarfile.open(path) as archive:
+    def opened() -> tarfile.TarFile:
+        return tarfile.open(fileobj=io.BytesIO(data)) if data is not None else tarfile.open(path)
+
+    with opened() as archive:  # a first pass over the names alone finds the task folders
+        roots, folder_of = _grouped([info.name for info in archive if info.isfile()])
+    folders: dict[str, list[tuple[str, bytes]]] = {root: [] for root in roots}
+    sizes = dict.fromkeys(roots, 0)
+    with opened() as archive:
         for info in archive:  # streamed: one member's bytes at a time
             if not info.isfile():
                 continue
             inner = f"{name}{ARCHIVE}{info.name}"
-            reason = run_name(info.name)
+            root = folder_of.get(info.name)
+            if root is not None and root not in folders:  # its folder is over the limit, already said
+                continue
+            reason = None if root is not None else run_name(info.name)
             if reason:
                 yield Skipped(inner, reason)
                 continue
             try:
-                limits.check_size(info.size, limit_mb)
+                limits.check_size(info.size + (sizes[root] if root is not None else 0), limit_mb)
             except InputError as exc:
-                yield Failed(inner, str(exc))
+                yield Failed(inner if root is None else _folder_name(name, root), str(exc))
+                if root is not None:
+                    folders.pop(root, None)
                 continue
             stream = archive.extractfile(info)
-            yield Source(inner, data=stream.read() if stream else b"")
+            body = stream.read() if stream else b""
+            if root is None:
+                yield Source(inner, data=body)
+            elif root in folders:
+                sizes[root] += info.size
+                folders[root].append((_inside(info.name, root), body))
+    for root, files in folders.items():
+        yield Source(_folder_name(name, root), folder=True, files=tuple(files))
 
 
 def uploaded(name: str, data: bytes, limit_mb: int) -> Iterator[Found]:

@@ -12,7 +12,6 @@ hides less that the agent then used.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from typing import Any
 
 from ..engine import Engine
 from ..errors import InputError
-from ..policies import POLICIES, make
+from ..policies import PolicySettings, make, takes
 from ..run.hidden import SpanIndex
 from ..run.prices import counted_as, read_prices
 from ..run.promptcache import check_cache
@@ -71,7 +70,7 @@ class Grid:
         return cls(tuple(axes.items()))
 
     def points(self, strategy: str) -> tuple[dict[str, int], ...]:
-        fields = {f.name for f in dataclasses.fields(POLICIES[strategy])}  # type: ignore[arg-type]
+        fields = takes(strategy)
         taken = [(name, values) for name, values in self.axes
                  if name in fields or (name == "threshold" and "limit" in fields)]
         found = tuple(dict(zip([name for name, _ in taken], combo, strict=True))
@@ -81,8 +80,9 @@ class Grid:
         return found
 
 
-def _options(base: dict[str, Any], point: dict[str, int]) -> dict[str, Any]:
-    return base | point | ({"limit": point["threshold"]} if "threshold" in point else {})
+def _options(base: PolicySettings, point: dict[str, int]) -> PolicySettings:
+    """The settings at one grid point: a threshold there moves the summarization limit with it."""
+    return base.with_options(**point, **({"limit": point["threshold"]} if "threshold" in point else {}))
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def tune_source(source: Source, setup: Setup, grid: Grid) -> RunCosts | Failed |
         for strategy in setup.strategies:
             found = []
             for point in grid.points(strategy):
-                run = replay(conversation, make(strategy, **_options(base, point)), meter, price, mode=setup.mode,
+                run = replay(conversation, make(strategy, _options(base, point)), meter, price, mode=setup.mode,
                              cache=cache, spans=spans)
                 found.append((run.totals.cost_with, hidden_used_calls(run)))
             costs.append((strategy, tuple(found)))

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import formats
 from ..compaction import Settings
-from ..conversation import EMPTY, Conversation, Item, Message, ToolCall, content_text
+from ..conversation import EMPTY, Conversation, Item, Message, ToolCall, content_text, repeated_id_notes
 from ..engine import Optimized
 from ..errors import InputError
 from ..present.report import optimized_to_json
@@ -70,6 +70,8 @@ def request_body(conv: Conversation, format: str | None = None) -> tuple[dict[st
                         "Goose's, OpenHands' and opencode's) is counted as Chat and sent as Chat")
     if name == "responses":
         converted = converted.with_items(_sendable_responses_items(converted.items, notes))
+    if name == "anthropic" and conv.format != "anthropic":  # (read as Anthropic's, its notes already say it)
+        notes.extend(repeated_id_notes(conv.items, formats.FORMATS.get(conv.format, formats.native).where))
     body = formats.write(replace(converted, bare=False))
     model = _request_model(conv.model, name, notes)
     body = {"model": model, **{key: value for key, value in body.items() if key != "model"}}

@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import limits
-from ..conversation import Conversation, Item, ToolCall, pairing_notes
+from ..conversation import Conversation, Item, ToolCall, pairing_notes, repeated_id_notes
 from ..errors import InputError
 from ..limits import MAX_DIGITS
 from ..words import count
@@ -288,6 +288,10 @@ def detect(data: Any) -> str:
     scores = {name: reader.looks_like(data) for name, reader in READERS.items()}
     best = max(scores, key=lambda name: scores[name])
     if scores[best] == 0:
+        for reader in READERS.values():
+            said = reader.part(data) if reader.part is not None else None
+            if said:
+                raise InputError(said)
         if isinstance(data, Folder):
             _refuse_many_logs(data)
         what = "folder" if isinstance(data, Folder) else "database" if isinstance(data, Database) else "format"
@@ -392,13 +396,21 @@ def loads(text: str | bytes, format: str | None = None, *, refuse_surrogates: bo
     return conversation
 
 
+def read_files(files: dict[str, bytes], format: str | None = None, *,
+               limit_mb: int = limits.DEFAULT_MAX_INPUT_MB) -> Conversation:
+    """The conversation in a task folder's files (by their ``/``-separated path inside it), as a
+    folder on disk, a zip of one and a folder inside a corpus's archive are all read."""
+    limits.check_size(sum(len(data) for data in files.values()), limit_mb)
+    return read(_folder(files, False), format)
+
+
 def read_path(path: str | Path, format: str | None = None, *,
               limit_mb: int = limits.DEFAULT_MAX_INPUT_MB) -> Conversation:
     """The conversation at ``path``: a log file, a zip of a task folder, an SQLite database, or a task
     folder itself, never reading more than ``limit_mb`` (a larger file is refused from its size)."""
     path = Path(path)
     if path.is_dir():
-        return read(_folder(sources.read_folder(path, limit_mb), False), format)
+        return read_files(sources.read_folder(path, limit_mb), format, limit_mb=limit_mb)
     try:
         with open(path, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size if path.is_file() else None
@@ -434,7 +446,8 @@ def notes(conversation: Conversation) -> tuple[str, ...]:
     pairing its calls with results had to decide (``pairing_notes``), worked out from the items
     as they are now, so an edit in the builder never leaves a stale note."""
     module = FORMATS.get(conversation.format, native)
-    return (*conversation.notes, *pairing_notes(conversation.items, module.where))
+    refused = repeated_id_notes(conversation.items, module.where) if conversation.format == "anthropic" else ()
+    return (*conversation.notes, *pairing_notes(conversation.items, module.where), *refused)
 
 
 def where(conversation: Conversation, item: Item) -> str:

@@ -20,6 +20,8 @@ class Reader:
     title: str
     looks_like: Callable[[Any], int]
     read: Callable[[Any], Conversation]
+    # a file that is one part of this agent's folder and no run alone: what to give instead (None: not one)
+    part: Callable[[Any], str | None] | None = None
 
 
 @dataclass(frozen=True)

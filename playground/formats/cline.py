@@ -25,16 +25,16 @@ compaction wrote carries ``metadata.kind`` (``compaction_summary``, ``compaction
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
-from ..conversation import Conversation
+from ..conversation import AgentCompaction, Conversation, Item, Message, ToolResult
 from ..errors import InputError
 from ..words import count
-from . import anthropic
-from ._reader import Folder, Reader, as_log, billed_note, counted, read_note, with_billed
+from . import anthropic, cline_truncation, cline_ui
+from ._reader import Folder, Reader, as_log, counted, read_note, with_billed
 from ._wire import check, need
 
 NAME = "cline"
@@ -51,18 +51,33 @@ _BLOCK_KEYS = {"text": ("type", "text", "cache_control"), "thinking": ("type", "
 _RESUMED = "[TASK RESUMPTION]"  # the text Cline opens a resumed task's user message with
 _INTERRUPTED = "Task was interrupted before this tool call could be completed."  # Cline's stand-in result
 _UI_ERRORS = ("error", "diff_error", "api_req_failed", "mistake_limit_reached")
+TASK_HISTORY = "taskHistory.json"
+# Providers whose tokensIn (metrics.tokens.prompt) is the whole prompt, cache reads included: their handlers
+# set inputTokens to the API's prompt_tokens and report the cache beside it (cline/cline @ 9fd2b99be4,
+# src/core/api/providers/{openai,litellm,xai,zai,fireworks,qwen,hicap,doubao,lmstudio,oca}.ts). Every other
+# handler (anthropic, vertex, bedrock, openrouter, cline, deepseek, openai-native, gemini…) leaves the cache
+# out of it, so a call's input is tokensIn + cacheWrites + cacheReads (prompt + cached).
+_WHOLE_PROMPT = frozenset({"openai", "litellm", "xai", "zai", "fireworks", "qwen", "hicap", "doubao", "lmstudio",
+                           "oca"})
 
 
-def _files(data: Any) -> tuple[Any, Any] | None:
-    """The API history and the UI messages (None when absent) of a task folder, a zip of one, or the
-    history file on its own."""
+def _files(data: Any) -> tuple[Any, Any, Any] | None:
+    """The API history (None when only the UI log is there), the UI messages (None when absent) and the
+    task history (``taskHistory.json``, where the folder has it) of a task folder, a zip of one, or either
+    file on its own."""
     if isinstance(data, Folder):
-        for name, value in data.files.items():
-            if name.rsplit("/", 1)[-1] == HISTORY:
-                folder = name[:-len(HISTORY)]
-                return value, data.files.get(folder + UI)
+        for wanted in (HISTORY, UI):
+            for name, value in data.files.items():
+                if name.rsplit("/", 1)[-1] == wanted:
+                    folder = name[:-len(wanted)]
+                    if wanted == UI and not cline_ui.looks_like(value):
+                        continue
+                    tasks = data.files.get(folder + TASK_HISTORY, data.files.get(TASK_HISTORY))
+                    return (value, data.files.get(folder + UI), tasks) if wanted == HISTORY else (None, value, tasks)
         return None
-    return (data, None) if _is_history(data) else None
+    if _is_history(data):
+        return data, None, None
+    return (None, data, None) if cline_ui.looks_like(data) else None
 
 
 def _is_history(data: Any) -> bool:
@@ -119,13 +134,22 @@ class _Task:
         self.files = 0
         self.merged = 0
         self.compactions: Counter[str] = Counter()
+        self.index_of: dict[int, int] = {}  # index in Cline's own history → index of the message rebuilt from it
+        self.raw: dict[int, dict] = {}  # index in Cline's own history → the message as Cline wrote it
+        self.providers: Counter[str] = Counter()
+        self.first_text: int | None = None  # the block of the first assistant message a truncation replaces
 
-    def add(self, message: dict, place: str) -> None:
+    def add(self, message: dict, place: str, index: int | None = None) -> None:
         role = need(message, "role", str, place)
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else check(
             content, list, f"{place}.content")
         billed = self._bookkeeping(message)
+        index = len(self.index_of) if index is None else index
+        self.raw[index] = message
+        if index == 1 and role == "assistant" and blocks and isinstance(blocks[0], dict) \
+                and blocks[0].get("type") == "text":
+            self.first_text = 0
         self.dropped.update(f"'{key}' keys" for key in message if key not in ("role", "content"))
         kept = [self._block(check(block, dict, f"{place}.content[{i}]")) for i, block in enumerate(blocks)]
         if role == "user":
@@ -140,20 +164,28 @@ class _Task:
             self.messages.append({"role": role, "content": kept})
             if billed is not None and role == "assistant":
                 self.billed[len(self.messages) - 1] = billed
+        self.index_of[index] = len(self.messages) - 1
 
     def _bookkeeping(self, message: dict) -> int | None:
         """What Cline records beside a message: its model (``modelId`` in a task, ``id`` in the SDK),
-        whether its compaction wrote the message; returns the SDK's billed input for it, if any."""
+        whether its compaction wrote the message; returns the input billed for it, if any: the SDK's
+        ``metrics.inputTokens``, or a task's ``metrics.tokens`` (``prompt`` + ``cached``, as ``_input`` adds)."""
         info = message.get("modelInfo") if isinstance(message.get("modelInfo"), dict) else {}
         model = info.get("modelId") or info.get("id")
         if isinstance(model, str):
             self.models[model] += 1
+        provider = info.get("providerId") or info.get("provider")
+        if isinstance(provider, str):
+            self.providers[provider] += 1
         metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
         if str(metadata.get("kind", "")).startswith("compaction"):
             self.compactions[str(metadata["kind"])] += 1
         metrics = message.get("metrics") if isinstance(message.get("metrics"), dict) else {}
         tokens = metrics.get("inputTokens")
-        return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
+        if _count(tokens):
+            return tokens
+        used = metrics.get("tokens") if isinstance(metrics.get("tokens"), dict) else {}
+        return _input(used.get("prompt"), used.get("cached"), provider if isinstance(provider, str) else None)
 
     def _block(self, block: dict) -> dict:
         if block.get("type") == "file" and isinstance(block.get("content"), str):
@@ -228,34 +260,46 @@ class _Task:
             return
 
 
-def _ui_notes(ui: Any) -> tuple[list[str], list[int]]:
-    """Errors the person was shown, and the input tokens billed per request (``api_req_started``)."""
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _input(prompt: Any, cached: Any, provider: str | None) -> int | None:
+    """A call's input tokens from what Cline recorded of it: ``tokensIn`` (``prompt``) and the cache
+    (``cached``, or ``cacheWrites`` + ``cacheReads``), the cache left out for a provider whose ``tokensIn``
+    holds it already (``_WHOLE_PROMPT``). A real task through Anthropic records prompt 10 beside cached
+    13,657: the cache is most of the input."""
+    parts = [value for value in (prompt, cached) if isinstance(value, int) and not isinstance(value, bool)]
+    if not parts or (len(parts) == 1 and not isinstance(prompt, int)):
+        return None
+    tokens = prompt if provider in _WHOLE_PROMPT and isinstance(prompt, int) else sum(parts)
+    return tokens if tokens > 0 else None
+
+
+def _ui_bill(request: cline_ui.Request, provider: str | None) -> int | None:
+    info = request.info
+    cache = [info.get(key) for key in ("cacheWrites", "cacheReads")]
+    cached = sum(value for value in cache if isinstance(value, int) and not isinstance(value, bool))
+    return _input(info.get("tokensIn"), cached, request.provider or provider)
+
+
+def _ui_notes(ui: Any) -> list[str]:
+    """Errors the person was shown."""
     if not isinstance(ui, list):
-        return [], []
+        return []
     errors: list[str] = []
-    billed: list[int] = []
     for message in ui:
         if not isinstance(message, dict):
             continue
         kind = message.get("say") or message.get("ask")
         if kind in _UI_ERRORS:
             errors.append(f"{kind}: {str(message.get('text', ''))[:120]}")
-        elif kind == "api_req_started" and isinstance(message.get("text"), str):
-            try:
-                info = json.loads(message["text"])
-            except ValueError:
-                continue
-            parts = [info.get(key) for key in ("tokensIn", "cacheWrites", "cacheReads")] if isinstance(info, dict) \
-                else []
-            if parts and all(isinstance(p, int) or p is None for p in parts) and any(parts):
-                billed.append(sum(p or 0 for p in parts))
-    notes = [f"ui_messages.json shows {count(len(errors), 'error')}: {'; '.join(errors[:3])}."] if errors else []
-    return notes, billed
+    return [f"ui_messages.json shows {count(len(errors), 'error')}: {'; '.join(errors[:3])}."] if errors else []
 
 
 def _messages(task: _Task, messages: Any, where: str) -> None:
     for position, message in enumerate(check(messages, list, where)):
-        task.add(check(message, dict, f"{where}[{position}]"), f"{where}[{position}]")
+        task.add(check(message, dict, f"{where}[{position}]"), f"{where}[{position}]", position)
 
 
 def _conversation(task: _Task, system: Any = None) -> Conversation:
@@ -318,18 +362,181 @@ def read(data: Any) -> Conversation:
     files = _files(data)
     if files is None:
         raise InputError(f"a Cline task folder holds {HISTORY} (or an SDK session, <id>{SESSION}); this one does not")
-    history, ui = files
+    history, ui, tasks = files
+    requests = cline_ui.requests(ui)
     task = _Task()
-    _messages(task, history, HISTORY)
+    if history is not None:
+        _messages(task, history, HISTORY)
+        what, read_count, noun = f"a Cline task's {HISTORY}", len(history), "message"
+    elif not requests:
+        raise InputError(f"this Cline {UI} records no request (no api_req_started that can be read), so it is no run "
+                         f"alone: give the task folder (tasks/<id>/, with {HISTORY}), or a .zip of it, instead")
+    else:
+        for index, message in cline_ui.history(requests):
+            task.add(message, f"{UI} request", index)
+        task.models.update(request.model for request in requests if request.model)
+        task.providers.update(request.provider for request in requests if isinstance(request.provider, str))
+        what, read_count, noun = f"a Cline task's {UI} alone", len(ui), "UI message"
     conversation = _conversation(task)
-    notes = [read_note(f"a Cline task's {HISTORY}", len(history), "message", len(conversation.items), "Cline"),
-             *_task_notes(task)]
-    ui_notes, billed = _ui_notes(ui)
-    if ui is None:
-        notes.append(f"No {UI} beside it: errors the person was shown, and the tokens billed, are not known.")
-    notes.extend(ui_notes)
-    notes.extend(billed_note("Cline", "api_req_started: tokensIn + cacheWrites + cacheReads", billed))
-    return as_log(conversation, NAME, notes)
+    notes = [read_note(what, read_count, noun, len(conversation.items), "Cline"), *_task_notes(task)]
+    if history is None:
+        notes.append(f"Read from the UI log: each request's user turn is the text Cline shows of it (api_req_started "
+                     f"'request'), each reply its text and tool calls; the reasoning is left out. Give the task "
+                     f"folder, with {HISTORY}, for the request Cline sent.")
+    elif ui is None:
+        notes.append(f"No {UI} beside it: errors the person was shown, and the ranges Cline deleted, are not known.")
+    notes.extend(_ui_notes(ui))
+    billed, field = dict(task.billed), "metrics.tokens: prompt + cached"
+    if not billed:
+        billed, field = _ui_billed(task, requests), "api_req_started: tokensIn + cacheWrites + cacheReads"
+    if task.providers and task.providers.most_common(1)[0][0] in _WHOLE_PROMPT:
+        field += f" — through {task.providers.most_common(1)[0][0]}, whose tokensIn holds the cache: tokensIn alone"
+    conversation = with_billed(as_log(conversation, NAME, notes), billed, "Cline", field, task.unplaced)
+    return _truncated(conversation, task, requests, tasks)
 
 
-READER = Reader(NAME, TITLE, looks_like, read)
+def _ui_billed(task: _Task, requests: list[cline_ui.Request]) -> dict[int, int]:
+    """Each request's bill from the UI log, by the message its reply was rebuilt into."""
+    provider = task.providers.most_common(1)[0][0] if task.providers else None
+    billed = {}
+    for request in requests:
+        tokens = _ui_bill(request, provider)
+        message = task.index_of.get(request.reply)
+        if tokens is not None and message is not None and task.messages[message]["role"] == "assistant":
+            billed.setdefault(message, tokens)
+    return billed
+
+
+def _truncated(conversation: Conversation, task: _Task, requests: list[cline_ui.Request],
+               tasks: Any) -> Conversation:
+    """The conversation with Cline's own truncations (``cline_truncation``): the ranges the UI log records
+    on its messages, the last one ``taskHistory.json`` records, and those inferred from the bills."""
+    recorded = _recorded(requests)
+    by_message = {message: index for index, message in task.index_of.items()}
+    first: dict[int, int] = {}
+    for position, item in enumerate(conversation.items):
+        if item.origin is not None:
+            first.setdefault(item.origin.index, position)
+    bills = sorted((by_message[conversation.items[position].origin.index], tokens)  # type: ignore[union-attr]
+                   for position, tokens in conversation.billed)
+    # the UI log records every range in force: a drop without a new one was the file reads' rewrite alone
+    every = any(request.indexed for request in requests)
+    cuts = cline_truncation.infer(bills, task.raw, recorded, recorded=every)
+    if not every:
+        last = _task_history_range(tasks)
+        if last is not None and cuts and cuts[-1].end != last[1]:  # taskHistory.json knows the last range only
+            cuts = (*cuts[:-1], replace(cuts[-1], end=last[1], keep=""))
+    records = tuple(record for record in (_record(cut, task, conversation, first) for cut in cuts) if record)
+    if not records:
+        return conversation
+    inferred = [record for record in records if record.inferred]
+    said = (f"Cline cut what it sent {count(len(records), 'time')} (its context manager rewrites every read of a "
+            "file but the last with a notice, then, unless that saved 30 %, keeps the first user and assistant "
+            "messages and deletes half, or three quarters, of the rest, and replaces the first reply's text with a "
+            "notice)")
+    how = [f"{len(records) - len(inferred)} recorded in its task state (conversationHistoryDeletedRange)"] \
+        if len(inferred) < len(records) else []
+    if inferred:
+        how.append(f"{len(inferred)} inferred from the bills (a bill that falls at least "
+                   f"{cline_truncation.DROP_SHARE:.0%} and {cline_truncation.DROP_TOKENS:,} tokens from "
+                   f"{cline_truncation.DROP_FROM:,} and stays down; the range its rule could cut whose request "
+                   "best matches the bill)")
+    note = (f"{said}: {'; '.join(how)}. `as-it-ran` sends what Cline sent after each; the full history stays the "
+            "`none` figure.")
+    return replace(conversation, notes=(*conversation.notes, note), compactions=records)
+
+
+def _recorded(requests: list[cline_ui.Request]) -> list[cline_truncation.Cut]:
+    """The truncations the UI log records: each request whose range in force differs from the one before."""
+    cuts, before = [], None
+    for request in requests:
+        if request.deleted is not None and request.deleted != before:
+            cuts.append(cline_truncation.Cut(request.reply, request.deleted[1]))
+        before = request.deleted
+    return cuts
+
+
+def _task_history_range(tasks: Any) -> tuple[int, int] | None:
+    """``conversationHistoryDeletedRange`` of the task's ``HistoryItem`` in ``taskHistory.json`` (the only
+    item, or the one range every item agrees on), where the exported folder has it."""
+    items = tasks if isinstance(tasks, list) else [tasks] if isinstance(tasks, dict) else []
+    ranges = {tuple(item["conversationHistoryDeletedRange"]) for item in items if isinstance(item, dict)
+              and isinstance(item.get("conversationHistoryDeletedRange"), list)
+              and len(item["conversationHistoryDeletedRange"]) == 2
+              and all(isinstance(v, int) for v in item["conversationHistoryDeletedRange"])}
+    return next(iter(ranges)) if len(ranges) == 1 else None  # type: ignore[return-value]
+
+
+def _record(cut: cline_truncation.Cut, task: _Task, conversation: Conversation,
+            first: dict[int, int]) -> AgentCompaction | None:
+    """What Cline sent from the request ``cut`` names on: messages 0 and 1 (the notice for the first
+    reply's first text, once a range is deleted), then the history after the deleted range, each repeated
+    file read rewritten (an edited item goes in ``added`` in place of the one kept: order changes no count)."""
+    reply = task.index_of.get(cut.reply)
+    if reply is None or reply not in first:
+        return None
+    kept_messages = {task.index_of[index] for index in cline_truncation.sent(cut.reply, cut.end)
+                     if index in task.index_of}
+    notice = cut.end is not None and task.first_text is not None and task.index_of.get(1) not in (
+        None, task.index_of.get(0))
+    added: list[Item] = [Message(role="assistant", content=cline_truncation.NOTICE)] if notice else []
+    edited: dict[int, Item] = {}
+    for edit in cut.edits:
+        message = task.index_of.get(edit.index)
+        for position, item in enumerate(conversation.items[:first[reply]]):
+            if message in kept_messages and item.origin is not None and item.origin.index == message:
+                new = _edited(edited.get(position, item), edit.search, edit.replace)
+                if new is not None:
+                    edited[position] = new
+                    break
+    kept = tuple(position for position, item in enumerate(conversation.items[:first[reply]])
+                 if item.origin is not None and item.origin.index in kept_messages and position not in edited
+                 and not (notice and (item.origin.index, item.origin.block) == (task.index_of[1], task.first_text)))
+    added.extend(edited[position] for position in sorted(edited))
+    rewrites = f", {count(len(cut.edits), 'repeated file read')} rewritten" if cut.edits else ""
+    deleted = f"deleting messages 2-{cut.end}" if cut.end is not None else "deleting none"
+    if cut.inferred:
+        low = f" ({cut.billed[0]:,} → {cut.billed[1]:,} tokens billed)" if cut.billed else ""
+        where = f"inferred from the bills{low}: {_KEPT.get(cut.keep, 'the recorded range')}, {deleted}{rewrites}"
+    else:
+        where = f"{UI}: conversationHistoryDeletedRange [2, {cut.end}]{rewrites}"
+    return AgentCompaction(first[reply], kept=kept, added=tuple(added), summary=False, trigger="truncation",
+                           where=where, inferred=cut.inferred, log=conversation.items)
+
+
+_KEPT = {"half": "keep half", "quarter": "keep a quarter", "lastTwo": "keep the last two", "none": "keep none",
+         "files": "the file reads alone"}
+
+
+def _edited(item: Item, search: str, replacement: str) -> Item | None:
+    """``item`` with ``search`` in its text replaced, or None when its text does not hold it."""
+    content = item.content if isinstance(item, Message | ToolResult) else None
+    if isinstance(content, str) and search in content:
+        return replace(item, content=content.replace(search, replacement, 1))
+    if isinstance(content, tuple):
+        for number, part in enumerate(content):
+            if part.text is not None and search in part.text:
+                parts = (*content[:number], replace(part, text=part.text.replace(search, replacement, 1)),
+                         *content[number + 1:])
+                return replace(item, content=parts)
+    return None
+
+
+def part(data: Any) -> str | None:
+    """What to give instead of a file that is one part of a Cline task folder and no run alone
+    (``GlobalFileNames`` in ``apps/vscode/src/core/storage/disk.ts``)."""
+    instead = f"give the task folder (tasks/<id>/, with {HISTORY} and {UI}), or a .zip of it, instead"
+    if isinstance(data, dict) and ("files_in_context" in data or "model_usage" in data) and \
+            isinstance(data.get("files_in_context", data.get("model_usage")), list):
+        return f"this is a Cline task's task_metadata.json (the files and models it used, no messages): {instead}"
+    if isinstance(data, list) and data and all(isinstance(i, dict) and "id" in i and "task" in i and "ts" in i
+                                               and "tokensIn" in i for i in data):
+        return (f"this is Cline's {TASK_HISTORY} (one line per task: its totals and deleted range, no messages): "
+                f"{instead}; put {TASK_HISTORY} beside them for the ranges Cline deleted")
+    if isinstance(data, list) and data and all(isinstance(e, list) and len(e) == 2 and isinstance(e[0], int)
+                                               and isinstance(e[1], list) for e in data):
+        return f"this looks like a Cline task's context_history.json (its edits to the history, no messages): {instead}"
+    return None
+
+
+READER = Reader(NAME, TITLE, looks_like, read, part)

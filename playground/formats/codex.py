@@ -29,6 +29,7 @@ current form's ``session_meta``, ``response_item`` and (skipped) ``state`` lines
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -50,6 +51,17 @@ _BYTES_PER_TOKEN = 4  # Codex's approx_token_count (codex-rs/core/src/truncate.r
 # user messages Codex writes itself (codex-rs/core/src/event_mapping.rs, user_instructions.rs): the initial
 # context it rebuilds after compacting, never counted among the user's messages
 _CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# agents.md instructions")
+# Codex's default model (``OPENAI_DEFAULT_MODEL``, codex-rs/core/src/config.rs: "gpt-5" @ ff411541b8f9; "gpt-5-codex",
+# "gpt-5" on Windows, in later versions), from the day the openai/codex pull request that set it was merged:
+# #972 (codex-mini-latest), #1135 (back to o4-mini), #1164 (codex-mini-latest again), gpt-5 with its release
+# (#2199: "gpt-5 has replaced codex-mini-latest as the default"), #4076 (gpt-5-codex), gpt-5.1-codex with Codex
+# 0.58 (#6922, "Keep gpt-5.1-codex the default"). The TypeScript CLI before them defaulted to o4-mini (#12, #39).
+DEFAULT_MODELS = (("2025-04-16", "o4-mini"), ("2025-05-16", "codex-mini-latest"), ("2025-05-27", "o4-mini"),
+                  ("2025-05-29", "codex-mini-latest"), ("2025-08-07", "gpt-5"), ("2025-09-23", "gpt-5-codex"),
+                  ("2025-11-13", "gpt-5.1-codex"))
+_WINDOWS_UNTIL = "2025-11-13"  # from gpt-5-codex on, Windows kept gpt-5 (#[cfg(target_os = "windows")])
+# the model Codex's own base instructions name ("You are Codex, based on GPT-5. You are running as a coding agent…")
+_BASED_ON = re.compile(r"\bbased on (GPT-\d+(?:\.\d+)?(?:-[A-Za-z]+)*)")
 
 
 @dataclass(frozen=True)
@@ -134,6 +146,7 @@ def read(data: Any) -> Conversation:
     compacted: list[_Compacted] = []
     model: str | None = None
     instructions: str | None = None
+    meta: dict[str, Any] = {}
     for number, line in enumerate(lines or [], 1):
         place = f"line {number}"
         kind = need(check(line, dict, place), "type", str, place)
@@ -157,16 +170,46 @@ def read(data: Any) -> Conversation:
             model = payload["model"]
         elif kind == "session_meta":
             instructions = _instructions(payload) or instructions
+            meta = meta or {"timestamp": line.get("timestamp"), **payload}
+    default = None if model else default_model(meta, instructions)
+    model = model or (default[0] if default else None)
     body: dict[str, Any] = {"model": model} if model else {}
     if instructions:
         body["instructions"] = instructions
     body["input"] = items
     conversation = responses.read(body)
     head = _head(items, len(lines or []), skipped, legacy=legacy, instructions=bool(instructions), failed=len(failed))
+    if not body.get("model") or default:
+        head.append(default[1] if default else "The rollout names no model, and no date or instructions to find "
+                    "Codex's default by: it is counted and priced as the OpenAI Responses format's default here, "
+                    "so choose the model the session used.")
     agent, unread = _agent_compactions(conversation.items, compacted)
     conversation = replace(conversation, source=NAME, notes=tuple(head + notes + unread), compactions=agent)
     return with_billed(conversation, bills.by_reply(conversation), "Codex",
                        "token_count: the call's input tokens, cached included")
+
+
+def default_model(meta: dict[str, Any], instructions: str | None) -> tuple[str, str] | None:
+    """The model a rollout that names none ran on, and a note saying how it was found: the one its base
+    instructions name, or Codex's default on the day the session started (``DEFAULT_MODELS``); None
+    where the rollout says neither."""
+    stamp = str(meta.get("timestamp") or "")[:10]
+    version = f", Codex {meta['cli_version']}" if isinstance(meta.get("cli_version"), str) else ""
+    dated = [name for day, name in DEFAULT_MODELS if day <= stamp] if stamp[:2] == "20" else []
+    windows = isinstance(meta.get("cwd"), str) and re.match(r"^[A-Za-z]:\\", meta["cwd"]) is not None
+    by_date = "gpt-5" if dated and windows and DEFAULT_MODELS[-2][0] <= stamp < _WINDOWS_UNTIL else (
+        dated[-1] if dated else None)
+    found = _BASED_ON.search(instructions or "")
+    named = found.group(1).lower() if found else None
+    if named and not (by_date or "").startswith(named):
+        return named, (f"The rollout names no model; its base instructions say Codex is 'based on {found.group(1)}', "
+                       f"so it is counted and priced as {named} — choose another if the session used one.")
+    if by_date is None:
+        return None
+    later = " or a later one" if by_date == DEFAULT_MODELS[-1][1] else ""
+    return by_date, (f"The rollout names no model: counted and priced as {by_date}, Codex's default model when the "
+                     f"session started ({stamp}{version}; its source's OPENAI_DEFAULT_MODEL{later}) — choose the "
+                     "model the session used if it set another.")
 
 
 def _head(items: list[dict], lines: int, skipped: Counter[str], *, legacy: bool, instructions: bool,
@@ -177,7 +220,7 @@ def _head(items: list[dict], lines: int, skipped: Counter[str], *, legacy: bool,
     if legacy:
         reasoning = "" if any(item.get("type") == "reasoning" for item in items) else " and no reasoning items"
         head.append("This is the older rollout form (a session header, bare Responses items, state lines): it "
-                    f"records no model{reasoning}, so choose the model the session used.")
+                    f"records no model{reasoning}.")
     if not instructions:
         head.append("The rollout holds no base instructions or tool definitions, so the request and its count "
                     "leave out the ones Codex sends.")

@@ -27,11 +27,12 @@ message holds the call's arguments and the reply's text).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..conversation import AgentCompaction, Conversation, Item, ToolCall, ToolResult
+from ..conversation import AgentCompaction, Conversation, Item, ToolCall, ToolResult, turn_starts
 from ..words import count
 from . import native
 from ._reader import Folder, Reader, as_log, billed_note, counted, read_note, text_of
@@ -57,6 +58,24 @@ def _v1_events(data: Any) -> list[Any] | None:
     return None
 
 
+_V0_EVENT = re.compile(r"(?:^|/)events/(\d+)\.json$")
+METADATA = "metadata.json"
+
+
+def _v0_folder(data: Any) -> tuple[list[Any], Any] | None:
+    """A V0 session folder (``sessions/<id>/``, ``openhands/storage/locations.py``): ``events/<id>.json``, one
+    event each, and ``metadata.json`` (``ConversationMetadata``: ``llm_model``, ``prompt_tokens``…); the events
+    in id order, and the metadata (None when absent). None when the folder is not one."""
+    if not isinstance(data, Folder):
+        return None
+    numbered = sorted((int(found.group(1)), name) for name in data.files if (found := _V0_EVENT.search(name)))
+    events = [data.files[name] for _, name in numbered]
+    if not events or not _is_v0(events):
+        return None
+    folder = numbered[0][1][:_V0_EVENT.search(numbered[0][1]).start()]  # type: ignore[union-attr]
+    return events, data.files.get(f"{folder}/{METADATA}" if folder else METADATA)
+
+
 def _is_v0(data: Any) -> bool:
     return isinstance(data, list) and bool(data) and all(
         isinstance(e, dict) and isinstance(e.get("id"), int) and "source" in e and ("action" in e or "observation" in e)
@@ -64,7 +83,18 @@ def _is_v0(data: Any) -> bool:
 
 
 def looks_like(data: Any) -> int:
-    return 6 if _v1_events(data) is not None or _is_v0(data) else 0
+    return 6 if _v1_events(data) is not None or _is_v0(data) or _v0_folder(data) is not None else 0
+
+
+def part(data: Any) -> str | None:
+    """What to give instead of a file that is one part of an OpenHands folder and no run alone."""
+    if isinstance(data, dict) and isinstance(data.get("conversation_id"), str) and "selected_repository" in data:
+        return ("this is an OpenHands V0 session's metadata.json (the model and the totals): give its session folder "
+                "(sessions/<id>/, with metadata.json and events/<n>.json), or a .zip of it, instead")
+    if isinstance(data, dict) and isinstance(data.get("agent"), dict) and "stats" in data and "id" in data:
+        return ("this is an OpenHands V1 conversation's base_state.json: give the conversation folder (with "
+                "base_state.json and events/), or a .zip of it, instead")
+    return None
 
 
 def _string(value: Any) -> str | None:
@@ -87,6 +117,8 @@ class _Build:
         self.event: Any = None  # the id of the event being read, and of the event each item came from
         self.event_of: list[Any] = []
         self.condensations: list[tuple[int, set[Any], bool, str]] = []  # (resume, forgotten, a summary?, where)
+        self.reply_at: dict[str, int] = {}  # model response id → the position of its reply's first item
+        self.accumulated = 0  # V0 llm_metrics' accumulated prompt tokens at the event before
 
     def add(self, item: dict[str, Any]) -> None:
         self.items.append(item)
@@ -198,6 +230,9 @@ def _v0(events: list[dict], build: _Build) -> None:
         response = meta.get("model_response") if meta else None
         if isinstance(response, dict):
             _v0_response(response, build)
+            if isinstance(response.get("id"), str):
+                build.reply_at.setdefault(response["id"], len(build.items))
+        _v0_metrics(event.get("llm_metrics"), response.get("id") if isinstance(response, dict) else None, build)
         action, observation = event.get("action"), event.get("observation")
         args = event.get("args") if isinstance(event.get("args"), dict) else {}
         if action == "condensation":
@@ -241,6 +276,26 @@ def _v0_message(response: Any) -> dict:
     return message if isinstance(message, dict) else {}
 
 
+def _v0_metrics(metrics: Any, response: Any, build: _Build) -> None:
+    """An event's ``llm_metrics`` (``openhands/llm/metrics.py``): the call's own ``token_usages`` entry (by
+    ``response_id``), else the rise of ``accumulated_token_usage.prompt_tokens`` (what newer V0 keeps on each
+    action, ``_prepare_metrics_for_frontend``); its ``prompt_tokens`` hold the cache reads (litellm's)."""
+    if not isinstance(metrics, dict):
+        return
+    usage = metrics.get("accumulated_token_usage")
+    if isinstance(usage, dict) and isinstance(usage.get("model"), str) and usage["model"]:
+        build.models[usage["model"]] += 1
+    if not isinstance(response, str) or response in build.billed:
+        return
+    own = [u for u in metrics.get("token_usages") or [] if isinstance(u, dict) and u.get("response_id") == response]
+    if own and isinstance(own[-1].get("prompt_tokens"), int):
+        build.billed[response] = own[-1]["prompt_tokens"]
+    elif isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
+        if usage["prompt_tokens"] > build.accumulated:
+            build.billed[response] = usage["prompt_tokens"] - build.accumulated
+        build.accumulated = usage["prompt_tokens"]
+
+
 def _v0_response(response: dict, build: _Build) -> None:
     if isinstance(response.get("model"), str):
         build.models[response["model"]] += 1
@@ -251,15 +306,20 @@ def _v0_response(response: dict, build: _Build) -> None:
 
 def read(data: Any) -> Conversation:
     build = _Build()
+    metadata: Any = None
     events = _v1_events(data)
     if events is not None:
         _v1(events, build)
         form = "V1 events folder" if isinstance(data, Folder) else "V1 event list"
     else:
-        _v0(check(data, list, "document"), build)
-        events, form = data, "V0 trajectory"
+        folder = _v0_folder(data)
+        events, metadata = folder if folder is not None else (data, None)
+        _v0(check(events, list, "document"), build)
+        form = "V0 session folder" if folder is not None else "V0 trajectory"
+    metadata = metadata if isinstance(metadata, dict) else {}
     body: dict[str, Any] = {"format": native.MARKER, "items": build.items}
-    model = build.models.most_common(1)[0][0] if build.models else _state_model(data)
+    model = build.models.most_common(1)[0][0] if build.models else _state_model(data) or _string(
+        metadata.get("llm_model"))
     if model:
         body["model"] = model
     system = any(item.get("role") == "system" for item in build.items)  # V1 logs its system prompt
@@ -270,10 +330,40 @@ def read(data: Any) -> Conversation:
     if build.orphans:
         notes.append(f"Dropped, as their call is not in this log: {count(len(build.orphans), 'observation')}, "
                      f"{', '.join(build.orphans[:5])}.")
-    field = "the rise in stats' accumulated prompt_tokens" if form.startswith("V1") else "usage.prompt_tokens"
-    notes.extend(billed_note("OpenHands", field, [tokens for tokens in build.billed.values() if tokens > 0]))
+    if metadata:
+        notes.extend(_metadata_notes(metadata))
+    if form.startswith("V1"):
+        notes.extend(billed_note("OpenHands", "the rise in stats' accumulated prompt_tokens",
+                                 [tokens for tokens in build.billed.values() if tokens > 0]))
     conversation = as_log(native.read(body), NAME, notes)
+    if not form.startswith("V1"):
+        conversation = _placed(conversation, build)
     return replace(conversation, compactions=_compactions(conversation.items, build))
+
+
+def _placed(conversation: Conversation, build: _Build) -> Conversation:
+    """V0's bills, each at the call whose reply it paid for (the first item of that model response)."""
+    starts = set(turn_starts(conversation.items))
+    placed = tuple(sorted((build.reply_at[response], tokens) for response, tokens in build.billed.items()
+                          if tokens > 0 and build.reply_at.get(response) in starts))
+    if not build.billed:
+        return conversation
+    left = len([t for t in build.billed.values() if t > 0]) - len(placed)
+    other = f"; {count(left, 'other reply', 'other replies')} not at the start of a call" if left else ""
+    note = (f"OpenHands recorded the input tokens billed for {count(len(placed), 'call')} (model_response.usage."
+            f"prompt_tokens, or llm_metrics){other}: the Run view and `replay` show them beside our count and fit a "
+            "calibration to them.")
+    return replace(conversation, billed=placed, notes=(*conversation.notes, note))
+
+
+def _metadata_notes(metadata: dict) -> list[str]:
+    """What a V0 session's ``metadata.json`` says of the whole run (``ConversationMetadata``)."""
+    totals = {key: metadata.get(key) for key in ("prompt_tokens", "completion_tokens", "accumulated_cost")}
+    if not any(isinstance(value, int | float) and value for value in totals.values()):
+        return []
+    said = ", ".join(f"{key} {value:,}" for key, value in totals.items() if isinstance(value, int | float))
+    return [f"metadata.json records the run's totals ({said}; model {metadata.get('llm_model') or 'not named'}), "
+            "condenser calls included."]
 
 
 def _state_model(data: Any) -> str | None:
@@ -309,4 +399,4 @@ def _matched(items: tuple[Item, ...], kept: list[int]) -> tuple[int, ...]:
                  and not (isinstance(items[p], ToolResult) and items[p].call_id not in calls))
 
 
-READER = Reader(NAME, TITLE, looks_like, read)
+READER = Reader(NAME, TITLE, looks_like, read, part)

@@ -10,6 +10,7 @@ import io
 import os
 import sqlite3
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from .. import limits
@@ -97,15 +98,62 @@ def _without_wal(data: bytes) -> bytes:
     return data[:18] + b"\x01\x01" + data[20:] if data[18:20] == b"\x02\x02" else data
 
 
+# What a run is saved as, by the end of its name: what the page's upload takes and what a corpus
+# reads, one list (``.traj.json`` ends in ``.json``; any ``.md`` may be an Aider history, whatever
+# its name: the reader decides by its content). SQLite: Goose, opencode.
+RUN_SUFFIXES = (".json", ".jsonl", ".traj", ".db", ".md")
+
+
+def task_folder(names: Iterable[str]) -> bool:
+    """Whether a folder holding the files ``names`` (``/``-separated paths inside it) is a folder an
+    agent wrote for one task, read as one conversation — by the names alone, so a corpus can tell
+    without reading it, on disk or in an archive: Cline / Roo Code's (``api_conversation_history.json``;
+    the Cline SDK's ``<id>.messages.json`` beside ``<id>.json``), OpenHands V1's (``events/event-*.json``,
+    or that ``events/`` folder alone) and V0's (``events/<n>.json``), opencode's storage (``message/``
+    and ``part/``)."""
+    top, folders, events = set(), set(), False
+    for name in names:
+        parts = name.split("/")
+        if len(parts) == 1:
+            top.add(parts[0])
+            events = events or parts[0].startswith("event-")
+        else:
+            folders.add(parts[0])
+            events = events or (parts[0] == "events" and len(parts) == 2 and (
+                parts[1].startswith("event-") or parts[1].removesuffix(".json").isdigit()))  # V1, V0
+    cline = "api_conversation_history.json" in top or any(name.endswith(".messages.json") for name in top)
+    return cline or events or {"message", "part"} <= folders
+
+
+def task_roots(names: Iterable[str]) -> list[str]:
+    """The folders among the files ``names`` (an archive's members) that are one task each
+    (``task_folder``), outermost first; "" when the whole is one. A task folder inside another is
+    part of it (OpenHands' ``events/`` inside its conversation folder)."""
+    names = [name for name in names if _wanted(PurePosixPath(name).parts)]
+    within: dict[str, list[str]] = {}
+    for name in names:
+        parts = name.split("/")
+        for depth in range(len(parts)):
+            folder = "/".join(parts[:depth])
+            within.setdefault(folder, []).append("/".join(parts[depth:]))
+    roots: list[str] = []
+    for folder in sorted(within, key=lambda folder: (folder.count("/") if folder else -1, folder)):
+        if any(folder == root or folder.startswith(f"{root}/") or not root for root in roots):
+            continue
+        if task_folder(within[folder]):
+            roots.append(folder)
+    return roots
+
+
 def is_task_folder(path: Path) -> bool:
-    """Whether ``path`` is a folder an agent wrote for one task, read as one conversation — by its
-    file names alone, so a corpus walk can tell without reading it: Cline / Roo Code's
-    (``api_conversation_history.json``; the Cline SDK's ``<id>.messages.json`` beside ``<id>.json``),
-    OpenHands V1's (``events/event-*.json``), opencode's storage (``message/`` and ``part/``)."""
+    """``task_folder`` for a folder on disk, from its entries and its subfolders' (never its files' bytes)."""
     try:
-        names = {entry.name: entry.is_dir() for entry in os.scandir(path)}
-        events = names.get("events") and any(name.startswith("event-") for name in os.listdir(path / "events"))
+        names = []
+        for entry in os.scandir(path):
+            if entry.is_dir():
+                names += [f"{entry.name}/{inner}" for inner in os.listdir(entry.path)]
+            else:
+                names.append(entry.name)
     except OSError:
         return False
-    cline = "api_conversation_history.json" in names or any(name.endswith(".messages.json") for name in names)
-    return cline or bool(events) or bool(names.get("message") and names.get("part"))
+    return task_folder(names)

@@ -19,6 +19,7 @@ from .masking import MaskingPolicy
 from .named import Named
 from .none import NonePolicy
 from .rules import RulesPolicy
+from .settings import OPTIONS, PolicySettings
 from .summarize import SummarizePolicy
 from .thinking import ClearThinkingPolicy
 from .trimmer import ToolOutputTrimmerPolicy
@@ -54,17 +55,30 @@ def offered(names: Iterable[str], conversation: Conversation) -> tuple[str, ...]
     return tuple(name for name in names if name not in LOGGED or conversation.compactions)
 
 
-def make(name: str, **options: Any) -> Policy:
-    """The policy ``name`` built from whichever of ``options`` it takes (the rest are another
-    policy's), so one set of command-line options can build every strategy."""
+def make(name: str, settings: PolicySettings | None = None, **options: Any) -> Policy:
+    """The policy ``name`` built from ``settings`` (with ``options`` over them, by their flat names),
+    of which it takes those it has: the rest are another policy's, so one settings value builds
+    every strategy. A name no policy takes is refused, never dropped: a setting that silently
+    missed its policy is how the error switches once never reached Run, Compare or Corpus."""
     factory = POLICIES.get(name)
     if factory is None:
         raise InputError(f"unknown strategy (choose {', '.join(POLICIES)})", where="strategy", value=name)
+    unknown = sorted(set(options) - OPTIONS)
+    if unknown:
+        raise InputError(f"the strategy {name} takes no option {unknown[0]!r}, nor does any other (the options: "
+                         f"{', '.join(sorted(OPTIONS))})", where="option", value=unknown[0])
+    given = {**(settings.options() if settings is not None else {}), **options}
+    return factory(**{key: value for key, value in given.items() if key in takes(name) and value is not None})
+
+
+def takes(name: str) -> frozenset[str]:
+    """The options (``OPTIONS``) the strategy ``name`` is built from."""
+    factory = POLICIES[name]
     accepted = (set(factory.takes) if isinstance(factory, Named)
                 else {f.name for f in dataclasses.fields(factory)})  # type: ignore[arg-type]
-    return factory(**{key: value for key, value in options.items() if key in accepted and value is not None})
+    return frozenset(accepted & OPTIONS)
 
 
-__all__ = ["LOGGED", "OURS", "POLICIES", "THEIRS", "AsItRanPolicy", "ClearToolUsesPolicy", "HybridPolicy",
-           "MaskingPolicy", "NonePolicy", "Policy", "PolicyResult", "RulesPolicy", "SummarizePolicy", "make", "offered",
-           "unchanged"]
+__all__ = ["LOGGED", "OPTIONS", "OURS", "POLICIES", "THEIRS", "AsItRanPolicy", "ClearToolUsesPolicy",
+           "HybridPolicy", "MaskingPolicy", "NonePolicy", "Policy", "PolicyResult", "PolicySettings", "RulesPolicy",
+           "SummarizePolicy", "make", "offered", "takes", "unchanged"]

@@ -55,6 +55,16 @@ def latest(records: tuple[AgentCompaction, ...], end: int) -> AgentCompaction | 
     return before[-1] if before else None
 
 
+def held(conversation: Conversation) -> Conversation:
+    """The context the agent held at the end of its log: after its last compaction, only what it kept,
+    added and went on with — what the page's meters measure, since the whole history such a log
+    holds was never one request. A log without compactions is its own context (the same object)."""
+    record = latest(conversation.compactions, len(conversation.items))
+    if record is None:
+        return conversation
+    return conversation.with_items(sent_after(record, len(conversation.items)))
+
+
 @dataclass(frozen=True)
 class AsItRanPolicy:
     positions: _Positions = field(default_factory=_Positions, compare=False, repr=False)
@@ -87,6 +97,8 @@ class AsItRanPolicy:
 def _summarization(records: tuple[AgentCompaction, ...], record: AgentCompaction, meter: Meter) -> SummaryCall | None:
     """The agent's call that wrote its summary: what it had in context before compacting (its request
     after the compaction before, up to this one) in, the summary it wrote out."""
+    if record.trigger == "truncation":
+        return None  # a cut by rule (Cline's context manager deletes a range): no model wrote anything
     log = record.log
     summary = log[record.position] if record.summary and record.position < len(log) else (
         record.added[-1] if record.added else None)

@@ -5,7 +5,7 @@ fetched again (``refetch``); a summary cannot be undone (lost)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from ..compaction import DEFAULT_THRESHOLD, DecisionCache, Settings, apply_rules
@@ -25,6 +25,8 @@ class RulesPolicy:
     rules: Rules = field(default_factory=book_rules)
     threshold: int = DEFAULT_THRESHOLD
     keep_recent: int = 0
+    compact_errors: bool = False  # let the rules replace error results too
+    detect_errors: bool = True  # recognise errors by the rules' error patterns as well as the format's flag
     summarize: bool = True
     keep_steps: int = DEFAULT_KEEP_STEPS
     limit: int | None = None  # summarize at or above this many tokens; None: at the threshold, as the book does
@@ -43,14 +45,17 @@ class RulesPolicy:
             check_limit(self.summary().limit, self.threshold, where="limit")
 
     def settings(self) -> Settings:
-        return Settings(threshold=self.threshold, keep_recent=self.keep_recent)
+        """The compaction pass's settings, every one of them from this policy's own fields (the
+        error switches once were left out, so the Run tab compacted fewer items than the page)."""
+        return Settings(**{f.name: getattr(self, f.name) for f in fields(Settings)})
 
     def summary(self) -> SummarySettings:
         return SummarySettings(limit=self.threshold if self.limit is None else self.limit, keep_steps=self.keep_steps)
 
     def params(self) -> dict[str, Any]:
         return {"rules": self.label, "threshold": self.threshold, "keep_recent": self.keep_recent,
-                "summarize": self.summarize, "limit": self.summary().limit, "keep_steps": self.keep_steps}
+                "compact_errors": self.compact_errors, "detect_errors": self.detect_errors, "summarize": self.summarize,
+                "limit": self.summary().limit, "keep_steps": self.keep_steps}
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         total = self.totals.total(conversation, meter)

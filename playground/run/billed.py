@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from statistics import median
 
-from ..conversation import Conversation
+from ..conversation import Conversation, is_instruction
 from ..errors import InputError
 from ..meter.calibration import FACTOR_RANGE, to_json
 from ..meter.factor import Calibration
@@ -67,6 +67,10 @@ class LogFit:
     factor: float
     offset: int
     digits: int | None = None  # the significant digits the log kept in its bills (None: exact)
+    # what of the agent's request the log holds besides its turns: a system prompt (Codex's base
+    # instructions, a system message) and tool definitions; what it lacks is what the offset stands for
+    system: bool = False
+    tools: bool = False
 
     def estimate(self, counted: int) -> int:
         return self.offset + round(counted * self.factor)
@@ -88,10 +92,19 @@ class LogFit:
                f"answered — and not the {count(len(self.calls) - self.fitted, 'call')} after it)"
                ) if self.fitted < len(self.calls) else ""
         return (f"The log records the input tokens billed for {count(len(self.calls), 'call')}. Our count of the "
-                f"log's request misses them by {self.error(False):.1%} on the median call: the log holds no system "
-                f"prompt or tool definitions. Fitted on {count(self.fitted, 'call')}{cut}: billed ≈ {self.offset:,} + "
+                f"log's request misses them by {self.error(False):.1%} on the median call: {self._lacks()}. "
+                f"Fitted on {count(self.fitted, 'call')}{cut}: billed ≈ {self.offset:,} + "
                 f"{self.factor:.3f} × our count, which misses by {self.error(True):.1%} (at most "
                 f"{max(self.misses(True), default=0.0):.1%}).{self._rounding()}")
+
+    def _lacks(self) -> str:
+        """What the log leaves out of the agent's request (a rollout with its instructions holds a
+        system prompt: saying it holds none would be false)."""
+        if self.system and self.tools:
+            return "the log holds the system prompt and tool definitions; the rest is what the agent sends beside them"
+        if self.system:
+            return "the log holds the system prompt but no tool definitions"
+        return "the log holds no system prompt" + ("" if self.tools else " or tool definitions")
 
     def _rounding(self) -> str:
         """What rounded bills allow one to say: how far a bill is from exact on the median call."""
@@ -140,7 +153,8 @@ def _grew(a: BilledCall, b: BilledCall) -> bool:
     return b.counted - a.counted >= max(MIN_GROWTH, ROUNDED_GROWTH * (a.within + b.within))
 
 
-def fit(calls: tuple[BilledCall, ...], digits: int | None = None) -> LogFit:
+def fit(calls: tuple[BilledCall, ...], digits: int | None = None, system: bool = False,
+        tools: bool = False) -> LogFit:
     """``billed ≈ offset + factor × counted`` on the calls before the first cut (see the module)."""
     if not calls:
         raise InputError("the log records no billed usage for its calls", where="billed")
@@ -155,13 +169,14 @@ def fit(calls: tuple[BilledCall, ...], digits: int | None = None) -> LogFit:
     if offset < 0:  # the log cannot hold more than was sent: what is left is the meter's share alone
         ratios = [c.billed / c.counted for c in first if c.counted]
         factor, offset = (min(high, max(low, median(ratios))) if ratios else 1.0), 0
-    return LogFit(calls, fitted, factor, offset, digits)
+    return LogFit(calls, fitted, factor, offset, digits, system, tools)
 
 
 def log_fit(conversation: Conversation, price: Price, run: Replay | None = None) -> LogFit | None:
     """The fit for a log that records its bills, else None (``run``: as for ``billed_calls``)."""
     calls = billed_calls(conversation, price, run)
-    return fit(calls, conversation.billed_digits) if calls else None
+    system = bool(conversation.instructions) or any(is_instruction(item) for item in conversation.items)
+    return fit(calls, conversation.billed_digits, system, bool(conversation.tools)) if calls else None
 
 
 def with_bills(data: dict, found: LogFit, model: str, source: str) -> dict:

@@ -84,11 +84,20 @@ def check(conversation: Conversation, suggestion: Suggestion, meter: Meter) -> S
             break
         notes.append(_dropped(row, whole.saved - without.saved, whole.hidden - without.hidden, spared))
         rows, whole = rest, without
+    while rows and whole.saved < 0:  # replayed, the rows make the run larger: a suggestion never does
+        whole, row, rows = max(((run.measure(rest), row, rest) for row in rows
+                                for rest in [tuple(r for r in rows if r is not row)]), key=lambda w: w[0].saved)
+        notes.append(f"{_name(row)}: not suggested — replayed on this run, the rows made it larger "
+                     f"(threshold 0, keep_recent {KEEP_RECENT})")
     return replace(suggestion, rows=rows, notes=tuple(notes)) if rows != suggestion.rows else suggestion
 
 
+def _name(row: Row) -> str:
+    return f"{row.tool}.{row.rule['argument']}" if row.table == "tool_calls" else f"{row.tool} results"
+
+
 def _dropped(row: Row, saved: float, hidden: float, spared: int) -> str:
-    what = f"{row.tool}.{row.rule['argument']}" if row.table == "tool_calls" else f"{row.tool} results"
+    what = _name(row)
     return (f"{what}: not suggested — replayed on this run, the agent's replies in {spared} more "
             f"call{'s' if spared != 1 else ''} ({hidden:.1%} of the run's calls) used what it would hide, for "
             f"{saved:.1%} of the run's prompt tokens (under {BAR:g}× the share of calls; threshold 0, keep_recent "

@@ -28,12 +28,14 @@ from ..meter.tokens import Meter, TokenCount
 from ..rules.editor import tables_from_rules
 from ..rules.refetch import READ_ARGUMENTS, SHELL_ARGUMENTS, fetched_by, present, why_not
 from ..rules.ruleset import Rules, Template, field_values, load_rules
+from ..words import count
 
 # Arguments that carry work done (the text a call rule may replace).
 WRITE_ARGUMENTS = ("content", "new_string", "new_str", "old_string", "old_str", "text", "patch", "file_text",
                    "new_source", "code", "input", "diff", "body")
 TEXT_ARGUMENTS = (*WRITE_ARGUMENTS, *SHELL_ARGUMENTS)  # what a call rule may replace, in row order
 _URL_ARGUMENTS = ("url", "uri")
+TABLES = ("tool_calls", "tool_results")
 
 LARGE_RESULT = 100  # tokens: a tool whose largest result is smaller gets no result rule
 LARGE_ARGUMENT = 100  # tokens: an argument whose largest value is smaller is never replaced
@@ -269,16 +271,24 @@ def _floors(candidates: list[_Candidate]) -> dict[str, int]:
     return floors
 
 
-def _cannot_fire(conversation: Conversation, row: Row, meter: Meter) -> str | None:
-    """Why ``row`` alone would make no edit on this conversation at any threshold or keep_recent
-    (a row that cannot fire is not offered), else None."""
-    _, edits, skipped = apply_rules(conversation, load_rules({row.table: [dict(row.rule)]}), Settings(threshold=0),
-                                    meter)
-    if edits:
-        return None
+def _refused(conversation: Conversation, rows: tuple[Row, ...], meter: Meter, before: int) -> tuple[int, str | None]:
+    """What ``rows`` save on this conversation at the most permissive settings (threshold 0, no
+    keep_recent), counted as the whole request with ``meter``, and why a single row is not offered:
+    it would make no edit, or its references are not smaller than what they replace (the run would
+    not shrink: a suggested row never makes a run larger); None when it is offered."""
+    rules = load_rules({table: [dict(r.rule) for r in rows if r.table == table] for table in (TABLES)})
+    compacted, edits, skipped = apply_rules(conversation, rules, Settings(threshold=0), meter)
+    saved = before - meter.count(compacted).total if edits else 0
+    if len(rows) != 1 or (edits and saved > 0):
+        return saved, None
+    row = rows[0]
     noun = "result" if row.table == "tool_results" else f"{row.rule.get('argument')!r}"
-    return (f"{row.tool}: a {noun} rule with the shared min_tokens {row.rule['min_tokens']:,} would make no edit here "
-            f"({_stopped(skipped) or 'nothing to replace'}), so none is offered")
+    if edits:
+        return saved, (f"{row.tool}: a {noun} rule's references are not smaller than what they replace here "
+                       f"({before:,} → {before - saved:,} tokens with its {count(len(edits), 'edit')}), so none is "
+                       "offered: a suggested row never makes the run larger")
+    return saved, (f"{row.tool}: a {noun} rule with the shared min_tokens {row.rule['min_tokens']:,} would make no "
+                   f"edit here ({_stopped(skipped) or 'nothing to replace'}), so none is offered")
 
 
 def suggest_rules(conversation: Conversation, meter: Meter) -> Suggestion:
@@ -303,18 +313,31 @@ def suggest_rules(conversation: Conversation, meter: Meter) -> Suggestion:
                          f"would save little")
         candidates += found
     floors = _floors(candidates)
-    rows: list[Row] = []
+    rows: list[tuple[int, Row]] = []  # each offered row with what it saves alone
     for c in candidates:
         noun = "result" if c.table == "tool_results" else "value"
         floor = floors[c.table]
         row = Row(c.table, {**c.rule, "min_tokens": floor}, c.kind,
                   f"{c.why}; {_left_alone(c.sizes, floor, noun)}.")
-        why = _cannot_fire(conversation, row, meter)
+        saved, why = _refused(conversation, (row,), meter, count.total)
         if why is None:
-            rows.append(row)
+            rows.append((saved, row))
         else:
             notes.append(why)
-    return Suggestion(tuple(rows), tuple(notes))
+    return Suggestion(_together(conversation, rows, meter, count.total, notes), tuple(notes))
+
+
+def _together(conversation: Conversation, rows: list[tuple[int, Row]], meter: Meter, before: int,
+              notes: list[str]) -> tuple[Row, ...]:
+    """The rows, less those that leave the run no smaller together (rows on one call can meet on one
+    item): the one saving least alone goes first, until the rest shrink the run, or none is left."""
+    kept = [row for _, row in rows]
+    alone = {id(row): saved for saved, row in rows}
+    while kept and _refused(conversation, tuple(kept), meter, before)[0] <= 0:
+        weakest = min(kept, key=lambda row: alone[id(row)])
+        kept.remove(weakest)
+        notes.append(f"{weakest.tool}: with the other rows the run is no smaller, so this row is not offered")
+    return tuple(kept)
 
 
 # ---------------------------------------------------------------------------------------------

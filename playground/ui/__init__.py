@@ -12,9 +12,11 @@ from ..engine import Optimized
 from ..errors import InputError
 from ..export import requests as exports
 from ..meter.tokens import TokenCount
+from ..policies.as_it_ran import held
 from ..present import render, view
 from ..run.prices import read_prices
 from ..summarize.offline import OfflineSummarizer
+from ..words import count
 from . import (
     calibration_panel,
     compare_panel,
@@ -126,9 +128,9 @@ def main() -> None:
                  icon=":material/bug_report:")
 
 
-def _sidebar(conversation) -> tuple[str, TokenCount]:
-    """The sidebar: which conversation, the workspace, settings, calibration and summarization.
-    Returns the model in use and the conversation's count, which the page reuses."""
+def _sidebar(conversation, log) -> tuple[str, TokenCount]:
+    """The sidebar: which conversation, the workspace, settings, calibration (from the ``log``'s bills)
+    and summarization. Returns the model in use and the conversation's count, which the page reuses."""
     with st.sidebar:
         st.header("Conversation")
         sidebar.conversation_picker()
@@ -138,25 +140,52 @@ def _sidebar(conversation) -> tuple[str, TokenCount]:
         model_name = st.session_state[state.MODEL]
         before = state.engine().count(conversation, model_name)
         sidebar.settings(before.total)
-        calibration_panel.draw(conversation, model_name)
+        calibration_panel.draw(log, model_name)
         st.header("Summarization")
         summary_panel.init()
         summary_panel.settings()
     return model_name, before
 
 
+def _notices(log, conversation) -> None:
+    """What the reader noted, and where the page shows the agent's own context instead of its whole log."""
+    for note in formats.notes(log):
+        st.info(render.literal(note), icon=":material/info:")
+    if conversation is not log:
+        st.info(f"The agent cut its own context ({count(len(log.compactions), 'time')}): the meters and *Before / "
+                f"after* show what it held at its last call, {len(conversation.items):,} of the log's "
+                f"{len(log.items):,} items. The Run and Compare tabs replay the whole log, call by call.",
+                icon=":material/content_cut:")
+
+
+def _conversation_tab(log, conversation, before: TokenCount) -> None:
+    """The Conversation tab: what is shown, and the two ways in (paste or upload, build)."""
+    source = render.literal(st.session_state[state.SOURCE])
+    held_by = "" if conversation is log else f" (the agent held {len(conversation.items):,} of them at the end)"
+    st.caption(f"Now showing: {source} — {view.format_title(log)}, {len(log.items):,} items{held_by}, "
+               f"{before.total:,} tokens.")
+    paste, build = st.columns([1, 1], gap="large")
+    with paste:
+        st.subheader("Paste or upload")
+        conversation_panel.paste_and_upload()
+    with build:
+        st.subheader("Build item by item")
+        conversation_panel.build()
+
+
 def _page() -> None:
     state.init()
-    conversation = st.session_state[state.CONVERSATION]
-    model_name, before = _sidebar(conversation)
+    log = st.session_state[state.CONVERSATION]
+    # the meters measure the context the agent held at the end; Run, Compare and the calibration replay the log
+    conversation = held(log)
+    model_name, before = _sidebar(conversation, log)
 
     st.title("Compaction Playground")
     st.caption("Replace tool data an agent has already used with short references — only when the request is "
                "over a token threshold — and see what it saves and what it costs.")
     with st.expander("New here? What compaction is, and why it waits for a threshold", icon=":material/school:"):
         st.markdown(EXPLAINER)
-    for note in formats.notes(conversation):
-        st.info(render.literal(note), icon=":material/info:")
+    _notices(log, conversation)
 
     rules, checks = rules_panel.current_rules(conversation)
     try:
@@ -175,7 +204,7 @@ def _page() -> None:
     tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons",
                     "Step-through", "Run", "Compare", "Corpus"], key="tab", on_change="rerun")
     with tabs[0]:
-        call = run_panel.chosen_call(conversation, rules, settings, summary, model_name) if tabs[0].open else None
+        call = run_panel.chosen_call(log, rules, settings, summary, model_name) if tabs[0].open else None
         if call is None:
             results.before_after(conversation, optimized)
         else:
@@ -187,20 +216,11 @@ def _page() -> None:
     with tabs[2]:
         rules_panel.panel(checks, rules)
     with tabs[3]:
-        source = render.literal(st.session_state[state.SOURCE])
-        st.caption(f"Now showing: {source} — {view.format_title(conversation)}, {len(conversation.items):,} items, "
-                   f"{before.total:,} tokens.")
-        paste, build = st.columns([1, 1], gap="large")
-        with paste:
-            st.subheader("Paste or upload")
-            conversation_panel.paste_and_upload()
-        with build:
-            st.subheader("Build item by item")
-            conversation_panel.build()
+        _conversation_tab(log, conversation, before)
     with tabs[4]:
         _export_panel(conversation, optimized, rules, settings, model_name, summary.limit if summary else None)
     _teach(tabs[5], tabs[6], conversation, rules, settings, optimized, model_name)
-    _runs(tabs[7], tabs[8], conversation, rules, settings, summary, model_name)
+    _runs(tabs[7], tabs[8], log, rules, settings, summary, model_name)
     if tabs[9].open:  # many runs at once: only while its tab is open
         with tabs[9]:
             corpus_panel.panel(rules, settings, summary)

@@ -41,9 +41,9 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                             help="Each with its source's own parameters (the table says where they were read). "
                                  "Each one is one more replay of the whole run, so they are chosen, not on by default.")
     price = run_panel.price(model)
-    options = run_panel.policy_options(rules, settings, summary, model)
+    options = run_panel.policy_settings(rules, settings, summary, model)
     names = offered((*OURS, *theirs, *LOGGED), conversation)  # and the run as it ran, where the log compacted
-    rows = compare(conversation, [make(name, **options) for name in names], state.engine().meter(model),
+    rows = compare(conversation, [make(name, options) for name in names], state.engine().meter(model),
                    price, mode=st.session_state[MODE], cache=st.session_state[CACHE])
     # the long parameters last, so cost and what the strategy hid from the agent are in view side by side
     table = [{"strategy": row.strategy, "baseline": row.baseline, "tokens final": row.tokens_final,

@@ -7,13 +7,15 @@ import streamlit as st
 from .. import formats
 from ..conversation import Conversation
 from ..errors import InputError
+from ..formats.sources import RUN_SUFFIXES
 from ..present import render
 from ..workbench import builder
 from ..workbench.builder import Fields
 from . import state
 
 _FORMAT_OPTIONS = [state.AUTO, *formats.READERS]
-UPLOAD_TYPES = ["json", "jsonl", "traj", "md", "db", "zip"]  # .traj.json ends in .json; .zip: a task folder
+# what a corpus reads as a run, and a .zip of a task folder
+UPLOAD_TYPES = [*(suffix.lstrip(".") for suffix in RUN_SUFFIXES), "zip"]
 PICKER_LIST_LIMIT = 200  # items; a longer conversation picks its item by number
 
 

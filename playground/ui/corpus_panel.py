@@ -19,30 +19,26 @@ from ..corpus.evaluate import Evaluation, Setup, evaluate_batch, load, partition
 from ..corpus.find import Source
 from ..corpus.sweep import Grid, summarize, tune_batch
 from ..errors import InputError
+from ..formats.sources import RUN_SUFFIXES
 from ..policies import POLICIES
 from ..present import render
 from ..rules.ruleset import Rules
-from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
+from ..summarize.history import SummarySettings
 from ..words import count
 from . import run_panel, state
 
 UPLOAD, STRATEGIES, TABLE = "corpus_upload", "corpus_strategies", "corpus_table"
 RESULT, SOURCES, TUNED, MESSAGE = "corpus_result", "corpus_sources", "corpus_tuned", "corpus_message"
-UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", "json", "jsonl", "traj", "db", "md"]  # (md: Aider histories)
+UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", *(suffix.lstrip(".") for suffix in RUN_SUFFIXES)]  # as the upload reads
 DEFAULT_STRATEGIES = ["none", "rules", "clear-tool-uses"]
 
 
 def _setup(rules: Rules, settings: Settings, summary: SummarySettings | None) -> Setup:
-    """The page's policy as ``evaluate`` takes it: the sidebar's rules, threshold and summarization,
-    the Run view's controls for the other strategies."""
-    options = run_panel.policy_options(rules, settings, summary)
+    """The page's policy as ``evaluate`` takes it: the page's one settings value (the sidebar's
+    rules, compaction settings and summarization, the Run view's controls for the other strategies)."""
     limit_mb, _ = state.input_limit()
     return Setup(strategies=tuple(st.session_state.get(STRATEGIES) or DEFAULT_STRATEGIES), rules=rules,
-                 label=options["label"], threshold=settings.threshold, limit=options["limit"],
-                 keep_recent=settings.keep_recent, summarize=summary is not None,
-                 keep_steps=summary.keep_steps if summary else DEFAULT_KEEP_STEPS, window=options["window"],
-                 trigger=options["trigger"], keep=options["keep"], clear_at_least=options["clear_at_least"],
-                 max_input_mb=limit_mb)
+                 policy=run_panel.policy_settings(rules, settings, summary), max_input_mb=limit_mb)
 
 
 def _found(uploads: list[Any], limit_mb: int) -> list[corpus.Found]:

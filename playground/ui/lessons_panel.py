@@ -29,6 +29,10 @@ PICK = "lesson_pick"  # the Lessons tab's picker (a widget: forgotten while the 
 SHOWN = "lesson_shown"  # the lesson the tab shows, kept for the picker
 ACTIVE = state.LESSON  # the lesson being taken, or absent
 DONE = "lessons_done"  # keys of the lessons the learner completed
+# The lesson being taken once its check passed: it stays done while the learner goes on. Lessons 1
+# and 4 end with "move it back" / "untick it", and a check that followed the page then disabled
+# *Next lesson* while the counter said done.
+PASSED = "lesson_passed"
 CHANGED = {"threshold": "threshold", "keep_recent": "keep_recent", "compact_errors": "errors", "rules": "rules"}
 
 
@@ -60,6 +64,7 @@ def _start(key: str) -> None:
     apply_changes(dict(lesson.start), f"the lesson “{lesson.title}”")
     st.session_state[ACTIVE] = key
     st.session_state[SHOWN] = key
+    st.session_state.pop(PASSED, None)  # a lesson started (again) is done when its check passes in this take
 
 
 def _show_me(key: str) -> None:
@@ -117,14 +122,17 @@ def banner(conversation: Conversation, rules: Rules, settings: Settings, summary
     if lessons.needs_run(lesson):
         observed |= lessons.observe_run(conversation, rules, settings, summary, state.engine().meter(state.get(
             state.MODEL)))
-    passed = lessons.check(lesson, observed)
-    if passed:
+    holds = lessons.check(lesson, observed)
+    if holds:
         st.session_state.setdefault(DONE, set()).add(key)
+        st.session_state[PASSED] = key
+    passed = st.session_state.get(PASSED) == key  # a passed check stays passed
     with st.container(border=True, key="lesson_banner"):
         text, show, following, close = st.columns([6, 1.2, 1.4, 0.9], vertical_alignment="center")
         where = f"Lesson {number} of {len(keys)}, “{lesson.title}”"
         if passed:
-            text.success(f"Done: {lesson.task} ({where}.)", icon=":material/check_circle:")
+            now = "" if holds else " The page no longer shows it, as the lesson's last step asks: it stays done."
+            text.success(f"Done: {lesson.task} ({where}.){now}", icon=":material/check_circle:")
         else:
             text.info(f"**{where}.** Your task: {lesson.task}", icon=":material/touch_app:")
         show.button("Show me", key="lesson_show_me", on_click=_show_me, args=(key,), disabled=passed,

@@ -172,13 +172,6 @@ def _checks(checks: list[RowCheck], table: str, quiet: bool = False) -> None:
         st.markdown("  \n".join(lines))
 
 
-def _add_row(base: str, editor: str, blank: dict[str, Any]) -> None:
-    """A blank row at the end of a table (its pending edits kept), to type into."""
-    st.session_state[base] = [*edited_rows(state.get(base), st.session_state.get(editor)), dict(blank)]
-    st.session_state.pop(editor, None)
-    state.changed("rules")
-
-
 def _empty(columns: tuple[str, ...]) -> pandas.DataFrame:
     """No rows, but every column with its type: an empty list has no columns, and untyped empty
     columns are floats, which a checkbox column refuses."""
@@ -186,17 +179,21 @@ def _empty(columns: tuple[str, ...]) -> pandas.DataFrame:
     return pandas.DataFrame({column: pandas.Series(dtype=kinds.get(column, "object")) for column in columns})
 
 
-def _editor(base: str, editor: str, columns: tuple[str, ...], config: dict[str, Any], blank: dict[str, Any],
-            what: str) -> None:
+def _editor(base: str, editor: str, columns: tuple[str, ...], config: dict[str, Any], what: str) -> None:
     """One editable table over its unchanging ``base`` rows, with its column headers even when it
-    is empty (an empty list has no columns: Streamlit drew a grey cell nothing could be typed into)
-    and a visible button to add a row (the table's own is in a toolbar that shows only on hover)."""
+    is empty (an empty list has no columns: Streamlit drew a grey cell nothing could be typed into).
+
+    The table's input changes only when the whole table is replaced (a preset, an import, added
+    suggestions), never while a person edits it: an editor's identity is its input, so a new input
+    is a new grid, and whatever was typed into the old one while the page reran to draw it was
+    dropped. A button that added a row did just that (the edits and the blank row fed back in as
+    the input), so rows are added in the table itself, by its last, empty row."""
     rows = state.get(base)
     st.data_editor(rows or _empty(columns), key=editor, num_rows="dynamic", width="stretch",
                    hide_index=True, column_order=columns, column_config=config, on_change=state.changed,
                    args=("rules",))
-    st.button(f"Add {what}", key=f"{editor}_add", icon=":material/add:", on_click=_add_row,
-              args=(base, editor, blank), help="A blank row at the end of the table: click its cells and type.")
+    st.caption(f"To add {what}, click the empty row at the bottom of the table; double-click a cell to type, "
+               "Enter to keep it. Tick a row's box to delete it.")
 
 
 def _reset_patterns() -> None:
@@ -217,7 +214,7 @@ def _error_patterns(checks: list[RowCheck]) -> None:
                                             required=True),
         "pattern": st.column_config.TextColumn("pattern", width="large",
                                                help="A Python regular expression (re.MULTILINE)."),
-    }, {"name": "", "pattern": ""}, "an error pattern")
+    }, "an error pattern")
     _checks(checks, "error_patterns", quiet=True)
     if not any(c.table == "error_patterns" and (c.level == "error" or c.matches) for c in checks):
         st.caption("No pattern recognises a result here (besides any the format itself flags as errors).")
@@ -253,8 +250,7 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
                                                    default=CALL_REPLACEMENT),
         "min_tokens": st.column_config.NumberColumn("min tokens", min_value=0, step=1, default=0,
                                                     help="Leave calls smaller than this many tokens alone."),
-    }, {"enabled": True, "tool": "", "argument": "content", "replacement": CALL_REPLACEMENT, "min_tokens": 0},
-        "a tool-call rule")
+    }, "a tool-call rule")
     _checks(checks, "tool_calls")
     st.markdown("**Tool-result rules**: replace a result's body with a reference the agent can follow back.")
     _editor(state.RESULT_BASE, state.RESULT_EDITOR, RESULT_COLUMNS, {
@@ -264,7 +260,7 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
                                                 width="large"),
         "min_tokens": st.column_config.NumberColumn("min tokens", min_value=0, step=1, default=0,
                                                     help="Leave results smaller than this many tokens alone."),
-    }, {"enabled": True, "tool": "", "template": "", "min_tokens": 0}, "a tool-result rule")
+    }, "a tool-result rule")
     _checks(checks, "tool_results")
     _error_patterns(checks)
 

@@ -13,7 +13,7 @@ import streamlit as st
 from ..compaction import Settings
 from ..conversation import Conversation
 from ..limits import MAX_COUNT, MAX_PRICE, MAX_TOKENS
-from ..policies import POLICIES, Policy, make
+from ..policies import POLICIES, Policy, PolicySettings, make
 from ..policies.sources import read_strategies, source_of
 from ..present.view import CallView, call_view
 from ..rules.ruleset import Rules
@@ -39,8 +39,8 @@ from ..words import count
 from ..workbench.workspace import ReplaySettings
 from . import billed_panel, probe_panel, state
 
-CALL = "replay_call"  # the chosen call (position in the run's calls), for the before/after view
-SHOWN = "replay_call_shown"  # True once the person moved the call slider: Before / after shows that call
+CALL = state.REPLAY_CALL  # the chosen call (position in the run's calls), for the before/after view
+SHOWN = state.REPLAY_CALL_SHOWN  # True once the person moved the call slider: Before / after shows that call
 SWEEP = "replay_sweep"
 LIGHT_RUN = 200  # calls: runs up to this long redraw the extra replays on every change without a wait
 STRATEGY, MODE, CACHE = "replay_strategy", "replay_mode", state.REPLAY_CACHE
@@ -86,24 +86,25 @@ def price(model: str) -> Price:
     return replace(listed, **edits) if edits else listed
 
 
-def policy_options(rules: Rules, settings: Settings, summary: SummarySettings | None,
-                   model: str | None = None) -> dict[str, Any]:
-    """Every strategy's settings as the page holds them (each policy takes the ones it knows):
-    rules, threshold and summarization from the page, the rest from the Run view's controls, and
-    ``model``'s context window (some agents' triggers are a part of it)."""
+def policy_settings(rules: Rules, settings: Settings, summary: SummarySettings | None,
+                    model: str | None = None) -> PolicySettings:
+    """Every strategy's settings as the page holds them, as one value (each policy takes the ones it
+    has): the rules, the compaction settings (threshold, keep_recent, the error switches) and
+    summarization from the page, the rest from the Run view's controls, and ``model``'s context
+    window (some agents' triggers are a part of it). Run, Compare and Corpus all build from it."""
     get = st.session_state.get
     limit, keep_steps = (summary.limit, summary.keep_steps) if summary else (settings.threshold, DEFAULT_KEEP_STEPS)
-    return {"rules": rules, "label": "the page's rules", "threshold": settings.threshold, "limit": limit,
-            "keep_recent": settings.keep_recent, "summarize": summary is not None, "keep_steps": keep_steps,
-            "window": get(WINDOW, DEFAULTS[WINDOW]), "trigger": get(TRIGGER, DEFAULTS[TRIGGER]),
-            "keep": get(KEEP, DEFAULTS[KEEP]), "clear_at_least": get(CLEAR_AT_LEAST, DEFAULTS[CLEAR_AT_LEAST]),
-            "context_window": price(model).context_window if model else None}
+    return PolicySettings(rules=rules, label="the page's rules", compaction=settings, summarize=summary is not None,
+                          limit=limit, keep_steps=keep_steps, window=get(WINDOW, DEFAULTS[WINDOW]),
+                          trigger=get(TRIGGER, DEFAULTS[TRIGGER]), keep=get(KEEP, DEFAULTS[KEEP]),
+                          clear_at_least=get(CLEAR_AT_LEAST, DEFAULTS[CLEAR_AT_LEAST]),
+                          context_window=price(model).context_window if model else None)
 
 
 def _policy(rules: Rules, settings: Settings, summary: SummarySettings | None,
-            model: str) -> tuple[Policy, dict[str, Any]]:
-    options = policy_options(rules, settings, summary, model)
-    return make(st.session_state.get(STRATEGY, DEFAULTS[STRATEGY]), **options), options
+            model: str) -> tuple[Policy, PolicySettings]:
+    options = policy_settings(rules, settings, summary, model)
+    return make(st.session_state.get(STRATEGY, DEFAULTS[STRATEGY]), options), options
 
 
 def _replay(conversation: Conversation, policy: Policy, model: str, until: int | None = None,
@@ -277,17 +278,17 @@ def _baseline_caption(run: Replay) -> None:
         st.warning(window[0].upper() + window[1:] + ".", icon=":material/warning:")
 
 
-def _swept(options: dict[str, Any], key: str, value: int) -> dict[str, Any]:
-    """The options with ``key`` set to ``value``. Moving the rules' threshold moves a summarization
-    limit that follows it, and raises one it would pass, as the sidebar does."""
-    changed = {**options, key: value}
-    if key == "threshold":
-        follows = options["limit"] == options["threshold"]
-        changed["limit"] = value if follows else max(options["limit"], value)
-    return changed
+def _swept(options: PolicySettings, key: str, value: int) -> PolicySettings:
+    """The settings with option ``key`` set to ``value``. Moving the rules' threshold moves a
+    summarization limit that follows it, and raises one it would pass, as the sidebar does."""
+    if key != "threshold":
+        return options.with_options(**{key: value})
+    limit = options.options()["limit"]
+    follows = limit == options.compaction.threshold
+    return options.with_options(threshold=value, limit=value if follows else max(limit, value))
 
 
-def _sweep_chart(conversation: Conversation, run: Replay, policy_name: str, options: dict[str, Any],
+def _sweep_chart(conversation: Conversation, run: Replay, policy_name: str, options: PolicySettings,
                  meter, chosen_price: Price) -> None:
     key = {"rules": "threshold", "summarize": "limit", "hybrid": "limit", "clear-tool-uses": "trigger"}.get(policy_name)
     if key is None or not run.calls:
@@ -298,7 +299,7 @@ def _sweep_chart(conversation: Conversation, run: Replay, policy_name: str, opti
                           "a while, so it starts off above 200 calls."):
         return
     largest = max(call.tokens_without for call in run.calls)
-    points = sweep(conversation, lambda value: make(policy_name, **_swept(options, key, value)), sweep_points(largest),
+    points = sweep(conversation, lambda value: make(policy_name, _swept(options, key, value)), sweep_points(largest),
                    meter, chosen_price, mode=run.mode, cache=run.cache)
     rows = [{"threshold": value, "cost": cost} for value, cost in points]
     chart = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(

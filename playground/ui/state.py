@@ -52,6 +52,9 @@ OWN_PREFIX = "own:"
 EXPORT_FORMAT, EXPORT_NOTES = "export_format", "export_notes"
 ORIGINS = "setting_origins"  # setting (defaults.SETTINGS, or a cache select's key) -> where its value came from
 REPLAY_CACHE, COMPARE_CACHE = "replay_cache", "compare_cache"  # the Run and Compare views' prompt-cache models
+# The Run tab's chosen call (its slider), and whether Before / after shows it: a call of one
+# conversation, so both are forgotten when another conversation shows (``set_conversation``).
+REPLAY_CALL, REPLAY_CALL_SHOWN = "replay_call", "replay_call_shown"
 CACHE_CHOICES = (REPLAY_CACHE, COMPARE_CACHE)  # follow the model's provider until the person picks one
 LESSON = "lesson_active"  # the lesson being taken (its key), or absent; loading another conversation ends it
 MAX_OWN = 8  # the oldest of the person's own conversations goes when a ninth arrives
@@ -160,14 +163,19 @@ def export_converts(conversation: Conversation, choice: str) -> bool:
 
 
 def set_conversation(conversation: Conversation, source: str, keep_builder: bool = False) -> None:
-    """Show ``conversation``; unless the builder made it, the builder starts over at item 0, the
-    lesson in progress ends and the prompt-cache models follow the model again. The export starts
+    """Show ``conversation``; the Run tab's chosen call is forgotten; unless the builder made it,
+    the builder starts over at item 0, the lesson in progress ends and the prompt-cache models
+    follow the model again. The export starts
     on the conversation's own API format, its losses listed whenever it converts."""
     st.session_state[CONVERSATION] = conversation
     st.session_state[SOURCE] = source
     # Set, not dropped: a widget whose value is only dropped keeps showing the old one in the browser.
     st.session_state[EXPORT_FORMAT] = conversation.format
     st.session_state[EXPORT_NOTES] = export_converts(conversation, conversation.format)
+    # call 5 of another conversation is not this one's: Before / after goes back to the whole, and
+    # the Run tab's slider starts again on the last call
+    st.session_state[REPLAY_CALL_SHOWN] = False
+    st.session_state.pop(REPLAY_CALL, None)
     if not keep_builder:
         st.session_state[BUILDER_ITEM] = None
         st.session_state.pop(LESSON, None)
