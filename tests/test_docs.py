@@ -285,3 +285,15 @@ def test_every_link_of_the_readme_leads_somewhere() -> None:
     assert len(targets) > 20, "the README links into the docs"
     missing = [target for target in targets if not (ROOT / target.split("#")[0]).exists()]
     assert not missing, missing
+
+
+def test_every_file_the_pages_name_is_there() -> None:
+    """A module moved or renamed leaves its old path in the prose: every `playground/…`, `scripts/…`,
+    `tests/…` and `presets/…` path the README and the pages name in backticks must exist."""
+    pattern = re.compile(r"`((?:playground|scripts|tests|presets)/[\w./*-]+)")
+    named = {(path.relative_to(ROOT), found) for path in DOCUMENTS
+             for found in pattern.findall(path.read_text(encoding="utf-8"))}
+    assert len(named) > 50
+    missing = sorted(f"{page}: {found}" for page, found in named
+                     if not any(ROOT.glob(found.split("::")[0].rstrip("/"))))
+    assert missing == ["docs/meters.md: tests/fixtures/chat-history.md"], missing  # Aider's own repository's file
