@@ -147,10 +147,10 @@ class ProbeServer(StubServer):
         return f"http://127.0.0.1:{self.server_address[1]}"
 
 
-if __name__ == "__main__":  # the README's example: python -m tests.probe_stub PORT RUN.json
+if __name__ == "__main__":  # docs/probe.md's example: python -m tests.probe_stub PORT RUN.json
     port, path = int(sys.argv[1]), Path(sys.argv[2])
-    path.write_text(json.dumps(run()))
-    with ProbeServer(port=port) as server:
+    with ProbeServer(port=port) as server:  # bound before the run is written: once it exists, requests are answered
+        path.write_text(json.dumps(run()))
         print(f"serving {server.url} (Chat Completions at /v1/chat/completions, Messages at /v1/messages); "
               f"the hand-made run is in {path}", flush=True)
         threading.Event().wait()
