@@ -60,7 +60,8 @@ def _page_and_replay(conversation: Conversation, rules: Rules, model: str, k: in
                            OfflineSummarizer(), model)
     page = view.summary(request, done.compaction, price, done.summarization).costs
     policy = RulesPolicy(rules=rules, threshold=threshold)
-    run = replay(conversation, policy, engine.meter(model), price, until=k + 1)
+    # the same request on both sides: the log's items up to call k (a log the agent cut has another baseline)
+    run = replay(conversation, policy, engine.meter(model), price, until=k + 1, baseline="full-history")
     return page, run, done
 
 
