@@ -25,6 +25,7 @@ how far the bills themselves are from exact.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from itertools import pairwise
 from statistics import median
@@ -71,14 +72,24 @@ class LogFit:
     # instructions, a system message) and tool definitions; what it lacks is what the offset stands for
     system: bool = False
     tools: bool = False
+    # (where it starts, its offset) for each fresh context the agent began (Aider's new session, /clear):
+    # what it sends beside its turns — the files it added, a repo map — is its own in each; () for one offset
+    sessions: tuple[tuple[int, int], ...] = ()
 
-    def estimate(self, counted: int) -> int:
-        return self.offset + round(counted * self.factor)
+    def estimate(self, counted: int, position: int | None = None) -> int:
+        """The bill for a request we count ``counted``, at the call starting at ``position`` (its session's offset)."""
+        return self.offset_at(position) + round(counted * self.factor)
+
+    def offset_at(self, position: int | None) -> int:
+        if not self.sessions or position is None:
+            return self.offset
+        at = bisect.bisect_right([start for start, _ in self.sessions], position) - 1
+        return self.sessions[max(at, 0)][1]
 
     def misses(self, calibrated: bool) -> list[float]:
         """The share by which our count misses the bill on each fitted call: as it is, or with this
         fit applied."""
-        return [abs((self.estimate(c.counted) if calibrated else c.counted) - c.billed) / c.billed
+        return [abs((self.estimate(c.counted, c.position) if calibrated else c.counted) - c.billed) / c.billed
                 for c in self.calls[:self.fitted] if c.billed]
 
     def error(self, calibrated: bool) -> float:
@@ -93,9 +104,17 @@ class LogFit:
                ) if self.fitted < len(self.calls) else ""
         return (f"The log records the input tokens billed for {count(len(self.calls), 'call')}. Our count of the "
                 f"log's request misses them by {self.error(False):.1%} on the median call: {self._lacks()}. "
-                f"Fitted on {count(self.fitted, 'call')}{cut}: billed ≈ {self.offset:,} + "
+                f"Fitted on {count(self.fitted, 'call')}{cut}: billed ≈ {self._offsets()} + "
                 f"{self.factor:.3f} × our count, which misses by {self.error(True):.1%} (at most "
                 f"{max(self.misses(True), default=0.0):.1%}).{self._rounding()}")
+
+    def _offsets(self) -> str:
+        """The offset in words: one, or each session's where the agent began afresh."""
+        if len(self.sessions) < 2:
+            return f"{self.offset:,}"
+        low, high = min(o for _, o in self.sessions), max(o for _, o in self.sessions)
+        return (f"an offset of its own in each of the {len(self.sessions)} sessions the agent began afresh "
+                f"({low:,}–{high:,}: what it sends beside its turns, files and a repo map, is each session's own)")
 
     def _lacks(self) -> str:
         """What the log leaves out of the agent's request (a rollout with its instructions holds a
@@ -154,13 +173,22 @@ def _grew(a: BilledCall, b: BilledCall) -> bool:
 
 
 def fit(calls: tuple[BilledCall, ...], digits: int | None = None, system: bool = False,
-        tools: bool = False) -> LogFit:
-    """``billed ≈ offset + factor × counted`` on the calls before the first cut (see the module)."""
+        tools: bool = False, fresh: tuple[int, ...] = ()) -> LogFit:
+    """``billed ≈ offset + factor × counted`` on the calls before the first cut (see the module).
+    ``fresh``: where the agent began a fresh context (a session that starts afresh, ``sessions``): a
+    bill that falls there is that new start, not a cut, and each such session gets its own offset."""
     if not calls:
         raise InputError("the log records no billed usage for its calls", where="billed")
-    fitted = next((k for k in range(1, len(calls)) if calls[k].billed < CUT * calls[k - 1].billed), len(calls))
+    starts = sorted(fresh)
+
+    def session(call: BilledCall) -> int:
+        return bisect.bisect_right(starts, call.position)
+
+    fitted = next((k for k in range(1, len(calls)) if calls[k].billed < CUT * calls[k - 1].billed
+                   and session(calls[k]) == session(calls[k - 1])), len(calls))
     first = calls[:fitted]
-    slopes = [(b.billed - a.billed) / (b.counted - a.counted) for a, b in pairwise(first) if _grew(a, b)]
+    slopes = [(b.billed - a.billed) / (b.counted - a.counted) for a, b in pairwise(first)
+              if session(a) == session(b) and _grew(a, b)]
     low, high = FACTOR_RANGE
     factor = median(slopes) if slopes else 1.0
     if not low <= factor <= high:  # the bills do not grow with the log: no share to fit, only the offset
@@ -169,14 +197,35 @@ def fit(calls: tuple[BilledCall, ...], digits: int | None = None, system: bool =
     if offset < 0:  # the log cannot hold more than was sent: what is left is the meter's share alone
         ratios = [c.billed / c.counted for c in first if c.counted]
         factor, offset = (min(high, max(low, median(ratios))) if ratios else 1.0), 0
-    return LogFit(calls, fitted, factor, offset, digits, system, tools)
+    return LogFit(calls, fitted, factor, offset, digits, system, tools, _sessions(first, starts, factor, offset))
+
+
+def _sessions(calls: tuple[BilledCall, ...], starts: list[int], factor: float, offset: int
+              ) -> tuple[tuple[int, int], ...]:
+    """Each fresh context's own offset, from its own fitted calls (the whole fit's where it has none)."""
+    if not starts:
+        return ()
+    found, by = [], {}
+    for call in calls:
+        by.setdefault(bisect.bisect_right(starts, call.position), []).append(call)
+    for number, start in enumerate([-1, *starts]):
+        own = by.get(number)
+        found.append((start, max(0, round(median(c.billed - c.counted * factor for c in own))) if own else offset))
+    return tuple(found)
 
 
 def log_fit(conversation: Conversation, price: Price, run: Replay | None = None) -> LogFit | None:
     """The fit for a log that records its bills, else None (``run``: as for ``billed_calls``)."""
     calls = billed_calls(conversation, price, run)
     system = bool(conversation.instructions) or any(is_instruction(item) for item in conversation.items)
-    return fit(calls, conversation.billed_digits, system, bool(conversation.tools)) if calls else None
+    return fit(calls, conversation.billed_digits, system, bool(conversation.tools), fresh_starts(conversation)
+               ) if calls else None
+
+
+def fresh_starts(conversation: Conversation) -> tuple[int, ...]:
+    """Where the agent began a fresh context: a compaction that kept, added and summarized nothing (a new session)."""
+    return tuple(record.position for record in conversation.compactions
+                 if not (record.kept or record.added or record.summary))
 
 
 def with_bills(data: dict, found: LogFit, model: str, source: str) -> dict:

@@ -165,7 +165,7 @@ def _reconstruct(items: tuple[Item, ...], counts: Sequence[int], before: AgentCo
     kept_head = sum(counts[p] for p in sent[:head])
 
     def miss(c: int) -> float:
-        return abs(log_fit.estimate(fixed + kept_head + tail[len(sent) - c]) - bill)
+        return abs(log_fit.estimate(fixed + kept_head + tail[len(sent) - c], start) - bill)
 
     best = min(cuts, key=miss)
     if miss(best) > FIT_SHARE * bill:
