@@ -306,3 +306,18 @@ def test_an_aider_history_bills_its_calls_in_replay_json_and_the_run_view():
     assert billed == bills
     assert any("The log records the input tokens billed for 29 calls" in c.value
                and "rounds its bills to 2 significant digits" in c.value for c in at.caption)
+
+
+def test_each_fresh_session_gets_its_own_offset_and_its_first_bill_is_no_cut():
+    """Aider sends the files a session added beside its turns: the offset is each session's own, and a
+    bill that falls where a session starts afresh is that new start, not the agent cutting its context."""
+    from playground.run.billed import BilledCall, fit
+
+    first = [BilledCall(n, 10 * n, 1_000 + 500 * n, 9_000 + 500 * n) for n in range(5)]  # offset 8,000
+    second = [BilledCall(5 + n, 100 + 10 * n, 200 + 400 * n, 3_200 + 400 * n) for n in range(5)]  # offset 3,000
+    calls = (*first, *second)
+    whole, sessions = fit(calls), fit(calls, fresh=(100,))
+    assert whole.fitted == 5 and sessions.fitted == 10  # the fall at the new session no longer stops the fit
+    assert sessions.sessions == ((-1, 8_000), (100, 3_000))
+    assert sessions.error(True) == 0.0 and max(sessions.misses(True)) == 0.0
+    assert "each of the 2 sessions the agent began afresh" in sessions.describe()
