@@ -7,7 +7,9 @@ line in its log. Its provider bills what it really sent plus a system prompt the
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -144,3 +146,35 @@ def test_the_context_held_at_the_end_is_what_the_agent_sent_last_and_then_its_re
     assert context[:len(last.conversation.items)] == last.conversation.items
     assert context[len(last.conversation.items):] == found.items[start:]
     assert len(context) < len(found.items) and held(conversation) is conversation
+
+
+def _logs_with_bills() -> list:
+    from .conftest import SHARED
+
+    data = Path(__file__).parent / "data"
+    return [*sorted(p for p in data.iterdir() if p.name != "README.md"),
+            *sorted((SHARED / "sessions").glob("*.jsonl"))]
+
+
+@pytest.mark.parametrize("path", _logs_with_bills(), ids=lambda path: path.name)
+def test_on_every_real_log_with_bills_the_baseline_is_within_10_percent_of_them_after_its_own_fit(path):
+    """The issue's measure: the baseline's per-call tokens against the log's bills on the median call, after
+    the log's calibration (``billed.log_fit``), and no baseline request past the window without the note."""
+    from playground import formats
+    from playground.run.billed import log_fit
+
+    from .conftest import shared
+
+    conversation = formats.read_path(shared(path))
+    if not conversation.billed:
+        pytest.skip("this log records no bills")
+    price = read_prices().get(conversation.model, conversation.format)
+    conversation = infer(conversation, price)
+    run = replay(conversation, NonePolicy(), Meter(conversation.model or price.model), price)
+    found = log_fit(conversation, price, run)
+    bills = dict(conversation.billed)
+    misses = sorted(abs(found.estimate(call.tokens_without, call.position) - bill) / bill
+                    for call in run.calls if (bill := bills.get(call.position)))
+    assert misses[len(misses) // 2] <= 0.10
+    window = price.context_window
+    assert not window or max(call.tokens_without for call in run.calls) <= window or run.over_window()
