@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from playground.rules.ruleset import load_rules
@@ -16,18 +14,8 @@ from playground.workbench import workspace
 from playground.workbench.presets import load_preset
 
 from .conftest import ROOT
+from .test_app import _fresh_caches, healthy  # noqa: F401 - the caches fixture, autouse here too
 from .test_policy_settings import SUPPORT, WILDCARD
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_data.clear()
-    yield
-
-
-def healthy(at: AppTest) -> AppTest:
-    assert not at.exception, at.exception
-    return at
 
 
 def _params(text: str) -> dict[str, str]:
