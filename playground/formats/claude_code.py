@@ -167,8 +167,8 @@ def _boundary(line: dict, number: int) -> str:
     before = meta.get("preTokens")
     size = f", {before:,} tokens before" if isinstance(before, int) else ""
     return (f"Claude Code compacted its context at line {number} (trigger {meta.get('trigger', 'unknown')}{size}). "
-            "Everything is shown; after that point Claude Code itself sent only its summary (the next user message) "
-            "and what followed.")
+            "The log holds everything before it; after that point Claude Code itself sent only its summary (the next "
+            "user message) and what followed, which is the run as it ran.")
 
 
 def _alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

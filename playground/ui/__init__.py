@@ -148,8 +148,11 @@ def _sidebar(conversation, log) -> tuple[str, TokenCount]:
 
 def _notices(log, conversation) -> None:
     """What the reader noted, and where the page shows the agent's own context instead of its whole log."""
-    for note in formats.notes(log):
-        st.info(render.literal(note), icon=":material/info:")
+    notes = formats.notes(log)
+    if notes:  # folded, so the meters, the rules and before / after stay in the first screen
+        with st.expander(f"What the reader noted ({len(notes)})", icon=":material/info:"):
+            for note in notes:
+                st.info(render.literal(note), icon=":material/info:")
     if conversation is not log:
         st.info(f"The agent cut its own context ({count(len(log.compactions), 'time')}): the meters and *Before / "
                 f"after* show what it held at its last call, {len(conversation.items):,} of the log's "
