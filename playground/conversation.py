@@ -213,6 +213,28 @@ class Conversation:
         return replace(self, items=items, grew=(base, items))
 
 
+FALL_TOKENS = 8_000  # a bill falls by at least this many tokens…
+FALL_FROM = 32_000  # …from at least this many, to count as the agent cutting its context
+
+
+def falls(bills: Sequence[int], share: float) -> list[int]:
+    """Where a run's bills (in call order) fall as a cut makes them fall: by at least ``share`` of the
+    bill before and ``FALL_TOKENS``, from at least ``FALL_FROM`` (smaller falls are a meter's noise or a
+    shorter system prompt), and staying down — the next bill takes back less than half the fall (a lone
+    low bill is another model's side call). A run's requests otherwise only grow. One rule for every
+    reader and the run stage; ``share`` is theirs (a reader that knows its agent's rule can take less)."""
+    found = []
+    for k in range(1, len(bills)):
+        high, low = bills[k - 1], bills[k]
+        fall = high - low
+        if high < FALL_FROM or fall < max(FALL_TOKENS, share * high):
+            continue
+        if k + 1 < len(bills) and bills[k + 1] - low >= fall / 2:
+            continue
+        found.append(k)
+    return found
+
+
 class Same:
     """A key part that is one particular object: equal only to itself, and held, so the object
     cannot be freed while the key lives (an ``id()`` alone could be reused by a new object)."""

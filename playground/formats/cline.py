@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..conversation import AgentCompaction, Conversation, Item, Message, ToolResult
+from ..conversation import FALL_FROM, FALL_TOKENS, AgentCompaction, Conversation, Item, Message, ToolResult
 from ..errors import InputError
 from ..words import count
 from . import anthropic, cline_truncation, cline_ui
@@ -438,8 +438,8 @@ def _truncated(conversation: Conversation, task: _Task, requests: list[cline_ui.
         if len(inferred) < len(records) else []
     if inferred:
         how.append(f"{len(inferred)} inferred from the bills (a bill that falls at least "
-                   f"{cline_truncation.DROP_SHARE:.0%} and {cline_truncation.DROP_TOKENS:,} tokens from "
-                   f"{cline_truncation.DROP_FROM:,} and stays down; the range its rule could cut whose request "
+                   f"{cline_truncation.DROP_SHARE:.0%} and {FALL_TOKENS:,} tokens from "
+                   f"{FALL_FROM:,} and stays down; the range its rule could cut whose request "
                    "best matches the bill)")
     note = (f"{said}: {'; '.join(how)}. `as-it-ran` sends what Cline sent after each; the full history stays the "
             "`none` figure.")

@@ -39,6 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..conversation import falls
+
 NOTICE = ("[NOTE] Some previous conversation history with the user has been removed to maintain optimal context "
           "window length. The initial user task has been retained for continuity, while intermediate conversation "
           "history has been removed. Keep this in mind as you continue assisting the user. Pay special attention "
@@ -56,12 +58,9 @@ _MENTION = re.compile(r'<file_content path="([^"]*)">([\s\S]*?)</file_content>')
 # (128k window) falls 51 %, 37 %, 51 %, 32 %, 43 % and 87 % from about 98,000; a task on claude-opus-4-6
 # (200k window), whose UI log records the ranges, falls 63 %, 20 %, 21 % and 58 % from 165,000-175,000 — a
 # second cut keeps half of what the first left, so it can fall less than a quarter. 15 % and 8,000 tokens
-# from 32,000 catch all of them; the tasks that never reached their window (36 and 47 calls, growing to
-# 84,000) have no drop of even 2 %.
+# from 32,000 catch all of them (``conversation.falls``, which also asks that the fall stays down); the
+# tasks that never reached their window (36 and 47 calls, growing to 84,000) have no drop of even 2 %.
 DROP_SHARE = 0.15
-DROP_TOKENS = 8_000
-DROP_FROM = 32_000
-STAYS = 0.95  # the bill after the drop must stay under this share of the bill before it (not a one-call dip)
 
 
 @dataclass(frozen=True)
@@ -174,7 +173,7 @@ def infer(bills: Sequence[tuple[int, int]], history: Mapping[int, Any], known: S
     moved: the candidate whose request moves by as much wins, and a drop no candidate explains better than
     nothing at all is left alone."""
     sizes = {index: _size(message) for index, message in history.items()}
-    drops = {bills[index][0]: index for index in range(1, len(bills)) if _drop(bills, index)}
+    drops = {bills[index][0]: index for index in falls([tokens for _, tokens in bills], DROP_SHARE)}
     known_at = {cut.reply: cut for cut in known}
     events = sorted(set(drops) | set(known_at))
     if not events:
@@ -224,13 +223,6 @@ def _chars(reply: int, end: int | None, edits: tuple[Edit, ...], sizes: Mapping[
     indices = set(sent(reply, end))
     saved = sum(len(json.dumps(edit.search)) - len(json.dumps(edit.replace)) for edit in edits if edit.index in indices)
     return sum(sizes.get(index, 0) for index in indices) - saved
-
-
-def _drop(bills: Sequence[tuple[int, int]], index: int) -> bool:
-    before, after = bills[index - 1][1], bills[index][1]
-    later = bills[index + 1][1] if index + 1 < len(bills) else after
-    return (before >= DROP_FROM and before - after >= DROP_TOKENS and after <= before * (1 - DROP_SHARE)
-            and later < before * STAYS)
 
 
 def _rate(bills: Sequence[tuple[int, int]], sizes: Mapping[int, int]) -> float:

@@ -7,10 +7,10 @@ stays down is the agent cutting what it sends. Measured against the log's whole 
 is a run that never happened: a 221-call Cline task billed at most 177,696 tokens a call replays as a
 last request of 434,152, larger than any window.
 
-A drop counts when it is at least ``DROP_SHARE`` of the bill before and ``DROP_TOKENS`` tokens, from a
-bill of at least ``FROM_TOKENS`` (smaller falls are a meter's noise, a cached prefix's rounding or a
-model answering with a shorter system prompt), and stays down: the next bill takes back less than half
-of the fall (a lone low bill is another model's side call, not a cut).
+A drop counts when it is at least ``DROP_SHARE`` of the bill before and 8,000 tokens, from a bill
+of at least 32,000, and stays down: the next bill takes back less than half of the fall
+(``conversation.falls``, the rule Cline's reader uses too; smaller falls are a meter's noise, a
+cached prefix's rounding or a shorter system prompt, and a lone low bill is a side call, not a cut).
 
 What the agent then sent is reconstructed with the rule most agents share when the log names none:
 the instructions and the first user message (the task) stay, and the oldest of the rest go — as few as
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import accumulate
 
-from ..conversation import AgentCompaction, Conversation, Item, Message, is_instruction, links, role_of
+from ..conversation import AgentCompaction, Conversation, Item, Message, falls, is_instruction, links, role_of
 from ..meter.tokens import Meter
 from ..policies import NonePolicy
 from ..words import count
@@ -36,8 +36,6 @@ from .prices import Price
 from .replay import replay
 
 DROP_SHARE = 0.25
-DROP_TOKENS = 8_000
-FROM_TOKENS = 32_000
 FIT_SHARE = 0.15  # a reconstruction is kept only if its calibrated count comes this near the bill
 WHERE = "inferred from the bills"
 
@@ -51,17 +49,8 @@ class Drop:
 
 
 def drops(calls: Sequence[BilledCall]) -> tuple[Drop, ...]:
-    """The calls whose bill fell as a cut makes it fall (see the module): large, and staying down."""
-    found = []
-    for k in range(1, len(calls)):
-        high, low = calls[k - 1].billed, calls[k].billed
-        fall = high - low
-        if high < FROM_TOKENS or fall < max(DROP_TOKENS, DROP_SHARE * high):
-            continue
-        if k + 1 < len(calls) and calls[k + 1].billed - low >= fall / 2:
-            continue  # taken back at once: a side call, not a cut
-        found.append(Drop(calls[k - 1], calls[k]))
-    return tuple(found)
+    """The calls whose bill fell as a cut makes it fall (``conversation.falls``, at ``DROP_SHARE``)."""
+    return tuple(Drop(calls[k - 1], calls[k]) for k in falls([call.billed for call in calls], DROP_SHARE))
 
 
 def infer(conversation: Conversation, price: Price) -> Conversation:
