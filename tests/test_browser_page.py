@@ -69,10 +69,10 @@ def test_a_pasted_conversation_is_kept_when_a_preset_is_chosen(page):
     expect(page.get_by_text("tool result's call id matches no earlier tool call: '__init__ *x*'")).to_be_visible()
     area.fill(json.dumps(book_scenario()))
     page.get_by_role("button", name="Load pasted JSON").click()
+    sidebar = page.get_by_test_id("stSidebar")  # the pasted line first: idle alone can see the moment before the rerun
+    expect(sidebar.get_by_text("Your own conversation — OpenAI Chat Completions, 12 items")).to_be_visible()
     idle(page)
     pasted = metric(page, "Before")
-    sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar.get_by_text("Your own conversation — OpenAI Chat Completions, 12 items")).to_be_visible()
     expect(sidebar.get_by_text(PRESETS[0].description[:40])).to_have_count(0)
     choose_conversation(page, PRESETS[1].title)
     before = page.get_by_test_id("stMetric").filter(has=page.get_by_text("Before", exact=True))
