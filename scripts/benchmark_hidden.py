@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from playground.cli import _load_conversation  # noqa: E402
+from playground.cli.inputs import load_conversation  # noqa: E402
 from playground.engine import Engine  # noqa: E402
 from playground.policies import POLICIES, make  # noqa: E402
 from playground.refit.hidden_precision import measure  # noqa: E402
@@ -61,7 +61,7 @@ def main() -> None:
     print("|---|---|---:|---:|---:|---:|")
     beside = []
     for source in RUNS:
-        conversation = _load_conversation(str(FIXTURES / source), 200, None)
+        conversation = load_conversation(str(FIXTURES / source), 200, None)
         options = {"rules": RULESETS["suggested"][1](conversation), "label": "suggested",
                     "threshold": args.threshold, "limit": args.threshold, "trigger": args.threshold,
                     "keep_recent": args.keep_recent}
@@ -83,7 +83,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|")
     print("\n".join(beside))
     found = measure(json.loads(LABELS.read_text(encoding="utf-8")),
-                    lambda source: _load_conversation(str(FIXTURES / source), 200, None),
+                    lambda source: load_conversation(str(FIXTURES / source), 200, None),
                     lambda conversation: engine.meter(conversation.model))
     print(f"\nlabelled detections: {found.labelled}; still detected: {found.detected}; of those real: {found.real} "
           f"(precision {found.share:.1%})")

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground import cli
-from playground.cli import in_order
+from playground.cli.corpus_runs import in_order
 from playground.corpus import executors
 from playground.corpus import find as corpus
 from playground.corpus.evaluate import Evaluation, Setup, evaluate_batch, partition

@@ -17,7 +17,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from playground import cli
+from playground.cli.inputs import load_conversation
 from playground.corpus import find as corpus
 from playground.corpus.evaluate import Setup, load
 from playground.ui import state
@@ -82,7 +82,7 @@ def _by_name(found, prefix: str = "") -> dict[str, tuple]:
 
 @pytest.fixture(scope="module")
 def by_command_line(tree) -> dict[str, tuple]:
-    return {name: _same(cli._load_conversation(str(tree / name), LIMIT)) for name in FIXTURES}
+    return {name: _same(load_conversation(str(tree / name), LIMIT)) for name in FIXTURES}
 
 
 def test_a_corpus_on_disk_reads_every_run_as_the_command_line_does(tree, by_command_line):

@@ -152,9 +152,9 @@ def test_labelled_cases_keep_the_readme_precision():
     those the share labelled a real use is at least the README's figure."""
     labels = json.loads(LABELS.read_text(encoding="utf-8"))
     engine = Engine()
-    from playground.cli import _load_conversation
+    from playground.cli.inputs import load_conversation
 
-    result = measure(labels, lambda source: _load_conversation(str(shared(SHARED / source)), 200, None),
+    result = measure(labels, lambda source: load_conversation(str(shared(SHARED / source)), 200, None),
                      lambda conversation: engine.meter(conversation.model))
     assert result.labelled >= 40 and result.detected >= 40
     assert result.share >= README_PRECISION

@@ -106,4 +106,4 @@ def test_the_walker_reads_relative_and_deferred_imports() -> None:
     """The graph holds what the modules really import: a relative import of another stage's
     module, and one made inside a function (the CLI loads the endpoint only when asked)."""
     assert "playground.meter.tokens" in GRAPH["playground.rules.breakdown"]
-    assert "playground.summarize.endpoint" in GRAPH["playground.cli"]
+    assert "playground.summarize.endpoint" in GRAPH["playground.cli.compact"]

@@ -10,6 +10,8 @@ from dataclasses import fields, replace
 import pytest
 
 from playground import cli
+from playground.cli.corpus_runs import corpus_setup
+from playground.cli.run_options import RunOptions
 from playground.compaction import Settings, compact
 from playground.conversation import ToolResult
 from playground.corpus.evaluate import Setup
@@ -82,12 +84,19 @@ def test_the_error_settings_reach_the_rules_policy():
     assert len(kept.apply(preset.conversation, Meter(preset.model)).report.compaction.report.edits) < len(page.edits)
 
 
-def test_every_setting_from_the_command_line_reaches_every_policy(tmp_path):
+def _command_line(command: str, rules) -> list[str]:
+    """``command``'s argv with every policy flag off its default (the probe needs its model too)."""
+    probed = ["--llm-model", "m"] if command == "probe" else []
+    return [command, str(SUPPORT), "--rules", str(rules), *FLAGS, *probed, "--max-input-mb", "5"]
+
+
+@pytest.mark.parametrize("command", ["replay", "compare", "probe"])
+def test_every_setting_from_a_single_run_command_line_reaches_every_policy(command, tmp_path):
     preset = load_preset(SUPPORT)
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps(WILDCARD))
-    args = cli.parser().parse_args(["compare", str(SUPPORT), "--rules", str(rules), *FLAGS, "--max-input-mb", "5"])
-    settings = cli._policy_options(args, preset.conversation, CHANGED["context_window"])
+    args = cli.parser().parse_args(_command_line(command, rules))
+    settings = RunOptions.from_args(args).settings(preset.conversation, CHANGED["context_window"])
     expected = {**CHANGED, "label": str(rules)}
     assert {key: value for key, value in settings.options().items() if key not in ("rules", "limit")} == {
         key: value for key, value in expected.items() if key != "limit"}
@@ -95,6 +104,22 @@ def test_every_setting_from_the_command_line_reaches_every_policy(tmp_path):
     assert_every_policy_holds(settings, {key: value for key, value in expected.items() if key != "limit"})
     # the summarization limit follows the threshold on the command line
     assert make("summarize", settings).limit == CHANGED["threshold"]
+
+
+@pytest.mark.parametrize("command", ["evaluate", "tune"])
+def test_every_setting_from_a_corpus_command_line_reaches_every_policy(command, tmp_path):
+    """The corpus's Setup carries the same flags to its workers (the context window is each run's
+    model's, set per run, so it is not the command line's to give)."""
+    preset = load_preset(SUPPORT)
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps(WILDCARD))
+    setup = corpus_setup(cli.parser().parse_args(_command_line(command, rules)))
+    settings = setup.options(preset.conversation)
+    expected = {key: value for key, value in CHANGED.items() if key not in ("limit", "context_window")}
+    assert {key: value for key, value in settings.options().items()
+            if key not in ("rules", "limit", "context_window")} == expected | {"label": str(rules)}
+    assert settings.rules == load_rules(WILDCARD)
+    assert_every_policy_holds(settings, expected | {"label": str(rules)})
 
 
 def test_every_setting_of_a_corpus_setup_reaches_every_policy():

@@ -1,0 +1,64 @@
+"""``compare``: one run replayed under every policy (or those named), one row each: tokens, cache,
+cost, summaries, what each hid that the agent then used, and where each policy comes from."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..policies import POLICIES, make, offered
+from ..policies.sources import source_of
+from ..run.compare import compare, rows_to_json
+from ..run.prices import money
+from ..tune.suggest import unmatched_message
+from .arguments import FILE_HELP
+from .output import dump, note, say_unmatched, write
+from .run_options import RunOptions, add_run_arguments, load_run
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser("compare", help="replay a run under every policy and print one row each")
+    p.add_argument("file", help=FILE_HELP)
+    p.add_argument("--policy", "--strategy", dest="policy", choices=list(POLICIES), action="append",
+                   metavar="POLICY", help="compare only these (repeat the option; default: every policy): %(choices)s")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    add_run_arguments(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    options = RunOptions.from_args(args)
+    loaded = load_run(args, options)
+    conversation, meter, price, cache = loaded.conversation, loaded.meter, loaded.price, loaded.cache
+    settings = options.settings(conversation, price.context_window)
+    names = offered(args.policy or list(POLICIES), conversation)
+    if set(args.policy or ()) - set(names):
+        note("as-it-ran left out: the log records no compaction by the agent, so the run as it ran is the none row")
+    policies = [make(name, settings) for name in names]
+    if any(policy.name == "rules" for policy in policies):
+        say_unmatched(unmatched_message(conversation, meter.count(conversation), settings.rules), options.preset)
+    summarizer = options.summarizer_price(price)
+    rows = compare(conversation, policies, meter, price, mode=options.mode, cache=cache, summarizer=summarizer,
+                   baseline=options.baseline)
+    if args.json:
+        write(dump(rows_to_json(rows)), None)
+        return 0
+    lines = [f"mode {options.mode}, cache {cache}, {price.model} prices ({price.source}); summaries billed at "
+             f"{summarizer.model} prices (the span as input, the summary as output) and included in cost",
+             f"{'strategy':<25} {'tokens final':>12} {'tokens billed':>14} {'cached':>12} {'cost':>10} "
+             f"{'summaries':>10} {'hidden used':>11} {'lost':>9} {'retrievable':>11}  parameters"]
+    lines += [f"{r.strategy + (' *' if r.baseline else ''):<25} {r.tokens_final:>12,} {r.tokens_billed:>14,} "
+              f"{r.cached_tokens:>12,} "
+              f"{money(r.cost):>10} {money(r.summarization_cost):>10} "
+              f"{f'{r.hidden_used_calls} ({r.hidden_used_lost})':>11} {r.tokens_lost:>9,} "
+              f"{r.tokens_retrievable:>11,}  {json.dumps(r.params)}" for r in rows]
+    lines.append("hidden used: calls whose reply used a piece of an earlier item their request had hidden (in "
+                 "brackets, of those, the calls that used one no tool call brings back)")
+    lines.append("* the baseline: " + ("the run as it ran, what the agent really sent (none: the full history its "
+                                       "log holds, never sent)" if any(r.baseline and r.strategy == "as-it-ran"
+                                                                       for r in rows) else
+                                       "none, the run as the log holds it"))
+    lines += ["", "sources:"] + [f"  {r.strategy}: {source_of(r.strategy)}" for r in rows]
+    write("\n".join(lines) + "\n", None)
+    return 0

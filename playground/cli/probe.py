@@ -1,0 +1,128 @@
+"""``probe``: sampled calls sent as they were and as the policy compacted them to a live model —
+does the next step change? The estimate comes first and nothing is sent without ``--yes``; each
+failed request is one line on stderr naming its call, and the others go on."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .. import probe
+from ..errors import InputError
+from ..policies import make
+from ..words import count
+from .arguments import FILE_HELP, PROG, seconds, tokens
+from .keys import api_key
+from .output import dump, write
+from .policy_flags import add_policy_choice
+from .run_options import RunOptions, add_run_arguments, load_run
+
+CALLS_HELP = (f"how many of the calls the policy changed to probe, spread evenly over the run with the last always "
+              f"among them, or all (default {probe.DEFAULT_CALLS})")
+
+
+def calls(text: str) -> int | None:
+    """An argparse type: a number of calls, or ``all`` (None)."""
+    if text == "all":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or all, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 call, got {value}")
+    return value
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser("probe", help="send sampled calls as they were and as compacted to a live model: does "
+                                          "the next step change?")
+    p.add_argument("file", help=FILE_HELP)
+    p.add_argument("--base-url", help="the endpoint (default: the provider's own API), e.g. "
+                                      "http://localhost:11434/v1 for Ollama")
+    p.add_argument("--llm-model", required=True, help="the model the endpoint serves")
+    p.add_argument("--provider", choices=list(probe.PROVIDERS), default="openai",
+                   help="wire format and key: openai (Chat Completions, any compatible server; OPENAI_API_KEY) or "
+                        "anthropic (Messages API; ANTHROPIC_API_KEY). A key goes only to the provider's own host and "
+                        "hosts listed in PLAYGROUND_KEY_HOSTS")
+    p.add_argument("--calls", type=calls, default=probe.DEFAULT_CALLS, help=CALLS_HELP)
+    p.add_argument("--budget-tokens", type=tokens, help="send no more than this many prompt tokens in all: "
+                                                        "sampled calls that do not fit are left out")
+    p.add_argument("--max-tokens", type=tokens, default=probe.DEFAULT_MAX_TOKENS,
+                   help=f"reply limit of each request (default {probe.DEFAULT_MAX_TOKENS}): enough for one next step")
+    p.add_argument("--yes", action="store_true", help="send the requests (without it, only the estimate is printed)")
+    p.add_argument("--timeout", type=seconds, default=60.0,
+                   help="seconds each request may take, every read included; the whole run takes at most this "
+                        "times the number of requests (default 60)")
+    add_policy_choice(p, "probe")
+    p.add_argument("--json", action="store_true", help="print the calls and totals as JSON")
+    add_run_arguments(p)
+    p.set_defaults(run=run)
+
+
+def sender(args: argparse.Namespace, key: str | None) -> probe.Send:
+    """Sends one body to the chosen endpoint and reads its next step. No retries: a failed request
+    is reported for its call. (The clients are imported here: ``openai`` takes seconds to import,
+    and every other command would pay for it.)"""
+    from ..summarize.anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
+    from ..summarize.endpoint import Endpoint, OpenAISummarizer
+
+    if args.provider == "anthropic":
+        endpoint = Endpoint(model=args.llm_model, base_url=args.base_url or ANTHROPIC_URL, api_key=key,
+                            timeout=args.timeout, max_retries=0)
+        client = AnthropicEndpoint(endpoint)
+        return lambda body, size: probe.messages_action(client.send(body, size))
+    chat = OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=key,
+                                     timeout=args.timeout, max_retries=0))
+    return lambda body, size: probe.chat_action(chat.send(body, size))
+
+
+def run(args: argparse.Namespace) -> int:
+    options = RunOptions.from_args(args)
+    loaded = load_run(args, options)
+    policy = make(args.policy, options.settings(loaded.conversation))
+    price = options.prices.get(args.llm_model, probe.PROVIDERS[args.provider])
+    key = api_key(args.base_url, args.provider)  # before the plan: a withheld key stops the run at once
+    plan = probe.plan(loaded.conversation, policy, loaded.meter, price, args.provider, mode=options.mode,
+                      calls=args.calls, budget=args.budget_tokens, max_tokens=args.max_tokens)
+    shown = sys.stderr if args.json else sys.stdout
+    print("\n".join(probe.estimate_lines(plan, args.timeout)), file=shown)
+    if plan.changed and not plan.pairs:
+        raise InputError("the token budget leaves no call to probe (raise --budget-tokens)")
+    if plan.pairs and not args.yes:
+        print(f"nothing sent: add --yes to send {count(plan.requests, 'request')}", file=shown)
+
+    def failed(outcome: probe.Outcome) -> None:
+        if outcome.error:
+            print(f"{PROG}: probe: call {outcome.number} (index {outcome.index}), {outcome.error}", file=sys.stderr)
+
+    unsent = probe.Probe(plan, (), 0, 0)  # nothing to send, or not asked to: the estimate alone
+    result = probe.run(plan, sender(args, key), failed) if plan.pairs and args.yes else unsent
+    if args.json:
+        write(dump(probe.probe_to_json(result)), None)
+        return 0
+    if result is not unsent:
+        write(report(result), None)
+    return 0
+
+
+def outcome_line(outcome: probe.Outcome) -> str:
+    same = "yes" if outcome.same else "no"
+    similarity = f" (similarity {outcome.similarity:.2f})" if outcome.similarity is not None else ""
+    return f"{outcome.number:>6} {outcome.index:>6}  {same:<4} {outcome.before}  →  {outcome.after}{similarity}"
+
+
+def report(result: probe.Probe) -> str:
+    """The table of compared calls and the agreement over them, what failed and what was sent."""
+    lines = [f"{'call':>6} {'index':>6}  same next step: as it was  →  as compacted"]
+    lines += [outcome_line(outcome) for outcome in result.outcomes if outcome.error is None]
+    compared, agreement = result.compared, result.agreement
+    same = sum(outcome.same is True for outcome in compared)
+    failed = len(result.outcomes) - len(compared)
+    lines.append(("agreement: no call could be compared" if agreement is None else
+                  f"agreement: {same} of {count(len(compared), 'call')} ({agreement:.0%})")
+                 + (f"; {failed} failed (see above)" if failed else "")
+                 + f"; {count(result.sent_requests, 'request')} sent, {result.tokens_sent:,} prompt tokens"
+                 + f"; text replies count as the same at a similarity of {probe.TEXT_THRESHOLD:g} or more")
+    return "\n".join(lines) + "\n"
