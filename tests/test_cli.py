@@ -105,6 +105,7 @@ def test_rules_command_prints_python():
      "{file}, messages[0]: tool result's call id matches no earlier tool call: 'call_404'"),
     ("[" * 100000 + "]" * 100000, ["count", "{file}"], "nested more than 64 levels"),
     ("{}", ["compact", "{book}", "--rules", "{file}"], "{file}: a rules file is an object"),
+    ("{}", ["replay", "missing.json", "--rules", "{file}"], "{file}: a rules file is an object"),  # before the run
     (json.dumps({"tool_results": [{"tool": "read_file", "template": "{path.__class__}"}]}),
      ["compact", "{book}", "--rules", "{file}"], "{file}, tool_results[0].template: unsafe template field"),
     (None, ["compact", "{book}", "--threshold", "-5"],
@@ -248,10 +249,20 @@ def test_compact_names_the_guard_that_stopped_every_rule(book_file):
     assert "kept by keep_recent = 3" in done.stderr
 
 
+@pytest.mark.parametrize("command", ["replay", "compare", "probe", "evaluate", "tune"])
+def test_the_policy_flag_has_its_older_name_strategy_too(command):
+    from playground import cli as command_line
+
+    model = ["--llm-model", "m"] if command == "probe" else []
+    chosen = [command_line.parser().parse_args([command, "run.json", flag, "masking", *model]).policy
+              for flag in ("--policy", "--strategy")]
+    assert chosen[0] == chosen[1] and chosen[0] in ("masking", ["masking"])
+
+
 @pytest.mark.parametrize("command", ["replay", "compare"])
 def test_replay_and_compare_say_when_the_rules_match_no_tool(command):
     log = ROOT / "tests" / "data" / "codex-rollout.jsonl"  # tools shell, apply_patch: no book rule names them
-    done = cli(command, str(log), "--strategy", "rules")
+    done = cli(command, str(log), "--policy", "rules")
     assert done.returncode == 0, done.stderr
     assert "note: No rule matched any tool; the largest are shell (" in done.stderr
-    assert cli(command, str(log), "--strategy", "masking").stderr == ""
+    assert cli(command, str(log), "--policy", "masking").stderr == ""

@@ -14,28 +14,28 @@ from ..run.prices import money
 from ..tune.suggest import unmatched_message
 from .arguments import FILE_HELP
 from .output import dump, note, say_unmatched, write
-from .run_options import RunOptions, add_run_arguments, load_run
+from .run_options import add_run_arguments, load_run
 
 
 def add_parser(commands: Any) -> None:
     p = commands.add_parser("compare", help="replay a run under every policy and print one row each")
     p.add_argument("file", help=FILE_HELP)
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--policy", "--strategy", dest="policy", choices=list(POLICIES), action="append",
                    metavar="POLICY", help="compare only these (repeat the option; default: every policy): %(choices)s")
-    p.add_argument("--json", action="store_true", help="print the rows as JSON")
     add_run_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    options = RunOptions.from_args(args)
-    loaded = load_run(args, options)
-    conversation, meter, price, cache = loaded.conversation, loaded.meter, loaded.price, loaded.cache
-    settings = options.settings(conversation, price.context_window)
-    names = offered(args.policy or list(POLICIES), conversation)
+    loaded = load_run(args)
+    names = offered(args.policy or list(POLICIES), loaded.conversation)
     if set(args.policy or ()) - set(names):
         note("as-it-ran left out: the log records no compaction by the agent, so the run as it ran is the none row")
+    settings = loaded.settings()
     policies = [make(name, settings) for name in names]
+    options, conversation, meter, price, cache = (loaded.options, loaded.conversation, loaded.meter, loaded.price,
+                                                  loaded.cache)
     if any(policy.name == "rules" for policy in policies):
         say_unmatched(unmatched_message(conversation, meter.count(conversation), settings.rules), options.preset)
     summarizer = options.summarizer_price(price)

@@ -16,7 +16,7 @@ from .arguments import FILE_HELP, PROG, seconds, tokens
 from .keys import api_key
 from .output import dump, write
 from .policy_flags import add_policy_choice
-from .run_options import RunOptions, add_run_arguments, load_run
+from .run_options import add_run_arguments, load_run
 
 CALLS_HELP = (f"how many of the calls the policy changed to probe, spread evenly over the run with the last always "
               f"among them, or all (default {probe.DEFAULT_CALLS})")
@@ -79,8 +79,8 @@ def sender(args: argparse.Namespace, key: str | None) -> probe.Send:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = RunOptions.from_args(args)
-    loaded = load_run(args, options)
+    loaded = load_run(args)
+    options = loaded.options
     policy = make(args.policy, options.settings(loaded.conversation))
     price = options.prices.get(args.llm_model, probe.PROVIDERS[args.provider])
     key = api_key(args.base_url, args.provider)  # before the plan: a withheld key stops the run at once

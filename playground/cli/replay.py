@@ -19,7 +19,7 @@ from ..words import count
 from .arguments import FILE_HELP
 from .output import dump, say_unmatched, write
 from .policy_flags import add_policy_choice
-from .run_options import RunOptions, add_run_arguments, load_run
+from .run_options import add_run_arguments, load_run
 
 
 def add_parser(commands: Any) -> None:
@@ -33,10 +33,10 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = RunOptions.from_args(args)
-    loaded = load_run(args, options)
-    conversation, meter, price, cache = loaded.conversation, loaded.meter, loaded.price, loaded.cache
-    settings = options.settings(conversation, price.context_window)
+    loaded = load_run(args)
+    options, conversation, meter, price, cache = (loaded.options, loaded.conversation, loaded.meter, loaded.price,
+                                                  loaded.cache)
+    settings = loaded.settings()
     policy = make(args.policy, settings)
     if args.policy == "rules":
         say_unmatched(unmatched_message(conversation, meter.count(conversation), settings.rules), options.preset)

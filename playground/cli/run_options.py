@@ -62,13 +62,19 @@ class RunOptions:
 
 @dataclass(frozen=True)
 class LoadedRun:
-    """The run a single-run command is for: its conversation (with the cuts its bills imply), the
-    meter that counts it, its model's price and the prompt-cache model it is replayed with."""
+    """The run a single-run command is for, under its ``options``: its conversation (with the cuts
+    its bills imply), the meter that counts it, its model's price and the prompt-cache model it is
+    replayed with."""
 
+    options: RunOptions
     conversation: formats.Conversation
     meter: Meter
     price: Price
     cache: str
+
+    def settings(self) -> PolicySettings:
+        """Every policy's settings for this run, the model's context window among them."""
+        return self.options.settings(self.conversation, self.price.context_window)
 
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
@@ -79,8 +85,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     add_input_limit(p)
 
 
-def load_run(args: argparse.Namespace, options: RunOptions) -> LoadedRun:
-    """The conversation in ``args.file``, counted and priced as ``options`` and ``--calibration`` say."""
+def load_run(args: argparse.Namespace) -> LoadedRun:
+    """The conversation in ``args.file``, counted and priced as its options and ``--calibration``
+    say; the options are read first, so a bad rules or prices file fails before a large log is read."""
+    options = RunOptions.from_args(args)
     conversation = load_conversation(args.file, args.max_input_mb, args.format)
     if not call_starts(conversation.items):
         note(f"{args.file} holds no model call (no reply of the assistant): there is nothing to replay")
@@ -91,4 +99,4 @@ def load_run(args: argparse.Namespace, options: RunOptions) -> LoadedRun:
     conversation = infer(conversation, price)  # the agent's own cuts its bills show, where its log says nothing
     cache = options.cache or price.cache
     check_cache(cache, price.cache, price.model, where="--cache")
-    return LoadedRun(conversation, meter, price, cache)
+    return LoadedRun(options, conversation, meter, price, cache)
