@@ -14,7 +14,7 @@ from ..summarize.history import DEFAULT_KEEP_STEPS
 from ..tune.rulesets import RULESETS
 from .arguments import number, tokens
 
-PRESETS = [key for key in RULESETS if key != "none"]  # (none: the none policy says it better)
+PRESETS = [key for key in RULESETS if key != "none"]  # (no rules at all is the none policy)
 KEEP_RECENT_HELP = ("leave the newest N tool uses the model has read (call and result, with an assistant turn after "
                     "the result) as they are; tool uses it has not read yet are left anyway, so each step keeps one "
                     "more")

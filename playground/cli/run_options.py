@@ -27,16 +27,17 @@ from .policy_flags import add_policy_arguments, policy_settings
 class RunOptions:
     """A single run's options: every policy's settings (``policy``; its rules the ``--rules``
     file's, None for the book's or the ``--preset``'s, which are made per conversation), and the
-    model, cache, mode, baseline and prices the run is replayed with."""
+    model, cache, mode, baseline and prices the run is replayed with. No defaults here: the flags'
+    are the only ones (``policy_flags``)."""
 
     policy: PolicySettings
     prices: PriceTable
-    preset: str | None = None
-    model: str | None = None
-    cache: str | None = None
-    mode: str = "stored"
-    baseline: str = "auto"
-    summarizer_model: str | None = None
+    preset: str | None
+    model: str | None  # None: the conversation's own
+    cache: str | None  # None: the model's provider's
+    mode: str
+    baseline: str
+    summarizer_model: str | None  # None: the run's own model's prices
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:
