@@ -22,13 +22,16 @@ from . import (
     conversation_panel,
     corpus_panel,
     lessons_panel,
+    probe_panel,
     results,
     rules_panel,
     run_panel,
+    run_setup,
     sidebar,
     state,
     stepper_panel,
     summary_panel,
+    summary_settings,
     tokenview_panel,
     workspace_panel,
 )
@@ -141,7 +144,7 @@ def _sidebar(conversation, log) -> tuple[str, TokenCount]:
         sidebar.settings(before.total)
         calibration_panel.draw(log, model_name)
         st.header("Summarization")
-        summary_panel.init()
+        summary_settings.init()
         summary_panel.settings()
     return model_name, before
 
@@ -195,22 +198,22 @@ def _page() -> None:
     except InputError as exc:  # the widgets bound these, so this is a guard, not a path
         st.error(str(exc))
         return
-    summary, prefer = summary_panel.config()
+    summary, prefer = summary_settings.config()
     optimized = state.engine().optimize(conversation, rules, settings, summary, OfflineSummarizer(), model_name,
-                         st.session_state[summary_panel.CACHE], prefer)
-    results.headline(conversation, optimized, run_panel.price(model_name, conversation.started))  # typed ones too
+                         st.session_state[state.LLM_SUMMARIES], prefer)
+    results.headline(conversation, optimized, run_setup.price(model_name, conversation.started))  # typed ones too
     rules_panel.no_match_notice(conversation, optimized, rules)
     summary_panel.panel(optimized, prefer)
     lessons_panel.banner(conversation, rules, settings, summary, optimized)
 
     tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons",
-                    "Step-through", "Run", "Compare", "Corpus"], key="tab", on_change="rerun")
+                    "Step-through", "Run", "Compare", "Corpus"], key=state.TAB, on_change="rerun")
     with tabs[0]:
-        call = run_panel.chosen_call(log, rules, settings, summary, model_name) if tabs[0].open else None
+        call = run_setup.chosen_call(log, rules, settings, summary, model_name) if tabs[0].open else None
         if call is None:
             results.before_after(conversation, optimized)
         else:
-            results.call_before_after(call, run_panel.show_whole)
+            results.call_before_after(call, run_setup.show_whole)
         with st.expander("Tokens of one item, as the model sees them", icon=":material/token:"):
             tokenview_panel.panel(conversation, optimized.compaction.conversation, state.engine().meter(model_name))
     with tabs[1]:
@@ -230,10 +233,11 @@ def _page() -> None:
 
 def _runs(run_tab, compare_tab, conversation, rules, settings: Settings, summary, model_name: str) -> None:
     """Run and Compare replay the whole run: only while their tab is open (the tabs rerun on change)."""
-    run_panel.keep()
+    state.keep_hidden()
     if run_tab.open:
         with run_tab:
             run_panel.panel(conversation, rules, settings, summary, model_name)
+            probe_panel.panel(conversation, rules, settings, summary, model_name)
     if compare_tab.open:
         with compare_tab:
             compare_panel.panel(conversation, rules, settings, summary, model_name)
@@ -249,4 +253,4 @@ def _teach(lessons_tab, steps_tab, conversation, rules, settings: Settings, opti
         with steps_tab:
             stepper_panel.panel(conversation, rules, settings, state.engine().meter(model_name),
                                 optimized.compaction.report.stage == "below_threshold",
-                                st.session_state[summary_panel.KEEP_STEPS])
+                                st.session_state[state.KEEP_STEPS])
