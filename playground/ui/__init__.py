@@ -1,4 +1,26 @@
-"""The Streamlit page. Layout and state only: every number and decision comes from the engine."""
+"""The Streamlit page. Layout and state only: every number and decision comes from the engine.
+
+How the page is built: this module composes the tabs, one ``*_panel.py`` each, and no panel
+imports another; what panels share lives in modules named for it (``state``: every session-state
+and widget key and the state logic; ``run_setup``: prices, the page's one ``PolicySettings``, the
+chosen strategy's replay and call; ``widgets``; ``llm_endpoint``; ``summary_settings``;
+``item_tokens``; ``bills``).
+
+The door: the page reaches the library only through these modules (``tests/test_page_structure.py``
+holds the list). Each room through its package, its public face (``playground.run``, not
+``playground.run.replay``): ``playground.engine``, ``playground.compaction``,
+``playground.conversation``, ``playground.errors``, ``playground.limits``, ``playground.words``,
+``playground.formats``, ``playground.meter``, ``playground.rules``, ``playground.summarize``,
+``playground.policies``, ``playground.run``, ``playground.tune``, ``playground.present``,
+``playground.export``, ``playground.probe``, ``playground.corpus``. Besides, modules that are
+each one thing the page alone uses: the step-through's and token view's values
+(``playground.present.stepthrough``, ``playground.present.tokenview``), the page's material
+(``playground.workbench.builder``, ``playground.workbench.defaults``,
+``playground.workbench.presets``, ``playground.workbench.workspace``,
+``playground.workbench.lessons``) and the LLM clients, each imported on its own so the ``openai``
+client loads only when one is called (``playground.summarize.endpoint``,
+``playground.summarize.anthropic_api``, ``playground.summarize.keys``).
+"""
 
 from __future__ import annotations
 

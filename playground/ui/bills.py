@@ -8,9 +8,8 @@ from __future__ import annotations
 import streamlit as st
 
 from ..conversation import Conversation
-from ..meter.factor import Calibration
-from ..run.billed import LogFit, log_fit
-from ..run.prices import Price
+from ..meter import Calibration
+from ..run import LogFit, Price, log_fit
 from . import state
 
 

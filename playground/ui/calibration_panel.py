@@ -12,7 +12,7 @@ import streamlit as st
 
 from ..conversation import Conversation
 from ..errors import InputError
-from ..meter.calibration import Pasted, read_pasted
+from ..meter import Pasted, read_pasted
 from ..words import count
 from . import state
 

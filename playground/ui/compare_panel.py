@@ -5,16 +5,14 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
+from .. import run
 from ..compaction import Settings
 from ..conversation import Conversation
-from ..policies import LOGGED, OURS, THEIRS, make, offered
-from ..policies.sources import read_strategies, source_of
-from ..present import render
-from ..rules.ruleset import Rules
-from ..run.compare import compare
-from ..run.prices import UNKNOWN_NOTE, known
-from ..run.replay import call_starts
-from ..summarize.history import SummarySettings
+from ..policies import LOGGED, OURS, THEIRS, make, offered, read_strategies, source_of
+from ..present import literal
+from ..rules import Rules
+from ..run import UNKNOWN_NOTE, call_starts, known
+from ..summarize import SummarySettings
 from ..words import count
 from ..workbench.workspace import ReplaySettings
 from . import run_setup, state, widgets
@@ -51,8 +49,8 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     options = run_setup.policy_settings(rules, settings, summary, model)
     names = offered((*OURS, *theirs, *LOGGED), conversation)  # and the run as it ran, where the log compacted
     with st.spinner(f"Replaying {count(calls, 'call')} under {count(len(names), 'strategy', 'strategies')}…"):
-        rows = compare(conversation, [make(name, options) for name in names], state.engine().meter(model),
-                       price, mode=st.session_state[state.COMPARE_MODE], cache=st.session_state[state.COMPARE_CACHE])
+        rows = run.compare(conversation, [make(name, options) for name in names], state.engine().meter(model), price,
+                           mode=st.session_state[state.COMPARE_MODE], cache=st.session_state[state.COMPARE_CACHE])
     # the long parameters last, so cost and what the strategy hid from the agent are in view side by side
     table = [{"strategy": row.strategy, "baseline": row.baseline, "tokens final": row.tokens_final,
               "tokens billed": row.tokens_billed,
@@ -86,7 +84,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                    "kept, its summary and what followed, and its summarization call billed; *none* replays the whole "
                    "log as one ever-growing request, which the agent never sent.")
     if not price.known:
-        st.warning(f"Cost: {UNKNOWN_NOTE} — {render.literal(price.source)}. Type the model's prices in the Run tab "
+        st.warning(f"Cost: {UNKNOWN_NOTE} — {literal(price.source)}. Type the model's prices in the Run tab "
                    "(its *Prices* box); the tokens above are counted all the same.", icon=":material/edit:")
         return
     chart = alt.Chart(alt.Data(values=table)).mark_bar().encode(

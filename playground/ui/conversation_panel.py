@@ -9,15 +9,14 @@ import streamlit as st
 from .. import formats
 from ..conversation import Conversation
 from ..errors import InputError
-from ..formats.sources import RUN_SUFFIXES
-from ..present import render
+from ..present import literal
 from ..workbench import builder
 from ..workbench.builder import Fields
 from . import state
 
 _FORMAT_OPTIONS = [state.AUTO, *formats.READERS]
 # what a corpus reads as a run, and a .zip of a task folder
-UPLOAD_TYPES = [*(suffix.lstrip(".") for suffix in RUN_SUFFIXES), "zip"]
+UPLOAD_TYPES = [*(suffix.lstrip(".") for suffix in formats.RUN_SUFFIXES), "zip"]
 PICKER_LIST_LIMIT = 200  # items; a longer conversation picks its item by number
 
 
@@ -53,10 +52,10 @@ def paste_and_upload() -> None:
                               help="Read the pasted JSON. If it is not a valid conversation, the message says where, "
                                    "and the current conversation stays.")
     if state.message("paste"):
-        st.error(render.literal(state.message("paste")), icon=":material/error:")
+        st.error(literal(state.message("paste")), icon=":material/error:")
     limit, problem = state.input_limit()
     if problem:
-        st.warning(render.literal(problem), icon=":material/warning:")
+        st.warning(literal(problem), icon=":material/warning:")
     st.file_uploader("…or upload a file (.json, .jsonl, .traj, .md, .db, or a .zip of a task folder)",
                      type=UPLOAD_TYPES, key=state.UPLOAD, on_change=_load_upload, max_upload_size=limit,
                      help="The same formats as pasting, and the logs agents write to disk: a Claude Code session "
@@ -64,7 +63,7 @@ def paste_and_upload() -> None:
                           "(.traj.json), a Gemini CLI session (.json, .jsonl) — the README lists them all. A task "
                           f"folder (Cline, OpenHands) uploads as a .zip of it. Up to {limit:,} MB (the input limit).")
     if state.message("upload"):
-        st.error(render.literal(state.message("upload")), icon=":material/error:")
+        st.error(literal(state.message("upload")), icon=":material/error:")
 
 
 def _apply(operation, *args) -> bool:
@@ -200,7 +199,7 @@ def _answer_form(conversation: Conversation, call: int) -> None:
     """The selected call has no result yet: add it in one step."""
     item = conversation.items[call]
     with st.container(border=True):
-        st.markdown(f"**Add the result of** {render.literal(item.name)} (call {render.literal(item.call_id)})")
+        st.markdown(f"**Add the result of** {literal(item.name)} (call {literal(item.call_id)})")
         st.text_area("Result text", key=state.ANSWER_TEXT, height=100, help="What the tool returned for this call.")
         left, right = st.columns([1, 2], vertical_alignment="center")
         left.checkbox("Error result", key=state.ANSWER_IS_ERROR,
@@ -225,7 +224,7 @@ def _item_picker(conversation: Conversation) -> None:
     st.number_input(f"Item (0–{count - 1:,})", min_value=0, max_value=count - 1, step=1, key=state.BUILDER_ITEM,
                     on_change=_on_pick, help="The position of the item to edit, move or delete; the Before / after "
                                              "tab shows every item's position.")
-    st.caption(render.literal(_label(conversation, st.session_state[state.BUILDER_ITEM])))
+    st.caption(literal(_label(conversation, st.session_state[state.BUILDER_ITEM])))
 
 
 def build() -> None:
@@ -268,4 +267,4 @@ def build() -> None:
         _item_form(state.NEW_FORM, conversation, selected)
         st.button("Add item", on_click=_insert_item, type="primary", help="Check the item and insert it.")
     if state.message("builder"):
-        st.error(render.literal(state.message("builder")), icon=":material/error:")
+        st.error(literal(state.message("builder")), icon=":material/error:")

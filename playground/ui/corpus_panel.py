@@ -12,19 +12,16 @@ from typing import Any
 import altair as alt
 import streamlit as st
 
+from .. import corpus
 from ..compaction import Settings
-from ..corpus import executors
-from ..corpus import find as corpus
-from ..corpus.evaluate import Evaluation, Setup, evaluate_batch, load, partition
-from ..corpus.find import Source
-from ..corpus.sweep import Grid, summarize, tune_batch
+from ..corpus import Evaluation, Grid, Setup, Source, evaluate_batch, load, partition, summarize, tune_batch
 from ..errors import InputError
-from ..formats.sources import RUN_SUFFIXES
+from ..formats import RUN_SUFFIXES
 from ..policies import POLICIES
-from ..present import render
-from ..rules.ruleset import Rules
-from ..run.prices import UNKNOWN_NOTE, rounded
-from ..summarize.history import SummarySettings
+from ..present import literal
+from ..rules import Rules
+from ..run import UNKNOWN_NOTE, rounded
+from ..summarize import SummarySettings
 from ..words import count
 from . import run_setup, state
 
@@ -49,10 +46,10 @@ def _found(uploads: list[Any], limit_mb: int) -> list[corpus.Found]:
     return [found for upload in uploads for found in corpus.uploaded(upload.name, upload.getvalue(), limit_mb)]
 
 
-def _with_progress(found: list[corpus.Found], task: executors.Task, what: str) -> list[tuple[int, Any]]:
+def _with_progress(found: list[corpus.Found], task: corpus.Task, what: str) -> list[tuple[int, Any]]:
     bar = st.progress(0.0, text=f"{what}: 0 of {count(len(found), 'file')}")
     outcomes = []
-    for outcome in executors.run(found, task, workers=0):
+    for outcome in corpus.run(found, task, workers=0):
         outcomes.append(outcome)
         bar.progress(len(outcomes) / max(1, len(found)), text=f"{what}: {len(outcomes):,} of {len(found):,} files")
     bar.empty()
@@ -167,7 +164,7 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
     """The Corpus tab."""
     limit_mb, problem = state.input_limit()
     if problem:
-        st.warning(render.literal(problem), icon=":material/warning:")
+        st.warning(literal(problem), icon=":material/warning:")
     st.file_uploader("Upload a .zip or .tar.gz of logs, or several log files", type=UPLOAD_TYPES,
                      accept_multiple_files=True, key=state.CORPUS_UPLOAD, max_upload_size=limit_mb,
                      help=f"Any mix of the formats the Conversation tab reads, in archives or not. Up to {limit_mb:,} "
@@ -178,7 +175,7 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
     if st.button("Evaluate the corpus", type="primary", disabled=not st.session_state.get(state.CORPUS_UPLOAD)):
         _evaluate(rules, settings, summary)  # here, not in a callback: the progress bar shows in its place
     if st.session_state.get(state.CORPUS_MESSAGE):
-        st.error(render.literal(st.session_state[state.CORPUS_MESSAGE]), icon=":material/error:")
+        st.error(literal(st.session_state[state.CORPUS_MESSAGE]), icon=":material/error:")
     evaluation: Evaluation | None = st.session_state.get(state.CORPUS_RESULT)
     if evaluation is None:
         return
@@ -188,11 +185,11 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
     st.dataframe(_rows(evaluation), hide_index=True, width="stretch", key=state.CORPUS_TABLE, on_select=_on_select,
                  selection_mode="single-row")
     for failed in evaluation.failed:
-        st.warning(render.literal(failed.message), icon=":material/error:")
+        st.warning(literal(failed.message), icon=":material/error:")
     if evaluation.skipped:
         with st.expander(f"Skipped ({len(evaluation.skipped):,})"):
             for skipped in evaluation.skipped:
-                st.caption(render.literal(f"{skipped.source}: {skipped.reason}"))
+                st.caption(literal(f"{skipped.source}: {skipped.reason}"))
     if evaluation.runs:
         _distributions(evaluation)
     if st.session_state.get(state.CORPUS_TUNED) and st.session_state[state.CORPUS_TUNED]["runs"]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ..conversation import Item, ToolCall
-from ..meter.tokens import Meter
+from ..meter import Meter
 from ..present import tokenview
 from . import state
 

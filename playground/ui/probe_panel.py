@@ -16,13 +16,12 @@ from ..compaction import Settings
 from ..conversation import Conversation
 from ..errors import InputError
 from ..limits import MAX_COUNT, MAX_TOKENS
-from ..present import render
-from ..rules.ruleset import Rules
-from ..run.prices import money, read_prices
-from ..run.replay import call_starts
+from ..present import literal
+from ..rules import Rules
+from ..run import call_starts, money, read_prices
+from ..summarize import SummarySettings
 from ..summarize.anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
 from ..summarize.endpoint import Endpoint, OpenAISummarizer
-from ..summarize.history import SummarySettings
 from ..words import count
 from . import llm_endpoint, run_setup, state
 
@@ -61,7 +60,7 @@ def _settings() -> str:
                           "left out.")
     if llm_endpoint.endpoint_drawn():
         where = _endpoint(provider)
-        st.caption(render.literal(f"Endpoint: {where.model} at {where.where} (set under Summarization in the "
+        st.caption(literal(f"Endpoint: {where.model} at {where.where} (set under Summarization in the "
                                   f"sidebar). Key: {llm_endpoint.key_choice(provider).label}."))
     else:
         llm_endpoint.draw_endpoint_elsewhere(provider)
@@ -93,7 +92,7 @@ def _show(result: probe.Probe) -> None:
     three.metric("Prompt tokens sent", f"{result.tokens_sent:,}")
     failed = [outcome for outcome in result.outcomes if outcome.error]
     for outcome in failed:
-        st.error(render.literal(f"Call {outcome.number} (index {outcome.index}), {outcome.error}"),
+        st.error(literal(f"Call {outcome.number} (index {outcome.index}), {outcome.error}"),
                  icon=":material/error:")
     st.dataframe(_rows(result), hide_index=True, width="stretch")
 
@@ -121,16 +120,16 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
             plan = probe.plan(conversation, policy, state.engine().meter(model), price, provider, mode=mode,
                               calls=int(st.session_state[state.PROBE_CALLS]), budget=budget)
     except InputError as exc:  # a conversation the provider's format cannot carry: say what, send nothing
-        st.error(render.literal(f"Cannot probe this conversation: {exc}"), icon=":material/error:")
+        st.error(literal(f"Cannot probe this conversation: {exc}"), icon=":material/error:")
         return
     for line in probe.estimate_lines(plan, endpoint.timeout):
-        st.caption(render.literal(line[:1].upper() + line[1:] + "."))
+        st.caption(literal(line[:1].upper() + line[1:] + "."))
     key = (id(conversation), policy.name, repr(policy.params()), mode, provider, endpoint.model, endpoint.where,
            int(st.session_state[state.PROBE_CALLS]), budget)
     if plan.pairs:
         label = (f"Send {plan.requests:,} requests ({plan.tokens:,} prompt tokens, at most {money(plan.cost)}) "
                  f"to {endpoint.model or 'the model'}")
-        if st.button(render.literal(label), type="primary", disabled=not endpoint.model,
+        if st.button(literal(label), type="primary", disabled=not endpoint.model,
                      help="Each call's request as it was and as compacted, at temperature 0 with a small reply "
                           "limit."):
             with st.status(f"Probing {len(plan.pairs)} calls at {endpoint.where}…") as progress:

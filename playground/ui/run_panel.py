@@ -12,16 +12,29 @@ import streamlit as st
 from ..compaction import Settings
 from ..conversation import Conversation
 from ..limits import MAX_COUNT, MAX_PRICE, MAX_TOKENS
-from ..policies import POLICIES, Policy, PolicySettings, make
-from ..policies.sources import read_strategies, source_of
-from ..present import render
-from ..rules.ruleset import Rules
-from ..run.billed import BILLED, LogFit
-from ..run.billed import chart_rows as bill_rows
-from ..run.hidden import calls_with, lost_calls
-from ..run.prices import UNKNOWN_NOTE, Price, known, money, read_prices
-from ..run.replay import AS_RAN, Replay, call_starts, chart_rows, compaction_marks, sweep, sweep_points
-from ..summarize.history import SummarySettings
+from ..policies import POLICIES, Policy, PolicySettings, make, read_strategies, source_of
+from ..present import literal
+from ..rules import Rules
+from ..run import (
+    AS_RAN,
+    BILLED,
+    UNKNOWN_NOTE,
+    LogFit,
+    Price,
+    Replay,
+    bill_rows,
+    call_starts,
+    calls_with,
+    chart_rows,
+    compaction_marks,
+    known,
+    lost_calls,
+    money,
+    read_prices,
+    sweep,
+    sweep_points,
+)
+from ..summarize import SummarySettings
 from ..words import count
 from . import bills, run_setup, state, widgets
 
@@ -72,11 +85,11 @@ def _price_editor(model: str, when: str | None = None) -> None:
     unknown = not listed.known
     with st.expander(f"Prices for {model} (US$ per million tokens, {read_prices().as_of})", expanded=unknown):
         if unknown:
-            st.warning(f"{render.literal(model)}: {UNKNOWN_NOTE}. The catalogue does not list this model, so no "
+            st.warning(f"{literal(model)}: {UNKNOWN_NOTE}. The catalogue does not list this model, so no "
                        "cost is shown (never another model's price): type its four prices to see them.",
                        icon=":material/edit:")
         else:
-            st.caption(f"From {render.literal(listed.source)}. Type your own to see the run at your prices.")
+            st.caption(f"From {literal(listed.source)}. Type your own to see the run at your prices.")
         columns = st.columns(4)
         for column, (name, label) in zip(columns, PRICE_FIELDS.items(), strict=True):
             key = state.price_key(name, model)
@@ -222,7 +235,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     chosen_price = run_setup.price(model, conversation.started)
     # st.spinner appears only after half a second: a small preset's rerun shows nothing
     with st.spinner(f"Replaying {count(len(call_starts(conversation.items)), 'call')} under {policy.name}…"):
-        run = run_setup.run(conversation, policy, model)
+        run = run_setup.replayed(conversation, policy, model)
     if not run.calls:
         st.info("This conversation has no assistant turn, so there is no LLM call to replay.", icon=":material/info:")
         return

@@ -9,15 +9,14 @@ from dataclasses import replace
 
 import streamlit as st
 
+from .. import run
 from ..compaction import Settings
 from ..conversation import Conversation
 from ..policies import Policy, PolicySettings, make
-from ..present.view import CallView, call_view
-from ..rules.ruleset import Rules
-from ..run.prices import CATALOGUE, PRICE_FIELDS, Price, read_prices
-from ..run.promptcache import cache_models
-from ..run.replay import FULL, Replay, call_starts, replay
-from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
+from ..present import CallView, call_view
+from ..rules import Rules
+from ..run import CATALOGUE, FULL, PRICE_FIELDS, Price, Replay, cache_models, call_starts, read_prices
+from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings
 from ..workbench.workspace import ReplaySettings
 from . import state
 
@@ -80,14 +79,14 @@ def follow_cache(key: str, model: str) -> tuple[str, ...]:
     return options
 
 
-def run(conversation: Conversation, policy: Policy, model: str, until: int | None = None,
-        baseline: str = "auto") -> Replay:
+def replayed(conversation: Conversation, policy: Policy, model: str, until: int | None = None,
+             baseline: str = "auto") -> Replay:
     """The run as the Run view's controls set it (the defaults while the view has not been drawn)."""
     state.start(state.REPLAY_MODE, DEFAULTS[state.REPLAY_MODE])
     follow_cache(state.REPLAY_CACHE, model)
-    return replay(conversation, policy, state.engine().meter(model), price(model, conversation.started),
-                  mode=st.session_state[state.REPLAY_MODE], cache=st.session_state[state.REPLAY_CACHE], until=until,
-                  baseline=baseline)
+    return run.replay(conversation, policy, state.engine().meter(model), price(model, conversation.started),
+                      mode=st.session_state[state.REPLAY_MODE], cache=st.session_state[state.REPLAY_CACHE],
+                      until=until, baseline=baseline)
 
 
 def chosen_call(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
@@ -101,8 +100,8 @@ def chosen_call(conversation: Conversation, rules: Rules, settings: Settings, su
         return None
     number = min(int(st.session_state.get(state.REPLAY_CALL, calls - 1)), calls - 1)
     policy, _ = chosen_policy(rules, settings, summary, model)
-    replayed = run(conversation, policy, model, until=number + 1, baseline=FULL)  # the table holds the log's items
-    return call_view(conversation, replayed, calls, state.engine().meter(model))
+    up_to = replayed(conversation, policy, model, until=number + 1, baseline=FULL)  # the table holds the log's items
+    return call_view(conversation, up_to, calls, state.engine().meter(model))
 
 
 def show_whole() -> None:

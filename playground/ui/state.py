@@ -19,12 +19,17 @@ from ..compaction import Settings
 from ..conversation import Conversation
 from ..engine import Engine
 from ..errors import InputError
-from ..present.view import threshold_range
-from ..rules.editor import RowCheck, edited_rows, error_patterns_from_rows, rules_from_tables, tables_from_rules
-from ..rules.errorpatterns import ErrorPatterns
-from ..rules.ruleset import Rules
-from ..run.inferred import infer
-from ..run.prices import DEFAULT_MODEL, model_for, read_prices
+from ..present import threshold_range
+from ..rules import (
+    ErrorPatterns,
+    RowCheck,
+    Rules,
+    edited_rows,
+    error_patterns_from_rows,
+    rules_from_tables,
+    tables_from_rules,
+)
+from ..run import DEFAULT_MODEL, infer, model_for, read_prices
 from ..workbench import defaults, presets
 
 CONVERSATION = "conversation"

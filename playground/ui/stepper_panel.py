@@ -10,9 +10,9 @@ import streamlit as st
 
 from ..compaction import Settings
 from ..conversation import Conversation
-from ..meter.tokens import Meter
+from ..meter import Meter
 from ..present import stepthrough
-from ..rules.ruleset import Rules
+from ..rules import Rules
 from ..words import count
 from . import item_tokens, state
 

@@ -11,9 +11,9 @@ import streamlit as st
 
 from ..engine import Optimized
 from ..limits import MAX_COUNT, MAX_TOKENS
-from ..present import render
+from ..present import literal
+from ..summarize import DEFAULT_PROMPT, LOSS, STATUS_WORDS, SummarizerError
 from ..summarize.endpoint import OpenAISummarizer
-from ..summarize.history import DEFAULT_PROMPT, LOSS, STATUS_WORDS, SummarizerError
 from ..words import count
 from . import llm_endpoint, state, summary_settings
 
@@ -62,11 +62,11 @@ def settings() -> None:
     if st.session_state[state.SUMMARIZER] == "openai":
         llm_endpoint.endpoint_fields()
         if st.button("Test connection", width="stretch", help="Sends a one-word request to the endpoint."):
-            with st.spinner(render.literal(f"Asking {llm_endpoint.endpoint().where}…")):
+            with st.spinner(literal(f"Asking {llm_endpoint.endpoint().where}…")):
                 try:
                     st.success(OpenAISummarizer(llm_endpoint.endpoint()).check(), icon=":material/check_circle:")
                 except SummarizerError as exc:
-                    st.error(render.literal(str(exc)), icon=":material/error:")
+                    st.error(literal(str(exc)), icon=":material/error:")
     with st.expander("Summary prompt and budget"):
         st.text_area("Prompt", key=state.SUMMARY_PROMPT, height=260,
                      help="What the LLM is asked for. The offline summarizer does not use it.")
@@ -117,7 +117,7 @@ def panel(optimized: Optimized, prefer: str | None) -> None:
     with st.container(border=True):
         st.markdown(f"**Summarization** — {STATUS_WORDS[report.status]}")
         if report.status in ("nothing_to_summarize", "not_smaller"):
-            st.caption(render.literal(report.detail[:1].upper() + report.detail[1:] + "."))
+            st.caption(literal(report.detail[:1].upper() + report.detail[1:] + "."))
         if report.start is not None:
             st.caption(f"Span: items {report.start}–{report.end - 1} ({count(report.end - report.start, 'item')}). "
                        f"Summarizer: {report.summarizer}. Request {report.tokens_before:,} → "
@@ -126,18 +126,18 @@ def panel(optimized: Optimized, prefer: str | None) -> None:
         if report.status == "summarized":
             st.warning(LOSS, icon=":material/warning:")
         if report.error:
-            st.error(render.literal(f"{report.error}. Nothing was dropped: the request is as compaction left it."))
+            st.error(literal(f"{report.error}. Nothing was dropped: the request is as compaction left it."))
         if report.still_over:
             st.warning(report.still_over_words[:1].upper() + report.still_over_words[1:] + ".",
                        icon=":material/warning:")
         st.caption(stages_line(optimized))
         if prefer and done.plan is not None and report.summarizer != prefer:
             st.info("Showing the offline summary. The endpoint is called only when you ask:", icon=":material/info:")
-            if st.button(render.literal(f"Summarize with {st.session_state[state.LLM_MODEL]}"), type="primary",
+            if st.button(literal(f"Summarize with {st.session_state[state.LLM_MODEL]}"), type="primary",
                          help="One request to the endpoint; the result is kept for this exact input."):
                 _summarize_with_llm(optimized)
         if state.message("llm"):
-            st.error(render.literal(state.message("llm")), icon=":material/error:")
+            st.error(literal(state.message("llm")), icon=":material/error:")
 
 
 def stages_line(optimized: Optimized) -> str:

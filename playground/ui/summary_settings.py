@@ -14,7 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ..errors import InputError
-from ..summarize.history import (
+from ..summarize import (
     DEFAULT_ITEM_BUDGET,
     DEFAULT_KEEP_STEPS,
     DEFAULT_PROMPT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ..conversation import Conversation
-from ..meter.tokens import Meter
+from ..meter import Meter
 from . import item_tokens, state
 
 

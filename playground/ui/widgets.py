@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..run.replay import MODES
+from ..run import MODES
 from . import run_setup, state
 
 MODE_HELP = ("stored: edits are written into the history the agent keeps (the book's optimizer), so each edit "

@@ -9,8 +9,8 @@ from typing import Any
 import streamlit as st
 
 from ..errors import InputError
-from ..present import render
-from ..run.prices import PRICE_FIELDS, read_prices
+from ..present import literal
+from ..run import PRICE_FIELDS, read_prices
 from ..workbench import defaults, workspace
 from ..workbench.workspace import ReplaySettings, Summarization, Workspace
 from . import run_setup, state, summary_settings
@@ -168,6 +168,6 @@ def panel() -> None:
                      help="A file saved with Save workspace. It replaces the rules and settings; its conversation "
                           "is added to the picker above. A bad file changes nothing.")
     if state.message("workspace"):
-        st.error(render.literal(state.message("workspace")), icon=":material/error:")
+        st.error(literal(state.message("workspace")), icon=":material/error:")
     if state.message("workspace_notes"):
-        st.info(render.literal(state.message("workspace_notes")), icon=":material/info:")
+        st.info(literal(state.message("workspace_notes")), icon=":material/info:")
