@@ -98,10 +98,22 @@ def _price_editor(model: str, when: str | None = None) -> None:
                                 placeholder=UNKNOWN_NOTE, help=f"{label} price per million tokens.")
 
 
+def _draw(chart: alt.Chart) -> None:
+    """Draw a chart whose spec this module built, unvalidated: Altair's schema check walks every inline
+    row (about 0.3 s a chart for a run of 282 calls, most of the Run tab's rerun). For the same reason
+    the rows are given as a plain ``{"values": …}``, which Altair does not check as it is made."""
+    spec = chart.to_dict(validate=False)
+    named = spec.pop("datasets", {})  # Altair gathers inline rows under names; put them back where they are used
+    for part in (spec, *spec.get("layer", ())):
+        if part.get("data", {}).get("name") in named:
+            part["data"] = {"values": named[part["data"]["name"]]}
+    st.vega_lite_chart(spec, width="stretch")
+
+
 def _line(rows: list[dict[str, Any]], field: str, title: str, axis_format: str | None = None,
           scale: alt.Scale = SIDE_COLORS) -> alt.Chart:
     axis = alt.Axis(format=axis_format) if axis_format else alt.Axis()
-    return alt.Chart(alt.Data(values=rows)).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
+    return alt.Chart({"values": rows}).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
         x=alt.X("call:Q", title="call", axis=alt.Axis(format="d", tickMinStep=1)),
         y=alt.Y(f"{field}:Q", title=title, axis=axis),
         color=alt.Color("side:N", scale=scale, title="policy"),
@@ -115,7 +127,7 @@ def _threshold(policy: Policy) -> int | None:
 
 def _agent_compactions(marks: list[dict[str, Any]]) -> alt.Chart:
     """A rule at each call where the agent compacted its own context (read from its log)."""
-    return alt.Chart(alt.Data(values=marks)).mark_rule(color="#e37400", strokeWidth=2).encode(
+    return alt.Chart({"values": marks}).mark_rule(color="#e37400", strokeWidth=2).encode(
         x="call:Q", tooltip=["call:Q", "index:Q", alt.Tooltip("where:N", title="compacted at"),
                              alt.Tooltip("trigger:N", title="trigger"),
                              alt.Tooltip("tokens_before:Q", title="tokens before (the agent's count)")])
@@ -130,15 +142,15 @@ def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy, conve
         chart = _agent_compactions(agent) + chart
     line = _threshold(policy)
     if line is not None:
-        rule = alt.Chart(alt.Data(values=[{"threshold": line}])).mark_rule(color="#d93025", strokeDash=[6, 4]).encode(
+        rule = alt.Chart({"values": [{"threshold": line}]}).mark_rule(color="#d93025", strokeDash=[6, 4]).encode(
             y="threshold:Q", tooltip=["threshold:Q"])
         chart = chart + rule
     marks = [row for row in rows if row["hidden_used"]]
     if marks:
-        chart = chart + alt.Chart(alt.Data(values=marks)).mark_point(
+        chart = chart + alt.Chart({"values": marks}).mark_point(
             shape="triangle-up", size=140, filled=True, color="#d93025").encode(
             x="call:Q", y="tokens:Q", tooltip=["call:Q", "index:Q", alt.Tooltip("hidden_used:Q", title="spans used")])
-    st.altair_chart(chart, width="stretch")
+    _draw(chart)
     st.caption("Prompt tokens of every call: without a policy the line only climbs; with one it drops where the "
                "policy fires (the red line is its threshold), which makes the sawtooth.")
     if agent:
@@ -193,10 +205,10 @@ def _sweep_chart(conversation: Conversation, run: Replay, policy_name: str, opti
         points = sweep(conversation, lambda value: make(policy_name, _swept(options, key, value)), values,
                        meter, chosen_price, mode=run.mode, cache=run.cache)
     rows = [{"threshold": value, "cost": cost} for value, cost in points]
-    chart = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
+    chart = alt.Chart({"values": rows}).mark_line(point=True).encode(
         x=alt.X("threshold:Q", title=key), y=alt.Y("cost:Q", title="whole-run cost (US$)"),
         tooltip=["threshold:Q", alt.Tooltip("cost:Q", format="$.4f")])
-    st.altair_chart(chart, width="stretch")
+    _draw(chart)
     st.caption(f"Whole-run cost for {len(rows)} values of the {key}: the lowest point is the cheapest setting for "
                "this run; the last point never fires and costs what doing nothing costs.")
 
@@ -259,11 +271,11 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     _tokens_chart(run, rows, policy, conversation, found)
     if found:
         bills.draw(conversation, model, found)
-    st.altair_chart(_line(rows, "cached_share", "cached share of the prompt", ".0%"), width="stretch")
+    _draw(_line(rows, "cached_share", "cached share of the prompt", ".0%"))
     st.caption("The share of each prompt read from the cache: an edit early in the history drops it, because "
                "everything after the first changed item must be processed again.")
     if chosen_price.known:
-        st.altair_chart(_line(rows, "cumulative_cost", "cost so far (US$)", "$.2f"), width="stretch")
+        _draw(_line(rows, "cumulative_cost", "cost so far (US$)", "$.2f"))
         st.caption("Money spent so far: the policy pays off where its line runs below the other one.")
     else:
         st.caption(f"Money spent so far: {UNKNOWN_NOTE} (the prices above), and the chart appears.")
