@@ -9,7 +9,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from playground.rules.ruleset import load_rules
-from playground.ui import compare_panel, run_panel, state
+from playground.ui import state
 from playground.workbench import workspace
 from playground.workbench.presets import load_preset
 
@@ -35,7 +35,7 @@ def test_a_workspaces_settings_reach_every_policy_of_the_compare_tab():
     at.sidebar.file_uploader(key="workspace_upload").set_value(
         ("mine.json", json.dumps(workspace.to_json(ws)).encode(), "application/json"))
     healthy(at.run())
-    assert at.session_state[compare_panel.SHOW]
+    assert at.session_state[state.COMPARE_SHOW]
     table = next(frame.value for frame in at.dataframe if "parameters" in frame.value.columns)
     rows = {row["strategy"]: _params(row["parameters"]) for _, row in table.iterrows()}
     assert {key: rows["rules"][key] for key in ("threshold", "keep_recent", "compact_errors", "detect_errors",
@@ -58,7 +58,7 @@ def test_the_run_tabs_chosen_call_is_forgotten_with_its_conversation():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.session_state["tab"] = "Run"
     healthy(at.run())
-    healthy(at.slider(key=run_panel.CALL).set_value(5).run())
+    healthy(at.slider(key=state.REPLAY_CALL).set_value(5).run())
     at.session_state["tab"] = "Before / after"
     healthy(at.run())
     assert _chosen_call_shown(at)  # call 5 of this conversation, as picked
@@ -68,7 +68,7 @@ def test_the_run_tabs_chosen_call_is_forgotten_with_its_conversation():
     assert not _chosen_call_shown(at)  # another conversation: its whole request, not "call 5 of …"
     at.session_state["tab"] = "Run"
     healthy(at.run())
-    assert at.session_state[run_panel.CALL] == at.slider(key=run_panel.CALL).max  # the new run's last call
+    assert at.session_state[state.REPLAY_CALL] == at.slider(key=state.REPLAY_CALL).max  # the new run's last call
 
 
 # The Rules tab's controls that replace the tables as a whole (their help says the edits go).

@@ -241,7 +241,7 @@ def test_the_run_view_draws_the_bills_and_calibrates_from_them_with_one_click():
     """Upload a real Claude Code log, open the Run view: a third line (the bills) in the prompt-tokens
     chart, the fit in words, and a button; clicking it puts the fitted calibration in effect, and
     the Run view's first call then counts what was billed for it (within the fit's miss)."""
-    from playground.ui import billed_panel, state
+    from playground.ui import bills, state
 
     from .test_app_agent_uploads import upload
     from .test_replay_app import _metric, healthy, start
@@ -257,7 +257,7 @@ def test_the_run_view_draws_the_bills_and_calibrates_from_them_with_one_click():
     assert any("The log records the input tokens billed for 47 calls" in c.value for c in at.caption)
     before = _metric(at, "Prompt tokens billed")
     healthy(at.button(key="billed_calibrate").click().run())
-    found = billed_panel.fit_of(conversation, read_prices().get(model))
+    found = bills.fit_of(conversation, read_prices().get(model))
     assert at.session_state[state.ENGINE].calibrations[model] == found.calibration(model, "claude-code")
     assert _metric(at, "Prompt tokens billed") != before
     assert any("In effect: calibrated" in c.value for c in at.caption)

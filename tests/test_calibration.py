@@ -131,16 +131,16 @@ def _panel_page() -> None:
 def test_panel_shows_both_counts_and_applies_the_factor_until_switched_off():
     from streamlit.testing.v1 import AppTest
 
-    from playground.ui import calibration_panel
+    from playground.ui import state
 
     counted = tokens.count(formats.read(REQUEST)).total
     at = AppTest.from_function(_panel_page, default_timeout=30).run()
     assert not at.exception
-    at.text_area(key=calibration_panel.PASTE).input(json.dumps({"input_tokens": counted * 2})).run()
+    at.text_area(key=state.CALIBRATION_PASTE).input(json.dumps({"input_tokens": counted * 2})).run()
     assert not at.exception
     shown = " ".join(m.value for m in at.markdown)
     assert f"our count **{counted:,}**" in shown and f"billed **{counted * 2:,}**" in shown
-    at.toggle(key=calibration_panel.APPLY).set_value(True).run()
+    at.toggle(key=state.CALIBRATION_APPLY).set_value(True).run()
     engine = at.session_state["engine"]
     assert engine.calibrations["claude-sonnet-4-5"].factor == pytest.approx(2.0)
     assert any("calibrated ×2.00 from 1 usage sample" in info.value for info in at.info)
@@ -153,10 +153,10 @@ def test_panel_shows_both_counts_and_applies_the_factor_until_switched_off():
 def test_panel_says_what_is_wrong_with_bad_usage():
     from streamlit.testing.v1 import AppTest
 
-    from playground.ui import calibration_panel
+    from playground.ui import state
 
     at = AppTest.from_function(_panel_page, default_timeout=30).run()
-    at.text_area(key=calibration_panel.PASTE).input('{"output_tokens": 3}').run()
+    at.text_area(key=state.CALIBRATION_PASTE).input('{"output_tokens": 3}').run()
     assert not at.exception
     assert "pasted usage" in at.error[0].value and "input_tokens" in at.error[0].value
 

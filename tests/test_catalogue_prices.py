@@ -278,7 +278,7 @@ def test_prices_make_no_network_request_on_import_or_lookup():
 def test_the_page_shows_an_unknown_price_as_enter_it_and_takes_a_typed_one():
     """On the page a model nobody prices has no cost (never another model's): the Run tab's cost
     says to enter it and its prices box is empty; four typed prices give the cost."""
-    from playground.ui import run_panel
+    from playground.ui import state
 
     from .test_app_follow import open_tab, start, upload
 
@@ -291,7 +291,7 @@ def test_the_page_shows_an_unknown_price_as_enter_it_and_takes_a_typed_one():
     assert any(UNKNOWN_NOTE in warning.value for warning in at.warning)
     assert "$nan" not in " ".join(caption.value for caption in at.caption).lower()
     for name, value in (("input", 1.0), ("cached_input", 0.1), ("cache_write", 1.0), ("output", 8.0)):
-        at.number_input(key=f"{run_panel.PRICE_PREFIX}{name}_aide-gpt-5").set_value(value)
+        at.number_input(key=state.price_key(name, "aide-gpt-5")).set_value(value)
     at.run()
     assert not at.exception, at.exception
     assert next(metric.value for metric in at.metric if metric.label == "Cost").startswith("$")

@@ -47,7 +47,7 @@ def _start() -> AppTest:
 
 def test_upload_a_zip_evaluate_and_read_the_table():
     at = _start()
-    at.file_uploader(key=corpus_panel.UPLOAD).set_value([
+    at.file_uploader(key=state.CORPUS_UPLOAD).set_value([
         ("logs.zip", _zip(), "application/zip"),
         ("mini.traj.json", (DATA / "mini-swe-agent.traj.json").read_bytes(), "application/json")]).run()
     at.button[[b.label for b in at.button].index("Evaluate the corpus")].click().run()
@@ -55,7 +55,7 @@ def test_upload_a_zip_evaluate_and_read_the_table():
     [table] = [frame.value for frame in at.dataframe if "run" in frame.value.columns]
     assert list(table["run"]) == ["logs.zip!runs/swe.json", "logs.zip!runs/codex.jsonl", "mini.traj.json"]
     # the table's numbers are the engine's for that run, under the page's settings
-    evaluation = at.session_state[corpus_panel.RESULT]
+    evaluation = at.session_state[state.CORPUS_RESULT]
     expected = evaluate_source(next(s for s in corpus.uploaded("logs.zip", _zip(), 10)
                                     if isinstance(s, corpus.Source)), evaluation_setup(at))
     assert table["cost rules (US$)"][0] == round(next(r.row.cost for r in expected.strategies
@@ -64,7 +64,7 @@ def test_upload_a_zip_evaluate_and_read_the_table():
     assert any("line 1, column" in w.value for w in at.warning)
     assert [s.source for s in evaluation.skipped] == ["logs.zip!runs/notes.txt"]
     assert len(at.get("vega_lite_chart")) >= 3  # saving, cost and the threshold sweep
-    assert at.session_state[corpus_panel.TUNED]["strategies"][0]["best"] is not None
+    assert at.session_state[state.CORPUS_TUNED]["strategies"][0]["best"] is not None
 
 
 def evaluation_setup(at: AppTest) -> Setup:
@@ -77,11 +77,11 @@ def evaluation_setup(at: AppTest) -> Setup:
 def test_the_corpus_upload_limit_is_stated_and_enforced(monkeypatch):
     monkeypatch.setenv("PLAYGROUND_MAX_INPUT_MB", "1")
     at = _start()
-    uploader = at.file_uploader(key=corpus_panel.UPLOAD)
+    uploader = at.file_uploader(key=state.CORPUS_UPLOAD)
     assert "Up to 1 MB per file and for all of them together" in uploader.help
     big = [(f"run{n}.json", b" " * 700_000, "application/json") for n in range(2)]
     uploader.set_value(big).run()
     at.button[[b.label for b in at.button].index("Evaluate the corpus")].click().run()
     assert not at.exception, at.exception
     assert any("over the limit of 1 MB for one corpus" in e.value for e in at.error)
-    assert corpus_panel.RESULT not in at.session_state or at.session_state[corpus_panel.RESULT] is None
+    assert state.CORPUS_RESULT not in at.session_state or at.session_state[state.CORPUS_RESULT] is None

@@ -13,7 +13,7 @@ from playground.run.compare import compare
 from playground.run.hidden import calls_with
 from playground.run.prices import read_prices
 from playground.run.replay import replay
-from playground.ui import run_panel
+from playground.ui import state
 
 from .conftest import ROOT
 from .test_replay_app import healthy
@@ -47,13 +47,13 @@ def test_compare_shows_hidden_then_used_beside_cost():
 
 def test_run_marks_the_calls_and_before_after_flags_the_item_and_its_span():
     at = _page("Run")
-    healthy(at.selectbox(key=run_panel.STRATEGY).select("masking").run())
+    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("masking").run())
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     run = replay(conversation, MaskingPolicy(), Meter(model), read_prices().get(model))
     used = calls_with(run.hidden_used)
     assert used and [c.value for c in at.caption if c.value.startswith(f"▲ {used} call")]
     first = run.hidden_used[0]
-    healthy(at.slider(key=run_panel.CALL).set_value(first.call).run())
+    healthy(at.slider(key=state.REPLAY_CALL).set_value(first.call).run())
     at.session_state["tab"] = "Before / after"
     healthy(at.run())
     flags = [w.value for w in at.warning if "used" in w.value and "hidden" in w.value]

@@ -15,7 +15,7 @@ from playground.policies.sources import source_of
 from playground.run.compare import compare
 from playground.run.prices import read_prices
 from playground.run.replay import replay
-from playground.ui import compare_panel, run_panel
+from playground.ui import state
 from playground.ui.workspace_panel import saved_values, snapshot
 from playground.workbench import presets, workspace
 
@@ -47,34 +47,34 @@ def _metric(at: AppTest, label: str) -> str:
 
 def test_run_view_shows_the_engines_totals_and_charts():
     at = start()
-    healthy(at.selectbox(key=run_panel.STRATEGY).select("masking").run())
+    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("masking").run())
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     price = read_prices().get(model)
     run = replay(conversation, make("masking", window=10), Meter(model), price, mode="stored", cache=price.cache)
     assert _metric(at, "Prompt tokens billed") == f"{run.totals.tokens_with:,}"
     assert _metric(at, "Cost") == f"${run.totals.cost_with:.4f}"
     assert len(at.get("vega_lite_chart")) >= 3
-    assert at.session_state[run_panel.CALL] == len(run.calls) - 1  # the slider starts on the last call
+    assert at.session_state[state.REPLAY_CALL] == len(run.calls) - 1  # the slider starts on the last call
 
 
 def test_run_view_controls_change_the_run():
     at = start()
-    healthy(at.radio(key=run_panel.MODE).set_value("per-call").run())
-    healthy(at.selectbox(key=run_panel.CACHE).select("none").run())
-    healthy(at.selectbox(key=run_panel.STRATEGY).select("clear-tool-uses").run())
-    healthy(at.number_input(key=run_panel.TRIGGER).set_value(0).run())
-    healthy(at.slider(key=run_panel.CALL).set_value(0).run())
-    assert at.session_state[run_panel.CALL] == 0
+    healthy(at.radio(key=state.REPLAY_MODE).set_value("per-call").run())
+    healthy(at.selectbox(key=state.REPLAY_CACHE).select("none").run())
+    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("clear-tool-uses").run())
+    healthy(at.number_input(key=state.REPLAY_TRIGGER).set_value(0).run())
+    healthy(at.slider(key=state.REPLAY_CALL).set_value(0).run())
+    assert at.session_state[state.REPLAY_CALL] == 0
     assert "Call 0 (item" in " ".join(caption.value for caption in at.caption)
 
 
 def test_the_cache_choice_offers_only_the_models_providers_cache_or_none():
     at = start()
     assert at.session_state["model"] == "gpt-4o"
-    assert at.selectbox(key=run_panel.CACHE).options == ["openai", "none"]
+    assert at.selectbox(key=state.REPLAY_CACHE).options == ["openai", "none"]
     healthy(at.selectbox(key="model").select("claude-sonnet-4-5").run())
-    assert at.selectbox(key=run_panel.CACHE).options == ["anthropic", "none"]
-    assert at.session_state[run_panel.CACHE] == "anthropic"  # the openai cache no longer fits: back to the provider's
+    assert at.selectbox(key=state.REPLAY_CACHE).options == ["anthropic", "none"]
+    assert at.session_state[state.REPLAY_CACHE] == "anthropic"  # openai no longer fits: back to the provider's
 
 
 def test_edited_prices_change_the_cost():
@@ -101,7 +101,7 @@ def test_compare_view_adds_the_agents_own_strategies_with_their_sources_and_summ
     at = start("Compare")
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     chosen = ["langchain-summarization", "swe-agent-last-n"]
-    healthy(at.multiselect(key=compare_panel.THEIRS_KEY).set_value(chosen).run())
+    healthy(at.multiselect(key=state.COMPARE_THEIRS).set_value(chosen).run())
     frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
     assert list(frame["strategy"]) == [*OURS, *chosen]
     assert list(frame["source"])[-2:] == [source_of(name) for name in chosen]
@@ -115,7 +115,7 @@ def test_compare_view_adds_the_agents_own_strategies_with_their_sources_and_summ
 
 def test_run_view_replays_one_of_the_agents_strategies_and_names_its_source():
     at = start()
-    healthy(at.selectbox(key=run_panel.STRATEGY).select("codex-compact").run())
+    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("codex-compact").run())
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     price = read_prices().get(model)
     run = replay(conversation, make("codex-compact", context_window=price.context_window), Meter(model), price,
@@ -127,7 +127,7 @@ def test_run_view_replays_one_of_the_agents_strategies_and_names_its_source():
 def test_the_extra_replays_can_be_switched_off():
     at = start()
     charts = len(at.get("vega_lite_chart"))
-    healthy(at.toggle(key=run_panel.SWEEP).set_value(False).run())
+    healthy(at.toggle(key=state.REPLAY_SWEEP).set_value(False).run())
     assert len(at.get("vega_lite_chart")) == charts - 1
     at = start("Compare")
     healthy(at.toggle(key="compare_show").set_value(False).run())
@@ -136,7 +136,7 @@ def test_the_extra_replays_can_be_switched_off():
 
 def test_summarize_strategy_follows_the_pages_summarization_settings():
     at = start()
-    healthy(at.selectbox(key=run_panel.STRATEGY).select("summarize").run())
+    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("summarize").run())
     healthy(at.number_input(key="keep_steps").set_value(1).run())
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     limit = int(at.session_state["summarize_over"])
@@ -148,22 +148,22 @@ def test_summarize_strategy_follows_the_pages_summarization_settings():
 
 def test_run_and_compare_draw_nothing_while_closed():
     at = start("Before / after")
-    assert run_panel.STRATEGY not in at.session_state and not at.get("vega_lite_chart")
+    assert state.REPLAY_STRATEGY not in at.session_state and not at.get("vega_lite_chart")
 
 
 def test_run_settings_and_typed_prices_survive_another_tab():
     at = start()
     model = at.session_state["model"]
-    healthy(at.selectbox(key=run_panel.STRATEGY).select("masking").run())
-    healthy(at.number_input(key=run_panel.WINDOW).set_value(4).run())
+    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("masking").run())
+    healthy(at.number_input(key=state.REPLAY_WINDOW).set_value(4).run())
     healthy(at.number_input(key=f"replay_price_input_{model}").set_value(9.0).run())
-    healthy(at.slider(key=run_panel.CALL).set_value(1).run())
+    healthy(at.slider(key=state.REPLAY_CALL).set_value(1).run())
     at.session_state["tab"] = "Before / after"
     healthy(at.run())
-    assert at.session_state[run_panel.CALL] == 1  # the Before / after view can read the chosen call
+    assert at.session_state[state.REPLAY_CALL] == 1  # the Before / after view can read the chosen call
     at.session_state["tab"] = "Run"
     healthy(at.run())
-    assert at.session_state[run_panel.STRATEGY] == "masking" and at.session_state[run_panel.WINDOW] == 4
+    assert at.session_state[state.REPLAY_STRATEGY] == "masking" and at.session_state[state.REPLAY_WINDOW] == 4
     assert at.session_state[f"replay_price_input_{model}"] == 9.0
     assert not at.warning  # no widget was given a value twice
 
@@ -191,7 +191,7 @@ def _rows_in_before_after(at: AppTest) -> int:
 
 def test_choosing_a_call_shows_its_request_in_before_after_and_the_button_goes_back():
     at = start()
-    healthy(at.selectbox(key=run_panel.STRATEGY).select("masking").run())
+    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("masking").run())
     conversation = at.session_state["conversation"]
     starts = replay(conversation, make("none"), Meter(at.session_state["model"]),
                     read_prices().get(at.session_state["model"])).calls
@@ -201,7 +201,7 @@ def test_choosing_a_call_shows_its_request_in_before_after_and_the_button_goes_b
     assert not [i for i in at.info if "Showing call" in i.value]  # nothing chosen: the whole view, as before
     at.session_state["tab"] = "Run"
     healthy(at.run())
-    healthy(at.slider(key=run_panel.CALL).set_value(1).run())
+    healthy(at.slider(key=state.REPLAY_CALL).set_value(1).run())
     at.session_state["tab"] = "Before / after"
     healthy(at.run())
     heading = f"Showing call 1 of {len(starts)} (calls 0–{len(starts) - 1}, chosen in the Run tab)"
@@ -217,9 +217,9 @@ def test_choosing_a_call_shows_its_request_in_before_after_and_the_button_goes_b
 def test_run_settings_and_typed_prices_come_back_from_a_saved_workspace():
     at = start()
     model = at.session_state["model"]
-    healthy(at.selectbox(key=run_panel.STRATEGY).select("clear-tool-uses").run())
-    healthy(at.number_input(key=run_panel.TRIGGER).set_value(2000).run())
-    healthy(at.radio(key=run_panel.MODE).set_value("per-call").run())
+    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("clear-tool-uses").run())
+    healthy(at.number_input(key=state.REPLAY_TRIGGER).set_value(2000).run())
+    healthy(at.radio(key=state.REPLAY_MODE).set_value("per-call").run())
     healthy(at.number_input(key=f"replay_price_input_{model}").set_value(7.5).run())
     cost = _metric(at, "Cost")
     at.session_state["tab"] = "Compare"
@@ -230,7 +230,7 @@ def test_run_settings_and_typed_prices_come_back_from_a_saved_workspace():
     saved = workspace.to_json(snapshot(saved_values(at.session_state)))
     assert saved["replay"]["prices"] == {model: {"input": 7.5}}  # only what was typed over the data file
     fresh = start()
-    assert fresh.session_state[run_panel.STRATEGY] == "rules" and _metric(fresh, "Cost") != cost
+    assert fresh.session_state[state.REPLAY_STRATEGY] == "rules" and _metric(fresh, "Cost") != cost
     fresh.session_state["tab"] = "Before / after"  # opened while the Run tab is closed
     healthy(fresh.run())
     fresh.sidebar.file_uploader(key="workspace_upload").set_value(
@@ -239,9 +239,9 @@ def test_run_settings_and_typed_prices_come_back_from_a_saved_workspace():
     healthy(fresh.run())  # a rerun that does not draw the Run tab keeps what the file set
     fresh.session_state["tab"] = "Run"
     healthy(fresh.run())
-    assert fresh.session_state[run_panel.STRATEGY] == "clear-tool-uses"
+    assert fresh.session_state[state.REPLAY_STRATEGY] == "clear-tool-uses"
     assert fresh.session_state["compare_mode"] == "per-call"
-    assert fresh.session_state[run_panel.TRIGGER] == 2000 and fresh.session_state[run_panel.MODE] == "per-call"
+    assert fresh.session_state[state.REPLAY_TRIGGER] == 2000 and fresh.session_state[state.REPLAY_MODE] == "per-call"
     assert fresh.session_state[f"replay_price_input_{model}"] == 7.5
     assert fresh.number_input(key=f"replay_price_input_{model}").value == 7.5
     assert _metric(fresh, "Cost") == cost and not fresh.warning

@@ -50,6 +50,7 @@ from . import (
 )
 from ._reader import Database, Folder, Reader, Text
 from .convert import convert
+from .sources import RUN_SUFFIXES as RUN_SUFFIXES  # public: the suffixes a run is read from (the uploaders)
 
 FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (chat, responses, anthropic, native)}
 READERS: dict[str, Reader] = {reader.name: reader for reader in (

@@ -2,9 +2,9 @@
 Claude's accounting for Anthropic's), the cost of tool definitions and images, the shipped
 vocabularies, and calibration from billed usage."""
 
-from .calibration import billed_tokens, calibrate, load_calibrations
+from .calibration import Pasted, billed_tokens, calibrate, load_calibrations, read_pasted
 from .factor import Calibration
 from .tokens import Accounting, Layout, Meter, TokenCount, accounting_for, count
 
-__all__ = ["Accounting", "Calibration", "Layout", "Meter", "TokenCount", "accounting_for", "billed_tokens",
-           "calibrate", "count", "load_calibrations"]
+__all__ = ["Accounting", "Calibration", "Layout", "Meter", "Pasted", "TokenCount", "accounting_for", "billed_tokens",
+           "calibrate", "count", "load_calibrations", "read_pasted"]

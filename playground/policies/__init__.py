@@ -20,6 +20,7 @@ from .named import Named
 from .none import NonePolicy
 from .rules import RulesPolicy
 from .settings import OPTIONS, PolicySettings
+from .sources import read_strategies, source_of
 from .summarize import SummarizePolicy
 from .thinking import ClearThinkingPolicy
 from .trimmer import ToolOutputTrimmerPolicy
@@ -79,6 +80,6 @@ def takes(name: str) -> frozenset[str]:
     return frozenset(accepted & OPTIONS)
 
 
-__all__ = ["LOGGED", "OPTIONS", "OURS", "POLICIES", "THEIRS", "AsItRanPolicy", "ClearToolUsesPolicy",
-           "HybridPolicy", "MaskingPolicy", "NonePolicy", "Policy", "PolicyResult", "PolicySettings", "RulesPolicy",
-           "SummarizePolicy", "make", "offered", "takes", "unchanged"]
+__all__ = ["LOGGED", "OPTIONS", "OURS", "POLICIES", "THEIRS", "AsItRanPolicy", "ClearToolUsesPolicy", "HybridPolicy",
+           "MaskingPolicy", "NonePolicy", "Policy", "PolicyResult", "PolicySettings", "RulesPolicy", "SummarizePolicy",
+           "make", "offered", "read_strategies", "source_of", "takes", "unchanged"]

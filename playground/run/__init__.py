@@ -1,10 +1,41 @@
 """A whole run, call by call: replay under a policy with the prompt cache and prices (one cost
 model), and compare of several policies side by side."""
 
+from .billed import BILLED, LogFit, bill_rows, log_fit
 from .compare import Row, compare, rows_to_json
-from .prices import Price, PriceTable, read_prices
-from .promptcache import CACHE_MODELS
-from .replay import Call, Replay, replay, replay_to_json
+from .hidden import calls_with, lost_calls
+from .inferred import infer
+from .prices import (
+    CATALOGUE,
+    DEFAULT_MODEL,
+    PRICE_FIELDS,
+    UNKNOWN_NOTE,
+    Price,
+    PriceTable,
+    known,
+    model_for,
+    money,
+    read_prices,
+    rounded,
+)
+from .promptcache import CACHE_MODELS, cache_models
+from .replay import (
+    AS_RAN,
+    FULL,
+    MODES,
+    Call,
+    Replay,
+    call_starts,
+    chart_rows,
+    compaction_marks,
+    replay,
+    replay_to_json,
+    sweep,
+    sweep_points,
+)
 
-__all__ = ["CACHE_MODELS", "Call", "Price", "PriceTable", "Replay", "Row", "compare", "read_prices", "replay",
-           "replay_to_json", "rows_to_json"]
+__all__ = ["AS_RAN", "BILLED", "CACHE_MODELS", "CATALOGUE", "DEFAULT_MODEL", "FULL", "MODES", "PRICE_FIELDS",
+           "UNKNOWN_NOTE", "Call", "LogFit", "Price", "PriceTable", "Replay", "Row", "bill_rows", "cache_models",
+           "call_starts", "calls_with", "chart_rows", "compaction_marks", "compare", "infer", "known", "log_fit",
+           "lost_calls", "model_for", "money", "read_prices", "replay", "replay_to_json", "rounded", "rows_to_json",
+           "sweep", "sweep_points"]

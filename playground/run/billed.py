@@ -238,7 +238,7 @@ def with_bills(data: dict, found: LogFit, model: str, source: str) -> dict:
     return {**data, "calls": calls, "log_calibration": found.to_json(model, source)}
 
 
-def chart_rows(found: LogFit, run: Replay) -> list[dict]:
+def bill_rows(found: LogFit, run: Replay) -> list[dict]:
     """The bills as one more side of the Run view's prompt-tokens chart (``replay.chart_rows``' shape)."""
     return [{"call": billed.call, "index": run.calls[billed.call].index, "side": BILLED, "tokens": billed.billed,
              "fired": ""} for billed in found.calls if billed.call < len(run.calls)]

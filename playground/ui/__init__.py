@@ -1,4 +1,26 @@
-"""The Streamlit page. Layout and state only: every number and decision comes from the engine."""
+"""The Streamlit page. Layout and state only: every number and decision comes from the engine.
+
+How the page is built: this module composes the tabs, one ``*_panel.py`` each, and no panel
+imports another; what panels share lives in modules named for it (``state``: every session-state
+and widget key and the state logic; ``run_setup``: prices, the page's one ``PolicySettings``, the
+chosen strategy's replay and call; ``widgets``; ``llm_endpoint``; ``summary_settings``;
+``item_tokens``; ``bills``).
+
+The door: the page reaches the library only through these modules (``tests/test_page_structure.py``
+holds the list). Each room through its package, its public face (``playground.run``, not
+``playground.run.replay``): ``playground.engine``, ``playground.compaction``,
+``playground.conversation``, ``playground.errors``, ``playground.limits``, ``playground.words``,
+``playground.formats``, ``playground.meter``, ``playground.rules``, ``playground.summarize``,
+``playground.policies``, ``playground.run``, ``playground.tune``, ``playground.present``,
+``playground.export``, ``playground.probe``, ``playground.corpus``. Besides, modules that are
+each one thing the page alone uses: the step-through's and token view's values
+(``playground.present.stepthrough``, ``playground.present.tokenview``), the page's material
+(``playground.workbench.builder``, ``playground.workbench.defaults``,
+``playground.workbench.presets``, ``playground.workbench.workspace``,
+``playground.workbench.lessons``) and the LLM clients, each imported on its own so the ``openai``
+client loads only when one is called (``playground.summarize.endpoint``,
+``playground.summarize.anthropic_api``, ``playground.summarize.keys``).
+"""
 
 from __future__ import annotations
 
@@ -22,13 +44,16 @@ from . import (
     conversation_panel,
     corpus_panel,
     lessons_panel,
+    probe_panel,
     results,
     rules_panel,
     run_panel,
+    run_setup,
     sidebar,
     state,
     stepper_panel,
     summary_panel,
+    summary_settings,
     tokenview_panel,
     workspace_panel,
 )
@@ -141,7 +166,7 @@ def _sidebar(conversation, log) -> tuple[str, TokenCount]:
         sidebar.settings(before.total)
         calibration_panel.draw(log, model_name)
         st.header("Summarization")
-        summary_panel.init()
+        summary_settings.init()
         summary_panel.settings()
     return model_name, before
 
@@ -195,22 +220,22 @@ def _page() -> None:
     except InputError as exc:  # the widgets bound these, so this is a guard, not a path
         st.error(str(exc))
         return
-    summary, prefer = summary_panel.config()
+    summary, prefer = summary_settings.config()
     optimized = state.engine().optimize(conversation, rules, settings, summary, OfflineSummarizer(), model_name,
-                         st.session_state[summary_panel.CACHE], prefer)
-    results.headline(conversation, optimized, run_panel.price(model_name, conversation.started))  # typed ones too
+                         st.session_state[state.LLM_SUMMARIES], prefer)
+    results.headline(conversation, optimized, run_setup.price(model_name, conversation.started))  # typed ones too
     rules_panel.no_match_notice(conversation, optimized, rules)
     summary_panel.panel(optimized, prefer)
     lessons_panel.banner(conversation, rules, settings, summary, optimized)
 
     tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons",
-                    "Step-through", "Run", "Compare", "Corpus"], key="tab", on_change="rerun")
+                    "Step-through", "Run", "Compare", "Corpus"], key=state.TAB, on_change="rerun")
     with tabs[0]:
-        call = run_panel.chosen_call(log, rules, settings, summary, model_name) if tabs[0].open else None
+        call = run_setup.chosen_call(log, rules, settings, summary, model_name) if tabs[0].open else None
         if call is None:
             results.before_after(conversation, optimized)
         else:
-            results.call_before_after(call, run_panel.show_whole)
+            results.call_before_after(call, run_setup.show_whole)
         with st.expander("Tokens of one item, as the model sees them", icon=":material/token:"):
             tokenview_panel.panel(conversation, optimized.compaction.conversation, state.engine().meter(model_name))
     with tabs[1]:
@@ -230,10 +255,11 @@ def _page() -> None:
 
 def _runs(run_tab, compare_tab, conversation, rules, settings: Settings, summary, model_name: str) -> None:
     """Run and Compare replay the whole run: only while their tab is open (the tabs rerun on change)."""
-    run_panel.keep()
+    state.keep_hidden()
     if run_tab.open:
         with run_tab:
             run_panel.panel(conversation, rules, settings, summary, model_name)
+            probe_panel.panel(conversation, rules, settings, summary, model_name)
     if compare_tab.open:
         with compare_tab:
             compare_panel.panel(conversation, rules, settings, summary, model_name)
@@ -249,4 +275,4 @@ def _teach(lessons_tab, steps_tab, conversation, rules, settings: Settings, opti
         with steps_tab:
             stepper_panel.panel(conversation, rules, settings, state.engine().meter(model_name),
                                 optimized.compaction.report.stage == "below_threshold",
-                                st.session_state[summary_panel.KEEP_STEPS])
+                                st.session_state[state.KEEP_STEPS])

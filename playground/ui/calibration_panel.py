@@ -12,11 +12,9 @@ import streamlit as st
 
 from ..conversation import Conversation
 from ..errors import InputError
-from ..meter.calibration import Pasted, read_pasted
+from ..meter import Pasted, read_pasted
 from ..words import count
 from . import state
-
-PASTE, APPLY, LAST = "calibration_paste", "calibration_apply", "calibration_last"
 
 PASTE_HELP = ("Paste the `usage` object the provider returned for this exact request (or the whole "
               "response). Chat Completions: `prompt_tokens`; Responses: `input_tokens`; Anthropic: "
@@ -29,10 +27,10 @@ APPLY_HELP = ("Multiply every count for this model by the factor for the rest of
 def _pasted(text: str, conversation: Conversation, model: str) -> Pasted:
     """``read_pasted``, kept for the same text, request and model so a rerun does not recount."""
     key = (text, id(conversation), model)
-    last = st.session_state.get(LAST)
+    last = st.session_state.get(state.CALIBRATION_LAST)
     if last is None or last[0] != key or last[1] is not conversation:
-        st.session_state[LAST] = (key, conversation, read_pasted(text, conversation, model))
-    return st.session_state[LAST][2]
+        st.session_state[state.CALIBRATION_LAST] = (key, conversation, read_pasted(text, conversation, model))
+    return st.session_state[state.CALIBRATION_LAST][2]
 
 
 def draw(conversation: Conversation, model: str) -> None:
@@ -42,7 +40,7 @@ def draw(conversation: Conversation, model: str) -> None:
         if conversation.billed:
             st.caption(f"This log records what the provider billed for {count(len(conversation.billed), 'call')}: "
                        "the *Run* tab draws the bills beside our count and calibrates from them with one click.")
-        text = st.text_area("Usage the provider returned", key=PASTE, height=120, help=PASTE_HELP,
+        text = st.text_area("Usage the provider returned", key=state.CALIBRATION_PASTE, height=120, help=PASTE_HELP,
                             placeholder='{"input_tokens": 1234, "output_tokens": 56}')
         if text.strip():
             try:
@@ -65,7 +63,7 @@ def _show(pasted: Pasted, model: str) -> None:
         st.caption(f"None of this usage is for the model in use ({model}); pick that model to apply it.")
         return
     label = f"Apply ×{found.factor:.3f} for {model} this session"
-    if st.toggle(label, key=APPLY, help=APPLY_HELP):
+    if st.toggle(label, key=state.CALIBRATION_APPLY, help=APPLY_HELP):
         if engine.calibrations.get(model) != found:  # an equal one keeps the meter and its cache
             engine.calibrations[model] = found
     elif engine.calibrations.get(model) == found:
@@ -83,4 +81,4 @@ def _in_effect() -> None:
 
 def _switch_off() -> None:
     state.engine().calibrations.clear()
-    st.session_state[APPLY] = False
+    st.session_state[state.CALIBRATION_APPLY] = False

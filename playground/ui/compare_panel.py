@@ -5,19 +5,17 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
+from .. import run
 from ..compaction import Settings
 from ..conversation import Conversation
-from ..policies import LOGGED, OURS, THEIRS, make, offered
-from ..policies.sources import read_strategies, source_of
-from ..present import render
-from ..rules.ruleset import Rules
-from ..run.compare import compare
-from ..run.prices import UNKNOWN_NOTE, known
-from ..run.replay import MODES, call_starts
-from ..summarize.history import SummarySettings
+from ..policies import LOGGED, OURS, THEIRS, make, offered, read_strategies, source_of
+from ..present import literal
+from ..rules import Rules
+from ..run import UNKNOWN_NOTE, call_starts, known
+from ..summarize import SummarySettings
 from ..words import count
 from ..workbench.workspace import ReplaySettings
-from . import run_panel, state
+from . import run_setup, state, widgets
 
 
 def _dollars(cost: float) -> float | None:
@@ -26,34 +24,33 @@ def _dollars(cost: float) -> float | None:
     return None if value is None else round(value, 4)
 
 
-MODE, CACHE, SHOW, THEIRS_KEY = "compare_mode", state.COMPARE_CACHE, "compare_show", "compare_theirs"
-
-
 def panel(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
           model: str) -> None:
     """The Compare tab: mode and cache, then the strategies table and their costs."""
     left, right = st.columns(2)
-    run_panel.start(MODE, ReplaySettings().compare_mode)
-    left.radio("Mode", MODES, key=MODE, horizontal=True, help=run_panel.MODE_HELP)
+    state.start(state.COMPARE_MODE, ReplaySettings().compare_mode)
+    widgets.mode_choice(left, state.COMPARE_MODE)
     with right:
-        run_panel.cache_choice(model, CACHE)
+        widgets.cache_choice(model, state.COMPARE_CACHE)
     calls = len(call_starts(conversation.items))
-    run_panel.start(SHOW, calls <= run_panel.LIGHT_RUN)
-    if not st.toggle("Compare the strategies", key=SHOW,
+    state.start(state.COMPARE_SHOW, calls <= run_setup.LIGHT_RUN)
+    if not st.toggle("Compare the strategies", key=state.COMPARE_SHOW,
                      help=f"Replays the whole run ({count(calls, 'call')}) once per strategy; on a long run that "
                           "takes a while, so it starts off above 200 calls."):
         return
     titles = read_strategies()
-    run_panel.start(THEIRS_KEY, [])
-    theirs = st.multiselect("Also compare the agents' and providers' own compaction", list(THEIRS), key=THEIRS_KEY,
+    state.start(state.COMPARE_THEIRS, [])
+    theirs = st.multiselect("Also compare the agents' and providers' own compaction", list(THEIRS),
+                            key=state.COMPARE_THEIRS,
                             format_func=lambda name: titles[name].title,
                             help="Each with its source's own parameters (the table says where they were read). "
                                  "Each one is one more replay of the whole run, so they are chosen, not on by default.")
-    price = run_panel.price(model, conversation.started)
-    options = run_panel.policy_settings(rules, settings, summary, model)
+    price = run_setup.price(model, conversation.started)
+    options = run_setup.policy_settings(rules, settings, summary, model)
     names = offered((*OURS, *theirs, *LOGGED), conversation)  # and the run as it ran, where the log compacted
-    rows = compare(conversation, [make(name, options) for name in names], state.engine().meter(model),
-                   price, mode=st.session_state[MODE], cache=st.session_state[CACHE])
+    with st.spinner(f"Replaying {count(calls, 'call')} under {count(len(names), 'strategy', 'strategies')}…"):
+        rows = run.compare(conversation, [make(name, options) for name in names], state.engine().meter(model), price,
+                           mode=st.session_state[state.COMPARE_MODE], cache=st.session_state[state.COMPARE_CACHE])
     # the long parameters last, so cost and what the strategy hid from the agent are in view side by side
     table = [{"strategy": row.strategy, "baseline": row.baseline, "tokens final": row.tokens_final,
               "tokens billed": row.tokens_billed,
@@ -87,7 +84,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                    "kept, its summary and what followed, and its summarization call billed; *none* replays the whole "
                    "log as one ever-growing request, which the agent never sent.")
     if not price.known:
-        st.warning(f"Cost: {UNKNOWN_NOTE} — {render.literal(price.source)}. Type the model's prices in the Run tab "
+        st.warning(f"Cost: {UNKNOWN_NOTE} — {literal(price.source)}. Type the model's prices in the Run tab "
                    "(its *Prices* box); the tokens above are counted all the same.", icon=":material/edit:")
         return
     chart = alt.Chart(alt.Data(values=table)).mark_bar().encode(

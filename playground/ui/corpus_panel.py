@@ -12,24 +12,19 @@ from typing import Any
 import altair as alt
 import streamlit as st
 
+from .. import corpus
 from ..compaction import Settings
-from ..corpus import executors
-from ..corpus import find as corpus
-from ..corpus.evaluate import Evaluation, Setup, evaluate_batch, load, partition
-from ..corpus.find import Source
-from ..corpus.sweep import Grid, summarize, tune_batch
+from ..corpus import Evaluation, Grid, Setup, Source, evaluate_batch, load, partition, summarize, tune_batch
 from ..errors import InputError
-from ..formats.sources import RUN_SUFFIXES
+from ..formats import RUN_SUFFIXES
 from ..policies import POLICIES
-from ..present import render
-from ..rules.ruleset import Rules
-from ..run.prices import UNKNOWN_NOTE, rounded
-from ..summarize.history import SummarySettings
+from ..present import literal
+from ..rules import Rules
+from ..run import UNKNOWN_NOTE, rounded
+from ..summarize import SummarySettings
 from ..words import count
-from . import run_panel, state
+from . import run_setup, state
 
-UPLOAD, STRATEGIES, TABLE = "corpus_upload", "corpus_strategies", "corpus_table"
-RESULT, SOURCES, TUNED, MESSAGE = "corpus_result", "corpus_sources", "corpus_tuned", "corpus_message"
 UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", *(suffix.lstrip(".") for suffix in RUN_SUFFIXES)]  # as the upload reads
 DEFAULT_STRATEGIES = ["none", "rules", "clear-tool-uses"]
 
@@ -38,8 +33,8 @@ def _setup(rules: Rules, settings: Settings, summary: SummarySettings | None) ->
     """The page's policy as ``evaluate`` takes it: the page's one settings value (the sidebar's
     rules, compaction settings and summarization, the Run view's controls for the other strategies)."""
     limit_mb, _ = state.input_limit()
-    return Setup(strategies=tuple(st.session_state.get(STRATEGIES) or DEFAULT_STRATEGIES), rules=rules,
-                 policy=run_panel.policy_settings(rules, settings, summary), max_input_mb=limit_mb)
+    return Setup(strategies=tuple(st.session_state.get(state.CORPUS_STRATEGIES) or DEFAULT_STRATEGIES), rules=rules,
+                 policy=run_setup.policy_settings(rules, settings, summary), max_input_mb=limit_mb)
 
 
 def _found(uploads: list[Any], limit_mb: int) -> list[corpus.Found]:
@@ -51,10 +46,10 @@ def _found(uploads: list[Any], limit_mb: int) -> list[corpus.Found]:
     return [found for upload in uploads for found in corpus.uploaded(upload.name, upload.getvalue(), limit_mb)]
 
 
-def _with_progress(found: list[corpus.Found], task: executors.Task, what: str) -> list[tuple[int, Any]]:
+def _with_progress(found: list[corpus.Found], task: corpus.Task, what: str) -> list[tuple[int, Any]]:
     bar = st.progress(0.0, text=f"{what}: 0 of {count(len(found), 'file')}")
     outcomes = []
-    for outcome in executors.run(found, task, workers=0):
+    for outcome in corpus.run(found, task, workers=0):
         outcomes.append(outcome)
         bar.progress(len(outcomes) / max(1, len(found)), text=f"{what}: {len(outcomes):,} of {len(found):,} files")
     bar.empty()
@@ -62,36 +57,38 @@ def _with_progress(found: list[corpus.Found], task: executors.Task, what: str) -
 
 
 def _evaluate(rules: Rules, settings: Settings, summary: SummarySettings | None) -> None:
-    uploads = st.session_state.get(UPLOAD) or []
-    st.session_state[MESSAGE] = None
+    uploads = st.session_state.get(state.CORPUS_UPLOAD) or []
+    st.session_state[state.CORPUS_MESSAGE] = None
     try:
-        found = _found(uploads, state.input_limit()[0])
+        with st.spinner(f"Reading {count(len(uploads), 'uploaded file')}…"):
+            found = _found(uploads, state.input_limit()[0])
     except InputError as exc:  # the last good result stays
-        st.session_state[MESSAGE] = str(exc)
+        st.session_state[state.CORPUS_MESSAGE] = str(exc)
         return
     setup = _setup(rules, settings, summary)
-    evaluation = Evaluation.of(_with_progress(found, functools.partial(evaluate_batch, setup=setup), "Evaluating"))
-    st.session_state[RESULT] = evaluation
-    st.session_state[SOURCES] = {item.name: item for item in found if isinstance(item, Source)}
-    st.session_state[TUNED] = None
+    evaluation = Evaluation.of(_with_progress(found, functools.partial(evaluate_batch, setup=setup),
+                                                f"Evaluating under {', '.join(setup.strategies)}"))
+    st.session_state[state.CORPUS_RESULT] = evaluation
+    st.session_state[state.CORPUS_SOURCES] = {item.name: item for item in found if isinstance(item, Source)}
+    st.session_state[state.CORPUS_TUNED] = None
     if "rules" in setup.strategies:
         grid = _grid(settings.threshold)
         tune_setup = replace(setup, strategies=("rules",))
         runs, _, _ = partition(_with_progress(
-            [st.session_state[SOURCES][run.source] for run in evaluation.runs],
+            [st.session_state[state.CORPUS_SOURCES][run.source] for run in evaluation.runs],
             functools.partial(tune_batch, setup=tune_setup, grid=grid), "Sweeping the threshold"))
-        st.session_state[TUNED] = summarize(runs, tune_setup, grid)
+        st.session_state[state.CORPUS_TUNED] = summarize(runs, tune_setup, grid)
 
 
 def _open(name: str) -> None:
     """Show one run of the corpus as the conversation of the other tabs (kept in the picker)."""
-    source = st.session_state.get(SOURCES, {}).get(name)
+    source = st.session_state.get(state.CORPUS_SOURCES, {}).get(name)
     loaded = load(source, Setup()) if source else None
     if isinstance(loaded, tuple):
         state.keep_own(loaded[0], f"{name.rsplit('/', 1)[-1]} (from the corpus, {state.now()})")
-        st.session_state[MESSAGE] = None
+        st.session_state[state.CORPUS_MESSAGE] = None
     else:
-        st.session_state[MESSAGE] = f"{name}: cannot open it"
+        st.session_state[state.CORPUS_MESSAGE] = f"{name}: cannot open it"
 
 
 def _rows(evaluation: Evaluation) -> list[dict[str, Any]]:
@@ -110,8 +107,8 @@ def _rows(evaluation: Evaluation) -> list[dict[str, Any]]:
 
 
 def _on_select() -> None:
-    chosen = st.session_state[TABLE]["selection"]["rows"]
-    evaluation = st.session_state.get(RESULT)
+    chosen = st.session_state[state.CORPUS_TABLE]["selection"]["rows"]
+    evaluation = st.session_state.get(state.CORPUS_RESULT)
     if chosen and evaluation is not None:
         _open(evaluation.runs[chosen[0]].source)
 
@@ -167,36 +164,36 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
     """The Corpus tab."""
     limit_mb, problem = state.input_limit()
     if problem:
-        st.warning(render.literal(problem), icon=":material/warning:")
+        st.warning(literal(problem), icon=":material/warning:")
     st.file_uploader("Upload a .zip or .tar.gz of logs, or several log files", type=UPLOAD_TYPES,
-                     accept_multiple_files=True, key=UPLOAD, max_upload_size=limit_mb,
+                     accept_multiple_files=True, key=state.CORPUS_UPLOAD, max_upload_size=limit_mb,
                      help=f"Any mix of the formats the Conversation tab reads, in archives or not. Up to {limit_mb:,} "
                           "MB per file and for all of them together (the input limit); files that are not "
                           "conversations are listed as skipped.")
-    st.multiselect("Strategies", list(POLICIES), default=DEFAULT_STRATEGIES, key=STRATEGIES,
+    st.multiselect("Strategies", list(POLICIES), default=DEFAULT_STRATEGIES, key=state.CORPUS_STRATEGIES,
                    help="Each run is replayed under each of these, with the sidebar's rules and settings.")
-    if st.button("Evaluate the corpus", type="primary", disabled=not st.session_state.get(UPLOAD)):
+    if st.button("Evaluate the corpus", type="primary", disabled=not st.session_state.get(state.CORPUS_UPLOAD)):
         _evaluate(rules, settings, summary)  # here, not in a callback: the progress bar shows in its place
-    if st.session_state.get(MESSAGE):
-        st.error(render.literal(st.session_state[MESSAGE]), icon=":material/error:")
-    evaluation: Evaluation | None = st.session_state.get(RESULT)
+    if st.session_state.get(state.CORPUS_MESSAGE):
+        st.error(literal(st.session_state[state.CORPUS_MESSAGE]), icon=":material/error:")
+    evaluation: Evaluation | None = st.session_state.get(state.CORPUS_RESULT)
     if evaluation is None:
         return
     st.caption(f"{count(len(evaluation.runs), 'run')} evaluated, {len(evaluation.failed):,} failed, "
                f"{len(evaluation.skipped):,} skipped. Select a run to open it in the other tabs; click a column to "
                "sort.")
-    st.dataframe(_rows(evaluation), hide_index=True, width="stretch", key=TABLE, on_select=_on_select,
+    st.dataframe(_rows(evaluation), hide_index=True, width="stretch", key=state.CORPUS_TABLE, on_select=_on_select,
                  selection_mode="single-row")
     for failed in evaluation.failed:
-        st.warning(render.literal(failed.message), icon=":material/error:")
+        st.warning(literal(failed.message), icon=":material/error:")
     if evaluation.skipped:
         with st.expander(f"Skipped ({len(evaluation.skipped):,})"):
             for skipped in evaluation.skipped:
-                st.caption(render.literal(f"{skipped.source}: {skipped.reason}"))
+                st.caption(literal(f"{skipped.source}: {skipped.reason}"))
     if evaluation.runs:
         _distributions(evaluation)
-    if st.session_state.get(TUNED) and st.session_state[TUNED]["runs"]:
-        _pareto(st.session_state[TUNED], settings.threshold)
+    if st.session_state.get(state.CORPUS_TUNED) and st.session_state[state.CORPUS_TUNED]["runs"]:
+        _pareto(st.session_state[state.CORPUS_TUNED], settings.threshold)
     st.download_button("Download the table (CSV)", evaluation.csv(), "corpus.csv", "text/csv", on_click="ignore",
                        help="One row per run and strategy: tokens billed, cached, cost, saving, lost, retrievable, "
                             "errors kept, pairs intact.")

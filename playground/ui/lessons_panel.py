@@ -23,16 +23,8 @@ from ..errors import InputError
 from ..rules.ruleset import Rules
 from ..summarize.history import SummarySettings
 from ..workbench import lessons
-from . import state, summary_panel
+from . import state
 
-PICK = "lesson_pick"  # the Lessons tab's picker (a widget: forgotten while the tab is not drawn)
-SHOWN = "lesson_shown"  # the lesson the tab shows, kept for the picker
-ACTIVE = state.LESSON  # the lesson being taken, or absent
-DONE = "lessons_done"  # keys of the lessons the learner completed
-# The lesson being taken once its check passed: it stays done while the learner goes on. Lessons 1
-# and 4 end with "move it back" / "untick it", and a check that followed the page then disabled
-# *Next lesson* while the counter said done.
-PASSED = "lesson_passed"
 CHANGED = {"threshold": "threshold", "keep_recent": "keep_recent", "compact_errors": "errors", "rules": "rules"}
 
 
@@ -44,7 +36,7 @@ def _all() -> list[lessons.Lesson]:
 def apply_changes(changes: dict[str, Any], origin: str) -> None:
     """A lesson's state changes (``lessons.applied``), written to the page's own session state;
     ``origin`` is what the settings caption says they came from."""
-    current = lessons.Setup(Rules(), state.settings(), bool(st.session_state.get(summary_panel.ON, True)))
+    current = lessons.Setup(Rules(), state.settings(), bool(st.session_state.get(state.SUMMARIZE_ON, True)))
     key = state.get(state.PRESET)
     preset_rules = state.all_presets()[key].rules if key in state.all_presets() else Rules()
     done = lessons.applied(changes, current, st.session_state[state.CONVERSATION], preset_rules,
@@ -52,7 +44,7 @@ def apply_changes(changes: dict[str, Any], origin: str) -> None:
     state.set_threshold(done.settings.threshold)
     st.session_state[state.KEEP_RECENT] = done.settings.keep_recent
     st.session_state[state.COMPACT_ERRORS] = done.settings.compact_errors
-    st.session_state[summary_panel.ON] = done.summarize
+    st.session_state[state.SUMMARIZE_ON] = done.summarize
     if "rules" in changes:  # else the tables keep the learner's own edits
         state.set_rules(done.rules)
     state.set_origins([CHANGED[name] for name in changes if name in CHANGED], origin)
@@ -62,9 +54,9 @@ def _start(key: str) -> None:
     lesson = _by_key(key)
     state.apply_preset(lesson.preset)
     apply_changes(dict(lesson.start), f"the lesson “{lesson.title}”")
-    st.session_state[ACTIVE] = key
-    st.session_state[SHOWN] = key
-    st.session_state.pop(PASSED, None)  # a lesson started (again) is done when its check passes in this take
+    st.session_state[state.LESSON] = key
+    st.session_state[state.LESSON_SHOWN] = key
+    st.session_state.pop(state.LESSON_PASSED, None)  # a lesson started again is done when its check passes in this take
 
 
 def _show_me(key: str) -> None:
@@ -73,11 +65,11 @@ def _show_me(key: str) -> None:
 
 
 def _end() -> None:
-    st.session_state.pop(ACTIVE, None)
+    st.session_state.pop(state.LESSON, None)
 
 
 def _picked() -> None:
-    st.session_state[SHOWN] = st.session_state[PICK]
+    st.session_state[state.LESSON_SHOWN] = st.session_state[state.LESSON_PICK]
 
 
 def _by_key(key: str) -> lessons.Lesson:
@@ -107,14 +99,14 @@ def banner(conversation: Conversation, rules: Rules, settings: Settings, summary
            optimized: Optimized) -> None:
     """The lesson being taken, above the tabs: its task and whether the page shows it done (checked
     on every run, so it completes from whichever tab the learner did it in), *Show me*, *Next lesson*."""
-    key = st.session_state.get(ACTIVE)
+    key = st.session_state.get(state.LESSON)
     if key is None:
         return
     try:
         every = _all()
         lesson = _by_key(key)
     except (InputError, StopIteration):  # the lessons changed under a running session: nothing to show
-        st.session_state.pop(ACTIVE, None)
+        st.session_state.pop(state.LESSON, None)
         return
     keys = [each.key for each in every]
     number = keys.index(key) + 1
@@ -124,10 +116,10 @@ def banner(conversation: Conversation, rules: Rules, settings: Settings, summary
             state.MODEL)))
     holds = lessons.check(lesson, observed)
     if holds:
-        st.session_state.setdefault(DONE, set()).add(key)
-        st.session_state[PASSED] = key
-    passed = st.session_state.get(PASSED) == key  # a passed check stays passed
-    with st.container(border=True, key="lesson_banner"):
+        st.session_state.setdefault(state.LESSONS_DONE, set()).add(key)
+        st.session_state[state.LESSON_PASSED] = key
+    passed = st.session_state.get(state.LESSON_PASSED) == key  # a passed check stays passed
+    with st.container(border=True, key=state.LESSON_BANNER):
         text, show, following, close = st.columns([6, 1.2, 1.4, 0.9], vertical_alignment="center")
         where = f"Lesson {number} of {len(keys)}, “{lesson.title}”"
         if passed:
@@ -135,17 +127,17 @@ def banner(conversation: Conversation, rules: Rules, settings: Settings, summary
             text.success(f"Done: {lesson.task} ({where}.){now}", icon=":material/check_circle:")
         else:
             text.info(f"**{where}.** Your task: {lesson.task}", icon=":material/touch_app:")
-        show.button("Show me", key="lesson_show_me", on_click=_show_me, args=(key,), disabled=passed,
+        show.button("Show me", key=state.LESSON_SHOW_ME, on_click=_show_me, args=(key,), disabled=passed,
                     width="stretch", icon=":material/visibility:",
                     help="Does the task for you, so you can see what changes.")
         later = keys[number:]
         if later:
-            following.button("Next lesson", key="lesson_next", type="primary", disabled=not passed, on_click=_start,
+            following.button("Next lesson", key=state.LESSON_NEXT, type="primary", disabled=not passed, on_click=_start,
                              args=(later[0],), width="stretch", icon=":material/arrow_forward:",
                              help="Enabled once this lesson's task is done.")
         else:
             following.caption("That was the last lesson." if passed else "The last lesson.")
-        close.button("End", key="lesson_end", on_click=_end, width="stretch", icon=":material/close:",
+        close.button("End", key=state.LESSON_END, on_click=_end, width="stretch", icon=":material/close:",
                      help="Leave the lesson; the page keeps its settings. The Lessons tab starts any lesson again.")
 
 
@@ -155,16 +147,17 @@ def panel() -> None:
     if every is None:
         return
     keys = [lesson.key for lesson in every]
-    st.session_state.setdefault(SHOWN, st.session_state.get(ACTIVE, keys[0]))
-    st.session_state[PICK] = st.session_state[SHOWN] if st.session_state[SHOWN] in keys else keys[0]
-    done: set[str] = st.session_state.setdefault(DONE, set())
+    st.session_state.setdefault(state.LESSON_SHOWN, st.session_state.get(state.LESSON, keys[0]))
+    shown = st.session_state[state.LESSON_SHOWN]
+    st.session_state[state.LESSON_PICK] = shown if shown in keys else keys[0]
+    done: set[str] = st.session_state.setdefault(state.LESSONS_DONE, set())
     numbers = {key: index + 1 for index, key in enumerate(keys)}
-    key = st.selectbox("Lesson", keys, key=PICK, format_func=lambda k: _label(_by_key(k), numbers[k]),
+    key = st.selectbox("Lesson", keys, key=state.LESSON_PICK, format_func=lambda k: _label(_by_key(k), numbers[k]),
                        on_change=_picked,
                        help="Each lesson takes about two minutes on its own preset and asks you to do one thing.")
     lesson = _by_key(key)
     st.subheader(lesson.title)
-    if st.session_state.get(ACTIVE) == key:
+    if st.session_state.get(state.LESSON) == key:
         st.caption("Your task, its check, *Show me* and *Next lesson* stay in the banner above the tabs while you "
                    "work in the sidebar or another tab. Loading another conversation ends the lesson.")
         st.markdown(lesson.body)
@@ -173,7 +166,7 @@ def panel() -> None:
         title = state.all_presets()[lesson.preset].title
         st.caption(f"About {lesson.minutes} minutes. Starting loads the preset “{title}” with this lesson's "
                    "settings: the conversation, rules and settings on the page are replaced.")
-        st.button("Start this lesson", key="lesson_start", type="primary", on_click=_start, args=(key,),
+        st.button("Start this lesson", key=state.LESSON_START, type="primary", on_click=_start, args=(key,),
                   icon=":material/play_arrow:")
     finished = [numbers[k] for k in keys if k in done]
     st.progress(len(finished) / len(keys), text=f"{len(finished)} of {len(keys)} lessons done"

@@ -106,11 +106,11 @@ def _cost_line(costs: view.Costs, model: Price) -> str:
 def before_after(original: Conversation, optimized: Optimized) -> None:
     done = optimized.summarization
     left, right = st.columns([1, 1])
-    changed_only = left.toggle("Changed and skipped only", key="changed_only",
+    changed_only = left.toggle("Changed and skipped only", key=state.CHANGED_ONLY,
                                help="Hide items no rule touched, to see what compaction did and did not do.")
     positions = view.row_positions(optimized.compaction, done, changed_only)
     _, pages = view.page(positions, 1, PAGE_SIZE)
-    number = right.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key="page",
+    number = right.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key=state.PAGE,
                                 help=f"{PAGE_SIZE} items per page.") if pages > 1 else 1
     shown, _ = view.page(positions, int(number), PAGE_SIZE)  # only this page's rows are built
     rows = view.rows(original, optimized.compaction, done, shown)
@@ -125,7 +125,7 @@ def call_before_after(call: view.CallView, back) -> None:
               f"request that call sent, {len(call.without.items):,} items, without and with the "
               f"{render.literal(call.strategy)} strategy. The meters above stay on the last request.",
               icon=":material/timeline:")
-    button.button("Show the whole conversation", key="call_view_back", on_click=back, type="primary",
+    button.button("Show the whole conversation", key=state.CALL_VIEW_BACK, on_click=back, type="primary",
                   help="Back to the last request, as compacted with the page's rules.")
     numbers = call.call
     before, after, cached, cost = st.columns(4)
@@ -141,11 +141,11 @@ def call_before_after(call: view.CallView, back) -> None:
                 help="This call's prompt and reply at the Run tab's prices (the change is against no policy).")
     _hidden_used(call)
     left, right = st.columns([1, 1])
-    changed_only = left.toggle("Changed only", key="call_changed_only",
+    changed_only = left.toggle("Changed only", key=state.CALL_CHANGED_ONLY,
                                help="Hide items the policy left as they were.")
     positions = view.call_positions(call, changed_only)
     _, pages = view.page(positions, 1, PAGE_SIZE)
-    number = right.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key="call_page",
+    number = right.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key=state.CALL_PAGE,
                                 help=f"{PAGE_SIZE} items per page.") if pages > 1 else 1
     shown, _ = view.page(positions, int(number), PAGE_SIZE)
     st.html(render.rows_table(view.call_rows(call, shown), view.call_largest(call)))
@@ -197,7 +197,7 @@ def where_tokens_go(conversation: Conversation, count: TokenCount, rules: Rules)
     for row in fixed:
         noun = "calls" if row.kind == "call" else "results"
         st.button(f"Add a rule for {render.literal(row.tool)} {noun} ({row.share:.0%} of the request)",
-                  key=f"add_rule_{row.kind}_{row.tool}", on_click=_add_rule, args=(row.tool, row.kind),
+                  key=state.add_rule_key(row.kind, row.tool), on_click=_add_rule, args=(row.tool, row.kind),
                   help="Adds a row to the rule table, with a template that names this tool's own arguments. "
                        "Edit it in the Rules tab.")
     if not fixed:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pandas
@@ -19,9 +18,6 @@ from ..rules.editor import (
     PATTERN_COLUMNS,
     RESULT_COLUMNS,
     RowCheck,
-    edited_rows,
-    error_patterns_from_rows,
-    rules_from_tables,
     tables_from_rules,
 )
 from ..rules.errorpatterns import DEFAULT_ERROR_PATTERNS
@@ -31,7 +27,6 @@ from ..tune.rulesets import MASK_KEEP_RECENT, RULESETS
 from ..tune.suggest import Suggestion, add_rows, no_match_message, preview
 from . import state
 
-SUGGESTION = "suggestion"  # (conversation, suggestion) being previewed, or absent
 PREVIEW_CHARS = 160
 CALL_REPLACEMENT = "[Content saved to file]"  # a new call rule's replacement: the book's, for what a call wrote
 
@@ -39,29 +34,15 @@ _LEVEL_ICON = {"ok": ":green[:material/check_circle:]", "warning": ":orange[:mat
                "error": ":red[:material/error:]"}
 
 
-def rules_from(values: Mapping[str, Any], conversation: Conversation) -> tuple[Rules, list[RowCheck]]:
-    """The rules a session's state holds (``st.session_state``, or a copy of its keys): both tables,
-    the error patterns (the last good ones while a row is wrong) and the value cap, with every
-    row's check."""
-    patterns, pattern_checks = error_patterns_from_rows(
-        edited_rows(values[state.PATTERN_BASE], values.get(state.PATTERN_EDITOR)), conversation,
-        values[state.PATTERNS_GOOD])
-    base = Rules(error_patterns=patterns, value_limit=values[state.VALUE_LIMIT])
-    rules, checks = rules_from_tables(edited_rows(values[state.CALL_BASE], values.get(state.CALL_EDITOR)),
-                                      edited_rows(values[state.RESULT_BASE], values.get(state.RESULT_EDITOR)),
-                                      conversation, base)
-    return rules, checks + pattern_checks
-
-
 def current_rules(conversation: Conversation) -> tuple[Rules, list[RowCheck]]:
-    rules, checks = rules_from(st.session_state, conversation)
+    rules, checks = state.rules_from(st.session_state, conversation)
     st.session_state[state.PATTERNS_GOOD] = rules.error_patterns
     return rules, checks
 
 
 def _apply_ruleset() -> None:
     """Both tables from a preset; the error patterns and value cap stay as they are (no preset sets them)."""
-    key = st.session_state["ruleset"]
+    key = st.session_state[state.RULESET]
     state.set_rule_rows(*tables_from_rules(RULESETS[key][1](st.session_state[state.CONVERSATION])))
     state.changed("rules")
     if key == "masking" and st.session_state[state.KEEP_RECENT] == 0:
@@ -81,36 +62,36 @@ def _import_rules(text: str | bytes, label: str) -> None:
 
 
 def _import_upload() -> None:
-    upload = st.session_state.get("rules_upload")
+    upload = st.session_state.get(state.RULES_UPLOAD)
     if upload is not None:
         _import_rules(upload.getvalue(), upload.name)
 
 
 def _import_paste() -> None:
-    _import_rules(st.session_state.get("rules_paste", ""), "pasted rules")
+    _import_rules(st.session_state.get(state.RULES_PASTE, ""), "pasted rules")
     if state.message("rules_import") is None:
-        st.session_state["rules_paste"] = ""
+        st.session_state[state.RULES_PASTE] = ""
 
 
 def _suggest() -> None:
     conversation = st.session_state[state.CONVERSATION]
     meter = state.engine().meter(st.session_state[state.MODEL])
-    st.session_state[SUGGESTION] = (conversation, checked_rules(conversation, meter))
+    st.session_state[state.SUGGESTION] = (conversation, checked_rules(conversation, meter))
 
 
 def _pending(conversation: Conversation) -> Suggestion | None:
     """The suggestion made for this very conversation (one made for another is dropped)."""
-    stored = st.session_state.get(SUGGESTION)
+    stored = st.session_state.get(state.SUGGESTION)
     return stored[1] if stored is not None and stored[0] is conversation else None
 
 
 def _add_suggestion() -> None:
-    state.set_rule_rows(*add_rows(*state.rule_rows(), st.session_state.pop(SUGGESTION)[1]))
+    state.set_rule_rows(*add_rows(*state.rule_rows(), st.session_state.pop(state.SUGGESTION)[1]))
     state.changed("rules")
 
 
 def _dismiss_suggestion() -> None:
-    st.session_state.pop(SUGGESTION, None)
+    st.session_state.pop(state.SUGGESTION, None)
 
 
 def _cut(text: str) -> str:
@@ -132,7 +113,7 @@ def _suggestion_preview(conversation: Conversation, place: str) -> None:
                        "min tokens": p.row.rule["min_tokens"], "edits": p.edits, "tokens saved": p.saved,
                        "largest item (tokens)": p.largest_tokens, "largest before": _cut(p.before),
                        "largest after": p.after, "why": p.row.explanation}
-                      for p in shown], hide_index=True, width="stretch", key=f"suggestion_table_{place}")
+                      for p in shown], hide_index=True, width="stretch", key=state.suggestion_key("table", place))
         st.caption(f"Each row on its own, with the current keep_recent ({settings.keep_recent}) and error setting; "
                    f"together they would save {sum(p.saved for p in shown):,} tokens. Rows for the same tool replace "
                    "yours; all other rows stay.")
@@ -140,9 +121,9 @@ def _suggestion_preview(conversation: Conversation, place: str) -> None:
         st.caption(f"No rule: {note}.")
     add, dismiss = st.columns(2)
     add.button("Add these rows", on_click=_add_suggestion, type="primary", width="stretch",
-               disabled=not suggestion.rows, key=f"suggestion_add_{place}",
+               disabled=not suggestion.rows, key=state.suggestion_key("add", place),
                help="Add the suggested rows to the rule tables (a row for the same tool is replaced).")
-    dismiss.button("Dismiss", on_click=_dismiss_suggestion, width="stretch", key=f"suggestion_dismiss_{place}",
+    dismiss.button("Dismiss", on_click=_dismiss_suggestion, width="stretch", key=state.suggestion_key("dismiss", place),
                    help="Close the suggestion; the tables stay as they are.")
 
 
@@ -157,7 +138,7 @@ def no_match_notice(conversation: Conversation, optimized: Optimized, rules: Rul
     with st.container(border=True):
         st.warning(sentence, icon=":material/rule:")
         if _pending(conversation) is None:
-            st.button("Suggest rules for this conversation", on_click=_suggest, key="suggest_from_notice",
+            st.button("Suggest rules for this conversation", on_click=_suggest, key=state.SUGGEST_FROM_NOTICE,
                       help="Rules for the tools this conversation uses, from their arguments and sizes; previewed "
                            "before anything is added.")
         _suggestion_preview(conversation, "notice")
@@ -218,7 +199,7 @@ def _error_patterns(checks: list[RowCheck]) -> None:
     _checks(checks, "error_patterns", quiet=True)
     if not any(c.table == "error_patterns" and (c.level == "error" or c.matches) for c in checks):
         st.caption("No pattern recognises a result here (besides any the format itself flags as errors).")
-    st.button("Reset to the default patterns", on_click=_reset_patterns, key="reset_error_patterns",
+    st.button("Reset to the default patterns", on_click=_reset_patterns, key=state.RESET_ERROR_PATTERNS,
               help="Put back the patterns the playground ships with (your edits to this table are dropped).")
 
 
@@ -228,7 +209,7 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
                "`{chars}`, `{lines}`, `{tokens}`. Only plain names are allowed. A field the call lacks shows as "
                "`unknown`.")
     left, right = st.columns([3, 1], vertical_alignment="bottom")
-    left.selectbox("Start from", list(RULESETS), key="ruleset", format_func=lambda key: RULESETS[key][0],
+    left.selectbox("Start from", list(RULESETS), key=state.RULESET, format_func=lambda key: RULESETS[key][0],
                    help="Replace both tables with a rule preset built for this conversation's tools.")
     right.button("Use these rules", on_click=_apply_ruleset, width="stretch",
                  help="Replaces both tables. Your edits to the current rules are dropped; the error patterns "
@@ -265,12 +246,12 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
     _error_patterns(checks)
 
     with st.expander("Import or export rules"):
-        st.file_uploader("Import a rules file (JSON)", type=["json"], key="rules_upload", on_change=_import_upload,
+        st.file_uploader("Import a rules file (JSON)", type=["json"], key=state.RULES_UPLOAD, on_change=_import_upload,
                          max_upload_size=state.input_limit()[0],
                          help='{"tool_calls": [{"tool", "argument", "replacement"}], "tool_results": '
                               '[{"tool", "template"}]}. It replaces both tables.')
-        with st.form("rules_paste_form", border=False):
-            st.text_area("…or paste rules JSON", key="rules_paste", height=120,
+        with st.form(state.RULES_PASTE_FORM, border=False):
+            st.text_area("…or paste rules JSON", key=state.RULES_PASTE, height=120,
                          help="Ctrl+Enter, then Import. The book's {tool: text} dicts work too.")
             st.form_submit_button("Import pasted rules", on_click=_import_paste,
                                   help="Check the pasted rules and, if they are valid, replace both tables.")

@@ -7,6 +7,7 @@ the last good conversation in place and records a message for the input it came 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,12 +19,17 @@ from ..compaction import Settings
 from ..conversation import Conversation
 from ..engine import Engine
 from ..errors import InputError
-from ..present.view import threshold_range
-from ..rules.editor import edited_rows, tables_from_rules
-from ..rules.errorpatterns import ErrorPatterns
-from ..rules.ruleset import Rules
-from ..run.inferred import infer
-from ..run.prices import DEFAULT_MODEL, model_for, read_prices
+from ..present import threshold_range
+from ..rules import (
+    ErrorPatterns,
+    RowCheck,
+    Rules,
+    edited_rows,
+    error_patterns_from_rows,
+    rules_from_tables,
+    tables_from_rules,
+)
+from ..run import DEFAULT_MODEL, infer, model_for, read_prices
 from ..workbench import defaults, presets
 
 CONVERSATION = "conversation"
@@ -58,6 +64,107 @@ REPLAY_CALL, REPLAY_CALL_SHOWN = "replay_call", "replay_call_shown"
 CACHE_CHOICES = (REPLAY_CACHE, COMPARE_CACHE)  # follow the model's provider until the person picks one
 LESSON = "lesson_active"  # the lesson being taken (its key), or absent; loading another conversation ends it
 MAX_OWN = 8  # the oldest of the person's own conversations goes when a ninth arrives
+TAB = "tab"  # the open tab of the page
+
+# The Run tab: the strategy and its own controls (their starting values: ``run_setup.DEFAULTS``),
+# whether the cost-against-threshold sweep is drawn, and the typed prices (``price_key``).
+REPLAY_STRATEGY, REPLAY_MODE, REPLAY_SWEEP = "replay_strategy", "replay_mode", "replay_sweep"
+REPLAY_WINDOW, REPLAY_TRIGGER, REPLAY_KEEP = "replay_window", "replay_trigger", "replay_keep"
+REPLAY_CLEAR_AT_LEAST = "replay_clear_at_least"
+REPLAY_CALL_WHOLE = "replay_call_whole_run"  # the button that sends Before / after back to the whole conversation
+PRICE_PREFIX = "replay_price_"
+# The Compare tab: its mode, whether it replays, and the agents' own compactions chosen beside ours.
+COMPARE_MODE, COMPARE_SHOW, COMPARE_THEIRS = "compare_mode", "compare_show", "compare_theirs"
+# The live probe under the Run tab, and its last result (kept for the plan it was made for).
+PROBE_ON, PROBE_PROVIDER, PROBE_CALLS = "probe_on", "probe_provider", "probe_calls"
+PROBE_BUDGET, PROBE_RESULT = "probe_budget", "probe_result"
+# The log's own bills: the fit kept per log, and the button that calibrates from it.
+BILLED_FIT, BILLED_CALIBRATE = "billed_fit", "billed_calibrate"
+# Calibration from pasted usage: the pasted text, the apply switch, the last reading (kept per text).
+CALIBRATION_PASTE, CALIBRATION_APPLY, CALIBRATION_LAST = "calibration_paste", "calibration_apply", "calibration_last"
+# Summarization's widgets (kept across reruns by ``summary_settings``), its LLM endpoint's, and
+# the LLM summaries made so far (by input).
+SUMMARIZE_ON, LIMIT_FOLLOWS, SUMMARY_LIMIT = "summarize_on", "limit_follows_threshold", "summarize_over"
+KEEP_STEPS, SUMMARIZER = "keep_steps", "summarizer"
+BASE_URL, LLM_MODEL, API_KEY = "base_url", "llm_model", "api_key"
+SUMMARY_PROMPT, ITEM_BUDGET, TRANSCRIPT_BUDGET = "summary_prompt", "item_budget", "transcript_budget"
+LLM_SUMMARIES = "llm_summaries"
+SUMMARY_KEPT, SUMMARY_DRAWN, SUMMARY_RAISED = "summary_settings_kept", "summary_widgets_drawn", "summary_limit_raised"
+# The Corpus tab: the upload, the strategies, the table (its selection), what the last evaluation gave.
+CORPUS_UPLOAD, CORPUS_STRATEGIES, CORPUS_TABLE = "corpus_upload", "corpus_strategies", "corpus_table"
+CORPUS_RESULT, CORPUS_SOURCES, CORPUS_TUNED = "corpus_result", "corpus_sources", "corpus_tuned"
+CORPUS_MESSAGE = "corpus_message"
+WORKSPACE_UPLOAD = "workspace_upload"
+# Step-through: the step shown, the jump-to-item select, and its buttons.
+STEP, STEP_JUMP = "step_index", "step_jump"
+STEP_BACK, STEP_FORWARD, STEP_NEXT_EDIT, STEP_RESET = "step_back", "step_forward", "step_next_edit", "step_reset"
+TOKENS_ITEM = "tokens_item"  # the item whose tokens are drawn (the token view's own keys: ``tokens_key``)
+# The Conversation tab: paste (a form), upload, the builder's format and its three forms.
+PASTE_FORM, PASTE_TEXT, UPLOAD = "paste_form", "paste_text", "upload"
+NEW_FORMAT, NEW_ANSWERS = "new_format", "new_answers"
+EDIT_FORM, NEW_FORM = "edit", "new"  # the builder's two item forms (their fields' keys: ``field_key``)
+ANSWER_TEXT, ANSWER_IS_ERROR = "answer_text", "answer_is_error"
+# The Rules tab: the rule set to start from, import, the suggestion being previewed.
+RULESET, RULES_UPLOAD, RULES_PASTE = "ruleset", "rules_upload", "rules_paste"
+RULES_PASTE_FORM = "rules_paste_form"
+SUGGESTION = "suggestion"  # (conversation, suggestion) being previewed, or absent
+SUGGEST_FROM_NOTICE, RESET_ERROR_PATTERNS = "suggest_from_notice", "reset_error_patterns"
+# Before / after and where the tokens go.
+CHANGED_ONLY, PAGE = "changed_only", "page"
+CALL_CHANGED_ONLY, CALL_PAGE, CALL_VIEW_BACK = "call_changed_only", "call_page", "call_view_back"
+# Lessons: the picker, the lesson the tab shows, the lessons done, and the lesson being taken once
+# its check passed: it stays done while the learner goes on. Lessons 1 and 4 end with "move it back"
+# / "untick it", and a check that followed the page then disabled *Next lesson* while the counter said done.
+LESSON_PICK, LESSON_SHOWN, LESSONS_DONE, LESSON_PASSED = "lesson_pick", "lesson_shown", "lessons_done", "lesson_passed"
+LESSON_BANNER, LESSON_SHOW_ME, LESSON_NEXT = "lesson_banner", "lesson_show_me", "lesson_next"
+LESSON_END, LESSON_START = "lesson_end", "lesson_start"
+# Values Streamlit forgets while their tab is not drawn, kept by ``keep_hidden``.
+KEPT_HIDDEN = (REPLAY_STRATEGY, REPLAY_MODE, REPLAY_WINDOW, REPLAY_TRIGGER, REPLAY_KEEP, REPLAY_CLEAR_AT_LEAST,
+               REPLAY_CACHE, REPLAY_CALL, REPLAY_SWEEP, COMPARE_MODE, COMPARE_CACHE, COMPARE_SHOW, COMPARE_THEIRS,
+               PROBE_ON, PROBE_PROVIDER, PROBE_CALLS, PROBE_BUDGET, PROBE_RESULT)
+
+
+def price_key(field: str, model: str) -> str:
+    """The key of the Run tab's typed ``field`` price for ``model``."""
+    return f"{PRICE_PREFIX}{field}_{model}"
+
+
+def is_price_key(key: object) -> bool:
+    return str(key).startswith(PRICE_PREFIX)
+
+
+def field_key(form: str, field: str) -> str:
+    """The key of one field of the builder's ``form`` (``EDIT_FORM`` or ``NEW_FORM``)."""
+    return f"{form}_{field}"
+
+
+def tokens_key(what: str, item: str) -> str:
+    """A token view's own key: ``what`` ("limit", "more") for the view of ``item``."""
+    return f"tokens_{what}_{item}"
+
+
+def suggestion_key(what: str, place: str) -> str:
+    """A widget of the suggestion preview (``what``: "table", "add", "dismiss") drawn at ``place``."""
+    return f"suggestion_{what}_{place}"
+
+
+def add_rule_key(kind: str, tool: str) -> str:
+    """The *Where the tokens go* button that adds a ``kind`` rule for ``tool``."""
+    return f"add_rule_{kind}_{tool}"
+
+
+def start(key: str, value: Any) -> None:
+    """Give a widget its first value through the session state (never also as ``value=``)."""
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+def keep_hidden() -> None:
+    """Keep the Run and Compare settings, the probe's and the typed prices while their tabs are
+    closed: Streamlit forgets a widget's value in a run that does not draw it, unless it is set again."""
+    for key in [*KEPT_HIDDEN, *(key for key in st.session_state if is_price_key(key))]:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 @dataclass(frozen=True)
@@ -122,6 +229,18 @@ def set_rules(rules: Rules) -> None:
     set_rule_rows(*tables_from_rules(rules))
     set_error_patterns(rules.error_patterns)
     st.session_state[VALUE_LIMIT] = rules.value_limit
+
+
+def rules_from(values: Mapping[str, Any], conversation: Conversation) -> tuple[Rules, list[RowCheck]]:
+    """The rules a session's state holds (``st.session_state``, or a copy of its keys): both tables,
+    the error patterns (the last good ones while a row is wrong) and the value cap, with every
+    row's check."""
+    patterns, pattern_checks = error_patterns_from_rows(
+        edited_rows(values[PATTERN_BASE], values.get(PATTERN_EDITOR)), conversation, values[PATTERNS_GOOD])
+    base = Rules(error_patterns=patterns, value_limit=values[VALUE_LIMIT])
+    rules, checks = rules_from_tables(edited_rows(values[CALL_BASE], values.get(CALL_EDITOR)),
+                                      edited_rows(values[RESULT_BASE], values.get(RESULT_EDITOR)), conversation, base)
+    return rules, checks + pattern_checks
 
 
 def rule_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -10,42 +10,40 @@ import streamlit as st
 
 from ..compaction import Settings
 from ..conversation import Conversation
-from ..meter.tokens import Meter
+from ..meter import Meter
 from ..present import stepthrough
-from ..rules.ruleset import Rules
+from ..rules import Rules
 from ..words import count
-from . import tokenview_panel
+from . import item_tokens, state
 
-STEP = "step_index"
-JUMP = "step_jump"
 VERDICT = {True: ":green[:material/check_circle: passed]", False: ":red[:material/block: stopped]"}
 
 
 def _move(to: int | None, last: int) -> None:
     if to is not None:
-        st.session_state[STEP] = max(0, min(to, last))
+        st.session_state[state.STEP] = max(0, min(to, last))
 
 
 def _jump(walk: stepthrough.Walk) -> None:
-    _move(walk.first_at(int(st.session_state[JUMP])), len(walk.frames) - 1)
+    _move(walk.first_at(int(st.session_state[state.STEP_JUMP])), len(walk.frames) - 1)
 
 
 def _controls(walk: stepthrough.Walk, index: int, conversation: Conversation) -> None:
     last = len(walk.frames) - 1
     row = st.container(horizontal=True, vertical_alignment="bottom")
-    row.button("Back", key="step_back", icon=":material/chevron_left:", disabled=index == 0,
+    row.button("Back", key=state.STEP_BACK, icon=":material/chevron_left:", disabled=index == 0,
                on_click=_move, args=(index - 1, last), help="One step back.")
-    row.button("Forward", key="step_forward", icon=":material/chevron_right:", disabled=index == last,
+    row.button("Forward", key=state.STEP_FORWARD, icon=":material/chevron_right:", disabled=index == last,
                on_click=_move, args=(index + 1, last), type="primary", help="One step of the pass forward.")
     following = walk.next_edit(index)
-    row.button("Next edit", key="step_next_edit", icon=":material/skip_next:", disabled=following is None,
+    row.button("Next edit", key=state.STEP_NEXT_EDIT, icon=":material/skip_next:", disabled=following is None,
                on_click=_move, args=(following, last), help="Forward to the next step that replaces an item.")
     positions = walk.positions()
-    row.selectbox("Jump to item", positions, key=JUMP, index=None, placeholder="item, role, tool",
+    row.selectbox("Jump to item", positions, key=state.STEP_JUMP, index=None, placeholder="item, role, tool",
                   format_func=lambda position: stepthrough.item_words(conversation.items[position], position),
                   on_change=_jump, args=(walk,), help="The items the pass stops at: tool calls and results with a "
                                                      "rule to look up.")
-    row.button("Start over", key="step_reset", icon=":material/first_page:", disabled=index == 0,
+    row.button("Start over", key=state.STEP_RESET, icon=":material/first_page:", disabled=index == 0,
                on_click=_move, args=(0, last))
 
 
@@ -97,14 +95,14 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, meter: M
     if below_threshold:
         st.caption("The request is below the threshold, so compact() would not run this pass at all; this is what "
                    "it would do if it did.")
-    index = min(st.session_state.get(STEP, 0), len(walk.frames) - 1)
-    st.session_state[STEP] = index
+    index = min(st.session_state.get(state.STEP, 0), len(walk.frames) - 1)
+    st.session_state[state.STEP] = index
     _controls(walk, index, conversation)
     frame = walk.frames[index]
     _frame(walk, frame)
     st.markdown("**Before and after the pass** — the current item highlighted")
     st.html(stepthrough.ROWS_STYLE + stepthrough.rows_html(walk, conversation, frame.position))
     with st.expander(f"Tokens of item {frame.position}, before and after", icon=":material/token:"):
-        tokenview_panel.item_tokens(conversation.items[frame.position], walk.items[frame.position], meter,
-                                    f"step_{frame.position}")
+        item_tokens.draw(conversation.items[frame.position], walk.items[frame.position], meter,
+                        f"step_{frame.position}")
     _cut(conversation, keep_steps)

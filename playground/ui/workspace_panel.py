@@ -9,28 +9,27 @@ from typing import Any
 import streamlit as st
 
 from ..errors import InputError
-from ..present import render
-from ..run.prices import PRICE_FIELDS, read_prices
+from ..present import literal
+from ..run import PRICE_FIELDS, read_prices
 from ..workbench import defaults, workspace
 from ..workbench.workspace import ReplaySettings, Summarization, Workspace
-from . import calibration_panel, compare_panel, rules_panel, run_panel, state, summary_panel
+from . import run_setup, state, summary_settings
 
-UPLOAD = "workspace_upload"
 # What snapshot() reads: copied on every rerun (cheap), turned into a workspace only on download.
 KEYS = (state.CONVERSATION, state.SOURCE, state.CALL_BASE, state.RESULT_BASE, state.CALL_EDITOR, state.RESULT_EDITOR,
         state.PATTERN_BASE, state.PATTERN_EDITOR, state.PATTERNS_GOOD, state.VALUE_LIMIT,
-        state.THRESHOLD, state.KEEP_RECENT, state.COMPACT_ERRORS, state.DETECT_ERRORS, state.MODEL, summary_panel.ON,
-        summary_panel.FOLLOWS, summary_panel.LIMIT, summary_panel.KEEP_STEPS, summary_panel.BUDGET,
-        summary_panel.PROMPT, summary_panel.MODE, summary_panel.BASE_URL, summary_panel.LLM_MODEL,
-        summary_panel.TRANSCRIPT_BUDGET, summary_panel.KEPT, state.ENGINE, *run_panel.DEFAULTS, run_panel.CACHE,
-        compare_panel.MODE, compare_panel.CACHE, state.ORIGINS)  # and every typed price (``run_panel.PRICE_PREFIX``)
+        state.THRESHOLD, state.KEEP_RECENT, state.COMPACT_ERRORS, state.DETECT_ERRORS, state.MODEL, state.SUMMARIZE_ON,
+        state.LIMIT_FOLLOWS, state.SUMMARY_LIMIT, state.KEEP_STEPS, state.ITEM_BUDGET, state.SUMMARY_PROMPT,
+        state.SUMMARIZER, state.BASE_URL, state.LLM_MODEL, state.TRANSCRIPT_BUDGET, state.SUMMARY_KEPT, state.ENGINE,
+        *run_setup.DEFAULTS, state.REPLAY_CACHE, state.COMPARE_MODE, state.COMPARE_CACHE,
+        state.ORIGINS)  # and every typed price (``state.is_price_key``)
 
 
 def _typed_prices(values: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     """The prices typed in the Run view that differ from the catalogue's, per model and field."""
     typed: dict[str, dict[str, float]] = {}
     for key, value in values.items():
-        rest = str(key).removeprefix(run_panel.PRICE_PREFIX)
+        rest = str(key).removeprefix(state.PRICE_PREFIX)
         name = next((name for name in PRICE_FIELDS if rest.startswith(f"{name}_")), None)
         if rest == key or name is None:
             continue
@@ -51,24 +50,26 @@ def _replay_settings(values: Mapping[str, Any]) -> ReplaySettings:
     """The Run and Compare views' settings; those never drawn keep their defaults."""
     start = ReplaySettings()
     return ReplaySettings(
-        strategy=values.get(run_panel.STRATEGY, start.strategy), mode=values.get(run_panel.MODE, start.mode),
-        cache=_chosen_cache(values, run_panel.CACHE), window=int(values.get(run_panel.WINDOW, start.window)),
-        trigger=int(values.get(run_panel.TRIGGER, start.trigger)), keep=int(values.get(run_panel.KEEP, start.keep)),
-        clear_at_least=int(values.get(run_panel.CLEAR_AT_LEAST, start.clear_at_least)),
-        prices=_typed_prices(values), compare_mode=values.get(compare_panel.MODE, start.compare_mode),
-        compare_cache=_chosen_cache(values, compare_panel.CACHE))
+        strategy=values.get(state.REPLAY_STRATEGY, start.strategy), mode=values.get(state.REPLAY_MODE, start.mode),
+        cache=_chosen_cache(values, state.REPLAY_CACHE), window=int(values.get(state.REPLAY_WINDOW, start.window)),
+        trigger=int(values.get(state.REPLAY_TRIGGER, start.trigger)),
+        keep=int(values.get(state.REPLAY_KEEP, start.keep)),
+        clear_at_least=int(values.get(state.REPLAY_CLEAR_AT_LEAST, start.clear_at_least)),
+        prices=_typed_prices(values), compare_mode=values.get(state.COMPARE_MODE, start.compare_mode),
+        compare_cache=_chosen_cache(values, state.COMPARE_CACHE))
 
 
 def _apply_replay(chosen: ReplaySettings) -> None:
     """The file's Run and Compare settings and typed prices, in place of the session's (a cache
     left open starts on the model's own provider, as in a new session)."""
-    for key in [key for key in st.session_state if str(key).startswith(run_panel.PRICE_PREFIX)]:
+    for key in [key for key in st.session_state if state.is_price_key(key)]:
         del st.session_state[key]
-    settings = {run_panel.STRATEGY: chosen.strategy, run_panel.MODE: chosen.mode, run_panel.WINDOW: chosen.window,
-                run_panel.TRIGGER: chosen.trigger, run_panel.KEEP: chosen.keep,
-                run_panel.CLEAR_AT_LEAST: chosen.clear_at_least, run_panel.CACHE: chosen.cache,
-                compare_panel.MODE: chosen.compare_mode, compare_panel.CACHE: chosen.compare_cache}
-    settings |= {f"{run_panel.PRICE_PREFIX}{name}_{model}": value
+    settings = {state.REPLAY_STRATEGY: chosen.strategy, state.REPLAY_MODE: chosen.mode,
+                state.REPLAY_WINDOW: chosen.window, state.REPLAY_TRIGGER: chosen.trigger,
+                state.REPLAY_KEEP: chosen.keep,
+                state.REPLAY_CLEAR_AT_LEAST: chosen.clear_at_least, state.REPLAY_CACHE: chosen.cache,
+                state.COMPARE_MODE: chosen.compare_mode, state.COMPARE_CACHE: chosen.compare_cache}
+    settings |= {state.price_key(name, model): value
                  for model, typed in chosen.prices.items() for name, value in typed.items()}
     for key, value in settings.items():
         if value is None:
@@ -83,22 +84,22 @@ def snapshot(values: Mapping[str, Any]) -> Workspace:
     conversation showing, the rules the tables make, the settings. Widgets not drawn this run
     fall back to their defaults."""
     conversation = values[state.CONVERSATION]
-    rules, _ = rules_panel.rules_from(values, conversation)
+    rules, _ = state.rules_from(values, conversation)
     # A hidden widget's value lives on in the summary panel's kept copy (which also holds a typed API
     # key: only the named settings are read from it, never the key).
-    kept = {**summary_panel.DEFAULTS, **values.get(summary_panel.KEPT, {})}
+    kept = {**summary_settings.DEFAULTS, **values.get(state.SUMMARY_KEPT, {})}
 
     def setting(key: str) -> Any:
         return values.get(key, kept[key])
 
-    follows = setting(summary_panel.FOLLOWS)
+    follows = setting(state.LIMIT_FOLLOWS)
     summarization = Summarization(
-        enabled=bool(setting(summary_panel.ON)),
-        limit=None if follows else int(values.get(summary_panel.LIMIT, values[state.THRESHOLD])),
-        keep_steps=int(setting(summary_panel.KEEP_STEPS)), item_budget=int(setting(summary_panel.BUDGET)),
-        transcript_budget=int(setting(summary_panel.TRANSCRIPT_BUDGET)),
-        prompt=setting(summary_panel.PROMPT), summarizer=setting(summary_panel.MODE),
-        base_url=setting(summary_panel.BASE_URL), llm_model=setting(summary_panel.LLM_MODEL))
+        enabled=bool(setting(state.SUMMARIZE_ON)),
+        limit=None if follows else int(values.get(state.SUMMARY_LIMIT, values[state.THRESHOLD])),
+        keep_steps=int(setting(state.KEEP_STEPS)), item_budget=int(setting(state.ITEM_BUDGET)),
+        transcript_budget=int(setting(state.TRANSCRIPT_BUDGET)),
+        prompt=setting(state.SUMMARY_PROMPT), summarizer=setting(state.SUMMARIZER),
+        base_url=setting(state.BASE_URL), llm_model=setting(state.LLM_MODEL))
     return Workspace(conversation=conversation, rules=rules, threshold=int(values[state.THRESHOLD]),
                      keep_recent=int(values[state.KEEP_RECENT]), compact_errors=bool(values[state.COMPACT_ERRORS]),
                      detect_errors=bool(values.get(state.DETECT_ERRORS, True)), model=values[state.MODEL],
@@ -121,21 +122,21 @@ def _apply(ws: Workspace, name: str) -> None:
     calibrations = state.engine().calibrations  # the engine remakes a meter whose calibration changed
     calibrations.clear()
     calibrations.update(ws.calibrations)
-    st.session_state[calibration_panel.APPLY] = False  # a pasted usage's toggle must not override the file's
+    st.session_state[state.CALIBRATION_APPLY] = False  # a pasted usage's toggle must not override the file's
     chosen = ws.summarization
-    summary_panel.set_values({
-        summary_panel.ON: chosen.enabled, summary_panel.FOLLOWS: chosen.limit is None,
-        summary_panel.LIMIT: ws.threshold if chosen.limit is None else chosen.limit,
-        summary_panel.KEEP_STEPS: chosen.keep_steps, summary_panel.BUDGET: chosen.item_budget,
-        summary_panel.TRANSCRIPT_BUDGET: chosen.transcript_budget,
-        summary_panel.PROMPT: chosen.prompt, summary_panel.MODE: chosen.summarizer,
-        summary_panel.BASE_URL: chosen.base_url, summary_panel.LLM_MODEL: chosen.llm_model,
+    summary_settings.set_values({
+        state.SUMMARIZE_ON: chosen.enabled, state.LIMIT_FOLLOWS: chosen.limit is None,
+        state.SUMMARY_LIMIT: ws.threshold if chosen.limit is None else chosen.limit,
+        state.KEEP_STEPS: chosen.keep_steps, state.ITEM_BUDGET: chosen.item_budget,
+        state.TRANSCRIPT_BUDGET: chosen.transcript_budget,
+        state.SUMMARY_PROMPT: chosen.prompt, state.SUMMARIZER: chosen.summarizer,
+        state.BASE_URL: chosen.base_url, state.LLM_MODEL: chosen.llm_model,
     })
     _apply_replay(ws.replay)
 
 
 def _open() -> None:
-    upload = st.session_state.get(UPLOAD)
+    upload = st.session_state.get(state.WORKSPACE_UPLOAD)
     if upload is None:
         return
     try:
@@ -150,7 +151,7 @@ def _open() -> None:
 
 def saved_values(session: Mapping[str, Any]) -> dict[str, Any]:
     """What of a session's state the workspace is made from: ``KEYS`` and every typed price."""
-    return {key: session[key] for key in list(session) if key in KEYS or str(key).startswith(run_panel.PRICE_PREFIX)}
+    return {key: session[key] for key in list(session) if key in KEYS or state.is_price_key(key)}
 
 
 def panel() -> None:
@@ -162,11 +163,11 @@ def panel() -> None:
                        help="One JSON file with the conversation showing, both rule tables, the thresholds, the model, "
                             "the summarization settings, the Run and Compare settings and the prices you typed, to "
                             "open later or share. Never the API key.")
-    st.file_uploader("Open workspace", type=["json"], key=UPLOAD, on_change=_open,
+    st.file_uploader("Open workspace", type=["json"], key=state.WORKSPACE_UPLOAD, on_change=_open,
                      max_upload_size=state.input_limit()[0],
                      help="A file saved with Save workspace. It replaces the rules and settings; its conversation "
                           "is added to the picker above. A bad file changes nothing.")
     if state.message("workspace"):
-        st.error(render.literal(state.message("workspace")), icon=":material/error:")
+        st.error(literal(state.message("workspace")), icon=":material/error:")
     if state.message("workspace_notes"):
-        st.info(render.literal(state.message("workspace_notes")), icon=":material/info:")
+        st.info(literal(state.message("workspace_notes")), icon=":material/info:")
