@@ -189,7 +189,8 @@ def _summarizer(args: argparse.Namespace):
         return OfflineSummarizer()
     if not args.llm_model:
         raise InputError("--summarizer openai needs --llm-model (the model the endpoint serves)")
-    from .summarize.endpoint import Endpoint, OpenAISummarizer
+    from .llm.endpoint import Endpoint
+    from .summarize.online import OpenAISummarizer
 
     return OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=api_key(args.base_url),
                                      timeout=args.timeout))
@@ -198,7 +199,7 @@ def _summarizer(args: argparse.Namespace):
 def api_key(base_url: str | None, provider: str = "openai") -> str | None:
     """The key for ``base_url`` from the environment, by the one rule in ``keys``; a key the rule
     withholds from this host is an error that says how to allow it (never what the key is)."""
-    from .summarize import keys
+    from .llm import keys
 
     choice = keys.resolve_key(base_url, None, os.environ, {}, provider)
     if choice.source == keys.WITHHELD:
@@ -692,16 +693,17 @@ def _sender(args: argparse.Namespace, key: str | None) -> probe.Send:
     """Sends one body to the chosen endpoint and reads its next step. No retries: a failed request
     is reported for its call. (The clients are imported here: ``openai`` takes seconds to import,
     and every other command would pay for it.)"""
-    from .summarize.anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
-    from .summarize.endpoint import Endpoint, OpenAISummarizer
+    from .llm.anthropic import ANTHROPIC_URL, AnthropicClient
+    from .llm.endpoint import Endpoint
+    from .llm.openai_compatible import OpenAIClient
 
     if args.provider == "anthropic":
         endpoint = Endpoint(model=args.llm_model, base_url=args.base_url or ANTHROPIC_URL, api_key=key,
                             timeout=args.timeout, max_retries=0)
-        client = AnthropicEndpoint(endpoint)
+        client = AnthropicClient(endpoint)
         return lambda body, size: probe.messages_action(client.send(body, size))
-    chat = OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=key,
-                                     timeout=args.timeout, max_retries=0))
+    chat = OpenAIClient(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=key,
+                                 timeout=args.timeout, max_retries=0))
     return lambda body, size: probe.chat_action(chat.send(body, size))
 
 

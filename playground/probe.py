@@ -9,8 +9,8 @@ reply a similarity ratio (difflib's) of at least ``TEXT_THRESHOLD``.
 Planning is offline and free (``plan``): which calls, the requests in the provider's wire format
 (converted with ``playground.formats`` when the conversation is in another one), their tokens and an
 estimated price, so a person can stop before anything is sent. ``run`` sends through any function
-that takes a body and returns the provider's reply (the HTTP clients live in ``llm`` and
-``anthropic_api``); a failed request is reported for its call and the others go on.
+that takes a body and returns the provider's reply (the HTTP clients live in ``llm``:
+``openai_compatible`` and ``anthropic``); a failed request is reported for its call and the others go on.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from . import formats
 from .conversation import Conversation, Tool, ToolCall
 from .errors import InputError
 from .export import requests as exports
+from .llm.failure import LLMError
 from .meter.tokens import Meter
 from .policies import Policy
 from .run.prices import Price, rounded
 from .run.replay import applied, call_starts
-from .summarize.history import SummarizerError
 from .words import count
 
 PROVIDERS = {"openai": "chat", "anthropic": "anthropic"}  # provider → the wire format its API takes
@@ -282,7 +282,7 @@ def run(plan: Plan, send: Send, report: Callable[[Outcome], None] = lambda outco
             sent, tokens = sent + 1, tokens + prompt
             try:
                 actions.append(send(body, _size(body)))
-            except SummarizerError as exc:
+            except LLMError as exc:
                 error = f"{side}: {exc}"
                 break
             except (AttributeError, IndexError, KeyError, TypeError):

@@ -19,13 +19,16 @@ from playground.compaction import Settings
 from playground.conversation import Message, Part, ToolCall, ToolResult, content_text, pairs, role_of
 from playground.engine import optimize
 from playground.errors import InputError
+from playground.llm import keys
+from playground.llm.endpoint import Endpoint
+from playground.llm.failure import LLMError
 from playground.meter import tokens
 from playground.rules.ruleset import book_rules
-from playground.summarize import keys
+from playground.summarize import online
 from playground.summarize.cut import MARKER, CutIndex, cut_steps, is_summary, span
-from playground.summarize.endpoint import Endpoint, OpenAISummarizer
-from playground.summarize.history import Carry, Plan, SummarizerError, SummarySettings, plan, run, summary_message
+from playground.summarize.history import Carry, Plan, SummarySettings, plan, run, summary_message
 from playground.summarize.offline import OFFLINE_LABEL, OfflineSummarizer
+from playground.summarize.online import OpenAISummarizer
 from playground.workbench.presets import list_presets
 
 from .conftest import ROOT
@@ -54,7 +57,7 @@ class Failing:
     label = "always fails"
 
     def summarize(self, plan):
-        raise SummarizerError("the endpoint is down")
+        raise LLMError("the endpoint is down")
 
 
 def test_keeps_the_head_and_the_newest_steps():
@@ -245,7 +248,7 @@ def test_openai_failures_are_one_clear_sentence_without_the_key(model, expected)
     secret = "sk-very-secret-key-123"
     with StubServer(hang_seconds=3) as server:
         summarizer = OpenAISummarizer(Endpoint(model, server.base_url, api_key=secret, timeout=0.5, max_retries=1))
-        with pytest.raises(SummarizerError) as caught:
+        with pytest.raises(LLMError) as caught:
             summarizer.summarize(plan_for_tests())
     assert expected in str(caught.value)
     assert secret not in str(caught.value) and "\n" not in str(caught.value)
@@ -257,7 +260,7 @@ def test_a_refused_connection_is_explained():
     with StubServer() as server:
         base_url = server.base_url
     summarizer = OpenAISummarizer(Endpoint("m", base_url, timeout=2, max_retries=0))
-    with pytest.raises(SummarizerError, match=r"could not connect to 127\.0\.0\.1"):
+    with pytest.raises(LLMError, match=r"could not connect to 127\.0\.0\.1"):
         summarizer.check()
 
 
@@ -532,7 +535,7 @@ def test_any_transcript_budget_is_kept(total):
 def test_provider_errors_keep_their_cause(model, expected, absent):
     with StubServer() as server:
         summarizer = OpenAISummarizer(Endpoint(model, server.base_url, api_key="sk-abc-123456", max_retries=0))
-        with pytest.raises(SummarizerError) as caught:
+        with pytest.raises(LLMError) as caught:
             summarizer.summarize(plan_for_tests())
     message = str(caught.value)
     assert expected in message and "\n" not in message
@@ -547,7 +550,7 @@ def test_the_timeout_bounds_the_whole_wait_and_the_message_says_how_long():
     with StubServer(hang_seconds=10) as server:
         summarizer = OpenAISummarizer(Endpoint("slow", server.base_url, timeout=1.5, max_retries=2))
         started = time.monotonic()
-        with pytest.raises(SummarizerError) as caught:
+        with pytest.raises(LLMError) as caught:
             summarizer.check()
         elapsed = time.monotonic() - started
     assert elapsed < 1.5 + 1.5, "retries must not each get the full timeout"
@@ -560,7 +563,7 @@ def test_retries_stay_within_the_timeout():
     with StubServer() as server:  # always 429, asking for a 10 ms wait: retries until the time is up
         summarizer = OpenAISummarizer(Endpoint("busy", server.base_url, timeout=1.0, max_retries=1000))
         started = time.monotonic()
-        with pytest.raises(SummarizerError, match=r"rate limiting requests \(429\)"):
+        with pytest.raises(LLMError, match=r"rate limiting requests \(429\)"):
             summarizer.check()
         elapsed = time.monotonic() - started
     assert elapsed < 1.0 + 1.0 and len(server.requests) > 2
@@ -641,8 +644,9 @@ def test_cli_without_any_key_reaches_a_local_server_without_one(run_file):
 
 def test_credentials_in_the_url_never_show():
     endpoint = Endpoint("m", "http://alice:hunter2@127.0.0.1:9/v1", timeout=2, max_retries=0)
-    assert endpoint.where == "127.0.0.1:9" and "hunter2" not in endpoint.label and "alice" not in endpoint.label
-    with pytest.raises(SummarizerError) as caught:
+    assert endpoint.where == "127.0.0.1:9"
+    assert "hunter2" not in online.label(endpoint) and "alice" not in online.label(endpoint)
+    with pytest.raises(LLMError) as caught:
         OpenAISummarizer(endpoint).check()
     assert "hunter2" not in str(caught.value) and "127.0.0.1:9" in str(caught.value)
 

@@ -1,7 +1,7 @@
 """The last resort, when compaction was not enough: where to cut (``cut``), the summarization of
-the span (``history``), the offline extractive summarizer (``offline``), and an OpenAI-compatible
-endpoint as summarizer (``endpoint``) with the rules for which key may go to which host
-(``keys``). The endpoint is imported on its own: loading it loads the ``openai`` client."""
+the span (``history``), the offline extractive summarizer (``offline``), and an LLM as summarizer
+(``online``, through the clients in ``playground.llm``). ``online`` is imported on its own: loading
+it loads the ``openai`` client."""
 
 from .cut import CutStep, cut_steps, is_summary, span
 from .history import DEFAULT_KEEP_STEPS, Summarization, Summarizer, SummaryReport, SummarySettings, check_limit, run

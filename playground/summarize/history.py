@@ -29,6 +29,7 @@ from typing import Protocol
 from .. import formats, words
 from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, content_text, extends
 from ..errors import InputError
+from ..llm.failure import LLMError
 from ..meter.claude import billed_thinking
 from ..meter.tokens import Meter, TokenCount
 from .cut import MARKER, CutIndex, is_summary, span
@@ -52,10 +53,6 @@ the agent needs to continue:
 
 Keep identifiers, paths, numbers and error messages exact. If the history starts with an earlier summary, \
 fold it in: keep what still matters from it. Do not invent anything. Do not address the user."""
-
-
-class SummarizerError(Exception):
-    """The summarizer could not produce a summary; the message is safe to show (no secrets)."""
 
 
 class Summarizer(Protocol):
@@ -401,8 +398,8 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
     try:
         text = cached if cached is not None else summarizer.summarize(chosen)
         if not text or not text.strip():
-            raise SummarizerError("the summarizer returned an empty summary")
-    except SummarizerError as exc:
+            raise LLMError("the summarizer returned an empty summary")
+    except LLMError as exc:
         return Summarization(compacted, SummaryReport("failed", tokens_after=before, error=str(exc), **common),
                              chosen, counted)
     result = apply(compacted, chosen, text, label)

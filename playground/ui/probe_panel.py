@@ -15,12 +15,13 @@ from .. import probe
 from ..conversation import Conversation
 from ..errors import InputError
 from ..limits import MAX_COUNT, MAX_TOKENS
+from ..llm.anthropic import ANTHROPIC_URL, AnthropicClient
+from ..llm.endpoint import Endpoint
+from ..llm.openai_compatible import OpenAIClient
 from ..meter.tokens import Meter
 from ..policies import Policy
 from ..present import render
 from ..run.prices import money, read_prices
-from ..summarize.anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
-from ..summarize.endpoint import Endpoint, OpenAISummarizer
 from . import summary_panel
 
 ON, PROVIDER, CALLS, BUDGET, RESULT = "probe_on", "probe_provider", "probe_calls", "probe_budget", "probe_result"
@@ -38,9 +39,9 @@ def _endpoint(provider: str) -> Endpoint:
 
 def _sender(provider: str, endpoint: Endpoint) -> probe.Send:
     if provider == "anthropic":
-        client = AnthropicEndpoint(endpoint)
+        client = AnthropicClient(endpoint)
         return lambda body, size: probe.messages_action(client.send(body, size))
-    chat = OpenAISummarizer(endpoint)
+    chat = OpenAIClient(endpoint)
     return lambda body, size: probe.chat_action(chat.send(body, size))
 
 

@@ -21,9 +21,11 @@ import streamlit as st
 from ..engine import Optimized
 from ..errors import InputError
 from ..limits import MAX_COUNT, MAX_TOKENS
+from ..llm import keys
+from ..llm.endpoint import Endpoint
+from ..llm.failure import LLMError
 from ..present import render
-from ..summarize import keys
-from ..summarize.endpoint import Endpoint, OpenAISummarizer
+from ..summarize import online
 from ..summarize.history import (
     DEFAULT_ITEM_BUDGET,
     DEFAULT_KEEP_STEPS,
@@ -31,9 +33,9 @@ from ..summarize.history import (
     DEFAULT_TRANSCRIPT_BUDGET,
     LOSS,
     STATUS_WORDS,
-    SummarizerError,
     SummarySettings,
 )
+from ..summarize.online import OpenAISummarizer
 from ..words import count
 from . import state
 
@@ -139,7 +141,7 @@ def settings() -> None:
             with st.spinner(render.literal(f"Asking {endpoint().where}…")):
                 try:
                     st.success(OpenAISummarizer(endpoint()).check(), icon=":material/check_circle:")
-                except SummarizerError as exc:
+                except LLMError as exc:
                     st.error(render.literal(str(exc)), icon=":material/error:")
     with st.expander("Summary prompt and budget"):
         st.text_area("Prompt", key=PROMPT, height=260, help="What the LLM is asked for. The offline summarizer "
@@ -195,7 +197,7 @@ def config() -> tuple[SummarySettings | None, str | None]:
                                  transcript_budget=int(st.session_state[TRANSCRIPT_BUDGET]))
     except InputError:  # the widgets bound these
         return None, None
-    return chosen, endpoint().label if st.session_state[MODE] == "openai" else None
+    return chosen, online.label(endpoint()) if st.session_state[MODE] == "openai" else None
 
 
 def _summarize_with_llm(optimized: Optimized) -> None:
@@ -204,7 +206,7 @@ def _summarize_with_llm(optimized: Optimized) -> None:
     with st.status(f"Summarizing {count(plan.end - plan.start, 'item')} with {summarizer.endpoint.model}…") as progress:
         try:
             text = summarizer.summarize(plan)
-        except SummarizerError as exc:
+        except LLMError as exc:
             progress.update(label="The summarizer failed: nothing was dropped", state="error")
             state.set_message("llm", str(exc))
             return
