@@ -27,7 +27,7 @@ from .errors import InputError
 from .export import requests as exports
 from .meter.tokens import Meter
 from .policies import OURS, POLICIES
-from .policies.sources import source_of
+from .policies.provenance import source_of
 from .present.report import count_to_json, optimized_to_json
 from .rules.ruleset import book_rules, load_rules, rules_to_json, rules_to_python
 from .summarize.history import DEFAULT_KEEP_STEPS, SummarySettings, check_limit

@@ -29,7 +29,7 @@ from playground.policies.base import UserTurns
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.condense import CondensePolicy
 from playground.policies.masking import MaskingPolicy
-from playground.policies.sources import read_strategies, source_of
+from playground.policies.provenance import read_strategies, source_of
 from playground.policies.summarize import SummarizePolicy
 from playground.policies.thinking import ClearThinkingPolicy
 from playground.policies.trimmer import ToolOutputTrimmerPolicy

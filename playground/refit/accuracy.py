@@ -27,7 +27,7 @@ from .. import formats
 from ..errors import InputError
 from ..meter import claude, tokens
 from ..meter.tokens import count
-from .fitting import Sample, fit, leave_one_out
+from .fitting import Sample, fit_constants, leave_one_out
 
 FIXTURE_FILES = ("openai_cookbook_cases.json", "recorded_api_cases.json", "issue_reported_cases.json")
 PROVIDER_FILES = {"anthropic": "anthropic_recorded_cases.json", "responses": "responses_recorded_cases.json"}
@@ -173,7 +173,7 @@ def measure_provider(folder: Path, format: str) -> ProviderMeasure | None:
                                _computable(raw), _encrypted(raw),
                                result.notes if result else (f"not readable: {conversation}",))
                   for number, raw, conversation, result in rows)
-    return ProviderMeasure(cases, fit(samples, prior), shipped, tuple(samples))
+    return ProviderMeasure(cases, fit_constants(samples, prior), shipped, tuple(samples))
 
 
 def _computable(raw: dict[str, Any]) -> bool:

@@ -172,7 +172,7 @@ def _grew(a: BilledCall, b: BilledCall) -> bool:
     return b.counted - a.counted >= max(MIN_GROWTH, ROUNDED_GROWTH * (a.within + b.within))
 
 
-def fit(calls: tuple[BilledCall, ...], digits: int | None = None, system: bool = False,
+def fit_bills(calls: tuple[BilledCall, ...], digits: int | None = None, system: bool = False,
         tools: bool = False, fresh: tuple[int, ...] = ()) -> LogFit:
     """``billed ≈ offset + factor × counted`` on the calls before the first cut (see the module).
     ``fresh``: where the agent began a fresh context (a session that starts afresh, ``sessions``): a
@@ -218,7 +218,7 @@ def log_fit(conversation: Conversation, price: Price, run: Replay | None = None)
     """The fit for a log that records its bills, else None (``run``: as for ``billed_calls``)."""
     calls = billed_calls(conversation, price, run)
     system = bool(conversation.instructions) or any(is_instruction(item) for item in conversation.items)
-    return fit(calls, conversation.billed_digits, system, bool(conversation.tools), fresh_starts(conversation)
+    return fit_bills(calls, conversation.billed_digits, system, bool(conversation.tools), fresh_starts(conversation)
                ) if calls else None
 
 

@@ -14,7 +14,7 @@ cached prefix's rounding or a shorter system prompt, and a lone low bill is a si
 
 What the agent then sent is reconstructed with the rule most agents share when the log names none:
 the instructions and the first user message (the task) stay, and the oldest of the rest go — as few as
-make the request's count, through the log's own calibration (``billed.fit``), come nearest the bill
+make the request's count, through the log's own calibration (``billed.fit_bills``), come nearest the bill
 that fell. A cut never parts a result from its call, and a fall no cut explains to within
 ``FIT_SHARE`` (the bill is below what the agent's own prompt costs) is named in the note, not
 reconstructed. A reader that knows its agent's rule (Cline's halves and quarters) records the agent's
@@ -31,7 +31,7 @@ from ..conversation import AgentCompaction, Conversation, Item, Message, falls, 
 from ..meter.tokens import Meter
 from ..policies import NonePolicy
 from ..words import count
-from .billed import BilledCall, LogFit, fit
+from .billed import BilledCall, LogFit, fit_bills
 from .prices import Price
 from .replay import replay
 
@@ -71,7 +71,7 @@ def infer(conversation: Conversation, price: Price) -> Conversation:
     found = [drop for drop in drops(calls) if not _explained(drop, conversation.compactions)]
     if not found:
         return conversation
-    log_fit = fit(calls, conversation.billed_digits)
+    log_fit = fit_bills(calls, conversation.billed_digits)
     counts = meter.items(conversation.items)
     fixed = {call.position: call.tokens_without - sum(counts[:call.position]) for call in run.calls}
     records = list(conversation.compactions)

@@ -4,8 +4,8 @@ the span (``history``), the offline extractive summarizer (``offline``), and an 
 it loads the ``openai`` client."""
 
 from .cut import CutStep, cut_steps, is_summary, span
-from .history import DEFAULT_KEEP_STEPS, Summarization, Summarizer, SummaryReport, SummarySettings, check_limit, run
+from .history import DEFAULT_KEEP_STEPS, Summarizer, SummaryReport, SummaryResult, SummarySettings, check_limit, run
 from .offline import OfflineSummarizer
 
-__all__ = ["DEFAULT_KEEP_STEPS", "CutStep", "OfflineSummarizer", "Summarization", "Summarizer", "SummaryReport",
+__all__ = ["DEFAULT_KEEP_STEPS", "CutStep", "OfflineSummarizer", "Summarizer", "SummaryReport", "SummaryResult",
            "SummarySettings", "check_limit", "cut_steps", "is_summary", "run", "span"]

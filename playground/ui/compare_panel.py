@@ -8,7 +8,7 @@ import streamlit as st
 from ..compaction import Settings
 from ..conversation import Conversation
 from ..policies import LOGGED, OURS, THEIRS, make, offered
-from ..policies.sources import read_strategies, source_of
+from ..policies.provenance import read_strategies, source_of
 from ..present import render
 from ..rules.ruleset import Rules
 from ..run.compare import compare

@@ -7,7 +7,7 @@ import streamlit as st
 from .. import formats
 from ..conversation import Conversation
 from ..errors import InputError
-from ..formats.sources import RUN_SUFFIXES
+from ..formats.containers import RUN_SUFFIXES
 from ..present import render
 from ..workbench import builder
 from ..workbench.builder import Fields

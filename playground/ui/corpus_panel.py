@@ -19,7 +19,7 @@ from ..corpus.evaluate import Evaluation, Setup, evaluate_batch, load, partition
 from ..corpus.find import Source
 from ..corpus.sweep import Grid, summarize, tune_batch
 from ..errors import InputError
-from ..formats.sources import RUN_SUFFIXES
+from ..formats.containers import RUN_SUFFIXES
 from ..policies import POLICIES
 from ..present import render
 from ..rules.ruleset import Rules

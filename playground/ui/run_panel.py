@@ -14,7 +14,7 @@ from ..compaction import Settings
 from ..conversation import Conversation
 from ..limits import MAX_COUNT, MAX_PRICE, MAX_TOKENS
 from ..policies import POLICIES, Policy, PolicySettings, make
-from ..policies.sources import read_strategies, source_of
+from ..policies.provenance import read_strategies, source_of
 from ..present import render
 from ..present.view import CallView, call_view
 from ..rules.ruleset import Rules

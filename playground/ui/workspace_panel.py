@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..present import render
 from ..run.prices import PRICE_FIELDS, read_prices
 from ..workbench import defaults, workspace
-from ..workbench.workspace import ReplaySettings, Summarization, Workspace
+from ..workbench.workspace import ReplaySettings, Workspace, WorkspaceSummarization
 from . import calibration_panel, compare_panel, rules_panel, run_panel, state, summary_panel
 
 UPLOAD = "workspace_upload"
@@ -92,7 +92,7 @@ def snapshot(values: Mapping[str, Any]) -> Workspace:
         return values.get(key, kept[key])
 
     follows = setting(summary_panel.FOLLOWS)
-    summarization = Summarization(
+    summarization = WorkspaceSummarization(
         enabled=bool(setting(summary_panel.ON)),
         limit=None if follows else int(values.get(summary_panel.LIMIT, values[state.THRESHOLD])),
         keep_steps=int(setting(summary_panel.KEEP_STEPS)), item_budget=int(setting(summary_panel.BUDGET)),
