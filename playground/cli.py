@@ -35,7 +35,7 @@ from .summarize.offline import OfflineSummarizer
 from .tune.checked import checked_rules
 from .tune.rulesets import RULESETS
 from .tune.suggest import no_match_message, unmatched_message
-from .words import count
+from .words import plural
 
 PROG = "python -m playground"
 KEEP_RECENT_HELP = ("leave the newest N tool uses the model has read (call and result, with an assistant turn after "
@@ -174,7 +174,7 @@ def cmd_count(args: argparse.Namespace) -> int:
         price = _prices(args).dated(conversation.started).get(model, conversation.format)
         data = count_to_json(result, conversation) | {"priced_as": price.priced_as}
         if not result.exact and conversation.billed and args.calibration is None:  # the log's own fit comes first
-            data["estimate_because"] = [_BILLS_FIRST.format(count(len(conversation.billed), "call")),
+            data["estimate_because"] = [_BILLS_FIRST.format(plural(len(conversation.billed), "call")),
                                         *data["estimate_because"]]
     _write(_dump(data) if args.json else f"{result.total}\n", None)
     return 0
@@ -513,8 +513,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f"repaid after {even.repaid_after} more call(s)")
         lines.append(f"fired at call {even.call} (index {even.index}): cache miss {_money(even.extra)}, {repaid}")
     hidden = run.hidden_used
-    lines.append(f"hidden then used: {count(calls_with(hidden), 'call')} used a piece of an earlier item their request "
-                 f"had hidden ({lost_calls(hidden)} of them one no tool call brings back; --json lists each)")
+    lines.append(f"hidden then used: {plural(calls_with(hidden), 'call')} used a piece of an earlier item their "
+                 f"request had hidden ({lost_calls(hidden)} of them one no tool call brings back; --json lists each)")
     if bills:
         lines.append(f"{bills.describe()} --json gives each call's bill (billed_input_tokens) and "
                      "the fit as log_calibration.calibration, which --calibration reads from a file.")
@@ -727,7 +727,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     if plan.changed and not plan.pairs:
         raise InputError("the token budget leaves no call to probe (raise --budget-tokens)")
     if plan.pairs and not args.yes:
-        print(f"nothing sent: add --yes to send {count(plan.requests, 'request')}", file=shown)
+        print(f"nothing sent: add --yes to send {plural(plan.requests, 'request')}", file=shown)
 
     def failed(outcome: probe.Outcome) -> None:
         if outcome.error:
@@ -750,9 +750,9 @@ def _report(result: probe.Probe) -> str:
     same = sum(outcome.same is True for outcome in compared)
     failed = len(result.outcomes) - len(compared)
     lines.append(("agreement: no call could be compared" if agreement is None else
-                  f"agreement: {same} of {count(len(compared), 'call')} ({agreement:.0%})")
+                  f"agreement: {same} of {plural(len(compared), 'call')} ({agreement:.0%})")
                  + (f"; {failed} failed (see above)" if failed else "")
-                 + f"; {count(result.sent_requests, 'request')} sent, {result.tokens_sent:,} prompt tokens"
+                 + f"; {plural(result.sent_requests, 'request')} sent, {result.tokens_sent:,} prompt tokens"
                  + f"; text replies count as the same at a similarity of {probe.TEXT_THRESHOLD:g} or more")
     return "\n".join(lines) + "\n"
 
@@ -805,7 +805,7 @@ def evaluation_table(aggregate: dict[str, Any], failed: list[corpus.Failed], ski
                      f"{s['runs_pairs_intact']:>5,} of {s['runs']:<3,} {s['tokens_lost']:>11,} {hidden:>11}")
     unpriced = max((s["runs_unpriced"] for s in aggregate["strategies"]), default=0)
     if unpriced:
-        lines.append(f"{count(unpriced, 'run')} of a model whose price is unknown: counted, left out of the medians "
+        lines.append(f"{plural(unpriced, 'run')} of a model whose price is unknown: counted, left out of the medians "
                      "and percentiles, and the cost sums are unknown")
     return "\n".join(lines + _problems(failed, skipped)) + "\n"
 

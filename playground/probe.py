@@ -30,7 +30,7 @@ from .meter.tokens import Meter
 from .policies import Policy
 from .run.prices import Price, rounded
 from .run.replay import applied, call_starts
-from .words import count
+from .words import plural
 
 PROVIDERS = {"openai": "chat", "anthropic": "anthropic"}  # provider → the wire format its API takes
 TEXT_THRESHOLD = 0.8  # difflib ratio at or above which two text replies count as the same next step
@@ -221,16 +221,16 @@ def _with_tools(conversation: Conversation) -> tuple[Conversation, tuple[str, ..
 def estimate_lines(plan: Plan, timeout: float | None = None) -> list[str]:
     """What will be sent and what it may cost, in the words the page uses too."""
     if not plan.changed:
-        return [f"the policy changed no request in {count(plan.calls, 'call')}: nothing to probe"]
-    lines = [f"the policy changed {count(len(plan.changed), 'request')} of {count(plan.calls, 'call')}; probing "
-             f"{count(len(plan.pairs), 'call')}: " + ", ".join(str(pair.number) for pair in plan.pairs)]
+        return [f"the policy changed no request in {plural(plan.calls, 'call')}: nothing to probe"]
+    lines = [f"the policy changed {plural(len(plan.changed), 'request')} of {plural(plan.calls, 'call')}; probing "
+             f"{plural(len(plan.pairs), 'call')}: " + ", ".join(str(pair.number) for pair in plan.pairs)]
     if plan.over_budget:
-        lines.append(f"left out by the token budget: {count(len(plan.over_budget), 'call')} ("
+        lines.append(f"left out by the token budget: {plural(len(plan.over_budget), 'call')} ("
                      + ", ".join(map(str, plan.over_budget)) + ")")
     wait = f"; each may take up to {timeout:g} s" if timeout else ""
     at_most = (f"${plan.cost:,.4f} at {plan.price.model} prices" if plan.price.known
                else f"a cost unknown ({plan.price.source})")
-    lines.append(f"estimate: {count(plan.requests, 'request')}, {plan.tokens:,} prompt tokens, at most "
+    lines.append(f"estimate: {plural(plan.requests, 'request')}, {plan.tokens:,} prompt tokens, at most "
                  f"{at_most}: every prompt token at the input price, no "
                  f"cache, and every reply its whole {plan.max_tokens:,} tokens{wait}")
     lines += [f"note: {note}" for note in plan.notes]

@@ -29,7 +29,7 @@ from .. import limits
 from ..conversation import Conversation, Item, ToolCall, pairing_notes, repeated_id_notes
 from ..errors import InputError
 from ..limits import MAX_DIGITS
-from ..words import count
+from ..words import plural
 from . import (
     aider,
     anthropic,
@@ -319,7 +319,7 @@ def _refuse_many_logs(folder: Folder) -> None:
         return
     kinds = "; ".join(f"{title}: {number}" for title, number in Counter(logs.values()).most_common())
     names = ", ".join(list(logs)[:3]) + (f" and {len(logs) - 3} more" if len(logs) > 3 else "")
-    raise InputError(f"this folder is not one run: it holds {count(len(logs), 'log')} read one file at a time "
+    raise InputError(f"this folder is not one run: it holds {plural(len(logs), 'log')} read one file at a time "
                      f"({kinds}), such as {names}. Give one file, or read them all as a corpus (`evaluate`, "
                      "`tune`, or the page's Corpus tab)")
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..conversation import FALL_FROM, FALL_TOKENS, AgentCompaction, Conversation, Item, Message, ToolResult
 from ..errors import InputError
-from ..words import count
+from ..words import plural
 from . import anthropic, cline_truncation, cline_ui
 from ._reader import Folder, Reader, as_log, counted, read_note, with_billed
 from ._wire import check, need
@@ -294,7 +294,7 @@ def _ui_notes(ui: Any) -> list[str]:
         kind = message.get("say") or message.get("ask")
         if kind in _UI_ERRORS:
             errors.append(f"{kind}: {str(message.get('text', ''))[:120]}")
-    return [f"ui_messages.json shows {count(len(errors), 'error')}: {'; '.join(errors[:3])}."] if errors else []
+    return [f"ui_messages.json shows {plural(len(errors), 'error')}: {'; '.join(errors[:3])}."] if errors else []
 
 
 def _messages(task: _Task, messages: Any, where: str) -> None:
@@ -320,21 +320,21 @@ def _task_notes(task: _Task) -> list[str]:
 
     renamed = sum(task.renamed.values())
     said = [
-        (task.xml, f"{count(task.xml, 'tool call')} written as XML in the assistant's text {be(task.xml)} read as "
+        (task.xml, f"{plural(task.xml, 'tool call')} written as XML in the assistant's text {be(task.xml)} read as "
                    "tool_use blocks, so rules match them; Cline sent them as text, so the count differs from "
                    "Cline's by a few tokens a call."),
-        (task.unmatched, f"{count(task.unmatched, 'tool result')} answering no call in the message before "
+        (task.unmatched, f"{plural(task.unmatched, 'tool result')} answering no call in the message before "
                          f"{be(task.unmatched, 'stays', 'stay')} as text."),
-        (task.renamed, f"{count(renamed, 'tool result')} whose header names another tool ({counted(task.renamed)}) "
+        (task.renamed, f"{plural(renamed, 'tool result')} whose header names another tool ({counted(task.renamed)}) "
                        f"{be(renamed, 'answers', 'answer')} the only call of the message before."),
-        (task.interrupted, f"{count(task.interrupted, 'tool call')} cut off when the task was interrupted "
+        (task.interrupted, f"{plural(task.interrupted, 'tool call')} cut off when the task was interrupted "
                            f"{be(task.interrupted)} answered as Cline answers them when it resumes "
                            f"the task ('{_INTERRUPTED}'): it sends that result, the history does not keep it."),
-        (task.files, f"{count(task.files, 'attached file')} {be(task.files)} read as the <file_content> text Cline "
+        (task.files, f"{plural(task.files, 'attached file')} {be(task.files)} read as the <file_content> text Cline "
                      "sends."),
-        (task.merged, f"{count(task.merged, 'message')} following one of the same role {be(task.merged)} joined to "
+        (task.merged, f"{plural(task.merged, 'message')} following one of the same role {be(task.merged)} joined to "
                       "it, as the API joins consecutive turns."),
-        (task.compactions, f"Cline's own compaction wrote {count(sum(task.compactions.values()), 'message')} here "
+        (task.compactions, f"Cline's own compaction wrote {plural(sum(task.compactions.values()), 'message')} here "
                            f"(metadata.kind {counted(task.compactions)}): this is the session as Cline sent it after "
                            "compacting."),
         (task.dropped, f"Left out (Cline's bookkeeping, not part of a request): {counted(task.dropped)}."),
@@ -430,7 +430,7 @@ def _truncated(conversation: Conversation, task: _Task, requests: list[cline_ui.
     if not records:
         return conversation
     inferred = [record for record in records if record.inferred]
-    said = (f"Cline cut what it sent {count(len(records), 'time')} (its context manager rewrites every read of a "
+    said = (f"Cline cut what it sent {plural(len(records), 'time')} (its context manager rewrites every read of a "
             "file but the last with a notice, then, unless that saved 30 %, keeps the first user and assistant "
             "messages and deletes half, or three quarters, of the rest, and replaces the first reply's text with a "
             "notice)")
@@ -493,7 +493,7 @@ def _record(cut: cline_truncation.Cut, task: _Task, conversation: Conversation,
                  if item.origin is not None and item.origin.index in kept_messages and position not in edited
                  and not (notice and (item.origin.index, item.origin.block) == (task.index_of[1], task.first_text)))
     added.extend(edited[position] for position in sorted(edited))
-    rewrites = f", {count(len(cut.edits), 'repeated file read')} rewritten" if cut.edits else ""
+    rewrites = f", {plural(len(cut.edits), 'repeated file read')} rewritten" if cut.edits else ""
     deleted = f"deleting messages 2-{cut.end}" if cut.end is not None else "deleting none"
     if cut.inferred:
         low = f" ({cut.billed[0]:,} → {cut.billed[1]:,} tokens billed)" if cut.billed else ""

@@ -36,7 +36,7 @@ from ..meter.calibration import FACTOR_RANGE, to_json
 from ..meter.factor import Calibration
 from ..meter.tokens import Meter
 from ..policies import NonePolicy
-from ..words import count
+from ..words import plural
 from .prices import Price
 from .replay import Replay, replay
 
@@ -100,11 +100,11 @@ class LogFit:
     def describe(self) -> str:
         """The fit in words, for the CLI and the Run view alike."""
         cut = (f" (those before the first bill that fell — the agent cut its own context there, or another model "
-               f"answered — and not the {count(len(self.calls) - self.fitted, 'call')} after it)"
+               f"answered — and not the {plural(len(self.calls) - self.fitted, 'call')} after it)"
                ) if self.fitted < len(self.calls) else ""
-        return (f"The log records the input tokens billed for {count(len(self.calls), 'call')}. Our count of the "
+        return (f"The log records the input tokens billed for {plural(len(self.calls), 'call')}. Our count of the "
                 f"log's request misses them by {self.error(False):.1%} on the median call: {self._lacks()}. "
-                f"Fitted on {count(self.fitted, 'call')}{cut}: billed ≈ {self._offsets()} + "
+                f"Fitted on {plural(self.fitted, 'call')}{cut}: billed ≈ {self._offsets()} + "
                 f"{self.factor:.3f} × our count, which misses by {self.error(True):.1%} (at most "
                 f"{max(self.misses(True), default=0.0):.1%}).{self._rounding()}")
 

@@ -341,8 +341,8 @@ def plan(original: Conversation, compacted: Conversation, settings: SummarySetti
 
 
 def summary_message(text: str, count: int, label: str) -> Message:
-    header = (f"{MARKER} ({label}): it replaces {words.count(count, 'item')}. What it leaves out is gone and cannot be "
-              "fetched again by calling a tool.]")
+    header = (f"{MARKER} ({label}): it replaces {words.plural(count, 'item')}. What it leaves out is gone and cannot "
+              "be fetched again by calling a tool.]")
     return Message(role="user", content=f"{header}\n\n{text.strip()}")
 
 

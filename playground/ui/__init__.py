@@ -15,7 +15,7 @@ from ..meter.tokens import TokenCount
 from ..policies.as_it_ran import held
 from ..present import render, view
 from ..summarize.offline import OfflineSummarizer
-from ..words import count
+from ..words import plural
 from . import (
     calibration_panel,
     compare_panel,
@@ -154,7 +154,7 @@ def _notices(log, conversation) -> None:
             for note in notes:
                 st.info(render.literal(note), icon=":material/info:")
     if conversation is not log:
-        st.info(f"The agent cut its own context ({count(len(log.compactions), 'time')}): the meters and *Before / "
+        st.info(f"The agent cut its own context ({plural(len(log.compactions), 'time')}): the meters and *Before / "
                 f"after* show what it held at its last call, {len(conversation.items):,} of the log's "
                 f"{len(log.items):,} items. The Run and Compare tabs replay the whole log, call by call.",
                 icon=":material/content_cut:")

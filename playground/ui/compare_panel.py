@@ -15,7 +15,7 @@ from ..run.compare import compare
 from ..run.prices import UNKNOWN_NOTE, known
 from ..run.replay import MODES, call_starts
 from ..summarize.history import SummarySettings
-from ..words import count
+from ..words import plural
 from ..workbench.workspace import ReplaySettings
 from . import run_panel, state
 
@@ -40,7 +40,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     calls = len(call_starts(conversation.items))
     run_panel.start(SHOW, calls <= run_panel.LIGHT_RUN)
     if not st.toggle("Compare the strategies", key=SHOW,
-                     help=f"Replays the whole run ({count(calls, 'call')}) once per strategy; on a long run that "
+                     help=f"Replays the whole run ({plural(calls, 'call')}) once per strategy; on a long run that "
                           "takes a while, so it starts off above 200 calls."):
         return
     titles = read_strategies()

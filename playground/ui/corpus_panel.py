@@ -25,7 +25,7 @@ from ..present import render
 from ..rules.ruleset import Rules
 from ..run.prices import UNKNOWN_NOTE, rounded
 from ..summarize.history import SummarySettings
-from ..words import count
+from ..words import plural
 from . import run_panel, state
 
 UPLOAD, STRATEGIES, TABLE = "corpus_upload", "corpus_strategies", "corpus_table"
@@ -52,7 +52,7 @@ def _found(uploads: list[Any], limit_mb: int) -> list[corpus.Found]:
 
 
 def _with_progress(found: list[corpus.Found], task: executors.Task, what: str) -> list[tuple[int, Any]]:
-    bar = st.progress(0.0, text=f"{what}: 0 of {count(len(found), 'file')}")
+    bar = st.progress(0.0, text=f"{what}: 0 of {plural(len(found), 'file')}")
     outcomes = []
     for outcome in executors.run(found, task, workers=0):
         outcomes.append(outcome)
@@ -182,7 +182,7 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
     evaluation: Evaluation | None = st.session_state.get(RESULT)
     if evaluation is None:
         return
-    st.caption(f"{count(len(evaluation.runs), 'run')} evaluated, {len(evaluation.failed):,} failed, "
+    st.caption(f"{plural(len(evaluation.runs), 'run')} evaluated, {len(evaluation.failed):,} failed, "
                f"{len(evaluation.skipped):,} skipped. Select a run to open it in the other tabs; click a column to "
                "sort.")
     st.dataframe(_rows(evaluation), hide_index=True, width="stretch", key=TABLE, on_select=_on_select,

@@ -36,7 +36,7 @@ from ..run.replay import (
     sweep_points,
 )
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings
-from ..words import count
+from ..words import plural
 from ..workbench.workspace import ReplaySettings
 from . import billed_panel, probe_panel, state
 
@@ -273,9 +273,9 @@ def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy, conve
                    "*as-it-ran* replays the requests it really sent after that.")
     hidden = run.hidden_used
     if hidden:
-        st.caption(f"▲ {count(calls_with(hidden), 'call')}: the agent's reply used something the call's request had "
+        st.caption(f"▲ {plural(calls_with(hidden), 'call')}: the agent's reply used something the call's request had "
                    f"hidden — a piece of an earlier item it quoted, shown nowhere else in that request; "
-                   f"{count(lost_calls(hidden), 'call')} of them used content a tool call cannot bring back. Pick one "
+                   f"{plural(lost_calls(hidden), 'call')} of them used content a tool call cannot bring back. Pick one "
                    "with the slider below to see the item and the piece in *Before / after*.")
 
 
@@ -391,8 +391,8 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     evens = run.break_even()
     if evens:
         repaid = [e.repaid_after for e in evens if e.repaid_after is not None]
-        st.caption(f"The policy fired {count(len(evens), 'time')}; {len(repaid)} of those firings repaid their cache "
-                   f"miss (after {count(max(repaid) if repaid else 0, 'more call')} at most). Estimate: a firing is "
+        st.caption(f"The policy fired {plural(len(evens), 'time')}; {len(repaid)} of those firings repaid their cache "
+                   f"miss (after {plural(max(repaid) if repaid else 0, 'more call')} at most). Estimate: a firing is "
                    "measured against carrying on at the saving rate of the last call before it that did not fire.")
     _chosen_call(run)
     _sweep_chart(conversation, run, st.session_state[STRATEGY], options, meter, chosen_price)

@@ -36,7 +36,7 @@ from ..summarize.history import (
     SummarySettings,
 )
 from ..summarize.online import OpenAISummarizer
-from ..words import count
+from ..words import plural
 from . import state
 
 ON, FOLLOWS, LIMIT, KEEP_STEPS = "summarize_on", "limit_follows_threshold", "summarize_over", "keep_steps"
@@ -203,7 +203,8 @@ def config() -> tuple[SummarySettings | None, str | None]:
 def _summarize_with_llm(optimized: Optimized) -> None:
     plan = optimized.summarization.plan  # type: ignore[union-attr]
     summarizer = OpenAISummarizer(endpoint())
-    with st.status(f"Summarizing {count(plan.end - plan.start, 'item')} with {summarizer.endpoint.model}…") as progress:
+    items = plural(plan.end - plan.start, 'item')
+    with st.status(f"Summarizing {items} with {summarizer.endpoint.model}…") as progress:
         try:
             text = summarizer.summarize(plan)
         except LLMError as exc:
@@ -230,7 +231,7 @@ def panel(optimized: Optimized, prefer: str | None) -> None:
         if report.status in ("nothing_to_summarize", "not_smaller"):
             st.caption(render.literal(report.detail[:1].upper() + report.detail[1:] + "."))
         if report.start is not None:
-            st.caption(f"Span: items {report.start}–{report.end - 1} ({count(report.end - report.start, 'item')}). "
+            st.caption(f"Span: items {report.start}–{report.end - 1} ({plural(report.end - report.start, 'item')}). "
                        f"Summarizer: {report.summarizer}. Request {report.tokens_before:,} → "
                        f"{report.tokens_after:,} tokens" + (f"; the summary is {report.summary_tokens:,}."
                                                             if report.status == "summarized" else "."))
