@@ -19,12 +19,11 @@ from typing import Any, NoReturn, TextIO
 
 from . import formats, limits, probe
 from .compaction import DEFAULT_THRESHOLD, Settings
-from .corpus import executors
-from .corpus import find as corpus
+from .corpus import executors, finder
 from .corpus.evaluate import ALL, named_strategies, partition, problems_to_json
 from .engine import Engine
 from .errors import InputError
-from .export import requests as exports
+from .export import exports
 from .meter.tokens import Meter
 from .policies import OURS, POLICIES
 from .policies.provenance import source_of
@@ -235,7 +234,7 @@ def _say(notice: str | None, preset: str | None) -> None:
 
 def cmd_compact(args: argparse.Namespace) -> int:
     conversation = _load_conversation(args.file, args.max_input_mb, args.format, args.to)
-    rules = RULESETS[args.preset][1](conversation) if args.preset else _load_rules(args.rules, args.max_input_mb)
+    rules = RULESETS[args.preset].make(conversation) if args.preset else _load_rules(args.rules, args.max_input_mb)
     settings = _compaction_settings(args)
     if args.summarize_over is not None and not args.no_summarize:
         check_limit(args.summarize_over, args.threshold, where="--summarize-over")
@@ -371,16 +370,6 @@ def parser() -> argparse.ArgumentParser:
 
 # ---------------------------------------------------------------------------------------------
 # replay and compare: a whole run, call by call, under one policy or each of them.
-
-
-def _preset_rules(name: str, conversation: formats.Conversation):
-    """Rules from a named preset (``suggested`` is built for this conversation's tools)."""
-    from .tune.rulesets import RULESETS
-
-    if name not in RULESETS:
-        raise InputError(f"no such rule preset here (this installation has: {', '.join(RULESETS)})", where="--preset",
-                         value=name)
-    return RULESETS[name][1](conversation)
 
 
 def _run_setup(args: argparse.Namespace):
@@ -769,7 +758,7 @@ def _progress(outcomes: Iterator[tuple[int, Any]], what: str) -> Iterator[tuple[
 
 
 def _outcomes(args: argparse.Namespace, task: executors.Task, what: str) -> list[tuple[int, Any]]:
-    found = corpus.find(args.paths, args.max_input_mb)
+    found = finder.find(args.paths, args.max_input_mb)
     return list(_progress(executors.run(found, task, executor=args.executor, workers=args.workers,
                                         scheduler=args.scheduler), what))
 
@@ -786,12 +775,12 @@ def _parquet(rows: list[dict[str, Any]], path: str) -> None:
         raise InputError(f"cannot write the file ({exc})", where=path) from None
 
 
-def _problems(failed: Iterable[corpus.Failed], skipped: Iterable[corpus.Skipped]) -> list[str]:
+def _problems(failed: Iterable[finder.Failed], skipped: Iterable[finder.Skipped]) -> list[str]:
     return ([f"failed  {f.message}" for f in failed]
             + [f"skipped {s.source}: {s.reason}" for s in skipped])
 
 
-def evaluation_table(aggregate: dict[str, Any], failed: list[corpus.Failed], skipped: list[corpus.Skipped]) -> str:
+def evaluation_table(aggregate: dict[str, Any], failed: list[finder.Failed], skipped: list[finder.Skipped]) -> str:
     """The final table: one line per strategy over the whole corpus."""
 
     lines = [f"{aggregate['runs']} runs, {aggregate['failed']} failed, {aggregate['skipped']} skipped",
@@ -842,7 +831,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from .corpus.evaluate import Aggregate, csv_writer, evaluate_batch, run_rows, run_to_json
 
     setup = policy_setup(args, named_strategies(args.strategy))
-    found = corpus.find(args.paths, args.max_input_mb)
+    found = finder.find(args.paths, args.max_input_mb)
     outcomes = _progress(executors.run(found, functools.partial(evaluate_batch, setup=setup), executor=args.executor,
                                        workers=args.workers, scheduler=args.scheduler), "evaluate")
     total, failed, skipped, parquet = Aggregate(), [], [], []
@@ -852,8 +841,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if out:
             out.write('{"runs": [')
         for outcome in in_order(outcomes):
-            if isinstance(outcome, corpus.Failed | corpus.Skipped):
-                (failed if isinstance(outcome, corpus.Failed) else skipped).append(outcome)
+            if isinstance(outcome, finder.Failed | finder.Skipped):
+                (failed if isinstance(outcome, finder.Failed) else skipped).append(outcome)
                 continue
             if out:
                 out.write(("\n" if not total.runs else ",\n") + formats.keep_surrogates(

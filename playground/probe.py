@@ -24,7 +24,7 @@ from typing import Any
 from . import formats
 from .conversation import Conversation, Tool, ToolCall
 from .errors import InputError
-from .export import requests as exports
+from .export import exports
 from .llm.failure import LLMError
 from .meter.tokens import Meter
 from .policies import Policy

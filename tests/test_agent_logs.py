@@ -14,7 +14,7 @@ from playground import formats
 from playground.compaction import Settings, compact
 from playground.conversation import Message, ToolCall, ToolResult, pairs
 from playground.errors import InputError
-from playground.export import requests as exports
+from playground.export import exports
 from playground.rules.ruleset import load_rules
 
 from .conftest import ROOT, SHARED, TRACES, load_shared, shared

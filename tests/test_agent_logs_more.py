@@ -19,7 +19,7 @@ import pytest
 from playground import formats
 from playground.conversation import Conversation, ToolCall, ToolResult, pairs, turn_starts
 from playground.errors import InputError
-from playground.export import requests as exports
+from playground.export import exports
 from playground.formats import aider
 from playground.formats._reader import text_of
 from playground.meter.tokens import Meter

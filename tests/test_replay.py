@@ -277,7 +277,7 @@ def test_the_suggested_preset_replays_the_rules_suggested_for_the_conversation(b
         assert done.returncode == 2 and "--preset" in done.stderr and done.stderr.count("\n") == 1
         return
     assert done.returncode == 0, done.stderr
-    rules = RULESETS["suggested"][1](book_conversation())
+    rules = RULESETS["suggested"].make(book_conversation())
     expected = replay(book_conversation(), RulesPolicy(rules=rules, threshold=0, summarize=False), Meter("gpt-4o"),
                       GPT4O)
     assert [call["tokens_with"] for call in json.loads(done.stdout)["calls"]] == [

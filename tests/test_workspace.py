@@ -54,7 +54,7 @@ settings = st.builds(
        summarization=settings, label=st.text())
 def test_any_workspace_round_trips(request, ruleset, threshold, keep_recent, flags, model, summarization, label):
     conversation = formats.read(request)
-    rules = rulesets.RULESETS[ruleset][1](conversation)
+    rules = rulesets.RULESETS[ruleset].make(conversation)
     ws = Workspace(conversation, rules, threshold, keep_recent, *flags, model, summarization, label)
     back = round_trip(ws)
     assert back == ws and back.notes == ()

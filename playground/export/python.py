@@ -16,7 +16,7 @@ from ..compaction import Settings
 from ..meter import claude
 from ..meter.tokens import Meter, accounting_for
 from ..rules.ruleset import Rules, Template
-from . import twin as compactor
+from . import compactor
 
 HEADER = '''"""Compaction rules and compactor exported from Compaction Playground (standard library only).
 

@@ -40,7 +40,7 @@ def policy_for(setup: Mapping[str, Any], conversation: Conversation) -> Policy:
     if "rules" in options:
         name = options["label"] = options["rules"]
         options["rules"] = (suggest_rules(conversation, Meter(conversation.model)).rules() if name == "suggested"
-                            else RULESETS[name][1](conversation))
+                            else RULESETS[name].make(conversation))
     return make(strategy, **options)
 
 

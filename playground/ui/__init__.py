@@ -10,7 +10,7 @@ from .. import formats
 from ..compaction import Settings
 from ..engine import Optimized
 from ..errors import InputError
-from ..export import requests as exports
+from ..export import exports
 from ..meter.tokens import TokenCount
 from ..policies.as_it_ran import held
 from ..present import render, view

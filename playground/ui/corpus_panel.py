@@ -13,10 +13,9 @@ import altair as alt
 import streamlit as st
 
 from ..compaction import Settings
-from ..corpus import executors
-from ..corpus import find as corpus
+from ..corpus import executors, finder
 from ..corpus.evaluate import Evaluation, Setup, evaluate_batch, load, partition
-from ..corpus.find import Source
+from ..corpus.finder import Source
 from ..corpus.sweep import Grid, summarize, tune_batch
 from ..errors import InputError
 from ..formats.containers import RUN_SUFFIXES
@@ -42,16 +41,16 @@ def _setup(rules: Rules, settings: Settings, summary: SummarySettings | None) ->
                  policy=run_panel.policy_settings(rules, settings, summary), max_input_mb=limit_mb)
 
 
-def _found(uploads: list[Any], limit_mb: int) -> list[corpus.Found]:
+def _found(uploads: list[Any], limit_mb: int) -> list[finder.Found]:
     """Every run in the uploads; the uploads together are held to the input limit."""
     total = sum(upload.size for upload in uploads)
     if total > limit_mb * 1024 * 1024:
         raise InputError(f"the files add up to {total / 1024 / 1024:,.1f} MB, over the limit of {limit_mb:,} MB for "
                          "one corpus (set PLAYGROUND_MAX_INPUT_MB to change it)")
-    return [found for upload in uploads for found in corpus.uploaded(upload.name, upload.getvalue(), limit_mb)]
+    return [found for upload in uploads for found in finder.uploaded(upload.name, upload.getvalue(), limit_mb)]
 
 
-def _with_progress(found: list[corpus.Found], task: executors.Task, what: str) -> list[tuple[int, Any]]:
+def _with_progress(found: list[finder.Found], task: executors.Task, what: str) -> list[tuple[int, Any]]:
     bar = st.progress(0.0, text=f"{what}: 0 of {plural(len(found), 'file')}")
     outcomes = []
     for outcome in executors.run(found, task, workers=0):
