@@ -249,7 +249,6 @@ class Summary:
     before: int
     after: int  # the request as it will be sent (after summarization, if it ran)
     saved: int  # by both steps
-    saved_percent: float
     cached_prefix: int
     cached_percent: float  # of the compacted request
     first_change: str | None
@@ -310,7 +309,6 @@ def summary(original: Conversation, result: Compaction, model: Price,
         before=before,
         after=after,
         saved=before - after,
-        saved_percent=_percent(before - after, before),
         cached_prefix=cached,
         cached_percent=round(100 * min(cached, after) / after, 1) if after else 0.0,
         first_change=first,

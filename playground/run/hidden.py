@@ -52,7 +52,6 @@ MIN_IDENTIFIER = 8  # characters: shorter names (``result``, ``value``) are what
 # model writes unprompted (wrong on the labelled runs), ``sessionsDir``, ``CorrelationStatus`` were copied
 MIN_CAMEL = 11
 MIN_LINE = 20  # characters of a stripped line
-MIN_DIGITS = 4
 
 # runs of 8+ word characters and dots: the candidates (found by the regex engine), then judged in
 # Python by ``_identifier`` / ``_dotted``
