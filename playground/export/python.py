@@ -14,7 +14,8 @@ from typing import Any
 
 from ..compaction import Settings
 from ..meter import claude
-from ..meter.tokens import Meter, accounting_for
+from ..meter.accounting import accounting_for
+from ..meter.tokens import Meter
 from ..rules.ruleset import Rules, Template
 from . import compactor
 
