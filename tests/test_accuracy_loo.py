@@ -1,4 +1,4 @@
-"""The fit behind every meter constant, and the leave-one-out check of it (issue 7, item 21)."""
+"""The fit behind every meter constant, and the leave-one-out check of it."""
 
 from __future__ import annotations
 

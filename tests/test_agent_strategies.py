@@ -1,4 +1,4 @@
-"""The agents' and providers' own compaction as strategies (issue 18 §2): per strategy a hand-made
+"""The agents' and providers' own compaction as strategies: per strategy a hand-made
 conversation that shows its trigger, what it keeps and what it drops; invariants on generated
 conversations; summaries billed in replay and compare; the data file and the sources shown."""
 

@@ -1,4 +1,4 @@
-"""Issue 18: what an agent's log says the provider billed, set at the calls of the run, beside our
+"""Billed usage: what an agent's log says the provider billed, set at the calls of the run, beside our
 count; the fit ``billed ≈ offset + factor × counted`` and the calibration it gives (an offset only
 for logs of the same agent)."""
 

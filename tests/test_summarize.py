@@ -339,7 +339,7 @@ def test_results_keep_their_calls_after_summarizing_each_format():
                 assert item.call_id in open_ids, name
 
 
-# --- Issue 7 item 2: a summary that is not smaller is not applied; "still over" is said ----------------------
+# --- A summary that is not smaller is not applied; "still over" is said ----------------------
 
 
 def tiny_span() -> dict:
@@ -391,7 +391,7 @@ def test_still_over_after_a_summary_that_was_applied():
     assert enough.report.still_over == (enough.report.tokens_after >= 1000)
 
 
-# --- Issue 7 item 3: a limit below the threshold is refused ---------------------------------------------------
+# --- A limit below the threshold is refused ---------------------------------------------------
 
 
 def test_cli_refuses_a_limit_below_the_threshold(run_file):
@@ -409,7 +409,7 @@ def test_optimize_refuses_a_limit_below_the_threshold():
         optimize(formats.read(long_run()), book_rules(), Settings(threshold=500), SummarySettings(limit=499))
 
 
-# --- Issue 8: three stages -------------------------------------------------------------------------------------
+# --- Three stages -------------------------------------------------------------------------------------
 
 
 def test_three_stages_keep_compaction_and_summary_savings_apart(tmp_path):
@@ -435,7 +435,7 @@ def test_three_stages_keep_compaction_and_summary_savings_apart(tmp_path):
     assert off.stages[2].tokens == off.stages[1].tokens and off.stages[2].saved == 0
 
 
-# --- Issue 11: the cut as steps ---------------------------------------------------------------------------------
+# --- The cut as steps ---------------------------------------------------------------------------------
 
 
 def _check_steps(items, keep):
@@ -496,7 +496,7 @@ def test_cut_steps_are_consistent_on_any_request(name, data, keep):
     _check_steps(formats.read(data.draw(REQUESTS[name])).items, keep)
 
 
-# --- Issue 7 item 11: a total transcript budget -----------------------------------------------------------------
+# --- A total transcript budget -----------------------------------------------------------------
 
 
 def test_the_transcript_keeps_to_its_total_budget():
@@ -523,7 +523,7 @@ def test_any_transcript_budget_is_kept(total):
     assert meter().text(chosen.transcript) <= total
 
 
-# --- Issue 7 item 11: a provider's error keeps its cause -------------------------------------------------------
+# --- A provider's error keeps its cause -------------------------------------------------------
 
 
 @pytest.mark.parametrize(("model", "expected", "absent"), [
@@ -543,7 +543,7 @@ def test_provider_errors_keep_their_cause(model, expected, absent):
     assert message.endswith(expected) or model != "bad-key"
 
 
-# --- Issue 7 item 10: the timeout is the whole wait ----------------------------------------------------------
+# --- The timeout is the whole wait ----------------------------------------------------------
 
 
 def test_the_timeout_bounds_the_whole_wait_and_the_message_says_how_long():
@@ -569,7 +569,7 @@ def test_retries_stay_within_the_timeout():
     assert elapsed < 1.0 + 1.0 and len(server.requests) > 2
 
 
-# --- Issue 7 item 8: the operator's key goes only to allowed hosts ----------------------------------------------
+# --- The operator's key goes only to allowed hosts ----------------------------------------------
 
 
 @pytest.mark.parametrize(("base_url", "host"), [
@@ -651,7 +651,7 @@ def test_credentials_in_the_url_never_show():
     assert "hunter2" not in str(caught.value) and "127.0.0.1:9" in str(caught.value)
 
 
-# --- Issue 15: summarizing at every call, carried from the last call ---------------------------------------------
+# --- Summarizing at every call, carried from the last call ---------------------------------------------
 
 _SHAPES = st.one_of(
     st.builds(ToolCall, call_id=st.sampled_from("abc"), name=st.sampled_from(["read_file", "bash"]),

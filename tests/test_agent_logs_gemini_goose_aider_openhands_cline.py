@@ -1,6 +1,7 @@
-"""Readers for more agents' logs (issue 18 §1), each on real files from the agent's users' public
-repositories where one exists (tests/data/README.md names source, commit and licence), and on
-hand-made files built from the agent's own source where none does (said so there too).
+"""The Gemini CLI, Goose, Aider, OpenHands and Cline readers, and log folders and zips: each on real files
+from the agent's users' public repositories where one exists (tests/data/README.md names source, commit
+and licence), and on hand-made files built from the agent's own source where none does (said so there
+too).
 
 Every reader is held to the same four things: each tool call in the log is read once (and its
 result pairs with it), the log's errors are recognised, the request written out is one an API
