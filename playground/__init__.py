@@ -30,7 +30,7 @@ from .policies import POLICIES, Policy, PolicySettings, make
 from .rules import Rules, Template, book_rules, load_rules, rules_to_json
 from .run import Replay, compare, read_prices, replay
 from .summarize import OfflineSummarizer, SummarySettings
-from .tune import RULESETS, suggest_rules
+from .tune import RULESETS, RuleSet, ruleset, suggest_rules
 from .workbench.presets import load_preset
 
 
@@ -42,8 +42,8 @@ def load(path: str | Path, format: str | None = None) -> Conversation:
 
 __all__ = [
     "POLICIES", "RULESETS", "Calibration", "Compaction", "Conversation", "DecisionCache", "Engine", "InputError",
-    "Message", "Meter", "OfflineSummarizer", "Optimized", "Policy", "PolicySettings", "Replay", "Rules", "Settings",
-    "SummarySettings", "Template", "TokenCount", "ToolCall", "ToolResult", "book_rules", "compact", "compare",
-    "count", "dumps", "formats", "load", "load_preset", "load_rules", "loads", "make", "optimize", "read_prices",
-    "replay", "rules_to_json", "suggest_rules",
+    "Message", "Meter", "OfflineSummarizer", "Optimized", "Policy", "PolicySettings", "Replay", "RuleSet", "Rules",
+    "Settings", "SummarySettings", "Template", "TokenCount", "ToolCall", "ToolResult", "book_rules", "compact",
+    "compare", "count", "dumps", "formats", "load", "load_preset", "load_rules", "loads", "make", "optimize",
+    "read_prices", "replay", "rules_to_json", "ruleset", "suggest_rules",
 ]

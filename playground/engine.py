@@ -18,7 +18,7 @@ from .conversation import Conversation
 from .meter.factor import Calibration
 from .meter.tokens import Meter, TokenCount
 from .rules.ruleset import Rules
-from .summarize.history import Summarization, Summarizer, SummarySettings, check_limit, run
+from .summarize.history import Summarizer, SummaryResult, SummarySettings, check_limit, run
 from .summarize.offline import OfflineSummarizer
 
 
@@ -38,7 +38,7 @@ class Stage:
 class Optimized:
     conversation: Conversation  # what to send
     compaction: Compaction
-    summarization: Summarization | None  # None: summarization is off, or the request was below the threshold
+    summarization: SummaryResult | None  # None: summarization is off, or the request was below the threshold
 
     @property
     def tokens_before(self) -> int:

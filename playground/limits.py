@@ -1,4 +1,4 @@
-"""Every limit the playground holds input to, in one place (the README's *Limits* lists them with
+"""Every limit the playground holds input to, in one place (docs/limits.md lists them with
 what was measured): how large a file may be, how many digits a number may have, how long a
 pattern, how long a reply and how long a wait.
 

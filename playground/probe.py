@@ -9,8 +9,8 @@ reply a similarity ratio (difflib's) of at least ``TEXT_THRESHOLD``.
 Planning is offline and free (``plan``): which calls, the requests in the provider's wire format
 (converted with ``playground.formats`` when the conversation is in another one), their tokens and an
 estimated price, so a person can stop before anything is sent. ``run`` sends through any function
-that takes a body and returns the provider's reply (the HTTP clients live in ``llm`` and
-``anthropic_api``); a failed request is reported for its call and the others go on.
+that takes a body and returns the provider's reply (the HTTP clients live in ``llm``:
+``openai_compatible`` and ``anthropic``); a failed request is reported for its call and the others go on.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from typing import Any
 from . import formats
 from .conversation import Conversation, Tool, ToolCall
 from .errors import InputError
-from .export import requests as exports
+from .export import exports
+from .llm.failure import LLMError
 from .meter.tokens import Meter
 from .policies import Policy
 from .run.prices import Price, rounded
 from .run.replay import applied, call_starts
-from .summarize.history import SummarizerError
-from .words import count
+from .words import plural
 
 PROVIDERS = {"openai": "chat", "anthropic": "anthropic"}  # provider → the wire format its API takes
 TEXT_THRESHOLD = 0.8  # difflib ratio at or above which two text replies count as the same next step
@@ -221,16 +221,16 @@ def _with_tools(conversation: Conversation) -> tuple[Conversation, tuple[str, ..
 def estimate_lines(plan: Plan, timeout: float | None = None) -> list[str]:
     """What will be sent and what it may cost, in the words the page uses too."""
     if not plan.changed:
-        return [f"the policy changed no request in {count(plan.calls, 'call')}: nothing to probe"]
-    lines = [f"the policy changed {count(len(plan.changed), 'request')} of {count(plan.calls, 'call')}; probing "
-             f"{count(len(plan.pairs), 'call')}: " + ", ".join(str(pair.number) for pair in plan.pairs)]
+        return [f"the policy changed no request in {plural(plan.calls, 'call')}: nothing to probe"]
+    lines = [f"the policy changed {plural(len(plan.changed), 'request')} of {plural(plan.calls, 'call')}; probing "
+             f"{plural(len(plan.pairs), 'call')}: " + ", ".join(str(pair.number) for pair in plan.pairs)]
     if plan.over_budget:
-        lines.append(f"left out by the token budget: {count(len(plan.over_budget), 'call')} ("
+        lines.append(f"left out by the token budget: {plural(len(plan.over_budget), 'call')} ("
                      + ", ".join(map(str, plan.over_budget)) + ")")
     wait = f"; each may take up to {timeout:g} s" if timeout else ""
     at_most = (f"${plan.cost:,.4f} at {plan.price.model} prices" if plan.price.known
                else f"a cost unknown ({plan.price.source})")
-    lines.append(f"estimate: {count(plan.requests, 'request')}, {plan.tokens:,} prompt tokens, at most "
+    lines.append(f"estimate: {plural(plan.requests, 'request')}, {plan.tokens:,} prompt tokens, at most "
                  f"{at_most}: every prompt token at the input price, no "
                  f"cache, and every reply its whole {plan.max_tokens:,} tokens{wait}")
     lines += [f"note: {note}" for note in plan.notes]
@@ -282,7 +282,7 @@ def run(plan: Plan, send: Send, report: Callable[[Outcome], None] = lambda outco
             sent, tokens = sent + 1, tokens + prompt
             try:
                 actions.append(send(body, _size(body)))
-            except SummarizerError as exc:
+            except LLMError as exc:
                 error = f"{side}: {exc}"
                 break
             except (AttributeError, IndexError, KeyError, TypeError):

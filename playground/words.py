@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 
-def count(number: int, noun: str, plural: str | None = None) -> str:
-    """``number`` and ``noun``, plural unless it is exactly one (``plural`` for irregular nouns)."""
-    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
+def plural(number: int, noun: str, irregular: str | None = None) -> str:
+    """``number`` and ``noun``, plural unless it is exactly one (``irregular``: a plural that is not
+    ``noun + "s"``). Named ``plural``, not ``count``: ``pg.count`` counts tokens."""
+    return f"{number:,} {noun if number == 1 else irregular or noun + 's'}"

@@ -30,8 +30,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from benchmark import all_text, synthetic  # noqa: E402  (the count benchmark's seeded agent run)
 
 from playground import formats  # noqa: E402
-from playground.corpus import executors  # noqa: E402
-from playground.corpus import find as corpus  # noqa: E402
+from playground.corpus import executors, finder  # noqa: E402
 from playground.corpus.evaluate import ALL, Evaluation, Setup, evaluate_batch, named_strategies  # noqa: E402
 from playground.meter.encodings import get_encoding  # noqa: E402
 from playground.meter.tokens import Meter  # noqa: E402
@@ -57,7 +56,7 @@ def write_corpus(folder: Path, small: int, large: int, seed: int = 17) -> dict[s
 def timed(folder: Path, setup: Setup, executor: str, workers: int) -> tuple[float, Evaluation]:
     """Seconds to evaluate every run under ``folder`` (the executor's start-up included)."""
     start = time.perf_counter()
-    outcomes = list(executors.run(corpus.find([str(folder)]), functools.partial(evaluate_batch, setup=setup),
+    outcomes = list(executors.run(finder.find([str(folder)]), functools.partial(evaluate_batch, setup=setup),
                                   executor=executor, workers=workers))
     return time.perf_counter() - start, Evaluation.of(outcomes)
 

@@ -62,7 +62,7 @@ def main() -> None:
     beside = []
     for source in RUNS:
         conversation = load_conversation(str(FIXTURES / source), 200, None)
-        options = {"rules": RULESETS["suggested"][1](conversation), "label": "suggested",
+        options = {"rules": RULESETS["suggested"].make(conversation), "label": "suggested",
                     "threshold": args.threshold, "limit": args.threshold, "trigger": args.threshold,
                     "keep_recent": args.keep_recent}
         policies = [make(name, **options) for name in POLICIES]

@@ -27,7 +27,7 @@ def rows(path: Path) -> list[dict]:
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))
-    from playground.policies.sources import read_strategies
+    from playground.policies.provenance import read_strategies
 
     print("| strategy | parameters run | kept | dropped | source (read) |\n| --- | --- | --- | --- | --- |")
     for name, strategy in read_strategies().items():

@@ -14,7 +14,7 @@ from playground import formats
 from playground.compaction import Settings, compact
 from playground.conversation import Message, ToolCall, ToolResult, pairs
 from playground.errors import InputError
-from playground.export import requests as exports
+from playground.export import exports
 from playground.rules.ruleset import load_rules
 
 from .conftest import ROOT, SHARED, TRACES, load_shared, shared
@@ -441,7 +441,7 @@ def test_a_summary_keeps_the_log_the_conversation_came_from():
 
 
 def test_a_logs_notes_count_in_good_english():
-    """One failed output is "1 tool output", not "1 tool outputs" (issue 14)."""
+    """One failed output is "1 tool output", not "1 tool outputs"."""
     notes = formats.loads((DATA / "codex-rollout.jsonl").read_bytes()).notes
     assert "Sent as their text: 1 tool output Codex marked as failed (success: false)." in notes
     assert notes[0].startswith("Read from a Codex rollout: 16 input items from 22 lines;")

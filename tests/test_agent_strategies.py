@@ -1,4 +1,4 @@
-"""The agents' and providers' own compaction as strategies (issue 18 §2): per strategy a hand-made
+"""The agents' and providers' own compaction as strategies: per strategy a hand-made
 conversation that shows its trigger, what it keeps and what it drops; invariants on generated
 conversations; summaries billed in replay and compare; the data file and the sources shown."""
 
@@ -29,7 +29,7 @@ from playground.policies.base import UserTurns
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.condense import CondensePolicy
 from playground.policies.masking import MaskingPolicy
-from playground.policies.sources import read_strategies, source_of
+from playground.policies.provenance import read_strategies, source_of
 from playground.policies.summarize import SummarizePolicy
 from playground.policies.thinking import ClearThinkingPolicy
 from playground.policies.trimmer import ToolOutputTrimmerPolicy

@@ -357,7 +357,7 @@ def test_test_connection_reports_both_ways():
         assert any("does not know the model 'missing-model'" in e.value for e in at.sidebar.error)
 
 
-# The threshold's two widgets and the meters use one value (issue 7, item 6).
+# The threshold's two widgets and the meters use one value.
 
 @pytest.mark.parametrize("load", ["paste", "upload", "start empty"])
 def test_the_slider_and_number_box_show_the_threshold_in_use_after_a_new_conversation(load):

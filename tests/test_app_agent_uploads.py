@@ -1,4 +1,4 @@
-"""Issue 18 on the page (AppTest): the logs that are not one JSON file upload as they are — a zip of
+"""Agent logs uploaded on the page (AppTest): the logs that are not one JSON file upload as they are — a zip of
 a task folder, an SQLite database, a markdown history — and read as one conversation; a broken zip
 leaves a message and keeps the conversation that was there."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from playground.ui.conversation_panel import UPLOAD_TYPES
 
-from .test_agent_logs_more import CLINE, CLINE_SDK, DATA, GOOSE, _zip, goose_database
+from .test_agent_logs_gemini_goose_aider_openhands_cline import CLINE, CLINE_SDK, DATA, GOOSE, _zip, goose_database
 from .test_app import _fresh_caches, healthy, start  # noqa: F401 - the caches fixture, autouse here too
 
 

@@ -1,4 +1,4 @@
-"""Issue 14 on the page (AppTest): settings follow the conversation — its model (priced as itself
+"""Settings that follow the conversation on the page (AppTest) — its model (priced as itself
 by the catalogue, or of unknown price, never as another model), the playground's defaults for it,
 the export format and the prompt-cache model — the page says where each setting came from, a lesson
 survives a tab switch, an empty rule table can be added to, and stale or unclear load messages go.

@@ -27,7 +27,7 @@ def test_a_workspaces_settings_reach_every_policy_of_the_compare_tab():
     ws = workspace.Workspace(
         conversation=preset.conversation, rules=load_rules(WILDCARD), threshold=1_234, keep_recent=2,
         compact_errors=True, detect_errors=False, model=preset.model,
-        summarization=workspace.Summarization(limit=4_321, keep_steps=5),
+        summarization=workspace.WorkspaceSummarization(limit=4_321, keep_steps=5),
         replay=workspace.ReplaySettings(window=4, trigger=7_000, keep=1, clear_at_least=500))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.session_state["tab"] = "Compare"

@@ -13,7 +13,7 @@ from playground import formats
 from playground.compaction import Settings
 from playground.conversation import ToolCall
 from playground.engine import Engine
-from playground.export import requests as exports
+from playground.export import exports
 from playground.meter.factor import Calibration
 from playground.present import render, view
 from playground.rules.errorpatterns import DEFAULT_ERROR_PATTERNS, load_error_patterns

@@ -1,4 +1,4 @@
-"""Issue 18: what an agent's log says the provider billed, set at the calls of the run, beside our
+"""Billed usage: what an agent's log says the provider billed, set at the calls of the run, beside our
 count; the fit ``billed ≈ offset + factor × counted`` and the calibration it gives (an offset only
 for logs of the same agent)."""
 
@@ -18,7 +18,7 @@ from playground.meter.calibration import load_calibrations, to_json
 from playground.meter.factor import Calibration
 from playground.meter.tokens import Meter
 from playground.policies import MaskingPolicy
-from playground.run.billed import BilledCall, billed_calls, fit, log_fit, with_bills
+from playground.run.billed import BilledCall, billed_calls, fit_bills, log_fit, with_bills
 from playground.run.prices import read_prices
 from playground.run.replay import replay
 
@@ -168,7 +168,7 @@ def test_the_fit_recovers_an_offset_and_a_factor_and_stops_where_the_agent_cut(o
         before = calls[cut - 1].billed  # a clear fall: at most half the last bill (60 then 216 // 4 = 54 is noise)
         calls[cut:] = [BilledCall(k, k, c.counted, max(1, min(c.billed // 4, before // 2)))
                        for k, c in enumerate(calls[cut:], cut)]
-    found = fit(tuple(calls))
+    found = fit_bills(tuple(calls))
     assert found.fitted == (cut if 0 < cut < len(calls) else len(calls))
     if found.fitted >= 2:
         assert found.factor == pytest.approx(factor, abs=0.02)
@@ -180,7 +180,7 @@ def test_a_log_with_no_bills_has_no_fit():
     conversation = formats.read_path(DATA / "sweagent-function-calling.traj")
     assert conversation.billed == () and log_fit(conversation, PRICES.get("gpt-4o")) is None
     with pytest.raises(InputError, match="no billed usage"):
-        fit(())
+        fit_bills(())
 
 
 def test_an_offset_is_added_only_to_logs_of_its_agent_and_before_everything_else():
@@ -232,7 +232,7 @@ def test_the_fitted_calibration_brings_our_count_to_the_bill(name, tmp_path):
 
 def test_replay_json_of_a_request_with_no_bills_is_unchanged():
     data = {"calls": [{"index": 1}], "totals": {}}
-    found = fit((BilledCall(0, 1, 100, 600), BilledCall(1, 3, 300, 800)))
+    found = fit_bills((BilledCall(0, 1, 100, 600), BilledCall(1, 3, 300, 800)))
     assert with_bills(data, found, "m", "codex")["calls"][0]["billed_input_tokens"] == 600
     assert "billed_input_tokens" not in data["calls"][0], "the run's own rows are not changed in place"
 
@@ -280,10 +280,10 @@ def test_bills_rounded_to_two_digits_give_no_slope_their_rounding_could_make():
     counted = [200 + 120 * k for k in range(20)]
     exact = [3_000 + round(1.1 * c) for c in counted]
     rounded = tuple(BilledCall(k, k, c, round(b, -2), 50) for k, (c, b) in enumerate(zip(counted, exact, strict=True)))
-    found = fit(rounded, 2)
+    found = fit_bills(rounded, 2)
     assert found.factor == 1.0 and abs(found.estimate(counted[10]) - exact[10]) < 0.05 * exact[10]
     assert "rounds its bills to 2 significant digits (at least): each is within ±1.1%" in found.describe()
-    kept = fit(tuple(BilledCall(k, k, c, b) for k, (c, b) in enumerate(zip(counted, exact, strict=True))))
+    kept = fit_bills(tuple(BilledCall(k, k, c, b) for k, (c, b) in enumerate(zip(counted, exact, strict=True))))
     assert kept.factor == pytest.approx(1.1, abs=0.01) and "rounds its bills" not in kept.describe()
 
 
@@ -311,12 +311,12 @@ def test_an_aider_history_bills_its_calls_in_replay_json_and_the_run_view():
 def test_each_fresh_session_gets_its_own_offset_and_its_first_bill_is_no_cut():
     """Aider sends the files a session added beside its turns: the offset is each session's own, and a
     bill that falls where a session starts afresh is that new start, not the agent cutting its context."""
-    from playground.run.billed import BilledCall, fit
+    from playground.run.billed import BilledCall, fit_bills
 
     first = [BilledCall(n, 10 * n, 1_000 + 500 * n, 9_000 + 500 * n) for n in range(5)]  # offset 8,000
     second = [BilledCall(5 + n, 100 + 10 * n, 200 + 400 * n, 3_200 + 400 * n) for n in range(5)]  # offset 3,000
     calls = (*first, *second)
-    whole, sessions = fit(calls), fit(calls, fresh=(100,))
+    whole, sessions = fit_bills(calls), fit_bills(calls, fresh=(100,))
     assert whole.fitted == 5 and sessions.fitted == 10  # the fall at the new session no longer stops the fit
     assert sessions.sessions == ((-1, 8_000), (100, 3_000))
     assert sessions.error(True) == 0.0 and max(sessions.misses(True)) == 0.0

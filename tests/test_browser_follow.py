@@ -1,8 +1,8 @@
-"""Issue 14 in a real browser: an agent's log, uploaded as a person would after a preset of the other
-provider, brings its own settings — the model (priced as itself, or of unknown price), the
-provider's prompt-cache model in the Run tab, and the export in the API format it was sent in with
-the losses listed. The Run and Export tabs are opened before the upload, so the browser already
-shows the preset's choices there: what a dropped value left on screen before."""
+"""Settings that follow an uploaded log, in a real browser: an agent's log, uploaded as a person would
+after a preset of the other provider, brings its own settings — the model (priced as itself, or of
+unknown price), the provider's prompt-cache model in the Run tab, and the export in the API format it
+was sent in with the losses listed. The Run and Export tabs are opened before the upload, so the
+browser already shows the preset's choices there: what a dropped value left on screen before."""
 
 from __future__ import annotations
 

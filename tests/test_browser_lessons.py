@@ -70,7 +70,7 @@ def _type_into_selected_cell(page, text: str) -> None:
 
 
 def test_lesson_two_from_the_rules_tab_by_typing_into_the_empty_table(page):
-    """Issue 14: the lesson stays active through the tab switch its task asks for, and completes there;
+    """The lesson stays active through the tab switch its task asks for, and completes there;
     the empty tool-call table shows its columns and takes a row typed into it."""
     from playwright.sync_api import expect
 

@@ -1,5 +1,5 @@
 """The item builder: a result for a just-added call lands after it, call ids are made in the
-format's style, and editing never drops an image or other non-text block (issue 7, item 14)."""
+format's style, and editing never drops an image or other non-text block."""
 
 from __future__ import annotations
 

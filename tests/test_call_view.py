@@ -38,7 +38,7 @@ def test_a_call_shows_everything_before_its_turn_and_its_own_numbers():
         assert (shown.number, shown.calls, shown.call) == (number, 4, call)  # a replay stopped early agrees
         rows = view.call_rows(shown, view.call_positions(shown, False))
         assert len(rows) == call.position == len(shown.without.items)
-        assert [row.before for row in rows] == [view.item_text(item) for item in conversation.items[:call.position]]
+        assert [row.before for row in rows] == [view.shown_text(item) for item in conversation.items[:call.position]]
         assert sum(row.tokens_after for row in rows) == sum(shown.tokens_sent)
 
 
@@ -65,9 +65,9 @@ def test_a_summary_folds_the_span_it_replaced_into_its_first_row():
     rows = view.call_rows(shown, range(len(shown.without.items)))
     folded = [row for row in rows if row.summarized]
     assert len(folded) == shown.folded and folded[0].position == shown.head
-    assert folded[0].after == view.item_text(shown.sent.items[shown.head]) and not any(r.after for r in folded[1:])
+    assert folded[0].after == view.shown_text(shown.sent.items[shown.head]) and not any(r.after for r in folded[1:])
     after = [row for row in rows if row.position >= shown.head + shown.folded]
-    assert [row.after for row in after] == [view.item_text(item) for item in shown.sent.items[shown.head + 1:]]
+    assert [row.after for row in after] == [view.shown_text(item) for item in shown.sent.items[shown.head + 1:]]
     assert sum(row.tokens_after for row in rows) == sum(shown.tokens_sent)
 
 

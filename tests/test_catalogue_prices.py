@@ -1,4 +1,4 @@
-"""Issue 27 §2: prices and windows of the model that ran, from the genai-prices catalogue — never
+"""Catalogue prices: prices and windows of the model that ran, from the genai-prices catalogue — never
 another model's. Every model name in the real logs is priced under its own catalogue row or shown
 as unknown; a made-up name costs ``null``; a logged call is priced on the log's date; looking a
 price up makes no network request."""

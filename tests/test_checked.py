@@ -1,4 +1,4 @@
-"""Issue 16: the suggested rules, checked on the run they are for — a row whose hidden content the
+"""Checked suggestions: the suggested rules, checked on the run they are for — a row whose hidden content the
 agent used again, for too little saving, is not suggested (``tune.checked``)."""
 
 from __future__ import annotations

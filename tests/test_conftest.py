@@ -1,4 +1,4 @@
-"""The shared-fixture rule: a user's clone skips with a reason, CI fails (issue 7, item 19)."""
+"""The shared-fixture rule: a user's clone skips with a reason, CI fails."""
 
 from __future__ import annotations
 

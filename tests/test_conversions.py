@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 
 from playground import formats
 from playground.conversation import Message, ToolCall, ToolResult
-from playground.export import requests as exports
+from playground.export import exports
 from playground.formats.convert import convert
 from playground.workbench.presets import list_presets
 

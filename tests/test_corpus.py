@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from playground import cli, formats
 from playground.compaction import Settings
-from playground.corpus import find as corpus
+from playground.corpus import finder
 from playground.corpus.evaluate import (
     RunResult,
     Setup,
@@ -27,7 +27,7 @@ from playground.corpus.evaluate import (
     evaluate_source,
     load,
 )
-from playground.corpus.find import Failed, Skipped, Source
+from playground.corpus.finder import Failed, Skipped, Source
 from playground.corpus.sweep import Grid, Point, best, front
 from playground.meter.tokens import Meter
 from playground.policies import OURS, POLICIES, PolicySettings
@@ -54,7 +54,7 @@ def test_find_walks_folders_globs_archives_and_gz(tmp_path: Path):
         archive.writestr("inner/readme.txt", "hello")
     with tarfile.open(tmp_path / "logs.tar.gz", "w:gz") as archive:
         archive.add(DATA / "mini-swe-agent.traj.json", "t/mini.traj.json")
-    found = list(corpus.find([str(runs), str(tmp_path / "*.zip"), str(tmp_path / "logs.tar.gz"),
+    found = list(finder.find([str(runs), str(tmp_path / "*.zip"), str(tmp_path / "logs.tar.gz"),
                               str(tmp_path / "nothing-*.json"), str(tmp_path / "gone.json")]))
     names = _names(found)
     assert names == {
@@ -92,7 +92,7 @@ def test_a_corrupt_file_fails_with_its_place_and_a_non_run_is_skipped(tmp_path: 
         str(other), "not a conversation: no reader recognises it")
     assert evaluate_source(Source(str(no_calls), path=str(no_calls)), setup) == Skipped(
         str(no_calls), "no LLM call in it (no assistant turn)")
-    [opened] = corpus.find([str(bad_zip)])
+    [opened] = finder.find([str(bad_zip)])
     assert isinstance(opened, Failed) and opened.message.startswith("cannot open the archive")
 
 
@@ -229,6 +229,6 @@ def test_uploaded_zip_members_travel_as_bytes():
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("a/run.jsonl", (DATA / "codex-rollout.jsonl").read_bytes())
         archive.writestr("a/.hidden.json", "{}")
-    found = list(corpus.uploaded("logs.zip", buffer.getvalue(), 10))
+    found = list(finder.uploaded("logs.zip", buffer.getvalue(), 10))
     assert [type(item) for item in found] == [Source, Skipped]
     assert found[0].name == "logs.zip!a/run.jsonl" and found[0].read(10) == (DATA / "codex-rollout.jsonl").read_bytes()

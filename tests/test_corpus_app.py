@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from playground.compaction import Settings
-from playground.corpus import find as corpus
+from playground.corpus import finder
 from playground.corpus.evaluate import Setup, evaluate_source
 from playground.policies import PolicySettings
 from playground.ui import corpus_panel, state
@@ -56,8 +56,8 @@ def test_upload_a_zip_evaluate_and_read_the_table():
     assert list(table["run"]) == ["logs.zip!runs/swe.json", "logs.zip!runs/codex.jsonl", "mini.traj.json"]
     # the table's numbers are the engine's for that run, under the page's settings
     evaluation = at.session_state[state.CORPUS_RESULT]
-    expected = evaluate_source(next(s for s in corpus.uploaded("logs.zip", _zip(), 10)
-                                    if isinstance(s, corpus.Source)), evaluation_setup(at))
+    expected = evaluate_source(next(s for s in finder.uploaded("logs.zip", _zip(), 10)
+                                    if isinstance(s, finder.Source)), evaluation_setup(at))
     assert table["cost rules (US$)"][0] == round(next(r.row.cost for r in expected.strategies
                                                        if r.row.strategy == "rules"), 4)
     assert [f.source for f in evaluation.failed] == ["logs.zip!runs/broken.json"]

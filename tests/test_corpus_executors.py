@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 
 from playground import cli
 from playground.cli.corpus_runs import in_order
-from playground.corpus import executors
-from playground.corpus import find as corpus
+from playground.corpus import executors, finder
 from playground.corpus.evaluate import Evaluation, Setup, evaluate_batch, partition
 from playground.corpus.sweep import Grid, summarize, tune_batch
 from playground.errors import InputError
@@ -51,7 +50,7 @@ def mixed(tmp_path_factory) -> Path:
 
 def _evaluate(folder: Path, executor: str, workers: int) -> dict:
     setup = Setup()
-    outcomes = executors.run(corpus.find([str(folder)]), functools.partial(evaluate_batch, setup=setup),
+    outcomes = executors.run(finder.find([str(folder)]), functools.partial(evaluate_batch, setup=setup),
                              executor=executor, workers=workers)
     return Evaluation.of(outcomes).to_json()
 
@@ -60,7 +59,7 @@ def _tune(paths: list[str], executor: str, workers: int) -> dict:
     setup = Setup(strategies=("rules", "clear-tool-uses"))
     grid = Grid.parse(["threshold=20000,60000", "trigger=50000,150000"])
     runs, failed, _ = partition(executors.run(
-        corpus.find(paths), functools.partial(tune_batch, setup=setup, grid=grid), executor=executor,
+        finder.find(paths), functools.partial(tune_batch, setup=setup, grid=grid), executor=executor,
         workers=workers))
     return summarize(runs, setup, grid) | {"failed": [f.source for f in failed]}
 
@@ -142,7 +141,7 @@ def test_dask_missing_is_a_clear_message(monkeypatch, mixed: Path, capsys):
 
     monkeypatch.setattr(executors.importlib, "import_module", no_dask)
     with pytest.raises(InputError, match=r"requirements-dask\.txt"):
-        list(executors.run(corpus.find([str(mixed / "traces")]), functools.partial(evaluate_batch, setup=Setup()),
+        list(executors.run(finder.find([str(mixed / "traces")]), functools.partial(evaluate_batch, setup=Setup()),
                            executor="dask"))
     assert cli.main(["evaluate", str(mixed / "traces"), "--executor", "dask"]) == 2
     assert "pip install -r requirements-dask.txt" in capsys.readouterr().err
@@ -160,7 +159,7 @@ def test_the_streamed_json_of_the_cli_is_the_evaluation_of_the_library(mixed: Pa
     small = [str(mixed / name) for name in ("traces", "logs", "bundle.zip", "corrupt.jsonl")]
     assert cli.main(["evaluate", *small, "--json", "--workers", "2"]) == 0
     streamed = json.loads(capsys.readouterr().out)
-    outcomes = executors.run(corpus.find(small), functools.partial(evaluate_batch, setup=Setup()), workers=0)
+    outcomes = executors.run(finder.find(small), functools.partial(evaluate_batch, setup=Setup()), workers=0)
     assert streamed == Evaluation.of(outcomes).to_json()
     assert cli.main(["evaluate", *small, "--csv", "-", "--workers", "0", "--strategy", "rules"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))

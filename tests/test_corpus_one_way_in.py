@@ -18,7 +18,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from playground.cli.inputs import load_conversation
-from playground.corpus import find as corpus
+from playground.corpus import finder
 from playground.corpus.evaluate import Setup, load
 from playground.ui import state
 
@@ -74,8 +74,8 @@ def _by_name(found, prefix: str = "") -> dict[str, tuple]:
     a folder's trailing ``/``); what it skipped or failed, as the value itself."""
     loaded = {}
     for each in found:
-        outcome = load(each, Setup(max_input_mb=LIMIT)) if isinstance(each, corpus.Source) else each
-        name = (each.name if isinstance(each, corpus.Source) else each.source).removeprefix(prefix).rstrip("/")
+        outcome = load(each, Setup(max_input_mb=LIMIT)) if isinstance(each, finder.Source) else each
+        name = (each.name if isinstance(each, finder.Source) else each.source).removeprefix(prefix).rstrip("/")
         loaded[name] = _same(outcome[0]) if isinstance(outcome, tuple) else outcome
     return loaded
 
@@ -86,13 +86,13 @@ def by_command_line(tree) -> dict[str, tuple]:
 
 
 def test_a_corpus_on_disk_reads_every_run_as_the_command_line_does(tree, by_command_line):
-    found = _by_name(corpus.find([str(tree)], LIMIT), f"{tree}/")
+    found = _by_name(finder.find([str(tree)], LIMIT), f"{tree}/")
     assert found == by_command_line
 
 
 def test_a_zip_uploaded_to_the_corpus_tab_reads_every_run_as_the_command_line_does(tree, by_command_line):
     every = [entry for name in FIXTURES for entry in _files(tree / name, tree)]
-    found = _by_name(corpus.uploaded("logs.zip", _zip(every), LIMIT), "logs.zip!")
+    found = _by_name(finder.uploaded("logs.zip", _zip(every), LIMIT), "logs.zip!")
     assert found == by_command_line
 
 
@@ -103,7 +103,7 @@ def test_a_zip_and_a_tar_on_disk_read_every_run_as_the_command_line_does(tree, b
         for name, file in every:
             archive.add(file, f"logs/{name}")
     for archive in ("logs.zip", "logs.tar.gz"):
-        found = _by_name(corpus.find([str(tmp_path / archive)], LIMIT), f"{tmp_path / archive}!logs/")
+        found = _by_name(finder.find([str(tmp_path / archive)], LIMIT), f"{tmp_path / archive}!logs/")
         assert found == by_command_line, archive
 
 

@@ -7,8 +7,7 @@ import gc
 
 import pytest
 
-from playground import compaction
-from playground.compaction import DecisionCache, Settings, compact
+from playground.compaction import DecisionCache, Settings, compact, walker
 from playground.conversation import Conversation, Message, ToolCall, ToolResult
 from playground.meter import Meter
 from playground.rules import book_rules
@@ -30,8 +29,8 @@ def _run(results: int) -> Conversation:
 def decided(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many decisions were made afresh (not taken from the cache)."""
     made: list[int] = []
-    real = compaction._decide
-    monkeypatch.setattr(compaction, "_decide", lambda ctx, c: made.append(c.position) or real(ctx, c))
+    real = walker._decide
+    monkeypatch.setattr(walker, "_decide", lambda ctx, c: made.append(c.position) or real(ctx, c))
     return made
 
 

@@ -76,9 +76,9 @@ CASES = [(name, conversation, keep) for name, conversation in _conversations() f
 def test_exported_code_gives_the_engines_output(name, conversation, keep_recent, ruleset, tmp_path):
     if ruleset == "preset":
         preset = {f"preset:{p.key}": p for p in presets.list_presets()}.get(name)
-        rules = preset.rules if preset else RULESETS["book"][1](conversation)
+        rules = preset.rules if preset else RULESETS["book"].make(conversation)
     else:
-        rules = RULESETS[ruleset][1](conversation)
+        rules = RULESETS[ruleset].make(conversation)
     edits = _same(conversation, rules, Settings(threshold=0, keep_recent=keep_recent), tmp_path)
     if ruleset == "masking" and keep_recent == 0:
         assert edits  # every conversation here has a tool result the model has read
@@ -93,7 +93,7 @@ def test_exported_code_on_agent_session_logs(path, tmp_path):
         conversation = formats.loads(shared(path).read_bytes())
     except InputError as exc:
         pytest.skip(f"formats cannot read {path.name} on this branch yet ({exc})")
-    assert _same(conversation, RULESETS["suggested"][1](conversation), Settings(threshold=0, keep_recent=3), tmp_path)
+    assert _same(conversation, RULESETS["suggested"].make(conversation), Settings(threshold=0, keep_recent=3), tmp_path)
 
 
 RULES = [

@@ -238,7 +238,7 @@ def test_an_anthropic_request_whose_calls_share_an_id_gets_a_note_in_the_cli_and
 def test_repeated_call_ids_are_said_only_where_the_request_goes_to_anthropic():
     """The same calls in a Chat request are no refusal there (OpenAI pairs each result with its call's
     message): no note, until the request is exported to Anthropic's format."""
-    from playground.export.requests import request_body
+    from playground.export.exports import request_body
 
     chat = formats.read(formats.write(formats.convert(formats.read(_reused_id_request()), "chat")))
     assert not any(REFUSED in note for note in formats.notes(chat))
@@ -249,7 +249,7 @@ def test_repeated_call_ids_are_said_only_where_the_request_goes_to_anthropic():
 def test_a_real_swe_agent_trace_that_reuses_call_ids_says_anthropic_would_refuse_it():
     """SWE-agent gives a new call the id of an answered one: its real marshmallow trace has one id on
     4 calls, another on 2; sent to Anthropic as it is, the request is refused."""
-    from playground.export.requests import request_body
+    from playground.export.exports import request_body
 
     conversation = formats.read_path(shared(TRACES / "sweagent_marshmallow-1867_function_calling.openai.json"))
     _, notes = request_body(conversation, "anthropic")

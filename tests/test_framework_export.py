@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from playground.compaction import Settings, compact
 from playground.conversation import Conversation, Message, ToolCall, ToolResult, link
-from playground.export import requests as exports
+from playground.export import exports
 from playground.export.framework import framework_settings
 from playground.rules.ruleset import Rules, load_rules
 from playground.tune.rulesets import observation_masking

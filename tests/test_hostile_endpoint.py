@@ -11,8 +11,10 @@ import tracemalloc
 
 import pytest
 
-from playground.summarize.endpoint import Endpoint, OpenAISummarizer, reply_cap
-from playground.summarize.history import SummarizerError
+from playground.llm.endpoint import Endpoint
+from playground.llm.failure import LLMError
+from playground.llm.transport import reply_cap
+from playground.summarize.online import OpenAISummarizer
 
 from .openai_stub import StubServer
 from .test_summarize import cli, plan_for_tests
@@ -28,7 +30,7 @@ def _fails(model: str, timeout: float = 20.0, retries: int = 0, traced: bool = F
             tracemalloc.start()
         started = time.monotonic()
         try:
-            with pytest.raises(SummarizerError) as caught:
+            with pytest.raises(LLMError) as caught:
                 summarizer.summarize(chosen)
             elapsed = time.monotonic() - started
             peak = tracemalloc.get_traced_memory()[1] if traced else 0
@@ -65,7 +67,7 @@ def test_a_connection_closed_mid_reply_says_so_not_could_not_connect():
 def test_a_refused_connection_still_says_could_not_connect():
     with StubServer() as server:
         base_url = server.base_url
-    with pytest.raises(SummarizerError, match=r"could not connect to 127\.0\.0\.1"):
+    with pytest.raises(LLMError, match=r"could not connect to 127\.0\.0\.1"):
         OpenAISummarizer(Endpoint("m", base_url, timeout=2, max_retries=0)).check()
 
 

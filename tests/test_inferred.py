@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from playground.conversation import Conversation, Message, ToolCall, ToolResult
 from playground.meter.tokens import Meter
 from playground.policies import NonePolicy, make
-from playground.run.billed import BilledCall, fit
+from playground.run.billed import BilledCall, fit_bills
 from playground.run.inferred import drops, infer
 from playground.run.prices import read_prices
 from playground.run.replay import AS_RAN, FULL, replay, replay_to_json
@@ -67,7 +67,7 @@ def test_a_cut_the_log_does_not_record_is_found_from_the_bills_and_as_it_ran_fol
     run = replay(found, NonePolicy(), Meter(MODEL), PRICE)
     assert run.baseline == AS_RAN and run.inferred
     calls = tuple(BilledCall(n, c.position, c.tokens_without, truth[c.position]) for n, c in enumerate(run.calls))
-    log_fit = fit(calls)
+    log_fit = fit_bills(calls)
     misses = [abs(log_fit.estimate(c.counted) - c.billed) / c.billed for c in calls]
     assert max(misses) < 0.05, misses
     # the full history stays a second figure, and grows past what the agent ever sent

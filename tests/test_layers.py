@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "playground"
 # Lowest first. A stage is a top-level module or a folder of playground/.
 STAGES = (
     ("errors", "limits", "words"),  # what every stage shares
+    ("llm",),  # the clients for LLM APIs, used by summarization and the probe alike
     ("conversation",),  # the model every format reads into
     ("formats",),  # wire formats and agent logs ⇄ conversation
     ("meter",),  # counting, as the provider bills
@@ -106,4 +107,4 @@ def test_the_walker_reads_relative_and_deferred_imports() -> None:
     """The graph holds what the modules really import: a relative import of another stage's
     module, and one made inside a function (the CLI loads the endpoint only when asked)."""
     assert "playground.meter.tokens" in GRAPH["playground.rules.breakdown"]
-    assert "playground.summarize.endpoint" in GRAPH["playground.cli.compact"]
+    assert "playground.llm.openai_compatible" in GRAPH["playground.cli.compact"]

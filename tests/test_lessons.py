@@ -33,12 +33,12 @@ Some *Markdown*.
 """
 
 
-def observed(lesson: lessons.Lesson, changes: dict) -> tuple[lessons.Setup, dict]:
+def observed(lesson: lessons.Lesson, changes: dict) -> tuple[lessons.LessonSetup, dict]:
     """The lesson's preset with its start (and ``changes``) applied, run as the page runs it
     (summarization at the threshold when on), and what the lesson reads from the result."""
     preset = PRESETS[lesson.preset]
     meter = Meter(preset.model)
-    setup = lessons.Setup(preset.rules, Settings(preset.threshold, preset.keep_recent), True)
+    setup = lessons.LessonSetup(preset.rules, Settings(preset.threshold, preset.keep_recent), True)
     for step in (lesson.start, changes):
         setup = lessons.applied(step, setup, preset.conversation, preset.rules, meter)
     summary = SummarySettings(limit=setup.settings.threshold) if setup.summarize else None

@@ -68,7 +68,7 @@ def test_every_lesson_through_show_me(lesson: lessons.Lesson):
     assert all(not b.disabled for b in at.button if b.key == "lesson_next")
     assert lesson.key in at.session_state["lessons_done"]
     shown += shown_shares(at)
-    for share in quoted_shares(lesson.body):  # a figure the text quotes is one the learner sees (issue 14)
+    for share in quoted_shares(lesson.body):  # a figure the text quotes is one the learner sees
         assert any(abs(share - figure) <= 1 for figure in shown), (share, sorted(set(shown)))
 
 

@@ -47,7 +47,7 @@ def _load(key: str) -> tuple[Conversation, Rules, str]:
     if preset is not None:
         return preset.conversation, preset.rules, preset.model
     conversation = formats.read(formats.parse_text(shared(SHARED / key).read_bytes()))
-    return conversation, RULESETS["suggested"][1](conversation), conversation.model or "gpt-4o"
+    return conversation, RULESETS["suggested"].make(conversation), conversation.model or "gpt-4o"
 
 
 def _page_and_replay(conversation: Conversation, rules: Rules, model: str, k: int):
@@ -70,7 +70,7 @@ def _page_and_replay(conversation: Conversation, rules: Rules, model: str, k: in
 def test_the_page_and_replay_bill_the_same_request_the_same_input_cost(key, no_rules):
     conversation, rules, model = _load(key)
     if no_rules:  # nothing to compact: the request goes on to summarization
-        rules = RULESETS["none"][1](conversation)
+        rules = RULESETS["none"].make(conversation)
     calls = len(call_starts(conversation.items))
     assert calls >= 2
     page, run, done = _page_and_replay(conversation, rules, model, calls - 1)
@@ -92,7 +92,7 @@ def test_the_agreement_is_checked_where_the_cache_rules_matter():
     seen = set()
     for key in [p.key for p in list_presets()]:
         conversation, rules, model = _load(key)
-        for chosen in (rules, RULESETS["none"][1](conversation)):
+        for chosen in (rules, RULESETS["none"].make(conversation)):
             page, _, done = _page_and_replay(conversation, chosen, model, len(call_starts(conversation.items)) - 1)
             seen |= {page.cache, done.compaction.report.stage}
             if done.summarization is not None:

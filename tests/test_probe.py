@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from playground import cli, formats, probe
+from playground.llm import keys
 from playground.meter.tokens import Meter
 from playground.policies import make
 from playground.run.prices import read_prices
 from playground.run.replay import call_starts
-from playground.summarize import keys
 
 from .conftest import ROOT
 from .probe_stub import TEXT_SEEN, TEXT_UNSEEN, ProbeServer, run

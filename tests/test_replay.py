@@ -277,7 +277,7 @@ def test_the_suggested_preset_replays_the_rules_suggested_for_the_conversation(b
         assert done.returncode == 2 and "--preset" in done.stderr and done.stderr.count("\n") == 1
         return
     assert done.returncode == 0, done.stderr
-    rules = RULESETS["suggested"][1](book_conversation())
+    rules = RULESETS["suggested"].make(book_conversation())
     expected = replay(book_conversation(), RulesPolicy(rules=rules, threshold=0, summarize=False), Meter("gpt-4o"),
                       GPT4O)
     assert [call["tokens_with"] for call in json.loads(done.stdout)["calls"]] == [
@@ -487,7 +487,7 @@ def test_a_reused_call_id_pairs_in_a_pass_from_the_frontier_as_in_the_whole_pass
 def test_replay_walks_only_what_is_new_on_a_long_run(monkeypatch):
     """A run of read_file calls over its threshold at every call: the compaction passes decide each
     item a bounded number of times, not once per call (which made replay quadratic)."""
-    from playground import compaction
+    from playground.compaction import walker
 
     items = [Message(role="user", content="Read the modules.")]
     for n in range(300):
@@ -495,8 +495,8 @@ def test_replay_walks_only_what_is_new_on_a_long_run(monkeypatch):
                   ToolResult(call_id=f"c{n}", name="read_file", content=f"line {n}\n" * 40)]
     conversation = Conversation(items=(*items, Message(role="assistant", content="Done.")), format="chat")
     walked: list[int] = []
-    real = compaction._candidates
-    monkeypatch.setattr(compaction, "_candidates",
+    real = walker._candidates
+    monkeypatch.setattr(walker, "_candidates",
                         lambda ctx, rules, p, item: walked.append(p) or real(ctx, rules, p, item))
     run = replay(conversation, RulesPolicy(threshold=2_000, summarize=False), Meter("gpt-4o"), GPT4O)
     assert sum(call.fired is not None for call in run.calls) > 250, "over the threshold at nearly every call"

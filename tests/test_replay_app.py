@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from playground.meter.tokens import Meter
 from playground.policies import OURS, make
-from playground.policies.sources import source_of
+from playground.policies.provenance import source_of
 from playground.run.compare import compare
 from playground.run.prices import read_prices
 from playground.run.replay import replay

@@ -12,7 +12,7 @@ from playground import formats
 from playground.compaction import Settings, compact
 from playground.engine import optimize
 from playground.errors import InputError
-from playground.export import requests as exports
+from playground.export import exports
 from playground.meter import tokens
 from playground.present import render, view
 from playground.rules import breakdown
@@ -143,7 +143,7 @@ def test_rule_presets_cover_the_conversations_tools(book):
     assert {r.tool for r in masking.tool_results} == {"create_file", "search_web", "read_file"}
     aggressive = rulesets.aggressive(book)
     assert {r.tool for r in aggressive.tool_calls} == {"create_file"}  # the only call with a large argument
-    assert rulesets.RULESETS["none"][1](book).tool_results == ()
+    assert rulesets.RULESETS["none"].make(book).tool_results == ()
     result = compact(book, masking, Settings(threshold=0))
     assert {e.tool for e in result.report.edits} == {"search_web", "read_file"}
 

@@ -54,7 +54,7 @@ def test_the_step_through_ends_where_compact_does_on_every_preset(preset):
 @pytest.mark.parametrize("ruleset", ["book", "aggressive", "masking"])
 def test_the_step_through_ends_where_compact_does_on_every_trace(name, ruleset):
     conversation = formats.read(load_shared(TRACES / name))
-    rules = rulesets.RULESETS[ruleset][1](conversation)
+    rules = rulesets.RULESETS[ruleset].make(conversation)
     meter = Meter(conversation.model)
     settings = Settings(threshold=0, keep_recent=1)
     done = compact(conversation, rules, settings, meter=meter)

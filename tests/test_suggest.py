@@ -98,7 +98,7 @@ def test_suggested_rules_load_and_round_trip():
     rules = load_rules(json.loads(json.dumps(suggestion.rules_json())))
     assert rules == suggestion.rules()
     assert load_rules(rules_to_json(rules)) == rules
-    assert RULESETS["suggested"][1](conversation) == rules
+    assert RULESETS["suggested"].make(conversation) == rules
     assert "Read {file_path}" in rules.tool_calls[0].replacement.text  # the write says where to look
 
 
@@ -257,7 +257,7 @@ def test_suggested_rules_halve_a_trace_or_reach_what_guards_allow(name):
 def test_no_suggested_edit_touches_a_small_argument(name):
     conversation = _load(name)
     meter = Meter(conversation.model)
-    _, edits, _ = apply_rules(conversation, RULESETS["suggested"][1](conversation), Settings(threshold=0), meter)
+    _, edits, _ = apply_rules(conversation, RULESETS["suggested"].make(conversation), Settings(threshold=0), meter)
     calls = [edit for edit in edits if edit.kind == "call"]
     for edit in calls:  # the argument replaced, measured as the engine does (its value as the call carries it)
         value = conversation.items[edit.position].parsed_arguments()[edit.argument]
@@ -269,7 +269,7 @@ def test_no_suggested_edit_touches_a_small_argument(name):
 def test_compacting_twice_with_suggested_rules_changes_nothing(name):
     conversation = _load(name)
     meter = Meter(conversation.model)
-    rules, settings = RULESETS["suggested"][1](conversation), Settings(threshold=0, keep_recent=3)
+    rules, settings = RULESETS["suggested"].make(conversation), Settings(threshold=0, keep_recent=3)
     once = compact(conversation, rules, settings, meter=meter)
     again = compact(once.conversation, rules, settings, meter=meter)
     assert again.report.edits == () and again.conversation == once.conversation

@@ -19,13 +19,16 @@ from playground.compaction import Settings
 from playground.conversation import Message, Part, ToolCall, ToolResult, content_text, pairs, role_of
 from playground.engine import optimize
 from playground.errors import InputError
+from playground.llm import keys
+from playground.llm.endpoint import Endpoint
+from playground.llm.failure import LLMError
 from playground.meter import tokens
 from playground.rules.ruleset import book_rules
-from playground.summarize import keys
+from playground.summarize import online
 from playground.summarize.cut import MARKER, CutIndex, cut_steps, is_summary, span
-from playground.summarize.endpoint import Endpoint, OpenAISummarizer
-from playground.summarize.history import Carry, Plan, SummarizerError, SummarySettings, plan, run, summary_message
+from playground.summarize.history import Carry, Plan, SummarySettings, plan, run, summary_message
 from playground.summarize.offline import OFFLINE_LABEL, OfflineSummarizer
+from playground.summarize.online import OpenAISummarizer
 from playground.workbench.presets import list_presets
 
 from .conftest import ROOT
@@ -54,7 +57,7 @@ class Failing:
     label = "always fails"
 
     def summarize(self, plan):
-        raise SummarizerError("the endpoint is down")
+        raise LLMError("the endpoint is down")
 
 
 def test_keeps_the_head_and_the_newest_steps():
@@ -245,7 +248,7 @@ def test_openai_failures_are_one_clear_sentence_without_the_key(model, expected)
     secret = "sk-very-secret-key-123"
     with StubServer(hang_seconds=3) as server:
         summarizer = OpenAISummarizer(Endpoint(model, server.base_url, api_key=secret, timeout=0.5, max_retries=1))
-        with pytest.raises(SummarizerError) as caught:
+        with pytest.raises(LLMError) as caught:
             summarizer.summarize(plan_for_tests())
     assert expected in str(caught.value)
     assert secret not in str(caught.value) and "\n" not in str(caught.value)
@@ -257,7 +260,7 @@ def test_a_refused_connection_is_explained():
     with StubServer() as server:
         base_url = server.base_url
     summarizer = OpenAISummarizer(Endpoint("m", base_url, timeout=2, max_retries=0))
-    with pytest.raises(SummarizerError, match=r"could not connect to 127\.0\.0\.1"):
+    with pytest.raises(LLMError, match=r"could not connect to 127\.0\.0\.1"):
         summarizer.check()
 
 
@@ -336,7 +339,7 @@ def test_results_keep_their_calls_after_summarizing_each_format():
                 assert item.call_id in open_ids, name
 
 
-# --- Issue 7 item 2: a summary that is not smaller is not applied; "still over" is said ----------------------
+# --- A summary that is not smaller is not applied; "still over" is said ----------------------
 
 
 def tiny_span() -> dict:
@@ -388,7 +391,7 @@ def test_still_over_after_a_summary_that_was_applied():
     assert enough.report.still_over == (enough.report.tokens_after >= 1000)
 
 
-# --- Issue 7 item 3: a limit below the threshold is refused ---------------------------------------------------
+# --- A limit below the threshold is refused ---------------------------------------------------
 
 
 def test_cli_refuses_a_limit_below_the_threshold(run_file):
@@ -406,7 +409,7 @@ def test_optimize_refuses_a_limit_below_the_threshold():
         optimize(formats.read(long_run()), book_rules(), Settings(threshold=500), SummarySettings(limit=499))
 
 
-# --- Issue 8: three stages -------------------------------------------------------------------------------------
+# --- Three stages -------------------------------------------------------------------------------------
 
 
 def test_three_stages_keep_compaction_and_summary_savings_apart(tmp_path):
@@ -432,7 +435,7 @@ def test_three_stages_keep_compaction_and_summary_savings_apart(tmp_path):
     assert off.stages[2].tokens == off.stages[1].tokens and off.stages[2].saved == 0
 
 
-# --- Issue 11: the cut as steps ---------------------------------------------------------------------------------
+# --- The cut as steps ---------------------------------------------------------------------------------
 
 
 def _check_steps(items, keep):
@@ -493,7 +496,7 @@ def test_cut_steps_are_consistent_on_any_request(name, data, keep):
     _check_steps(formats.read(data.draw(REQUESTS[name])).items, keep)
 
 
-# --- Issue 7 item 11: a total transcript budget -----------------------------------------------------------------
+# --- A total transcript budget -----------------------------------------------------------------
 
 
 def test_the_transcript_keeps_to_its_total_budget():
@@ -520,7 +523,7 @@ def test_any_transcript_budget_is_kept(total):
     assert meter().text(chosen.transcript) <= total
 
 
-# --- Issue 7 item 11: a provider's error keeps its cause -------------------------------------------------------
+# --- A provider's error keeps its cause -------------------------------------------------------
 
 
 @pytest.mark.parametrize(("model", "expected", "absent"), [
@@ -532,7 +535,7 @@ def test_any_transcript_budget_is_kept(total):
 def test_provider_errors_keep_their_cause(model, expected, absent):
     with StubServer() as server:
         summarizer = OpenAISummarizer(Endpoint(model, server.base_url, api_key="sk-abc-123456", max_retries=0))
-        with pytest.raises(SummarizerError) as caught:
+        with pytest.raises(LLMError) as caught:
             summarizer.summarize(plan_for_tests())
     message = str(caught.value)
     assert expected in message and "\n" not in message
@@ -540,14 +543,14 @@ def test_provider_errors_keep_their_cause(model, expected, absent):
     assert message.endswith(expected) or model != "bad-key"
 
 
-# --- Issue 7 item 10: the timeout is the whole wait ----------------------------------------------------------
+# --- The timeout is the whole wait ----------------------------------------------------------
 
 
 def test_the_timeout_bounds_the_whole_wait_and_the_message_says_how_long():
     with StubServer(hang_seconds=10) as server:
         summarizer = OpenAISummarizer(Endpoint("slow", server.base_url, timeout=1.5, max_retries=2))
         started = time.monotonic()
-        with pytest.raises(SummarizerError) as caught:
+        with pytest.raises(LLMError) as caught:
             summarizer.check()
         elapsed = time.monotonic() - started
     assert elapsed < 1.5 + 1.5, "retries must not each get the full timeout"
@@ -560,13 +563,13 @@ def test_retries_stay_within_the_timeout():
     with StubServer() as server:  # always 429, asking for a 10 ms wait: retries until the time is up
         summarizer = OpenAISummarizer(Endpoint("busy", server.base_url, timeout=1.0, max_retries=1000))
         started = time.monotonic()
-        with pytest.raises(SummarizerError, match=r"rate limiting requests \(429\)"):
+        with pytest.raises(LLMError, match=r"rate limiting requests \(429\)"):
             summarizer.check()
         elapsed = time.monotonic() - started
     assert elapsed < 1.0 + 1.0 and len(server.requests) > 2
 
 
-# --- Issue 7 item 8: the operator's key goes only to allowed hosts ----------------------------------------------
+# --- The operator's key goes only to allowed hosts ----------------------------------------------
 
 
 @pytest.mark.parametrize(("base_url", "host"), [
@@ -641,13 +644,14 @@ def test_cli_without_any_key_reaches_a_local_server_without_one(run_file):
 
 def test_credentials_in_the_url_never_show():
     endpoint = Endpoint("m", "http://alice:hunter2@127.0.0.1:9/v1", timeout=2, max_retries=0)
-    assert endpoint.where == "127.0.0.1:9" and "hunter2" not in endpoint.label and "alice" not in endpoint.label
-    with pytest.raises(SummarizerError) as caught:
+    assert endpoint.where == "127.0.0.1:9"
+    assert "hunter2" not in online.label(endpoint) and "alice" not in online.label(endpoint)
+    with pytest.raises(LLMError) as caught:
         OpenAISummarizer(endpoint).check()
     assert "hunter2" not in str(caught.value) and "127.0.0.1:9" in str(caught.value)
 
 
-# --- Issue 15: summarizing at every call, carried from the last call ---------------------------------------------
+# --- Summarizing at every call, carried from the last call ---------------------------------------------
 
 _SHAPES = st.one_of(
     st.builds(ToolCall, call_id=st.sampled_from("abc"), name=st.sampled_from(["read_file", "bash"]),

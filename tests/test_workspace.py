@@ -18,7 +18,7 @@ from playground.run.promptcache import CACHE_MODELS
 from playground.run.replay import MODES
 from playground.tune import rulesets
 from playground.workbench import presets, workspace
-from playground.workbench.workspace import ReplaySettings, Summarization, Workspace
+from playground.workbench.workspace import ReplaySettings, Workspace, WorkspaceSummarization
 
 from .strategies import anthropic_requests, chat_requests, native_documents, responses_requests
 
@@ -33,7 +33,7 @@ def round_trip(ws: Workspace) -> Workspace:
 @pytest.mark.parametrize("preset", PRESETS, ids=[p.key for p in PRESETS])
 def test_every_preset_round_trips_with_its_settings(preset):
     ws = Workspace(preset.conversation, preset.rules, preset.threshold, preset.keep_recent, True, False, preset.model,
-                   Summarization(enabled=False, limit=preset.threshold * 2, keep_steps=1, prompt="Be brief.",
+                   WorkspaceSummarization(enabled=False, limit=preset.threshold * 2, keep_steps=1, prompt="Be brief.",
                                  summarizer="openai", base_url="http://localhost:11434/v1", llm_model="llama3"),
                    label=f"{preset.title}, edited (10:32)")
     back = round_trip(ws)
@@ -43,9 +43,9 @@ def test_every_preset_round_trips_with_its_settings(preset):
 
 
 settings = st.builds(
-    Summarization, enabled=st.booleans(), limit=st.none() | st.integers(0, 10**7), keep_steps=st.integers(0, 50),
-    item_budget=st.integers(20, 5000), prompt=st.text(), summarizer=st.sampled_from(workspace.SUMMARIZERS),
-    base_url=st.text(), llm_model=st.text())
+    WorkspaceSummarization, enabled=st.booleans(), limit=st.none() | st.integers(0, 10**7),
+    keep_steps=st.integers(0, 50), item_budget=st.integers(20, 5000), prompt=st.text(),
+    summarizer=st.sampled_from(workspace.SUMMARIZERS), base_url=st.text(), llm_model=st.text())
 
 
 @given(request=chat_requests() | responses_requests() | anthropic_requests() | native_documents(),
@@ -54,7 +54,7 @@ settings = st.builds(
        summarization=settings, label=st.text())
 def test_any_workspace_round_trips(request, ruleset, threshold, keep_recent, flags, model, summarization, label):
     conversation = formats.read(request)
-    rules = rulesets.RULESETS[ruleset][1](conversation)
+    rules = rulesets.RULESETS[ruleset].make(conversation)
     ws = Workspace(conversation, rules, threshold, keep_recent, *flags, model, summarization, label)
     back = round_trip(ws)
     assert back == ws and back.notes == ()

@@ -10,7 +10,7 @@ from typing import Any
 from .. import formats, limits
 from ..compaction import DEFAULT_THRESHOLD
 from ..errors import InputError
-from ..export import requests as exports
+from ..export import exports
 from ..present.report import optimized_to_json
 from ..summarize.history import DEFAULT_KEEP_STEPS, SummarySettings, check_limit
 from ..summarize.offline import OfflineSummarizer
@@ -84,7 +84,8 @@ def summarizer(args: argparse.Namespace):
         return OfflineSummarizer()
     if not args.llm_model:
         raise InputError("--summarizer openai needs --llm-model (the model the endpoint serves)")
-    from ..summarize.endpoint import Endpoint, OpenAISummarizer
+    from ..llm.endpoint import Endpoint
+    from ..summarize.online import OpenAISummarizer
 
     return OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=api_key(args.base_url),
                                      timeout=args.timeout))
@@ -92,7 +93,7 @@ def summarizer(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     conversation = load_conversation(args.file, args.max_input_mb, args.format, args.to)
-    rules = RULESETS[args.preset][1](conversation) if args.preset else load_rules(args.rules, args.max_input_mb)
+    rules = RULESETS[args.preset].make(conversation) if args.preset else load_rules(args.rules, args.max_input_mb)
     settings = compaction_settings(args)
     if args.summarize_over is not None and not args.no_summarize:
         check_limit(args.summarize_over, args.threshold, where="--summarize-over")

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from ..policies import POLICIES, make, offered
-from ..policies.sources import source_of
+from ..policies.provenance import source_of
 from ..run.compare import compare, rows_to_json
 from ..run.prices import money
 from ..tune.suggest import unmatched_message

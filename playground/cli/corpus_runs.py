@@ -10,8 +10,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..corpus import executors
-from ..corpus import find as corpus
+from ..corpus import executors, finder
 from ..corpus.evaluate import ALL, Setup, named_strategies
 from ..policies import OURS, POLICIES
 from .arguments import add_input_limit, number
@@ -53,7 +52,7 @@ def corpus_setup(args: argparse.Namespace) -> Setup:
 def outcomes(args: argparse.Namespace, task: executors.Task, what: str) -> Iterator[tuple[int, Any]]:
     """The numbered outcomes of ``task`` over the corpus, as they complete. The paths are looked at
     now, so a bad one fails before any output is begun."""
-    found = corpus.find(args.paths, args.max_input_mb)
+    found = finder.find(args.paths, args.max_input_mb)
     return _progress(executors.run(found, task, executor=args.executor, workers=args.workers,
                                    scheduler=args.scheduler), what)
 
@@ -77,6 +76,6 @@ def in_order(outcomes: Iterable[tuple[int, Any]]) -> Iterator[Any]:
             expected += 1
 
 
-def problems(failed: Iterable[corpus.Failed], skipped: Iterable[corpus.Skipped]) -> list[str]:
+def problems(failed: Iterable[finder.Failed], skipped: Iterable[finder.Skipped]) -> list[str]:
     return ([f"failed  {f.message}" for f in failed]
             + [f"skipped {s.source}: {s.reason}" for s in skipped])

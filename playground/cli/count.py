@@ -8,7 +8,7 @@ from typing import Any
 
 from .. import formats
 from ..present.report import count_to_json
-from ..words import count
+from ..words import plural
 from . import accounting
 from .arguments import CALIBRATION_HELP, FILE_HELP, FORMAT_HELP, MODEL_HELP, TO_HELP, add_input_limit
 from .inputs import load_conversation
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     price = accounting.prices(None, args.max_input_mb).dated(conversation.started).get(model, conversation.format)
     data = count_to_json(result, conversation) | {"priced_as": price.priced_as}
     if not result.exact and conversation.billed and args.calibration is None:  # the log's own fit comes first
-        data["estimate_because"] = [BILLS_FIRST.format(count(len(conversation.billed), "call")),
+        data["estimate_because"] = [BILLS_FIRST.format(plural(len(conversation.billed), "call")),
                                     *data["estimate_because"]]
     write(dump(data), None)
     return 0

@@ -14,11 +14,11 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from .. import formats
-from ..corpus import find as corpus
+from ..corpus import finder
 from ..corpus.evaluate import Aggregate, csv_writer, evaluate_batch, problems_to_json, run_rows, run_to_json
 from ..errors import InputError
 from ..run.prices import money
-from ..words import count
+from ..words import plural
 from .corpus_runs import add_corpus_arguments, corpus_setup, in_order, outcomes, problems
 from .output import dump
 
@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
         if out:
             out.write('{"runs": [')
         for outcome in in_order(numbered):
-            if isinstance(outcome, corpus.Failed | corpus.Skipped):
-                (failed if isinstance(outcome, corpus.Failed) else skipped).append(outcome)
+            if isinstance(outcome, finder.Failed | finder.Skipped):
+                (failed if isinstance(outcome, finder.Failed) else skipped).append(outcome)
                 continue
             if out:
                 out.write(("\n" if not total.runs else ",\n") + formats.keep_surrogates(
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def evaluation_table(aggregate: dict[str, Any], failed: list[corpus.Failed], skipped: list[corpus.Skipped]) -> str:
+def evaluation_table(aggregate: dict[str, Any], failed: list[finder.Failed], skipped: list[finder.Skipped]) -> str:
     """The final table: one line per policy over the whole corpus."""
     lines = [f"{aggregate['runs']} runs, {aggregate['failed']} failed, {aggregate['skipped']} skipped",
              f"{'strategy':<16} {'cost':>12} {'cost none':>12} {'median saving':>14} {'p90 saving':>11} "
@@ -82,7 +82,7 @@ def evaluation_table(aggregate: dict[str, Any], failed: list[corpus.Failed], ski
                      f"{s['runs_pairs_intact']:>5,} of {s['runs']:<3,} {s['tokens_lost']:>11,} {hidden:>11}")
     unpriced = max((s["runs_unpriced"] for s in aggregate["strategies"]), default=0)
     if unpriced:
-        lines.append(f"{count(unpriced, 'run')} of a model whose price is unknown: counted, left out of the medians "
+        lines.append(f"{plural(unpriced, 'run')} of a model whose price is unknown: counted, left out of the medians "
                      "and percentiles, and the cost sums are unknown")
     return "\n".join(lines + problems(failed, skipped)) + "\n"
 

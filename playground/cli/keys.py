@@ -10,7 +10,7 @@ from ..errors import InputError
 def api_key(base_url: str | None, provider: str = "openai") -> str | None:
     """The key for ``base_url`` from the environment, by the one rule in ``keys``; a key the rule
     withholds from this host is an error that says how to allow it (never what the key is)."""
-    from ..summarize import keys
+    from ..llm import keys
 
     choice = keys.resolve_key(base_url, None, os.environ, {}, provider)
     if choice.source == keys.WITHHELD:

@@ -11,7 +11,7 @@ from typing import Any
 from .. import probe
 from ..errors import InputError
 from ..policies import make
-from ..words import count
+from ..words import plural
 from .arguments import FILE_HELP, PROG, seconds, tokens
 from .keys import api_key
 from .output import dump, write
@@ -65,16 +65,17 @@ def sender(args: argparse.Namespace, key: str | None) -> probe.Send:
     """Sends one body to the chosen endpoint and reads its next step. No retries: a failed request
     is reported for its call. (The clients are imported here: ``openai`` takes seconds to import,
     and every other command would pay for it.)"""
-    from ..summarize.anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
-    from ..summarize.endpoint import Endpoint, OpenAISummarizer
+    from ..llm.anthropic import ANTHROPIC_URL, AnthropicClient
+    from ..llm.endpoint import Endpoint
+    from ..llm.openai_compatible import OpenAIClient
 
     if args.provider == "anthropic":
         endpoint = Endpoint(model=args.llm_model, base_url=args.base_url or ANTHROPIC_URL, api_key=key,
                             timeout=args.timeout, max_retries=0)
-        client = AnthropicEndpoint(endpoint)
+        client = AnthropicClient(endpoint)
         return lambda body, size: probe.messages_action(client.send(body, size))
-    chat = OpenAISummarizer(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=key,
-                                     timeout=args.timeout, max_retries=0))
+    chat = OpenAIClient(Endpoint(model=args.llm_model, base_url=args.base_url, api_key=key,
+                                 timeout=args.timeout, max_retries=0))
     return lambda body, size: probe.chat_action(chat.send(body, size))
 
 
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if plan.changed and not plan.pairs:
         raise InputError("the token budget leaves no call to probe (raise --budget-tokens)")
     if plan.pairs and not args.yes:
-        print(f"nothing sent: add --yes to send {count(plan.requests, 'request')}", file=shown)
+        print(f"nothing sent: add --yes to send {plural(plan.requests, 'request')}", file=shown)
 
     def failed(outcome: probe.Outcome) -> None:
         if outcome.error:
@@ -121,8 +122,8 @@ def report(result: probe.Probe) -> str:
     same = sum(outcome.same is True for outcome in compared)
     failed = len(result.outcomes) - len(compared)
     lines.append(("agreement: no call could be compared" if agreement is None else
-                  f"agreement: {same} of {count(len(compared), 'call')} ({agreement:.0%})")
+                  f"agreement: {same} of {plural(len(compared), 'call')} ({agreement:.0%})")
                  + (f"; {failed} failed (see above)" if failed else "")
-                 + f"; {count(result.sent_requests, 'request')} sent, {result.tokens_sent:,} prompt tokens"
+                 + f"; {plural(result.sent_requests, 'request')} sent, {result.tokens_sent:,} prompt tokens"
                  + f"; text replies count as the same at a similarity of {probe.TEXT_THRESHOLD:g} or more")
     return "\n".join(lines) + "\n"

@@ -9,13 +9,13 @@ import json
 from typing import Any
 
 from ..policies import make
-from ..policies.sources import source_of
+from ..policies.provenance import source_of
 from ..run.billed import log_fit, with_bills
 from ..run.hidden import calls_with, lost_calls
 from ..run.prices import money
 from ..run.replay import AS_RAN, Replay, replay, replay_to_json
 from ..tune.suggest import unmatched_message
-from ..words import count
+from ..words import plural
 from .arguments import FILE_HELP
 from .output import dump, say_unmatched, write
 from .policy_flags import add_policy_choice
@@ -68,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
             f"repaid after {even.repaid_after} more call(s)")
         lines.append(f"fired at call {even.call} (index {even.index}): cache miss {money(even.extra)}, {repaid}")
     hidden = done.hidden_used
-    lines.append(f"hidden then used: {count(calls_with(hidden), 'call')} used a piece of an earlier item their request "
-                 f"had hidden ({lost_calls(hidden)} of them one no tool call brings back; --json lists each)")
+    lines.append(f"hidden then used: {plural(calls_with(hidden), 'call')} used a piece of an earlier item their "
+                 f"request had hidden ({lost_calls(hidden)} of them one no tool call brings back; --json lists each)")
     if bills:
         lines.append(f"{bills.describe()} --json gives each call's bill (billed_input_tokens) and "
                      "the fit as log_calibration.calibration, which --calibration reads from a file.")

@@ -52,7 +52,7 @@ class RunOptions:
         is built for its tools), and the model's context window, which some agents' triggers are
         part of (None: the catalogue does not know it)."""
         if self.preset:
-            return replace(self.policy, rules=RULESETS[self.preset][1](conversation), label=self.preset,
+            return replace(self.policy, rules=RULESETS[self.preset].make(conversation), label=self.preset,
                            context_window=context_window)
         return replace(self.policy, rules=self.policy.rules or book_rules(), context_window=context_window)
 

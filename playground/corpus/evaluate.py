@@ -31,7 +31,7 @@ from ..run.inferred import infer
 from ..run.prices import PriceTable, counted_as, load_prices, read_prices, rounded
 from ..run.promptcache import check_cache
 from ..run.replay import FULL, Replay, baseline_of, call_starts, replay
-from .find import Failed, Skipped, Source
+from .finder import Failed, Skipped, Source
 
 PERCENTILES = (10, 50, 90)
 WORST = 10
@@ -75,13 +75,10 @@ class Setup:
     def options(self, conversation: Conversation) -> PolicySettings:
         """Every strategy's settings for this run, its rules made (each policy takes what it has)."""
         from ..rules.ruleset import Rules, book_rules, load_rules
-        from ..tune.rulesets import RULESETS
+        from ..tune.rulesets import ruleset
 
         if self.preset:
-            if self.preset not in RULESETS:
-                raise InputError(f"no such rule preset here (this installation has: {', '.join(RULESETS)})",
-                                 where="--preset", value=self.preset)
-            rules = RULESETS[self.preset][1](conversation)
+            rules = ruleset(self.preset, conversation)
         elif self.rules is None or isinstance(self.rules, Rules):
             rules = self.rules or self.policy.rules or book_rules()
         else:

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import limits
 from ..errors import InputError
-from .find import Failed, Found, Skipped, Source
+from .finder import Failed, Found, Skipped, Source
 
 EXECUTORS = ("local", "dask")
 # runs per task: a Dask task costs milliseconds of scheduling of its own, so small runs go 32 to a task (with 8,

@@ -25,7 +25,7 @@ from ..run.prices import counted_as, read_prices
 from ..run.promptcache import check_cache
 from ..run.replay import replay
 from .evaluate import Setup, guarded, hidden_used_calls, load
-from .find import Failed, Skipped, Source
+from .finder import Failed, Skipped, Source
 
 AXES = ("threshold", "keep_recent", "keep_steps", "window", "trigger", "keep", "clear_at_least")
 DEFAULT_GRID = ("threshold=20000:140000:20000", "keep_recent=0,3")

@@ -14,9 +14,10 @@ from typing import Any
 
 from ..compaction import Settings
 from ..meter import claude
-from ..meter.tokens import Meter, accounting_for
+from ..meter.accounting import accounting_for
+from ..meter.tokens import Meter
 from ..rules.ruleset import Rules, Template
-from . import twin as compactor
+from . import compactor
 
 HEADER = '''"""Compaction rules and compactor exported from Compaction Playground (standard library only).
 

@@ -7,7 +7,7 @@ modules also offers ``write`` and ``where`` (an item's location in that format's
 A conversation read from a log is written back in the API format it was sent in.
 
 Input that is more than one JSON text (a task folder, a zip of one, an SQLite database, a markdown
-history) is read by ``sources`` into a ``Folder``, ``Database`` or ``Text`` that readers claim like any
+history) is read by ``containers`` into a ``Folder``, ``Database`` or ``Text`` that readers claim like any
 other data; ``read_path`` (a file or a folder) and ``loads`` (bytes: a file's, a zip's, a
 database's) are the two ways in, for the command line, the page and any corpus walker alike.
 """
@@ -29,7 +29,7 @@ from .. import limits
 from ..conversation import Conversation, Item, ToolCall, pairing_notes, repeated_id_notes
 from ..errors import InputError
 from ..limits import MAX_DIGITS
-from ..words import count
+from ..words import plural
 from . import (
     aider,
     anthropic,
@@ -37,6 +37,7 @@ from . import (
     claude_code,
     cline,
     codex,
+    containers,
     dated,
     gemini,
     gemini_cli,
@@ -45,12 +46,11 @@ from . import (
     opencode,
     openhands,
     responses,
-    sources,
     swe_agent,
 )
 from ._reader import Database, Folder, Reader, Text
+from .containers import RUN_SUFFIXES as RUN_SUFFIXES  # public: the suffixes a run is read from (the uploaders)
 from .convert import convert
-from .sources import RUN_SUFFIXES as RUN_SUFFIXES  # public: the suffixes a run is read from (the uploaders)
 
 FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (chat, responses, anthropic, native)}
 READERS: dict[str, Reader] = {reader.name: reader for reader in (
@@ -320,7 +320,7 @@ def _refuse_many_logs(folder: Folder) -> None:
         return
     kinds = "; ".join(f"{title}: {number}" for title, number in Counter(logs.values()).most_common())
     names = ", ".join(list(logs)[:3]) + (f" and {len(logs) - 3} more" if len(logs) > 3 else "")
-    raise InputError(f"this folder is not one run: it holds {count(len(logs), 'log')} read one file at a time "
+    raise InputError(f"this folder is not one run: it holds {plural(len(logs), 'log')} read one file at a time "
                      f"({kinds}), such as {names}. Give one file, or read them all as a corpus (`evaluate`, "
                      "`tune`, or the page's Corpus tab)")
 
@@ -352,10 +352,10 @@ def parse_input(data: str | bytes, *, limit_mb: int = limits.DEFAULT_MAX_INPUT_M
     """A file's bytes as data for the readers: a zip as the ``Folder`` it holds, an SQLite file as its
     ``Database``, JSON or JSONL parsed, and text that is not JSON as ``Text`` when a reader claims
     it (else the JSON error stands: most text that is not JSON is JSON gone wrong)."""
-    if isinstance(data, bytes) and data.startswith(sources.ZIP_MAGIC):
-        return _folder(sources.read_zip(data, limit_mb), refuse_surrogates)
-    if isinstance(data, bytes) and data.startswith(sources.SQLITE_MAGIC):
-        return sources.read_database(data)
+    if isinstance(data, bytes) and data.startswith(containers.ZIP_MAGIC):
+        return _folder(containers.read_zip(data, limit_mb), refuse_surrogates)
+    if isinstance(data, bytes) and data.startswith(containers.SQLITE_MAGIC):
+        return containers.read_database(data)
     try:
         return parse_text(data, refuse_surrogates=refuse_surrogates)
     except InputError as exc:
@@ -414,7 +414,7 @@ def read_path(path: str | Path, format: str | None = None, *,
     folder itself, never reading more than ``limit_mb`` (a larger file is refused from its size)."""
     path = Path(path)
     if path.is_dir():
-        return read_files(sources.read_folder(path, limit_mb), format, limit_mb=limit_mb)
+        return read_files(containers.read_folder(path, limit_mb), format, limit_mb=limit_mb)
     try:
         with open(path, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size if path.is_file() else None

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..conversation import Conversation, turn_starts
-from ..words import count
+from ..words import plural
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,8 @@ def with_billed(conversation: Conversation, billed: Mapping[int, int], agent: st
     placed = tuple(sorted((first[index], tokens) for index, tokens in billed.items()
                           if first.get(index) in starts))
     others = len(billed) - len(placed) + unplaced
-    left = f"; {count(others, 'other reply', 'other replies')} not at the start of a call" if others else ""
-    note = (f"{agent} recorded the input tokens billed for {count(len(placed), 'call')} ({field}){left}: the Run view "
+    left = f"; {plural(others, 'other reply', 'other replies')} not at the start of a call" if others else ""
+    note = (f"{agent} recorded the input tokens billed for {plural(len(placed), 'call')} ({field}){left}: the Run view "
             "and `replay` show them beside our count and fit a calibration to them.")
     return replace(conversation, billed=placed, notes=(*conversation.notes, note))
 
@@ -106,7 +106,7 @@ def read_note(what: str, read: int, noun: str, items: int, agent: str, system: b
     """The first note of a log read: how much of it became how many items, and that the agent's own
     system prompt (unless the log has it: ``system``) and tool definitions are not counted."""
     missing = "tool definitions" if system else "system prompt or tool definitions"
-    return (f"Read from {what}: {count(read, noun)} became {count(items, 'item')}. The log holds no {missing}, so "
+    return (f"Read from {what}: {plural(read, noun)} became {plural(items, 'item')}. The log holds no {missing}, so "
             f"the request and its count leave out the ones {agent} sends.")
 
 

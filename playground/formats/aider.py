@@ -47,7 +47,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..conversation import AgentCompaction, Conversation
-from ..words import count
+from ..words import plural
 from . import chat
 from ._reader import Reader, Text, as_log, counted, with_billed
 
@@ -315,33 +315,33 @@ def _notes(history: _History) -> list[str]:
     turns = Counter(message["role"] for message in history.messages)
     inputs = turns["user"] - history.reflections - history.interrupted  # (not the person's: Aider's own)
     replies = turns["assistant"] - history.interrupted
-    notes = [f"Read from an Aider chat history: {count(history.sessions, 'session')}, {count(inputs, 'input')} "
-             f"and {count(replies, 'reply', 'replies')}, as text turns (Aider edits through "
+    notes = [f"Read from an Aider chat history: {plural(history.sessions, 'session')}, {plural(inputs, 'input')} "
+             f"and {plural(replies, 'reply', 'replies')}, as text turns (Aider edits through "
              "SEARCH/REPLACE blocks in its replies, not tool calls). Each session started afresh; they are read "
              "one after another. The history holds neither Aider's system prompt nor the repo map and files it "
              "sent, so the count leaves them out.",
-             f"Left out: {count(history.console, 'console line')} (Aider's '> ' output to the person: commands "
+             f"Left out: {plural(history.console, 'console line')} (Aider's '> ' output to the person: commands "
              "run, edits applied, confirmations, token reports), not sent to the model as written."]
     if history.reflections:
-        notes.append(f"Read as Aider's own messages: {count(history.reflections, 'edit error')} it wrote on the "
+        notes.append(f"Read as Aider's own messages: {plural(history.reflections, 'edit error')} it wrote on the "
                      "console after 'The LLM did not conform to the edit format.' and sent back to the model as the "
                      "next message (its reflection), so the reply after each is a call of its own.")
     if history.interrupted:
-        notes.append(f"{count(history.interrupted, 'reply', 'replies')} cut by ^C: Aider keeps what had come and adds "
+        notes.append(f"{plural(history.interrupted, 'reply', 'replies')} cut by ^C: Aider keeps what had come and adds "
                      f"'{INTERRUPTED[0]}' and '{INTERRUPTED[1]}' after it, which the history does not hold; both are "
                      "added, as every later request of that session sent them.")
     if history.restarts:
         kinds = Counter(trigger for trigger, _ in history.restarts.values())
-        notes.append(f"Aider started afresh {count(len(history.restarts), 'time')} ({counted(dict(kinds))}): each is "
+        notes.append(f"Aider started afresh {plural(len(history.restarts), 'time')} ({counted(dict(kinds))}): each is "
                      "read as the agent resetting its own context, so the run as it ran (`as-it-ran`) sends only the "
                      "messages since, and the full history is the second figure.")
     if history.commands:
-        notes.append(f"Left out: {count(sum(history.commands.values()), 'input')} that Aider ran itself "
+        notes.append(f"Left out: {plural(sum(history.commands.values()), 'input')} that Aider ran itself "
                      f"({counted(dict(history.commands.most_common(8)))}): commands, not sent to the model. The "
                      "text after /ask, /code, /architect and /context is kept: Aider sends it as the message.")
     if history.errors:
         shown = "; ".join(history.errors[:3])
-        notes.append(f"Errors Aider reported on the console: {count(len(history.errors), 'line')}, e.g. {shown}.")
+        notes.append(f"Errors Aider reported on the console: {plural(len(history.errors), 'line')}, e.g. {shown}.")
     return notes
 
 

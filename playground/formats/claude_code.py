@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..conversation import AgentCompaction, Conversation, Origin
-from ..words import count
+from ..words import plural
 from . import anthropic
 from ._reader import Reader, counted, log_lines, with_billed
 from ._wire import check, need
@@ -142,7 +142,7 @@ class _Log:
             notes.append(f"Skipped (not part of the conversation, or read once already): {counted(self.skipped)}.")
         notes.extend(self.boundaries)
         if self.orphans:
-            notes.append(f"Dropped, as their tool_use is not in this log: {count(len(self.orphans), 'tool result')}, "
+            notes.append(f"Dropped, as their tool_use is not in this log: {plural(len(self.orphans), 'tool result')}, "
                          f"{', '.join(self.orphans[:5])}{'…' if len(self.orphans) > 5 else ''}.")
         return tuple(notes)
 

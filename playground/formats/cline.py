@@ -30,9 +30,9 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ..conversation import FALL_FROM, FALL_TOKENS, AgentCompaction, Conversation, Item, Message, ToolResult
+from ..conversation import FALL_FROM, FALL_TOKENS, AgentCompaction, Conversation, Item, Message
 from ..errors import InputError
-from ..words import count
+from ..words import plural
 from . import anthropic, cline_truncation, cline_ui
 from ._reader import Folder, Reader, as_log, counted, read_note, with_billed
 from ._wire import check, need
@@ -50,7 +50,6 @@ _BLOCK_KEYS = {"text": ("type", "text", "cache_control"), "thinking": ("type", "
                "tool_result": ("type", "tool_use_id", "content", "is_error", "cache_control")}
 _RESUMED = "[TASK RESUMPTION]"  # the text Cline opens a resumed task's user message with
 _INTERRUPTED = "Task was interrupted before this tool call could be completed."  # Cline's stand-in result
-_UI_ERRORS = ("error", "diff_error", "api_req_failed", "mistake_limit_reached")
 TASK_HISTORY = "taskHistory.json"
 # Providers whose tokensIn (metrics.tokens.prompt) is the whole prompt, cache reads included: their handlers
 # set inputTokens to the API's prompt_tokens and report the cache beside it (cline/cline @ 9fd2b99be4,
@@ -283,20 +282,6 @@ def _ui_bill(request: cline_ui.Request, provider: str | None) -> int | None:
     return _input(info.get("tokensIn"), cached, request.provider or provider)
 
 
-def _ui_notes(ui: Any) -> list[str]:
-    """Errors the person was shown."""
-    if not isinstance(ui, list):
-        return []
-    errors: list[str] = []
-    for message in ui:
-        if not isinstance(message, dict):
-            continue
-        kind = message.get("say") or message.get("ask")
-        if kind in _UI_ERRORS:
-            errors.append(f"{kind}: {str(message.get('text', ''))[:120]}")
-    return [f"ui_messages.json shows {count(len(errors), 'error')}: {'; '.join(errors[:3])}."] if errors else []
-
-
 def _messages(task: _Task, messages: Any, where: str) -> None:
     for position, message in enumerate(check(messages, list, where)):
         task.add(check(message, dict, f"{where}[{position}]"), f"{where}[{position}]", position)
@@ -320,21 +305,21 @@ def _task_notes(task: _Task) -> list[str]:
 
     renamed = sum(task.renamed.values())
     said = [
-        (task.xml, f"{count(task.xml, 'tool call')} written as XML in the assistant's text {be(task.xml)} read as "
+        (task.xml, f"{plural(task.xml, 'tool call')} written as XML in the assistant's text {be(task.xml)} read as "
                    "tool_use blocks, so rules match them; Cline sent them as text, so the count differs from "
                    "Cline's by a few tokens a call."),
-        (task.unmatched, f"{count(task.unmatched, 'tool result')} answering no call in the message before "
+        (task.unmatched, f"{plural(task.unmatched, 'tool result')} answering no call in the message before "
                          f"{be(task.unmatched, 'stays', 'stay')} as text."),
-        (task.renamed, f"{count(renamed, 'tool result')} whose header names another tool ({counted(task.renamed)}) "
+        (task.renamed, f"{plural(renamed, 'tool result')} whose header names another tool ({counted(task.renamed)}) "
                        f"{be(renamed, 'answers', 'answer')} the only call of the message before."),
-        (task.interrupted, f"{count(task.interrupted, 'tool call')} cut off when the task was interrupted "
+        (task.interrupted, f"{plural(task.interrupted, 'tool call')} cut off when the task was interrupted "
                            f"{be(task.interrupted)} answered as Cline answers them when it resumes "
                            f"the task ('{_INTERRUPTED}'): it sends that result, the history does not keep it."),
-        (task.files, f"{count(task.files, 'attached file')} {be(task.files)} read as the <file_content> text Cline "
+        (task.files, f"{plural(task.files, 'attached file')} {be(task.files)} read as the <file_content> text Cline "
                      "sends."),
-        (task.merged, f"{count(task.merged, 'message')} following one of the same role {be(task.merged)} joined to "
+        (task.merged, f"{plural(task.merged, 'message')} following one of the same role {be(task.merged)} joined to "
                       "it, as the API joins consecutive turns."),
-        (task.compactions, f"Cline's own compaction wrote {count(sum(task.compactions.values()), 'message')} here "
+        (task.compactions, f"Cline's own compaction wrote {plural(sum(task.compactions.values()), 'message')} here "
                            f"(metadata.kind {counted(task.compactions)}): this is the session as Cline sent it after "
                            "compacting."),
         (task.dropped, f"Left out (Cline's bookkeeping, not part of a request): {counted(task.dropped)}."),
@@ -385,7 +370,7 @@ def read(data: Any) -> Conversation:
                      f"folder, with {HISTORY}, for the request Cline sent.")
     elif ui is None:
         notes.append(f"No {UI} beside it: errors the person was shown, and the ranges Cline deleted, are not known.")
-    notes.extend(_ui_notes(ui))
+    notes.extend(cline_ui.notes(ui))
     billed, field = dict(task.billed), "metrics.tokens: prompt + cached"
     if not billed:
         billed, field = _ui_billed(task, requests), "api_req_started: tokensIn + cacheWrites + cacheReads"
@@ -411,7 +396,7 @@ def _truncated(conversation: Conversation, task: _Task, requests: list[cline_ui.
                tasks: Any) -> Conversation:
     """The conversation with Cline's own truncations (``cline_truncation``): the ranges the UI log records
     on its messages, the last one ``taskHistory.json`` records, and those inferred from the bills."""
-    recorded = _recorded(requests)
+    recorded = cline_ui.recorded_cuts(requests)
     by_message = {message: index for index, message in task.index_of.items()}
     first: dict[int, int] = {}
     for position, item in enumerate(conversation.items):
@@ -423,14 +408,14 @@ def _truncated(conversation: Conversation, task: _Task, requests: list[cline_ui.
     every = any(request.indexed for request in requests)
     cuts = cline_truncation.infer(bills, task.raw, recorded, recorded=every)
     if not every:
-        last = _task_history_range(tasks)
+        last = cline_truncation.task_history_range(tasks)
         if last is not None and cuts and cuts[-1].end != last[1]:  # taskHistory.json knows the last range only
             cuts = (*cuts[:-1], replace(cuts[-1], end=last[1], keep=""))
     records = tuple(record for record in (_record(cut, task, conversation, first) for cut in cuts) if record)
     if not records:
         return conversation
     inferred = [record for record in records if record.inferred]
-    said = (f"Cline cut what it sent {count(len(records), 'time')} (its context manager rewrites every read of a "
+    said = (f"Cline cut what it sent {plural(len(records), 'time')} (its context manager rewrites every read of a "
             "file but the last with a notice, then, unless that saved 30 %, keeps the first user and assistant "
             "messages and deletes half, or three quarters, of the rest, and replaces the first reply's text with a "
             "notice)")
@@ -444,27 +429,6 @@ def _truncated(conversation: Conversation, task: _Task, requests: list[cline_ui.
     note = (f"{said}: {'; '.join(how)}. `as-it-ran` sends what Cline sent after each; the full history stays the "
             "`none` figure.")
     return replace(conversation, notes=(*conversation.notes, note), compactions=records)
-
-
-def _recorded(requests: list[cline_ui.Request]) -> list[cline_truncation.Cut]:
-    """The truncations the UI log records: each request whose range in force differs from the one before."""
-    cuts, before = [], None
-    for request in requests:
-        if request.deleted is not None and request.deleted != before:
-            cuts.append(cline_truncation.Cut(request.reply, request.deleted[1]))
-        before = request.deleted
-    return cuts
-
-
-def _task_history_range(tasks: Any) -> tuple[int, int] | None:
-    """``conversationHistoryDeletedRange`` of the task's ``HistoryItem`` in ``taskHistory.json`` (the only
-    item, or the one range every item agrees on), where the exported folder has it."""
-    items = tasks if isinstance(tasks, list) else [tasks] if isinstance(tasks, dict) else []
-    ranges = {tuple(item["conversationHistoryDeletedRange"]) for item in items if isinstance(item, dict)
-              and isinstance(item.get("conversationHistoryDeletedRange"), list)
-              and len(item["conversationHistoryDeletedRange"]) == 2
-              and all(isinstance(v, int) for v in item["conversationHistoryDeletedRange"])}
-    return next(iter(ranges)) if len(ranges) == 1 else None  # type: ignore[return-value]
 
 
 def _record(cut: cline_truncation.Cut, task: _Task, conversation: Conversation,
@@ -485,7 +449,7 @@ def _record(cut: cline_truncation.Cut, task: _Task, conversation: Conversation,
         message = task.index_of.get(edit.index)
         for position, item in enumerate(conversation.items[:first[reply]]):
             if message in kept_messages and item.origin is not None and item.origin.index == message:
-                new = _edited(edited.get(position, item), edit.search, edit.replace)
+                new = cline_truncation.edited(edited.get(position, item), edit.search, edit.replace)
                 if new is not None:
                     edited[position] = new
                     break
@@ -493,7 +457,7 @@ def _record(cut: cline_truncation.Cut, task: _Task, conversation: Conversation,
                  if item.origin is not None and item.origin.index in kept_messages and position not in edited
                  and not (notice and (item.origin.index, item.origin.block) == (task.index_of[1], task.first_text)))
     added.extend(edited[position] for position in sorted(edited))
-    rewrites = f", {count(len(cut.edits), 'repeated file read')} rewritten" if cut.edits else ""
+    rewrites = f", {plural(len(cut.edits), 'repeated file read')} rewritten" if cut.edits else ""
     deleted = f"deleting messages 2-{cut.end}" if cut.end is not None else "deleting none"
     if cut.inferred:
         low = f" ({cut.billed[0]:,} → {cut.billed[1]:,} tokens billed)" if cut.billed else ""
@@ -506,20 +470,6 @@ def _record(cut: cline_truncation.Cut, task: _Task, conversation: Conversation,
 
 _KEPT = {"half": "keep half", "quarter": "keep a quarter", "lastTwo": "keep the last two", "none": "keep none",
          "files": "the file reads alone"}
-
-
-def _edited(item: Item, search: str, replacement: str) -> Item | None:
-    """``item`` with ``search`` in its text replaced, or None when its text does not hold it."""
-    content = item.content if isinstance(item, Message | ToolResult) else None
-    if isinstance(content, str) and search in content:
-        return replace(item, content=content.replace(search, replacement, 1))
-    if isinstance(content, tuple):
-        for number, part in enumerate(content):
-            if part.text is not None and search in part.text:
-                parts = (*content[:number], replace(part, text=part.text.replace(search, replacement, 1)),
-                         *content[number + 1:])
-                return replace(item, content=parts)
-    return None
 
 
 def part(data: Any) -> str | None:

@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..conversation import falls
+from ..conversation import Item, Message, ToolResult, falls
 
 NOTICE = ("[NOTE] Some previous conversation history with the user has been removed to maintain optimal context "
           "window length. The initial user task has been retained for continuity, while intermediate conversation "
@@ -233,3 +233,28 @@ def _rate(bills: Sequence[tuple[int, int]], sizes: Mapping[int, int]) -> float:
         if high - low > 500 and grown > 0:
             return max(1.0, min(8.0, grown / (high - low)))
     return 4.0
+
+
+def task_history_range(tasks: Any) -> tuple[int, int] | None:
+    """``conversationHistoryDeletedRange`` of the task's ``HistoryItem`` in ``taskHistory.json`` (the only
+    item, or the one range every item agrees on), where the exported folder has it."""
+    items = tasks if isinstance(tasks, list) else [tasks] if isinstance(tasks, dict) else []
+    ranges = {tuple(item["conversationHistoryDeletedRange"]) for item in items if isinstance(item, dict)
+              and isinstance(item.get("conversationHistoryDeletedRange"), list)
+              and len(item["conversationHistoryDeletedRange"]) == 2
+              and all(isinstance(v, int) for v in item["conversationHistoryDeletedRange"])}
+    return next(iter(ranges)) if len(ranges) == 1 else None  # type: ignore[return-value]
+
+
+def edited(item: Item, search: str, replacement: str) -> Item | None:
+    """``item`` with ``search`` in its text replaced, or None when its text does not hold it."""
+    content = item.content if isinstance(item, Message | ToolResult) else None
+    if isinstance(content, str) and search in content:
+        return replace(item, content=content.replace(search, replacement, 1))
+    if isinstance(content, tuple):
+        for number, part in enumerate(content):
+            if part.text is not None and search in part.text:
+                parts = (*content[:number], replace(part, text=part.text.replace(search, replacement, 1)),
+                         *content[number + 1:])
+                return replace(item, content=parts)
+    return None

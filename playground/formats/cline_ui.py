@@ -11,7 +11,8 @@ what follows: ``text``, ``reasoning``, ``tool`` (a ``ClineSayTool`` JSON: ``tool
 ``editedExistingFile``…), ``command``, ``completion_result``, asks (``followup``, ``plan_mode_respond``,
 ``use_mcp_server``) and the command's output. The deleted range in force (Cline's own truncation,
 ``cline_truncation``) is set on every message created while it holds, so it changes on the messages of the
-request that truncated, after its ``api_req_started``.
+request that truncated, after its ``api_req_started``. So this log gives each request's bill, the
+errors the person was shown (``notes``) and the truncations it records (``recorded_cuts``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..words import plural
+from . import cline_truncation
 
 REQUEST = "api_req_started"
 # ClineSayTool.tool → the tool Cline's result headers name ("[read_file for 'x'] Result:")
@@ -157,3 +161,30 @@ def _json(text: Any) -> dict | None:
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
+
+
+_ERRORS = ("error", "diff_error", "api_req_failed", "mistake_limit_reached")
+
+
+def notes(ui: Any) -> list[str]:
+    """Errors the person was shown."""
+    if not isinstance(ui, list):
+        return []
+    errors: list[str] = []
+    for message in ui:
+        if not isinstance(message, dict):
+            continue
+        kind = message.get("say") or message.get("ask")
+        if kind in _ERRORS:
+            errors.append(f"{kind}: {str(message.get('text', ''))[:120]}")
+    return [f"ui_messages.json shows {plural(len(errors), 'error')}: {'; '.join(errors[:3])}."] if errors else []
+
+
+def recorded_cuts(requests: list[Request]) -> list[cline_truncation.Cut]:
+    """The truncations the UI log records: each request whose range in force differs from the one before."""
+    cuts, before = [], None
+    for request in requests:
+        if request.deleted is not None and request.deleted != before:
+            cuts.append(cline_truncation.Cut(request.reply, request.deleted[1]))
+        before = request.deleted
+    return cuts

@@ -37,7 +37,7 @@ from typing import Any
 
 from ..conversation import AgentCompaction, Conversation, Item, Message, content_text, turn_starts
 from ..errors import InputError
-from ..words import count
+from ..words import plural
 from . import responses
 from ._reader import Reader, counted, log_lines, with_billed
 from ._wire import check, need
@@ -215,7 +215,7 @@ def default_model(meta: dict[str, Any], instructions: str | None) -> tuple[str, 
 def _head(items: list[dict], lines: int, skipped: Counter[str], *, legacy: bool, instructions: bool,
           failed: int) -> list[str]:
     """The notes that open a rollout's: what was read, and what the log cannot say."""
-    head = [f"Read from a Codex rollout: {count(len(items), 'input item')} from {count(lines, 'line')}; skipped "
+    head = [f"Read from a Codex rollout: {plural(len(items), 'input item')} from {plural(lines, 'line')}; skipped "
             f"(Codex's own records, not sent to the model): {counted(skipped) or 'none'}."]
     if legacy:
         reasoning = "" if any(item.get("type") == "reasoning" for item in items) else " and no reasoning items"
@@ -225,7 +225,7 @@ def _head(items: list[dict], lines: int, skipped: Counter[str], *, legacy: bool,
         head.append("The rollout holds no base instructions or tool definitions, so the request and its count "
                     "leave out the ones Codex sends.")
     if failed:
-        head.append(f"Sent as their text: {count(failed, 'tool output')} Codex marked as failed (success: false).")
+        head.append(f"Sent as their text: {plural(failed, 'tool output')} Codex marked as failed (success: false).")
     return head
 
 
@@ -288,14 +288,14 @@ def _rolled_back(turns: Any, number: int, items: list[dict], compacted: list[_Co
     summaries = {record.resume for record in compacted if record.summary}
     starts = [p for p, item in enumerate(items) if p not in summaries and _starts_user_turn(item)]
     if not starts:
-        return f"Codex rolled back {count(turns, 'turn')} at line {number}, but no turn of the user's came before it."
+        return f"Codex rolled back {plural(turns, 'turn')} at line {number}, but no turn of the user's came before it."
     cut = starts[-min(turns, len(starts))]
     dropped = len(items) - cut
     del items[cut:]
     compacted[:] = [record for record in compacted if record.resume <= cut]
     bills.take_back(cut)
-    return (f"Codex rolled back {count(turns, 'turn')} at line {number} (the user went back to an earlier message): "
-            f"the {count(dropped, 'input item')} from input[{cut}] on are left out, as Codex's later requests "
+    return (f"Codex rolled back {plural(turns, 'turn')} at line {number} (the user went back to an earlier message): "
+            f"the {plural(dropped, 'input item')} from input[{cut}] on are left out, as Codex's later requests "
             "left them out.")
 
 
@@ -308,7 +308,7 @@ def _compacted(payload: dict, number: int, items: list[dict], compacted: list[_C
     message = payload.get("message")
     history = payload.get("replacement_history")
     replacement = history if isinstance(history, list) else None
-    kept = f"; Codex replaced its history with {count(len(history), 'item')}" if replacement is not None else ""
+    kept = f"; Codex replaced its history with {plural(len(history), 'item')}" if replacement is not None else ""
     if isinstance(message, str) and message:
         items.append(_summary_item(message))
         # a replacement history holds the summary itself: the log resumes after the item shown for it

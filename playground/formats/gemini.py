@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Any
 
 from ..conversation import Conversation
-from ..words import count
+from ..words import plural
 from . import native
 from ._reader import Reader, as_log, counted
 from ._wire import check, need
@@ -167,8 +167,8 @@ def read(data: Any) -> Conversation:
         body["model"] = data["model"].removeprefix("models/")
     if (instructions := _instructions(data)) is not None:
         body["instructions"] = instructions
-    notes = [f"Read as Gemini API contents: {count(len(contents), 'content')} became "
-             f"{count(len(history.items), 'item')}, sent as Chat (tokens counted as for Chat; Gemini's own "
+    notes = [f"Read as Gemini API contents: {plural(len(contents), 'content')} became "
+             f"{plural(len(history.items), 'item')}, sent as Chat (tokens counted as for Chat; Gemini's own "
              "tokenizer is not offline)."]
     if history.left:
         notes.append(f"Left out: {counted(history.left)} (thinking is not sent back; the meter has no rule for "

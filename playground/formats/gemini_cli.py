@@ -24,7 +24,7 @@ from collections import Counter
 from typing import Any
 
 from ..conversation import Conversation
-from ..words import count
+from ..words import plural
 from . import native
 from ._reader import Reader, as_log, counted, log_lines, read_note, text_of, with_billed
 from ._wire import check, need
@@ -143,7 +143,7 @@ def read(data: Any) -> Conversation:
     else:
         lines = log_lines(data)
         metadata, messages = replay(check(lines, list, "document"))
-        form = f".jsonl ({count(len(lines), 'line')})"
+        form = f".jsonl ({plural(len(lines), 'line')})"
     session = _Session()
     for position, message in enumerate(messages):
         place = f"messages[{position}]" if form == ".json" else f"message {message.get('id')}"
@@ -155,7 +155,7 @@ def read(data: Any) -> Conversation:
     if metadata.get("kind") == "subagent":
         notes.append("This is a sub-agent's session (kind: subagent).")
     if session.thoughts:
-        notes.append(f"Left out: {count(session.thoughts, 'thought summary', 'thought summaries')} (Gemini's "
+        notes.append(f"Left out: {plural(session.thoughts, 'thought summary', 'thought summaries')} (Gemini's "
                      "thinking, not sent back as input).")
     if session.notices:
         quoted = f" Errors: {'; '.join(session.errors[:3])}" if session.errors else ""

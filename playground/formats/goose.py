@@ -25,7 +25,7 @@ from typing import Any
 
 from ..conversation import Conversation
 from ..errors import InputError
-from ..words import count
+from ..words import plural
 from . import native
 from ._reader import Database, Reader, as_log, counted, log_lines, read_note
 from ._wire import check, need
@@ -72,7 +72,7 @@ def _from_database(data: Database) -> tuple[dict[str, Any], list[dict], str]:
         place = f"messages row {row.get('id')}"
         messages.append({"role": row.get("role"), "content": _json(row.get("content_json"), place, "content_json"),
                          "metadata": _json(row.get("metadata_json") or "{}", place, "metadata_json")})
-    others = f"; {count(len(sessions) - 1, 'other session')} in the database not read" if len(sessions) > 1 else ""
+    others = f"; {plural(len(sessions) - 1, 'other session')} in the database not read" if len(sessions) > 1 else ""
     return session, messages, f"sessions.db (session {session['id']}{others})"
 
 
@@ -157,10 +157,10 @@ class _Session:
     def notes(self) -> list[str]:
         notes = []
         if self.moved:
-            notes.append(f"{count(self.moved, 'tool response')} logged before its request "
+            notes.append(f"{plural(self.moved, 'tool response')} logged before its request "
                          f"{'is' if self.moved == 1 else 'are'} placed right after it, where the model read it.")
         if self.early:
-            notes.append(f"Dropped, as their request is not in this log: {count(len(self.early), 'tool response')}, "
+            notes.append(f"Dropped, as their request is not in this log: {plural(len(self.early), 'tool response')}, "
                          f"{', '.join(list(self.early)[:5])}.")
         if self.left_out:
             notes.append(f"Left out (not sent as text, or never sent): {counted(self.left_out)}.")
@@ -183,7 +183,7 @@ def read(data: Any) -> Conversation:
         session, messages, form = data, need(data, "conversation", list, "document"), "export (.json)"
     else:
         lines = check(log_lines(data), list, "document")
-        session, messages, form = lines[0], lines[1:], f".jsonl ({count(len(lines), 'line')})"
+        session, messages, form = lines[0], lines[1:], f".jsonl ({plural(len(lines), 'line')})"
     build = _Session()
     for position, message in enumerate(messages):
         build.add(check(message, dict, f"conversation[{position}]"), f"conversation[{position}]")

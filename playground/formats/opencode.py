@@ -34,7 +34,7 @@ from typing import Any
 
 from ..conversation import Conversation
 from ..errors import InputError
-from ..words import count
+from ..words import plural
 from . import native
 from ._reader import Database, Folder, Reader, as_log, counted, read_note, with_billed
 from ._wire import check
@@ -303,19 +303,19 @@ def _latest(sessions: list[dict], messages: list[dict]) -> str:
 
 
 def _notes(build: _Build, form: str, session: str, total: int, messages: int) -> list[str]:
-    others = f"; {count(total - 1, 'other session')} not read" if total > 1 else ""
+    others = f"; {plural(total - 1, 'other session')} not read" if total > 1 else ""
     notes = [read_note(f"an opencode {form} (session {session}{others})", messages, "message", len(build.items),
                        "opencode")]
     if build.cleared:
-        notes.append(f"opencode had pruned {count(build.cleared, 'tool output')} (time.compacted): sent, as opencode "
+        notes.append(f"opencode had pruned {plural(build.cleared, 'tool output')} (time.compacted): sent, as opencode "
                      f"sends {'it' if build.cleared == 1 else 'them'}, as \"{CLEARED}\".")
     if build.summaries:
-        notes.append(f"{count(build.summaries, 'assistant message')} {'is' if build.summaries == 1 else 'are'} "
+        notes.append(f"{plural(build.summaries, 'assistant message')} {'is' if build.summaries == 1 else 'are'} "
                      "opencode's own compaction summary (summary: true).")
     if build.left_out:
         notes.append(f"Left out (not sent as text, or opencode's own records): {counted(build.left_out)}.")
     if build.errors:
-        notes.append(f"opencode recorded {count(len(build.errors), 'error')} on its replies: "
+        notes.append(f"opencode recorded {plural(len(build.errors), 'error')} on its replies: "
                      f"{'; '.join(build.errors[:3])}.")
     return notes
 

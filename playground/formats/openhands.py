@@ -33,7 +33,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..conversation import AgentCompaction, Conversation, Item, ToolCall, ToolResult, turn_starts
-from ..words import count
+from ..words import plural
 from . import native
 from ._reader import Folder, Reader, as_log, billed_note, counted, read_note, text_of
 from ._wire import check, need
@@ -152,7 +152,7 @@ class _Build:
 
     def condensed(self, where: str, forgotten: Any, summary: Any) -> None:
         """OpenHands compacting its history: its summary as a user message where it happened."""
-        size = f"forgot {count(len(forgotten), 'event')}" if isinstance(forgotten, list) else "condensed"
+        size = f"forgot {plural(len(forgotten), 'event')}" if isinstance(forgotten, list) else "condensed"
         summarized = isinstance(summary, str) and bool(summary)
         gone = {event for event in forgotten if isinstance(event, str | int)} if isinstance(forgotten, list) else set()
         self.condensations.append((len(self.items), gone, summarized, where))
@@ -328,7 +328,7 @@ def read(data: Any) -> Conversation:
     if build.skipped:
         notes.append(f"Skipped (OpenHands' own records, not sent to the model): {counted(build.skipped)}.")
     if build.orphans:
-        notes.append(f"Dropped, as their call is not in this log: {count(len(build.orphans), 'observation')}, "
+        notes.append(f"Dropped, as their call is not in this log: {plural(len(build.orphans), 'observation')}, "
                      f"{', '.join(build.orphans[:5])}.")
     if metadata:
         notes.extend(_metadata_notes(metadata))
@@ -349,8 +349,8 @@ def _placed(conversation: Conversation, build: _Build) -> Conversation:
     if not build.billed:
         return conversation
     left = len([t for t in build.billed.values() if t > 0]) - len(placed)
-    other = f"; {count(left, 'other reply', 'other replies')} not at the start of a call" if left else ""
-    note = (f"OpenHands recorded the input tokens billed for {count(len(placed), 'call')} (model_response.usage."
+    other = f"; {plural(left, 'other reply', 'other replies')} not at the start of a call" if left else ""
+    note = (f"OpenHands recorded the input tokens billed for {plural(len(placed), 'call')} (model_response.usage."
             f"prompt_tokens, or llm_metrics){other}: the Run view and `replay` show them beside our count and fit a "
             "calibration to them.")
     return replace(conversation, billed=placed, notes=(*conversation.notes, note))

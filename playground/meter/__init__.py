@@ -2,9 +2,10 @@
 Claude's accounting for Anthropic's), the cost of tool definitions and images, the shipped
 vocabularies, and calibration from billed usage."""
 
+from .accounting import Accounting, accounting_for
 from .calibration import Pasted, billed_tokens, calibrate, load_calibrations, read_pasted
 from .factor import Calibration
-from .tokens import Accounting, Layout, Meter, TokenCount, accounting_for, count
+from .tokens import Layout, Meter, TokenCount, count
 
 __all__ = ["Accounting", "Calibration", "Layout", "Meter", "Pasted", "TokenCount", "accounting_for", "billed_tokens",
            "calibrate", "count", "load_calibrations", "read_pasted"]

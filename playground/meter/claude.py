@@ -29,7 +29,7 @@ from . import images
 
 Features = dict[str, float]
 
-# Fitted on the recorded cases (relative-error L1 fit: fitting.fit). Units: tokens per
+# Fitted on the recorded cases (relative-error L1 fit: fitting.fit_constants). Units: tokens per
 # feature unit; "text" and "text_v2" are Claude tokens per o200k_base token.
 CONSTANTS: Mapping[str, float] = {
     "base": 4.467,  # every request: the turn markers around the conversation

@@ -3,9 +3,9 @@
 Where OpenAI publishes the accounting (the Cookbook's "How to count tokens with tiktoken":
 3 tokens per message, +1 for ``name``, 3 to prime the reply) we use it as published. Where it
 does not — tool calls, tool messages, tool definitions, parallel calls, the gpt-5 / o-series
-family, what only Responses requests hold — the constants below were fitted on real billed counts
-in ``shared/fixtures/token-counts/`` and are re-verified, leave-one-out, by ``python -m playground
-accuracy``. Claude models are counted by Anthropic's accounting in ``claude.py``; images by the
+family, what only Responses requests hold — the constants (``accounting.py``) were fitted on real
+billed counts in ``shared/fixtures/token-counts/`` and are re-verified, leave-one-out, by ``python
+-m playground accuracy``. Claude models are counted by Anthropic's accounting in ``claude.py``; images by the
 providers' published size rules in ``images.py``. A count is ``exact`` only when every part of it
 is OpenAI's own published accounting; every other count says why in its notes.
 """
@@ -35,6 +35,7 @@ from ..conversation import (
     is_instruction,
 )
 from . import claude, images
+from .accounting import CHATML, CLAUDE, COOKBOOK, HARMONY, RESPONSES, accounting_for
 from .encodings import DEFAULT_ENCODING, EncodingChoice, choose_encoding, get_encoding
 from .names import bare
 from .pieces import PIECE, SPLITTABLE, Cutter
@@ -44,80 +45,11 @@ if TYPE_CHECKING:
     from .factor import Calibration
 
 
-@dataclass(frozen=True)
-class Accounting:
-    """How one model family turns a request into prompt tokens."""
-
-    family: str
-    per_message: int = 3  # Cookbook: <|start|>{role}<|message|>…<|end|>
-    per_name: int = 1  # Cookbook
-    priming: int = 3  # Cookbook: every reply is primed with <|start|>assistant<|message|>
-    # Fitted. A call bills tokens("functions." + name) + tokens(arguments) + CALL; its id is not
-    # billed. gpt-4o family: 0 off on all 19 single-call recordings with CALL=4.
-    call: int = 4
-    # Fitted. Each call in a message holding several (billed as one multi_tool_use.parallel
-    # call) costs PARALLEL more: recordings 7, 12, 13 (two calls) bill 16 over the single rule.
-    parallel: int = 8
-    # Fitted. Function definitions: tokens(tooldefs.render_functions(tools)) plus TOOLS_ALONE
-    # when they form their own system message, TOOLS_WITH_SYSTEM when they join one.
-    tools_alone: int = 8
-    tools_with_system: int = 5
-    published: bool = False  # True where the Cookbook covers this model's message accounting
-
-
-# Cookbook's own rules (gpt-3.5-turbo, gpt-4, gpt-4o, gpt-4o-mini and their dated snapshots).
-COOKBOOK = Accounting("gpt-4o / gpt-4 (Cookbook)", published=True)
-# Cookbook's legacy rule for gpt-3.5-turbo-0301: 4 tokens per message, name replaces role.
-COOKBOOK_0301 = Accounting("gpt-3.5-turbo-0301 (Cookbook legacy)", per_message=4, per_name=-1, published=True)
-# Same constants, verified on gpt-4.1-mini (3 recordings) and gpt-4.5-preview (1), not published.
-CHATML = Accounting("gpt-4.1 / gpt-4.5 / other (fitted)")
-# Fitted. gpt-5, o1, o3, o4 render prompts in the harmony format: the API bills one token less
-# for plain messages (12 recordings: o3-mini ×5, gpt-5 ×4, gpt-5.6 ×1, 0 off with priming 2),
-# CALL=10 (recordings 27–36, 87, 93: within 2), and 89 for tools with or without a system
-# message (16 of 17 tools-only recordings within 2).
-HARMONY = Accounting("gpt-5 / o-series (fitted)", priming=2, call=10, tools_alone=89, tools_with_system=89)
-
-# OpenAI Responses: what its items and options add on top of the Chat accounting above, which
-# the Responses API bills alike for messages, calls and outputs (plain messages: 0 off on the
-# recorded cases). Fitted on shared/fixtures/token-counts/responses_recorded_cases.json
-# (``python -m playground accuracy`` refits them leave-one-out).
-RESPONSES: Mapping[str, float] = {
-    "file": 7.019,  # each input_file (PDF): its text is extracted by the API; estimate per file
-    "schema": 0.684,  # per token of text.format's JSON schema (5 recorded cases: a rough estimate)
-    "schema_block": 1.176,  # the structured-output instructions around it
-    "harmony_tools": -79.7,  # gpt-5 / o-series: Responses bills tools ~9 over their text, not Chat's 89
-}
-
-# The fitted Chat constants by ``family.field``, as ``Meter.chat_features`` names them.
-CHAT_FITTED: Mapping[str, float] = {
-    **{f"chatml.{field}": float(getattr(CHATML, field)) for field in ("call", "parallel", "tools_alone",
-                                                                      "tools_with_system")},
-    **{f"harmony.{field}": float(getattr(HARMONY, field)) for field in ("call", "parallel", "priming")},
-    "harmony.tools": float(HARMONY.tools_alone),  # one constant: harmony bills tools alike with or without system
-}
-
-# Anthropic models: a family label only; the accounting itself lives in claude.py.
-CLAUDE = Accounting("Anthropic Claude (fitted, claude.py)")
-
 CACHE_ENTRIES = 50_000  # per model; a cleared cache only costs a re-count
 # A request with at least this much text not yet counted is encoded first on several threads
 # (tiktoken lets go of the GIL while it encodes): an uploaded log of a million tokens, not a replay's call.
 THREADED_CHARACTERS = 500_000
 THREADS = min(4, limits.cores())
-_COOKBOOK_MODELS = ("gpt-3.5-turbo", "gpt-4o-mini", "gpt-4o", "gpt-4")
-_NOT_COOKBOOK = ("gpt-4o-search", "gpt-4o-audio", "gpt-4o-realtime")  # bill differently (fixtures 74, 75)
-
-
-def accounting_for(model: str | None) -> Accounting:
-    name = (model or "").lower()
-    if name == "gpt-3.5-turbo-0301":
-        return COOKBOOK_0301
-    if name.startswith(("gpt-5", "o1", "o3", "o4")):
-        return HARMONY
-    snapshot = name.startswith(tuple(base + "-" for base in _COOKBOOK_MODELS)) and not name.startswith(_NOT_COOKBOOK)
-    return COOKBOOK if name in _COOKBOOK_MODELS or snapshot else CHATML
-
-
 @dataclass(frozen=True)
 class TokenCount:
     """A prompt-token total and where it goes: one count per item, then the fixed parts."""

@@ -18,9 +18,9 @@ from .hybrid import HybridPolicy
 from .masking import MaskingPolicy
 from .named import Named
 from .none import NonePolicy
+from .provenance import read_strategies, source_of
 from .rules import RulesPolicy
 from .settings import OPTIONS, PolicySettings
-from .sources import read_strategies, source_of
 from .summarize import SummarizePolicy
 from .thinking import ClearThinkingPolicy
 from .trimmer import ToolOutputTrimmerPolicy

@@ -14,7 +14,7 @@ from typing import Any
 from ..conversation import Conversation
 from ..meter.tokens import Meter
 from .base import Policy, PolicyResult
-from .sources import read_strategies
+from .provenance import read_strategies
 
 
 @dataclass(frozen=True)

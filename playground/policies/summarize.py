@@ -13,14 +13,14 @@ from ..compaction import DEFAULT_THRESHOLD
 from ..conversation import Conversation
 from ..meter.tokens import Meter
 from ..summarize.call import from_report
-from ..summarize.history import DEFAULT_KEEP_STEPS, Carry, Summarization, SummarySettings, run
+from ..summarize.history import DEFAULT_KEEP_STEPS, Carry, SummaryResult, SummarySettings, run
 from ..summarize.offline import OfflineSummarizer
 from .base import PolicyResult, RunningTotal, unchanged
 
 
 def summarize_over(original: Conversation, current: Conversation, limit: int, keep_steps: int,
                    meter: Meter, summarizer: OfflineSummarizer, carry: tuple[Carry, int] | None = None
-                   ) -> Summarization | None:
+                   ) -> SummaryResult | None:
     """``current`` summarized when it is at or over ``limit`` — the summary read from ``original``,
     whose items stand at the same positions — or None when that did not make it smaller.
     ``summarizer`` is the policy's own, so what it read of each item is read once per run, and

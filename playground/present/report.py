@@ -14,7 +14,7 @@ from ..compaction import REASONS, STAGES, Edit, Report, Skip
 from ..conversation import Conversation, Item, Origin, item_kind, role_of, tool_name
 from ..engine import Optimized
 from ..meter.tokens import TokenCount
-from ..summarize.history import LOSS, STATUS_WORDS, Summarization
+from ..summarize.history import LOSS, STATUS_WORDS, SummaryResult
 
 
 def _place(origin: Origin | None, position: int) -> dict[str, Any]:
@@ -96,7 +96,7 @@ def report_to_json(report: Report) -> dict[str, Any]:
     }
 
 
-def summary_to_json(summarization: Summarization | None, limit: int | None = None) -> dict[str, Any]:
+def summary_to_json(summarization: SummaryResult | None, limit: int | None = None) -> dict[str, Any]:
     """The summarization stage: whether it ran, the span it replaced, its tokens, and the loss."""
     if summarization is None:
         return {"status": "off" if limit is None else "not_needed", "limit": limit}

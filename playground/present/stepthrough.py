@@ -32,7 +32,7 @@ from ..conversation import Conversation, Item, ToolCall, ToolResult, role_of
 from ..meter.tokens import Meter
 from ..rules.ruleset import Rules
 from ..summarize import cut
-from .view import item_text
+from .view import shown_text
 
 NO_RULE = "no rule for this tool: the item stays as it is"
 
@@ -216,7 +216,7 @@ def rows_html(walk: Walk, conversation: Conversation, position: int, around: int
     lines = ['<table class="st-rows"><tr><th class="st-pos">#</th><th>before</th><th>after the pass</th></tr>']
     low, high = max(0, position - around), min(len(conversation.items), position + around + 1)
     for at in range(low, high):
-        before, after = item_text(conversation.items[at]), item_text(walk.items[at])
+        before, after = shown_text(conversation.items[at]), shown_text(walk.items[at])
         css = " ".join(name for name, on in (("st-current", at == position), ("st-changed", before != after)) if on)
         lines.append(f'<tr class="{css}"><td class="st-pos">{at}</td>{_cell(before)}{_cell(after, "st-after")}</tr>')
     return "".join(lines) + "</table>"

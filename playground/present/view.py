@@ -14,7 +14,7 @@ from ..meter.tokens import Meter, TokenCount
 from ..run.prices import Price
 from ..run.promptcache import Prompt, RequestCost, next_request, prompt
 from ..run.replay import Call, Replay
-from ..summarize.history import Summarization
+from ..summarize.history import SummaryResult
 
 T = TypeVar("T")
 
@@ -50,7 +50,7 @@ class Row:
     used: tuple[str, ...] = ()  # spans of it the call's reply used after the policy hid it (``hidden``)
 
 
-def item_text(item: Item) -> str:
+def shown_text(item: Item) -> str:
     """What the item says, as one text: a call as ``name(arguments)``; blocks without text as
     a short placeholder so they are not invisible."""
     if isinstance(item, ToolCall):
@@ -64,7 +64,7 @@ def item_text(item: Item) -> str:
     return text
 
 
-def _summarized(summarization: Summarization | None) -> bool:
+def _summarized(summarization: SummaryResult | None) -> bool:
     return summarization is not None and summarization.report.status == "summarized"
 
 
@@ -77,7 +77,7 @@ def format_title(conversation: Conversation) -> str:
     return title
 
 
-def row_positions(result: Compaction, summarization: Summarization | None, changed_only: bool) -> list[int]:
+def row_positions(result: Compaction, summarization: SummaryResult | None, changed_only: bool) -> list[int]:
     """The items the table lists: all, or only those changed, skipped or folded into the summary."""
     report = result.report
     if not changed_only:
@@ -88,13 +88,13 @@ def row_positions(result: Compaction, summarization: Summarization | None, chang
     return sorted(marked)
 
 
-def largest_tokens(result: Compaction, summarization: Summarization | None) -> int:
+def largest_tokens(result: Compaction, summarization: SummaryResult | None) -> int:
     """The largest item on either side, for the rows' bars (compaction never makes an item larger)."""
     summary = summarization.report.summary_tokens if _summarized(summarization) else 0
     return max([*result.report.before.items, *result.report.after.items, summary or 0], default=0)
 
 
-def rows(original: Conversation, result: Compaction, summarization: Summarization | None = None,
+def rows(original: Conversation, result: Compaction, summarization: SummaryResult | None = None,
          positions: Iterable[int] | None = None) -> list[Row]:
     """One row per item of the request (or per item at ``positions``: a page builds only its own rows);
     with a summary, the span's rows show it folded in."""
@@ -115,8 +115,8 @@ def rows(original: Conversation, result: Compaction, summarization: Summarizatio
             location=formats.where(original, before) if before.origin else f"item {position}",
             role=role_of(before),
             tool=tool_name(before),
-            before=item_text(before),
-            after=item_text(after),
+            before=shown_text(before),
+            after=shown_text(after),
             tokens_before=report.before.items[position],
             tokens_after=report.after.items[position],
             changed=position in edits,
@@ -129,11 +129,11 @@ def rows(original: Conversation, result: Compaction, summarization: Summarizatio
     return out
 
 
-def _fold(out: list[Row], first_changed: int | None, summarization: Summarization) -> list[Row]:
+def _fold(out: list[Row], first_changed: int | None, summarization: SummaryResult) -> list[Row]:
     """The span's rows point into the summary: its first row shows the summary message."""
     done = summarization.report
     start, end = int(done.start or 0), int(done.end or 0)
-    summary = item_text(summarization.conversation.items[start])
+    summary = shown_text(summarization.conversation.items[start])
     boundary = start if first_changed is None else min(first_changed, start)
     folded = []
     for row in out:
@@ -249,7 +249,6 @@ class Summary:
     before: int
     after: int  # the request as it will be sent (after summarization, if it ran)
     saved: int  # by both steps
-    saved_percent: float
     cached_prefix: int
     cached_percent: float  # of the compacted request
     first_change: str | None
@@ -290,7 +289,7 @@ class Summary:
 
 
 def summary(original: Conversation, result: Compaction, model: Price,
-            summarization: Summarization | None = None) -> Summary:
+            summarization: SummaryResult | None = None) -> Summary:
     """Headline numbers for the request as it will be sent (after summarization, if it ran), with
     ``model``'s prices and its provider's prompt cache."""
     report = result.report
@@ -310,7 +309,6 @@ def summary(original: Conversation, result: Compaction, model: Price,
         before=before,
         after=after,
         saved=before - after,
-        saved_percent=_percent(before - after, before),
         cached_prefix=cached,
         cached_percent=round(100 * min(cached, after) / after, 1) if after else 0.0,
         first_change=first,
@@ -401,8 +399,8 @@ def call_rows(view: CallView, positions: Iterable[int]) -> list[Row]:
         out.append(Row(
             position=position,
             location=formats.where(view.without, before) if before.origin else f"item {position}",
-            role=role_of(before), tool=tool_name(before), before=item_text(before),
-            after=item_text(after) if shown else "",
+            role=role_of(before), tool=tool_name(before), before=shown_text(before),
+            after=shown_text(after) if shown else "",
             tokens_before=view.tokens_without[position],
             tokens_after=view.tokens_sent[partner] if shown else 0,
             changed=changed, rules=(view.strategy,) if changed and not summarized else (), skipped=(),

@@ -25,9 +25,9 @@ from typing import Any
 
 from .. import formats
 from ..errors import InputError
-from ..meter import claude, tokens
+from ..meter import accounting, claude, tokens
 from ..meter.tokens import count
-from .fitting import Sample, fit, leave_one_out
+from .fitting import Sample, fit_constants, leave_one_out
 
 FIXTURE_FILES = ("openai_cookbook_cases.json", "recorded_api_cases.json", "issue_reported_cases.json")
 PROVIDER_FILES = {"anthropic": "anthropic_recorded_cases.json", "responses": "responses_recorded_cases.json"}
@@ -99,8 +99,8 @@ def measure(folder: Path) -> list[Case]:
     # Only core cases fit the constants (the others hold what we do not model), as they were fitted.
     core = [i for i, case in enumerate(cases) if case.core and case.file == "recorded_api_cases.json"]
     samples = _samples([conversations[i] for i in core], [cases[i].billed for i in core], features,
-                       tokens.CHAT_FITTED, [cases[i].counted for i in core])
-    predicted = leave_one_out(samples, tokens.CHAT_FITTED, relative=False, integers=True)
+                       accounting.CHAT_FITTED, [cases[i].counted for i in core])
+    predicted = leave_one_out(samples, accounting.CHAT_FITTED, relative=False, integers=True)
     loo = dict(zip(core, predicted, strict=True))
     return [Case(**{**case.__dict__, "loo": round(loo[i]) if i in loo else None}) for i, case in enumerate(cases)]
 
@@ -147,7 +147,7 @@ def measure_provider(folder: Path, format: str) -> ProviderMeasure | None:
     path = folder / PROVIDER_FILES[format]
     if not path.exists():
         return None
-    shipped = claude.CONSTANTS if format == "anthropic" else tokens.RESPONSES
+    shipped = claude.CONSTANTS if format == "anthropic" else accounting.RESPONSES
     meters: dict[str, tokens.Meter] = {}
     rows: list[tuple[int, dict[str, Any], Any, tokens.TokenCount | None]] = []
     for number, raw in enumerate(json.loads(path.read_text())):
@@ -173,7 +173,7 @@ def measure_provider(folder: Path, format: str) -> ProviderMeasure | None:
                                _computable(raw), _encrypted(raw),
                                result.notes if result else (f"not readable: {conversation}",))
                   for number, raw, conversation, result in rows)
-    return ProviderMeasure(cases, fit(samples, prior), shipped, tuple(samples))
+    return ProviderMeasure(cases, fit_constants(samples, prior), shipped, tuple(samples))
 
 
 def _computable(raw: dict[str, Any]) -> bool:

@@ -49,7 +49,7 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     return [rows[i][size] / rows[i][i] if abs(rows[i][i]) > 1e-12 else 0.0 for i in range(size)]
 
 
-def fit(samples: Sequence[Sample], prior: Mapping[str, float], *, relative: bool = True) -> dict[str, float]:
+def fit_constants(samples: Sequence[Sample], prior: Mapping[str, float], *, relative: bool = True) -> dict[str, float]:
     """Constants (the names in ``prior``, its values only where the fit starts) minimising the
     summed absolute error — relative to the billed count when ``relative`` (Anthropic, Responses:
     the targets are percentages), in tokens otherwise (Chat: the target is "within 2 tokens")."""
@@ -86,7 +86,7 @@ def leave_one_out(samples: Sequence[Sample], prior: Mapping[str, float], *, rela
     """Each sample's prediction by constants fitted on all the others."""
     predictions = []
     for index, sample in enumerate(samples):
-        constants = fit([s for i, s in enumerate(samples) if i != index], prior, relative=relative)
+        constants = fit_constants([s for i, s in enumerate(samples) if i != index], prior, relative=relative)
         if integers:
             constants = {name: float(round(value)) for name, value in constants.items()}
         predictions.append(predict(sample, constants))

@@ -1,7 +1,7 @@
 """How often a hidden-then-used detection (``hidden``) is a real use, measured on hand-labelled
 cases from real runs (``tests/labels/hidden_used.json``): each setup named there is
 replayed on its run and the labelled cases still detected are counted. Used by the test that
-holds the README's precision figure and by ``scripts/benchmark_hidden.py``, which prints it."""
+holds the precision figure in docs/hidden.md and by ``scripts/benchmark_hidden.py``, which prints it."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def policy_for(setup: Mapping[str, Any], conversation: Conversation) -> Policy:
     if "rules" in options:
         name = options["label"] = options["rules"]
         options["rules"] = (suggest_rules(conversation, Meter(conversation.model)).rules() if name == "suggested"
-                            else RULESETS[name][1](conversation))
+                            else RULESETS[name].make(conversation))
     return make(strategy, **options)
 
 

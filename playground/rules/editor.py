@@ -15,7 +15,7 @@ from typing import Any
 
 from ..conversation import Conversation, ToolCall, ToolResult
 from ..errors import InputError
-from ..words import count
+from ..words import plural
 from .errorpatterns import ErrorPattern, ErrorPatterns, error_detail
 from .ruleset import BUILTINS, FALLBACKS, Rules, Template, load_rules, rules_to_json, tool_matches
 
@@ -113,7 +113,7 @@ def _check(row: dict[str, Any], table: str, template: Template, conversation: Co
     if table == "tool_calls":
         lacking = sum(row["argument"] not in args for args in calls)
         if lacking:
-            problems.append(f"no {row['argument']!r} argument in {lacking} of {count(len(calls), 'call')}")
+            problems.append(f"no {row['argument']!r} argument in {lacking} of {plural(len(calls), 'call')}")
     if not any(literal.strip() for literal, _ in template.pieces):
         problems.append("the text is only {fields}: it is empty when their values are")
     for field in template.fields:
@@ -121,8 +121,8 @@ def _check(row: dict[str, Any], table: str, template: Template, conversation: Co
             continue
         lacking = sum(not any(k in args for k in FALLBACKS.get(field, (field,))) for args in calls)
         if lacking:
-            problems.append(f"{{{field}}} is missing in {lacking} of {count(len(calls), 'call')} (shown as 'unknown')")
-    summary = f"{_names(won)} ({count(matches, noun)})"
+            problems.append(f"{{{field}}} is missing in {lacking} of {plural(len(calls), 'call')} (shown as 'unknown')")
+    summary = f"{_names(won)} ({plural(matches, noun)})"
     if not row["enabled"]:
         return RowCheck(table, 0, "ok", f"disabled; would match {summary}", matches, tuple(won))
     if problems:

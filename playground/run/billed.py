@@ -36,7 +36,7 @@ from ..meter.calibration import FACTOR_RANGE, to_json
 from ..meter.factor import Calibration
 from ..meter.tokens import Meter
 from ..policies import NonePolicy
-from ..words import count
+from ..words import plural
 from .prices import Price
 from .replay import Replay, replay
 
@@ -100,11 +100,11 @@ class LogFit:
     def describe(self) -> str:
         """The fit in words, for the CLI and the Run view alike."""
         cut = (f" (those before the first bill that fell — the agent cut its own context there, or another model "
-               f"answered — and not the {count(len(self.calls) - self.fitted, 'call')} after it)"
+               f"answered — and not the {plural(len(self.calls) - self.fitted, 'call')} after it)"
                ) if self.fitted < len(self.calls) else ""
-        return (f"The log records the input tokens billed for {count(len(self.calls), 'call')}. Our count of the "
+        return (f"The log records the input tokens billed for {plural(len(self.calls), 'call')}. Our count of the "
                 f"log's request misses them by {self.error(False):.1%} on the median call: {self._lacks()}. "
-                f"Fitted on {count(self.fitted, 'call')}{cut}: billed ≈ {self._offsets()} + "
+                f"Fitted on {plural(self.fitted, 'call')}{cut}: billed ≈ {self._offsets()} + "
                 f"{self.factor:.3f} × our count, which misses by {self.error(True):.1%} (at most "
                 f"{max(self.misses(True), default=0.0):.1%}).{self._rounding()}")
 
@@ -172,7 +172,7 @@ def _grew(a: BilledCall, b: BilledCall) -> bool:
     return b.counted - a.counted >= max(MIN_GROWTH, ROUNDED_GROWTH * (a.within + b.within))
 
 
-def fit(calls: tuple[BilledCall, ...], digits: int | None = None, system: bool = False,
+def fit_bills(calls: tuple[BilledCall, ...], digits: int | None = None, system: bool = False,
         tools: bool = False, fresh: tuple[int, ...] = ()) -> LogFit:
     """``billed ≈ offset + factor × counted`` on the calls before the first cut (see the module).
     ``fresh``: where the agent began a fresh context (a session that starts afresh, ``sessions``): a
@@ -218,7 +218,7 @@ def log_fit(conversation: Conversation, price: Price, run: Replay | None = None)
     """The fit for a log that records its bills, else None (``run``: as for ``billed_calls``)."""
     calls = billed_calls(conversation, price, run)
     system = bool(conversation.instructions) or any(is_instruction(item) for item in conversation.items)
-    return fit(calls, conversation.billed_digits, system, bool(conversation.tools), fresh_starts(conversation)
+    return fit_bills(calls, conversation.billed_digits, system, bool(conversation.tools), fresh_starts(conversation)
                ) if calls else None
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from ..conversation import Conversation
 from ..meter.tokens import Meter
 from ..policies import AsItRanPolicy, NonePolicy, Policy
-from ..policies.sources import source_of
+from ..policies.provenance import source_of
 from .hidden import SpanIndex, calls_with, lost_calls
 from .prices import Price, rounded
 from .replay import AS_RAN, FULL, Replay, baseline_of, replay

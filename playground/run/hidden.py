@@ -52,7 +52,6 @@ MIN_IDENTIFIER = 8  # characters: shorter names (``result``, ``value``) are what
 # model writes unprompted (wrong on the labelled runs), ``sessionsDir``, ``CorrelationStatus`` were copied
 MIN_CAMEL = 11
 MIN_LINE = 20  # characters of a stripped line
-MIN_DIGITS = 4
 
 # runs of 8+ word characters and dots: the candidates (found by the regex engine), then judged in
 # Python by ``_identifier`` / ``_dotted``
@@ -140,7 +139,7 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(inner)
 
 
-def item_text(item: Item) -> str:
+def searched_text(item: Item) -> str:
     """What an item says, as spans are read from it: a call's argument values (decoded, so a
     line of ``new_string`` is a line), a message's or a result's text."""
     if isinstance(item, ToolCall):
@@ -177,7 +176,7 @@ class SpanIndex:
     def of(cls, conversation: Conversation) -> SpanIndex:
         fixed = _fixed_text(conversation)
         excluded = spans_of(fixed)
-        found = [spans_of(item_text(item)) for item in conversation.items]
+        found = [spans_of(searched_text(item)) for item in conversation.items]
         written = frozenset().union(*(spans for item, spans in zip(conversation.items, found, strict=True)
                                       if role_of(item) == "assistant")) - excluded
         spans = tuple(item_spans & written for item_spans in found)
@@ -240,7 +239,7 @@ class Tracker:
             return held[1]
         known = self._pieces
         parts = []
-        for piece in self._cutter.cut(item_text(item)):
+        for piece in self._cutter.cut(searched_text(item)):
             spans = known.get(piece)
             if spans is None:
                 spans = known[piece] = self._text_spans(piece)
@@ -305,7 +304,7 @@ class Tracker:
         known, texts = self._text, {}
         for item in request:
             entry = known.get(id(item))
-            texts[id(item)] = entry if entry is not None and entry[0] is item else (item, item_text(item))
+            texts[id(item)] = entry if entry is not None and entry[0] is item else (item, searched_text(item))
         self._text = texts  # this request's items only: a long run's every summary is not kept to its end
         return "\n".join(texts[id(item)][1] for item in request)
 

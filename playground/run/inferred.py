@@ -14,7 +14,7 @@ cached prefix's rounding or a shorter system prompt, and a lone low bill is a si
 
 What the agent then sent is reconstructed with the rule most agents share when the log names none:
 the instructions and the first user message (the task) stay, and the oldest of the rest go — as few as
-make the request's count, through the log's own calibration (``billed.fit``), come nearest the bill
+make the request's count, through the log's own calibration (``billed.fit_bills``), come nearest the bill
 that fell. A cut never parts a result from its call, and a fall no cut explains to within
 ``FIT_SHARE`` (the bill is below what the agent's own prompt costs) is named in the note, not
 reconstructed. A reader that knows its agent's rule (Cline's halves and quarters) records the agent's
@@ -30,8 +30,8 @@ from itertools import accumulate
 from ..conversation import AgentCompaction, Conversation, Item, Message, falls, is_instruction, links, role_of
 from ..meter.tokens import Meter
 from ..policies import NonePolicy
-from ..words import count
-from .billed import BilledCall, LogFit, fit
+from ..words import plural
+from .billed import BilledCall, LogFit, fit_bills
 from .prices import Price
 from .replay import replay
 
@@ -71,7 +71,7 @@ def infer(conversation: Conversation, price: Price) -> Conversation:
     found = [drop for drop in drops(calls) if not _explained(drop, conversation.compactions)]
     if not found:
         return conversation
-    log_fit = fit(calls, conversation.billed_digits)
+    log_fit = fit_bills(calls, conversation.billed_digits)
     counts = meter.items(conversation.items)
     fixed = {call.position: call.tokens_without - sum(counts[:call.position]) for call in run.calls}
     records = list(conversation.compactions)
@@ -162,21 +162,21 @@ def _reconstruct(items: tuple[Item, ...], counts: Sequence[int], before: AgentCo
     kept = (*sent[:head], *sent[best:])
     dropped = len(sent) - len(kept)
     return AgentCompaction(start, kept=kept, summary=False, inferred=True, where=WHERE,
-                           trigger=f"{count(dropped, 'item')} left out", log=items)
+                           trigger=f"{plural(dropped, 'item')} left out", log=items)
 
 
 def _note(found: Sequence[Drop], inferred: Sequence[AgentCompaction]) -> str:
     """What the bills showed, in words for the notes."""
     falls = ", ".join(f"call {d.call.call}: {d.before.billed:,} → {d.call.billed:,}" for d in found[:4])
     more = f" and {len(found) - 4} more" if len(found) > 4 else ""
-    said = (f"the bills fall {count(len(found), 'time')} and stay down ({falls}{more}): the agent cut its own "
+    said = (f"the bills fall {plural(len(found), 'time')} and stay down ({falls}{more}): the agent cut its own "
             "context there though its log does not say so")
     if not inferred:
         return (f"{said}. No cut of the log's history explains the bill (it is below what the agent's own prompt "
                 "cost before), so the run as it ran is not reconstructed and the full history stays the baseline")
     unexplained = len(found) - len(inferred)
-    return (f"{said}. As-it-ran follows {count(len(inferred), 'reconstruction')} inferred from the bills (the "
+    return (f"{said}. As-it-ran follows {plural(len(inferred), 'reconstruction')} inferred from the bills (the "
             "instructions and first user message kept, the oldest of the rest left out until the request's count, "
             "calibrated on the log, meets the bill) and is the baseline: the full history the log holds was never "
-            "sent" + (f"; {count(unexplained, 'fall')} no cut explains left as the log has it" if unexplained else ""))
+            "sent" + (f"; {plural(unexplained, 'fall')} no cut explains left as the log has it" if unexplained else ""))
 

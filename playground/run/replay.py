@@ -38,7 +38,7 @@ from ..errors import InputError
 from ..meter.claude import billed_thinking
 from ..meter.tokens import Layout, Meter
 from ..policies import AsItRanPolicy, Policy, PolicyResult
-from ..words import count
+from ..words import plural
 from .hidden import HiddenUse, SpanIndex, Tracker, calls_with, lost_calls, to_json
 from .prices import Price, rounded, summary_cost
 from .promptcache import PromptCache, call_cost, check_cache, input_cost, link
@@ -134,7 +134,7 @@ class Replay:
         kept = ("the baseline is the run as it ran" if self.baseline == AS_RAN else
                 "the log shows no cut, so the baseline is that history, larger than anything the agent sent")
         return (f"the full history the log holds reaches {largest:,} tokens, over {self.price.model}'s window of "
-                f"{window:,} from call {over[0]} on ({count(len(over), 'call')}): no provider accepts this; the agent "
+                f"{window:,} from call {over[0]} on ({plural(len(over), 'call')}): no provider accepts this; the agent "
                 f"must have cut it — {kept}")
 
     @property

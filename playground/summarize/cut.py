@@ -71,7 +71,7 @@ def _cut(items: tuple[Item, ...], keep_steps: int) -> Iterator[CutStep]:
         return
     if keep_steps:
         end = starts[len(starts) - keep_steps]
-        detail = f"the cut starts at item {end}, before the newest {words.count(keep_steps, 'step')}"
+        detail = f"the cut starts at item {end}, before the newest {words.plural(keep_steps, 'step')}"
     else:  # no step kept, but never what the model has not read: the cut stays after its last turn
         end = turn_end(items, starts[-1])
         detail = (f"the cut starts at item {end}, after the last assistant turn: what follows it the model has not "
@@ -104,7 +104,7 @@ def _cut(items: tuple[Item, ...], keep_steps: int) -> Iterator[CutStep]:
         yield CutStep("nothing", start, end, kept, detail=why)
         return
     yield CutStep("span", start, end, kept,
-                  detail=f"items {start}–{end - 1} are summarized; {words.count(len(kept), 'step')} from item {end} "
+                  detail=f"items {start}–{end - 1} are summarized; {words.plural(len(kept), 'step')} from item {end} "
                          "on stay verbatim")
 
 

@@ -29,6 +29,7 @@ from typing import Protocol
 from .. import formats, words
 from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, content_text, extends
 from ..errors import InputError
+from ..llm.failure import LLMError
 from ..meter.claude import billed_thinking
 from ..meter.tokens import Meter, TokenCount
 from .cut import MARKER, CutIndex, is_summary, span
@@ -52,10 +53,6 @@ the agent needs to continue:
 
 Keep identifiers, paths, numbers and error messages exact. If the history starts with an earlier summary, \
 fold it in: keep what still matters from it. Do not invent anything. Do not address the user."""
-
-
-class SummarizerError(Exception):
-    """The summarizer could not produce a summary; the message is safe to show (no secrets)."""
 
 
 class Summarizer(Protocol):
@@ -344,8 +341,8 @@ def plan(original: Conversation, compacted: Conversation, settings: SummarySetti
 
 
 def summary_message(text: str, count: int, label: str) -> Message:
-    header = (f"{MARKER} ({label}): it replaces {words.count(count, 'item')}. What it leaves out is gone and cannot be "
-              "fetched again by calling a tool.]")
+    header = (f"{MARKER} ({label}): it replaces {words.plural(count, 'item')}. What it leaves out is gone and cannot "
+              "be fetched again by calling a tool.]")
     return Message(role="user", content=f"{header}\n\n{text.strip()}")
 
 
@@ -357,7 +354,10 @@ def apply(compacted: Conversation, chosen: Plan, text: str, label: str) -> Conve
 
 
 @dataclass(frozen=True)
-class Summarization:
+class SummaryResult:
+    """What ``run`` gave: the request as it goes on (summarized or not), the report of why, and the
+    plan it followed (None when nothing was planned)."""
+
     conversation: Conversation
     report: SummaryReport
     plan: Plan | None
@@ -373,7 +373,7 @@ def _origin_span(conversation: Conversation, start: int, end: int) -> tuple[int,
 
 def run(original: Conversation, compacted: Conversation, settings: SummarySettings, summarizer: Summarizer,
         meter: Meter, cache: Mapping[tuple[str, str], str] | None = None, prefer: str | None = None, *,
-        carry: tuple[Carry, int] | None = None) -> Summarization:
+        carry: tuple[Carry, int] | None = None) -> SummaryResult:
     """Summarize if the compacted request is at or over the limit.
 
     ``cache`` holds summaries already made, by (summarizer label, plan key): when it has one from
@@ -385,11 +385,11 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
     counted = meter.count(compacted) if carry is None else None
     before = counted.total if counted is not None else carry[1]  # type: ignore[index]
     if before < settings.limit:
-        return Summarization(compacted, SummaryReport("not_needed", settings.limit, before, before), None, counted)
+        return SummaryResult(compacted, SummaryReport("not_needed", settings.limit, before, before), None, counted)
     chosen = plan(original, compacted, settings, meter, None if carry is None else carry[0])
     if chosen is None:
         detail = f"fewer than {settings.keep_steps + 1} assistant turns after the first user message"
-        return Summarization(compacted, SummaryReport("nothing_to_summarize", settings.limit, before, before,
+        return SummaryResult(compacted, SummaryReport("nothing_to_summarize", settings.limit, before, before,
                                                       detail=detail), None, counted)
     cached = cache.get((prefer, chosen.key)) if cache is not None and prefer else None
     label = prefer if cached is not None else summarizer.label
@@ -401,9 +401,9 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
     try:
         text = cached if cached is not None else summarizer.summarize(chosen)
         if not text or not text.strip():
-            raise SummarizerError("the summarizer returned an empty summary")
-    except SummarizerError as exc:
-        return Summarization(compacted, SummaryReport("failed", tokens_after=before, error=str(exc), **common),
+            raise LLMError("the summarizer returned an empty summary")
+    except LLMError as exc:
+        return SummaryResult(compacted, SummaryReport("failed", tokens_after=before, error=str(exc), **common),
                              chosen, counted)
     result = apply(compacted, chosen, text, label)
     after = meter.count(result)
@@ -413,7 +413,7 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
         detail = (f"the summary ({summary_tokens:,} tokens) is not smaller than the {chosen.end - chosen.start} "
                   f"items it would replace ({span_tokens:,} tokens); the request would go from {before:,} to "
                   f"{after.total:,} tokens")
-        return Summarization(compacted, SummaryReport("not_smaller", tokens_after=before, summary_tokens=summary_tokens,
+        return SummaryResult(compacted, SummaryReport("not_smaller", tokens_after=before, summary_tokens=summary_tokens,
                                                       detail=detail, **common), chosen, counted)
-    return Summarization(result, SummaryReport("summarized", tokens_after=after.total, summary_position=chosen.start,
+    return SummaryResult(result, SummaryReport("summarized", tokens_after=after.total, summary_position=chosen.start,
                                                summary_tokens=summary_tokens, **common), chosen, after)

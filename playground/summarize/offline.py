@@ -31,7 +31,7 @@ SECTIONS = (EARLIER, REQUESTS, CALLS, ERRORS, CONCLUSIONS)
 # summary is a few thousand tokens at most (2,906 on a shared Claude Code session), the size of the summaries
 # agents ask their models for; an earlier summary written by anything else is never folded
 NEWEST = {REQUESTS: (15, "request"), CALLS: (40, "call"), ERRORS: (15, "error"), CONCLUSIONS: (15, "conclusion")}
-# a count as ``words.count`` writes it, ASCII digits in groups of three: another text read back is not ours
+# a count as ``words.plural`` writes it, ASCII digits in groups of three: another text read back is not ours
 _NUMBER = r"[0-9]{1,3}(?:,[0-9]{3}){0,5}"
 _HEAD = re.compile(rf"\({re.escape(OFFLINE_LABEL)}: extracted from ({_NUMBER}) items?, not written by a model\.\)")
 _FOLD = re.compile(rf"… ({_NUMBER}) earlier \w+?s?(?:: (.+))?")
@@ -181,7 +181,7 @@ class _Reading:
             self.sections[title].extend(lines, keys, folded)
 
     def text(self) -> str:
-        head = f"({OFFLINE_LABEL}: extracted from {words.count(self.extracted, 'item')}, not written by a model.)"
+        head = f"({OFFLINE_LABEL}: extracted from {words.plural(self.extracted, 'item')}, not written by a model.)"
         shown = [section.render(title) for title, section in self.sections.items()]
         return "\n\n".join([head, *filter(None, shown)])
 

@@ -1,14 +1,17 @@
 """Rule presets to start from: the book's rules, observation masking, aggressive, suggested, none.
 
 Rules are keyed by tool name, so the presets that cover "every tool" are built for the tools a
-given conversation actually calls.
+given conversation actually calls: a ``RuleSet`` is a title and how to make its rules, and
+``ruleset(name, conversation)`` the one way the page, the command line and the corpus make them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..conversation import Conversation
+from ..errors import InputError
 from ..meter.tokens import Meter
 from ..rules.breakdown import largest_argument, tools_in
 from ..rules.ruleset import Rules, book_rules, load_rules
@@ -50,12 +53,30 @@ def no_rules(_: Conversation) -> Rules:
     return Rules()
 
 
-RULESETS: dict[str, tuple[str, Callable[[Conversation], Rules]]] = {
-    "book": ("The book's rules: create_file content, read_file and web search results", lambda _: book_rules()),
-    "masking": ("Observation masking: every tool output becomes a short note (after SWE-agent)",
-                observation_masking),
-    "aggressive": ("Aggressive: every tool output and every call's largest argument", aggressive),
-    "suggested": ("Suggested for this conversation: a rule per large tool, from its arguments and sizes",
-                  suggested),
-    "none": ("None: no rules (nothing is ever compacted)", no_rules),
+@dataclass(frozen=True)
+class RuleSet:
+    """A named starting point: its title on the page, and how it makes rules for a conversation."""
+
+    title: str
+    make: Callable[[Conversation], Rules]
+
+
+RULESETS: dict[str, RuleSet] = {
+    "book": RuleSet("The book's rules: create_file content, read_file and web search results",
+                    lambda _: book_rules()),
+    "masking": RuleSet("Observation masking: every tool output becomes a short note (after SWE-agent)",
+                       observation_masking),
+    "aggressive": RuleSet("Aggressive: every tool output and every call's largest argument", aggressive),
+    "suggested": RuleSet("Suggested for this conversation: a rule per large tool, from its arguments and sizes",
+                         suggested),
+    "none": RuleSet("None: no rules (nothing is ever compacted)", no_rules),
 }
+
+
+def ruleset(name: str, conversation: Conversation, where: str = "--preset") -> Rules:
+    """The rules the rule set ``name`` makes for ``conversation``; an unknown name is an error
+    that lists the names there are (``where``: the option or field it came from)."""
+    if name not in RULESETS:
+        raise InputError(f"no such rule preset here (this installation has: {', '.join(RULESETS)})", where=where,
+                         value=name)
+    return RULESETS[name].make(conversation)

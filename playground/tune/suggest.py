@@ -28,7 +28,7 @@ from ..meter.tokens import Meter, TokenCount
 from ..rules.editor import tables_from_rules
 from ..rules.refetch import READ_ARGUMENTS, SHELL_ARGUMENTS, fetched_by, present, why_not
 from ..rules.ruleset import Rules, Template, field_values, load_rules
-from ..words import count
+from ..words import plural
 
 # Arguments that carry work done (the text a call rule may replace).
 WRITE_ARGUMENTS = ("content", "new_string", "new_str", "old_string", "old_str", "text", "patch", "file_text",
@@ -285,7 +285,7 @@ def _refused(conversation: Conversation, rows: tuple[Row, ...], meter: Meter, be
     noun = "result" if row.table == "tool_results" else f"{row.rule.get('argument')!r}"
     if edits:
         return saved, (f"{row.tool}: a {noun} rule's references are not smaller than what they replace here "
-                       f"({before:,} → {before - saved:,} tokens with its {count(len(edits), 'edit')}), so none is "
+                       f"({before:,} → {before - saved:,} tokens with its {plural(len(edits), 'edit')}), so none is "
                        "offered: a suggested row never makes the run larger")
     return saved, (f"{row.tool}: a {noun} rule with the shared min_tokens {row.rule['min_tokens']:,} would make no "
                    f"edit here ({_stopped(skipped) or 'nothing to replace'}), so none is offered")

@@ -18,8 +18,9 @@ each one thing the page alone uses: the step-through's and token view's values
 (``playground.workbench.builder``, ``playground.workbench.defaults``,
 ``playground.workbench.presets``, ``playground.workbench.workspace``,
 ``playground.workbench.lessons``) and the LLM clients, each imported on its own so the ``openai``
-client loads only when one is called (``playground.summarize.endpoint``,
-``playground.summarize.anthropic_api``, ``playground.summarize.keys``).
+client loads only when one is called (``playground.llm`` for the endpoint and its error,
+``playground.llm.keys``, ``playground.llm.anthropic``, ``playground.llm.openai_compatible``,
+``playground.summarize.online``).
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ from .. import formats
 from ..compaction import Settings
 from ..engine import Optimized
 from ..errors import InputError
-from ..export import requests as exports
+from ..export import exports
 from ..meter.tokens import TokenCount
 from ..policies.as_it_ran import held
 from ..present import render, view
 from ..summarize.offline import OfflineSummarizer
-from ..words import count
+from ..words import plural
 from . import (
     calibration_panel,
     compare_panel,
@@ -179,7 +180,7 @@ def _notices(log, conversation) -> None:
             for note in notes:
                 st.info(render.literal(note), icon=":material/info:")
     if conversation is not log:
-        st.info(f"The agent cut its own context ({count(len(log.compactions), 'time')}): the meters and *Before / "
+        st.info(f"The agent cut its own context ({plural(len(log.compactions), 'time')}): the meters and *Before / "
                 f"after* show what it held at its last call, {len(conversation.items):,} of the log's "
                 f"{len(log.items):,} items. The Run and Compare tabs replay the whole log, call by call.",
                 icon=":material/content_cut:")

@@ -13,7 +13,7 @@ import streamlit as st
 from ..conversation import Conversation
 from ..errors import InputError
 from ..meter import Pasted, read_pasted
-from ..words import count
+from ..words import plural
 from . import state
 
 PASTE_HELP = ("Paste the `usage` object the provider returned for this exact request (or the whole "
@@ -38,7 +38,7 @@ def draw(conversation: Conversation, model: str) -> None:
     engine = state.engine()
     with st.expander("Calibrate from real usage", expanded=bool(engine.calibrations)):
         if conversation.billed:
-            st.caption(f"This log records what the provider billed for {count(len(conversation.billed), 'call')}: "
+            st.caption(f"This log records what the provider billed for {plural(len(conversation.billed), 'call')}: "
                        "the *Run* tab draws the bills beside our count and calibrates from them with one click.")
         text = st.text_area("Usage the provider returned", key=state.CALIBRATION_PASTE, height=120, help=PASTE_HELP,
                             placeholder='{"input_tokens": 1234, "output_tokens": 56}')

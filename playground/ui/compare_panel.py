@@ -13,7 +13,7 @@ from ..present import literal
 from ..rules import Rules
 from ..run import UNKNOWN_NOTE, call_starts, known
 from ..summarize import SummarySettings
-from ..words import count
+from ..words import plural
 from ..workbench.workspace import ReplaySettings
 from . import run_setup, state, widgets
 
@@ -35,7 +35,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     calls = len(call_starts(conversation.items))
     state.start(state.COMPARE_SHOW, calls <= run_setup.LIGHT_RUN)
     if not st.toggle("Compare the strategies", key=state.COMPARE_SHOW,
-                     help=f"Replays the whole run ({count(calls, 'call')}) once per strategy; on a long run that "
+                     help=f"Replays the whole run ({plural(calls, 'call')}) once per strategy; on a long run that "
                           "takes a while, so it starts off above 200 calls."):
         return
     titles = read_strategies()
@@ -48,7 +48,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     price = run_setup.price(model, conversation.started)
     options = run_setup.policy_settings(rules, settings, summary, model)
     names = offered((*OURS, *theirs, *LOGGED), conversation)  # and the run as it ran, where the log compacted
-    with st.spinner(f"Replaying {count(calls, 'call')} under {count(len(names), 'strategy', 'strategies')}…"):
+    with st.spinner(f"Replaying {plural(calls, 'call')} under {plural(len(names), 'strategy', 'strategies')}…"):
         rows = run.compare(conversation, [make(name, options) for name in names], state.engine().meter(model), price,
                            mode=st.session_state[state.COMPARE_MODE], cache=st.session_state[state.COMPARE_CACHE])
     # the long parameters last, so cost and what the strategy hid from the agent are in view side by side

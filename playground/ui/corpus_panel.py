@@ -14,7 +14,19 @@ import streamlit as st
 
 from .. import corpus
 from ..compaction import Settings
-from ..corpus import Evaluation, Grid, Setup, Source, evaluate_batch, load, partition, summarize, tune_batch
+from ..corpus import (
+    Evaluation,
+    Found,
+    Grid,
+    Setup,
+    Source,
+    evaluate_batch,
+    load,
+    partition,
+    summarize,
+    tune_batch,
+    uploaded,
+)
 from ..errors import InputError
 from ..formats import RUN_SUFFIXES
 from ..policies import POLICIES
@@ -22,7 +34,7 @@ from ..present import literal
 from ..rules import Rules
 from ..run import UNKNOWN_NOTE, rounded
 from ..summarize import SummarySettings
-from ..words import count
+from ..words import plural
 from . import run_setup, state
 
 UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", *(suffix.lstrip(".") for suffix in RUN_SUFFIXES)]  # as the upload reads
@@ -37,17 +49,17 @@ def _setup(rules: Rules, settings: Settings, summary: SummarySettings | None) ->
                  policy=run_setup.policy_settings(rules, settings, summary), max_input_mb=limit_mb)
 
 
-def _found(uploads: list[Any], limit_mb: int) -> list[corpus.Found]:
+def _found(uploads: list[Any], limit_mb: int) -> list[Found]:
     """Every run in the uploads; the uploads together are held to the input limit."""
     total = sum(upload.size for upload in uploads)
     if total > limit_mb * 1024 * 1024:
         raise InputError(f"the files add up to {total / 1024 / 1024:,.1f} MB, over the limit of {limit_mb:,} MB for "
                          "one corpus (set PLAYGROUND_MAX_INPUT_MB to change it)")
-    return [found for upload in uploads for found in corpus.uploaded(upload.name, upload.getvalue(), limit_mb)]
+    return [found for upload in uploads for found in uploaded(upload.name, upload.getvalue(), limit_mb)]
 
 
 def _with_progress(found: list[corpus.Found], task: corpus.Task, what: str) -> list[tuple[int, Any]]:
-    bar = st.progress(0.0, text=f"{what}: 0 of {count(len(found), 'file')}")
+    bar = st.progress(0.0, text=f"{what}: 0 of {plural(len(found), 'file')}")
     outcomes = []
     for outcome in corpus.run(found, task, workers=0):
         outcomes.append(outcome)
@@ -60,7 +72,7 @@ def _evaluate(rules: Rules, settings: Settings, summary: SummarySettings | None)
     uploads = st.session_state.get(state.CORPUS_UPLOAD) or []
     st.session_state[state.CORPUS_MESSAGE] = None
     try:
-        with st.spinner(f"Reading {count(len(uploads), 'uploaded file')}…"):
+        with st.spinner(f"Reading {plural(len(uploads), 'uploaded file')}…"):
             found = _found(uploads, state.input_limit()[0])
     except InputError as exc:  # the last good result stays
         st.session_state[state.CORPUS_MESSAGE] = str(exc)
@@ -179,7 +191,7 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
     evaluation: Evaluation | None = st.session_state.get(state.CORPUS_RESULT)
     if evaluation is None:
         return
-    st.caption(f"{count(len(evaluation.runs), 'run')} evaluated, {len(evaluation.failed):,} failed, "
+    st.caption(f"{plural(len(evaluation.runs), 'run')} evaluated, {len(evaluation.failed):,} failed, "
                f"{len(evaluation.skipped):,} skipped. Select a run to open it in the other tabs; click a column to "
                "sort.")
     st.dataframe(_rows(evaluation), hide_index=True, width="stretch", key=state.CORPUS_TABLE, on_select=_on_select,

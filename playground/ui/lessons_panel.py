@@ -36,7 +36,7 @@ def _all() -> list[lessons.Lesson]:
 def apply_changes(changes: dict[str, Any], origin: str) -> None:
     """A lesson's state changes (``lessons.applied``), written to the page's own session state;
     ``origin`` is what the settings caption says they came from."""
-    current = lessons.Setup(Rules(), state.settings(), bool(st.session_state.get(state.SUMMARIZE_ON, True)))
+    current = lessons.LessonSetup(Rules(), state.settings(), bool(st.session_state.get(state.SUMMARIZE_ON, True)))
     key = state.get(state.PRESET)
     preset_rules = state.all_presets()[key].rules if key in state.all_presets() else Rules()
     done = lessons.applied(changes, current, st.session_state[state.CONVERSATION], preset_rules,

@@ -1,6 +1,6 @@
 """The LLM endpoint the page calls: one Base URL, model and key, shared by summarization (in the
 sidebar) and the live probe (drawn under the Run tab when the sidebar does not draw them), and
-the one rule for which key may go to which host (``summarize.keys``)."""
+the one rule for which key may go to which host (``llm.keys``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import os
 
 import streamlit as st
 
-from ..summarize import keys
-from ..summarize.endpoint import Endpoint
+from ..llm import Endpoint, keys
 from . import state
 
 ENDPOINT_WIDGETS = (state.BASE_URL, state.LLM_MODEL, state.API_KEY)

@@ -16,13 +16,14 @@ from ..compaction import Settings
 from ..conversation import Conversation
 from ..errors import InputError
 from ..limits import MAX_COUNT, MAX_TOKENS
+from ..llm import Endpoint
+from ..llm.anthropic import ANTHROPIC_URL, AnthropicClient
+from ..llm.openai_compatible import OpenAIClient
 from ..present import literal
 from ..rules import Rules
 from ..run import call_starts, money, read_prices
 from ..summarize import SummarySettings
-from ..summarize.anthropic_api import ANTHROPIC_URL, AnthropicEndpoint
-from ..summarize.endpoint import Endpoint, OpenAISummarizer
-from ..words import count
+from ..words import plural
 from . import llm_endpoint, run_setup, state
 
 PROVIDER_TITLES = {"openai": "OpenAI-compatible (Chat Completions)", "anthropic": "Anthropic (Messages API)"}
@@ -38,9 +39,9 @@ def _endpoint(provider: str) -> Endpoint:
 
 def _sender(provider: str, endpoint: Endpoint) -> probe.Send:
     if provider == "anthropic":
-        client = AnthropicEndpoint(endpoint)
+        client = AnthropicClient(endpoint)
         return lambda body, size: probe.messages_action(client.send(body, size))
-    chat = OpenAISummarizer(endpoint)
+    chat = OpenAIClient(endpoint)
     return lambda body, size: probe.chat_action(chat.send(body, size))
 
 
@@ -115,7 +116,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     policy, _ = run_setup.chosen_policy(rules, settings, summary, model)
     mode = st.session_state[state.REPLAY_MODE]
     try:
-        with st.spinner(f"Planning the probe: replaying {count(len(call_starts(conversation.items)), 'call')} "
+        with st.spinner(f"Planning the probe: replaying {plural(len(call_starts(conversation.items)), 'call')} "
                         f"under {policy.name}…"):
             plan = probe.plan(conversation, policy, state.engine().meter(model), price, provider, mode=mode,
                               calls=int(st.session_state[state.PROBE_CALLS]), budget=budget)

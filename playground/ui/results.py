@@ -15,7 +15,7 @@ from ..rules.ruleset import Rules
 from ..run.hidden import HiddenUse
 from ..run.prices import UNKNOWN_NOTE, Price, known, money
 from ..run.promptcache import RequestCost
-from ..words import count
+from ..words import plural
 from . import state
 
 PAGE_SIZE = 40
@@ -157,8 +157,8 @@ def _hidden_used(call: view.CallView) -> None:
     if not uses:
         return
     lines = [_use_line(use) for use in uses[:10]]
-    more = f"\n- … and {count(len(uses) - 10, 'more piece')}" if len(uses) > 10 else ""
-    st.warning(f"The agent's reply to this call used {count(len(uses), 'piece')} of earlier items that this request "
+    more = f"\n- … and {plural(len(uses) - 10, 'more piece')}" if len(uses) > 10 else ""
+    st.warning(f"The agent's reply to this call used {plural(len(uses), 'piece')} of earlier items that this request "
                "had hidden and showed nowhere else:\n" + "\n".join(lines) + more, icon=":material/visibility_off:")
 
 

@@ -11,7 +11,7 @@ from .. import formats
 from ..conversation import Conversation
 from ..engine import Optimized
 from ..errors import InputError
-from ..export import requests as exports
+from ..export import exports
 from ..present import render
 from ..rules.editor import (
     CALL_COLUMNS,
@@ -43,7 +43,7 @@ def current_rules(conversation: Conversation) -> tuple[Rules, list[RowCheck]]:
 def _apply_ruleset() -> None:
     """Both tables from a preset; the error patterns and value cap stay as they are (no preset sets them)."""
     key = st.session_state[state.RULESET]
-    state.set_rule_rows(*tables_from_rules(RULESETS[key][1](st.session_state[state.CONVERSATION])))
+    state.set_rule_rows(*tables_from_rules(RULESETS[key].make(st.session_state[state.CONVERSATION])))
     state.changed("rules")
     if key == "masking" and st.session_state[state.KEEP_RECENT] == 0:
         st.session_state[state.KEEP_RECENT] = MASK_KEEP_RECENT
@@ -209,7 +209,7 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
                "`{chars}`, `{lines}`, `{tokens}`. Only plain names are allowed. A field the call lacks shows as "
                "`unknown`.")
     left, right = st.columns([3, 1], vertical_alignment="bottom")
-    left.selectbox("Start from", list(RULESETS), key=state.RULESET, format_func=lambda key: RULESETS[key][0],
+    left.selectbox("Start from", list(RULESETS), key=state.RULESET, format_func=lambda key: RULESETS[key].title,
                    help="Replace both tables with a rule preset built for this conversation's tools.")
     right.button("Use these rules", on_click=_apply_ruleset, width="stretch",
                  help="Replaces both tables. Your edits to the current rules are dropped; the error patterns "

@@ -35,7 +35,7 @@ from ..run import (
     sweep_points,
 )
 from ..summarize import SummarySettings
-from ..words import count
+from ..words import plural
 from . import bills, run_setup, state, widgets
 
 PRICE_FIELDS = {"input": "Input", "cached_input": "Cached input", "cache_write": "Cache write", "output": "Output"}
@@ -159,9 +159,9 @@ def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy, conve
                    "*as-it-ran* replays the requests it really sent after that.")
     hidden = run.hidden_used
     if hidden:
-        st.caption(f"▲ {count(calls_with(hidden), 'call')}: the agent's reply used something the call's request had "
+        st.caption(f"▲ {plural(calls_with(hidden), 'call')}: the agent's reply used something the call's request had "
                    f"hidden — a piece of an earlier item it quoted, shown nowhere else in that request; "
-                   f"{count(lost_calls(hidden), 'call')} of them used content a tool call cannot bring back. Pick one "
+                   f"{plural(lost_calls(hidden), 'call')} of them used content a tool call cannot bring back. Pick one "
                    "with the slider below to see the item and the piece in *Before / after*.")
 
 
@@ -201,7 +201,7 @@ def _sweep_chart(conversation: Conversation, run: Replay, policy_name: str, opti
                           "a while, so it starts off above 200 calls."):
         return
     values = sweep_points(max(call.tokens_without for call in run.calls))
-    with st.spinner(f"Replaying {count(len(run.calls), 'call')} at {len(values)} values of the {key}…"):
+    with st.spinner(f"Replaying {plural(len(run.calls), 'call')} at {len(values)} values of the {key}…"):
         points = sweep(conversation, lambda value: make(policy_name, _swept(options, key, value)), values,
                        meter, chosen_price, mode=run.mode, cache=run.cache)
     rows = [{"threshold": value, "cost": cost} for value, cost in points]
@@ -246,7 +246,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     meter = state.engine().meter(model)
     chosen_price = run_setup.price(model, conversation.started)
     # st.spinner appears only after half a second: a small preset's rerun shows nothing
-    with st.spinner(f"Replaying {count(len(call_starts(conversation.items)), 'call')} under {policy.name}…"):
+    with st.spinner(f"Replaying {plural(len(call_starts(conversation.items)), 'call')} under {policy.name}…"):
         run = run_setup.replayed(conversation, policy, model)
     if not run.calls:
         st.info("This conversation has no assistant turn, so there is no LLM call to replay.", icon=":material/info:")
@@ -282,8 +282,8 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     evens = run.break_even()
     if evens:
         repaid = [e.repaid_after for e in evens if e.repaid_after is not None]
-        st.caption(f"The policy fired {count(len(evens), 'time')}; {len(repaid)} of those firings repaid their cache "
-                   f"miss (after {count(max(repaid) if repaid else 0, 'more call')} at most). Estimate: a firing is "
+        st.caption(f"The policy fired {plural(len(evens), 'time')}; {len(repaid)} of those firings repaid their cache "
+                   f"miss (after {plural(max(repaid) if repaid else 0, 'more call')} at most). Estimate: a firing is "
                    "measured against carrying on at the saving rate of the last call before it that did not fire.")
     _chosen_call(run)
     _sweep_chart(conversation, run, st.session_state[state.REPLAY_STRATEGY], options, meter, chosen_price)

@@ -13,7 +13,7 @@ from ..conversation import Conversation
 from ..meter import Meter
 from ..present import stepthrough
 from ..rules import Rules
-from ..words import count
+from ..words import plural
 from . import item_tokens, state
 
 VERDICT = {True: ":green[:material/check_circle: passed]", False: ":red[:material/block: stopped]"}
@@ -78,7 +78,7 @@ def _frame(walk: stepthrough.Walk, frame: stepthrough.Frame) -> None:
 def _cut(conversation: Conversation, keep_steps: int) -> None:
     st.markdown("**Summarization's cut**")
     cuts = stepthrough.cut_frames(conversation, keep_steps)
-    st.caption(f"Keeping the newest {count(keep_steps, 'step')}, the cut moves back until no call is separated from "
+    st.caption(f"Keeping the newest {plural(keep_steps, 'step')}, the cut moves back until no call is separated from "
                "its result: items before the final cut are summarized, items from it on are kept.")
     st.dataframe([{"step": cut.index + 1, "cut before item": cut.position, "why": cut.detail} for cut in cuts],
                  hide_index=True, width="stretch")

@@ -11,10 +11,11 @@ import streamlit as st
 
 from ..engine import Optimized
 from ..limits import MAX_COUNT, MAX_TOKENS
+from ..llm import LLMError
 from ..present import literal
-from ..summarize import DEFAULT_PROMPT, LOSS, STATUS_WORDS, SummarizerError
-from ..summarize.endpoint import OpenAISummarizer
-from ..words import count
+from ..summarize import DEFAULT_PROMPT, LOSS, STATUS_WORDS
+from ..summarize.online import OpenAISummarizer
+from ..words import plural
 from . import llm_endpoint, state, summary_settings
 
 MODES = {"offline": "Offline (no LLM)", "openai": "OpenAI-compatible endpoint"}
@@ -65,7 +66,7 @@ def settings() -> None:
             with st.spinner(literal(f"Asking {llm_endpoint.endpoint().where}…")):
                 try:
                     st.success(OpenAISummarizer(llm_endpoint.endpoint()).check(), icon=":material/check_circle:")
-                except SummarizerError as exc:
+                except LLMError as exc:
                     st.error(literal(str(exc)), icon=":material/error:")
     with st.expander("Summary prompt and budget"):
         st.text_area("Prompt", key=state.SUMMARY_PROMPT, height=260,
@@ -91,10 +92,11 @@ def _restore_prompt() -> None:
 def _summarize_with_llm(optimized: Optimized) -> None:
     plan = optimized.summarization.plan  # type: ignore[union-attr]
     summarizer = OpenAISummarizer(llm_endpoint.endpoint())
-    with st.status(f"Summarizing {count(plan.end - plan.start, 'item')} with {summarizer.endpoint.model}…") as progress:
+    items = plural(plan.end - plan.start, "item")
+    with st.status(f"Summarizing {items} with {summarizer.endpoint.model}…") as progress:
         try:
             text = summarizer.summarize(plan)
-        except SummarizerError as exc:
+        except LLMError as exc:
             progress.update(label="The summarizer failed: nothing was dropped", state="error")
             state.set_message("llm", str(exc))
             return
@@ -119,7 +121,7 @@ def panel(optimized: Optimized, prefer: str | None) -> None:
         if report.status in ("nothing_to_summarize", "not_smaller"):
             st.caption(literal(report.detail[:1].upper() + report.detail[1:] + "."))
         if report.start is not None:
-            st.caption(f"Span: items {report.start}–{report.end - 1} ({count(report.end - report.start, 'item')}). "
+            st.caption(f"Span: items {report.start}–{report.end - 1} ({plural(report.end - report.start, 'item')}). "
                        f"Summarizer: {report.summarizer}. Request {report.tokens_before:,} → "
                        f"{report.tokens_after:,} tokens" + (f"; the summary is {report.summary_tokens:,}."
                                                             if report.status == "summarized" else "."))

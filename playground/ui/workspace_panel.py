@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..present import literal
 from ..run import PRICE_FIELDS, read_prices
 from ..workbench import defaults, workspace
-from ..workbench.workspace import ReplaySettings, Summarization, Workspace
+from ..workbench.workspace import ReplaySettings, Workspace, WorkspaceSummarization
 from . import run_setup, state, summary_settings
 
 # What snapshot() reads: copied on every rerun (cheap), turned into a workspace only on download.
@@ -93,7 +93,7 @@ def snapshot(values: Mapping[str, Any]) -> Workspace:
         return values.get(key, kept[key])
 
     follows = setting(state.LIMIT_FOLLOWS)
-    summarization = Summarization(
+    summarization = WorkspaceSummarization(
         enabled=bool(setting(state.SUMMARIZE_ON)),
         limit=None if follows else int(values.get(state.SUMMARY_LIMIT, values[state.THRESHOLD])),
         keep_steps=int(setting(state.KEEP_STEPS)), item_budget=int(setting(state.ITEM_BUDGET)),

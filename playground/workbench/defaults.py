@@ -36,7 +36,7 @@ class Defaults:
     rules: Rules = field(default_factory=book_rules)
 
     def describe(self) -> str:
-        """The defaults in words, for the page's caption and the README."""
+        """The defaults in words, for the page's caption (docs/page.md says the same)."""
         why = "the book's" if self.threshold == BOOK_THRESHOLD else f"half of {self.model}'s context window"
         return (f"threshold {self.threshold:,} ({why}), keep_recent {self.keep_recent}, error results kept, "
                 "the book's rules")

@@ -234,19 +234,19 @@ def resolve_rules(value: str | Mapping[str, Any], conversation: Conversation, pr
 
 
 @dataclass(frozen=True)
-class Setup:
-    """The part of the page a lesson may change."""
+class LessonSetup:
+    """The part of the page a lesson may change: its rules, its settings, summarization on or off."""
 
     rules: Rules
     settings: Settings
     summarize: bool
 
 
-def applied(changes: Mapping[str, Any], setup: Setup, conversation: Conversation, preset_rules: Rules,
-            meter: Meter) -> Setup:
+def applied(changes: Mapping[str, Any], setup: LessonSetup, conversation: Conversation, preset_rules: Rules,
+            meter: Meter) -> LessonSetup:
     """``setup`` with a lesson's start or *Show me* changes made."""
     settings = replace(setup.settings, **{name: changes[name] for name in ("threshold", "keep_recent", "compact_errors")
                                           if name in changes})
     rules = (resolve_rules(changes["rules"], conversation, preset_rules, meter) if "rules" in changes
              else setup.rules)
-    return Setup(rules, settings, changes.get("summarize", setup.summarize))
+    return LessonSetup(rules, settings, changes.get("summarize", setup.summarize))

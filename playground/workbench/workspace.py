@@ -49,8 +49,9 @@ SUMMARIZERS = ("offline", "openai")
 
 
 @dataclass(frozen=True)
-class Summarization:
-    """The page's summarization settings (never the API key)."""
+class WorkspaceSummarization:
+    """A workspace's summarization section: the page's summarization settings, the summarizer and
+    where it is served (never the API key)."""
 
     enabled: bool = True
     limit: int | None = None  # None: summarize at the compaction threshold
@@ -89,7 +90,7 @@ class Workspace:
     compact_errors: bool = False
     detect_errors: bool = True
     model: str = DEFAULT_MODEL
-    summarization: Summarization = Summarization()
+    summarization: WorkspaceSummarization = WorkspaceSummarization()
     label: str = ""  # which conversation this is, as the page's picker names it
     calibrations: Mapping[str, Calibration] = field(default_factory=dict)  # model -> correction in effect
     replay: ReplaySettings = ReplaySettings()
@@ -109,7 +110,7 @@ def to_json(ws: Workspace) -> dict[str, Any]:
         "detect_errors": ws.detect_errors,
         "model": ws.model,
         "calibrations": calibrations_to_json(ws.calibrations),
-        "summarization": {f.name: getattr(ws.summarization, f.name) for f in fields(Summarization)},
+        "summarization": {f.name: getattr(ws.summarization, f.name) for f in fields(WorkspaceSummarization)},
         "replay": _replay_to_json(ws.replay),
     }
 
@@ -172,18 +173,18 @@ def _conversation(data: Any, where: str) -> Conversation:
         raise exc.within(_at(where, "request")) from None
 
 
-def _summarization(data: Any, where: str) -> tuple[Summarization, list[str]]:
+def _summarization(data: Any, where: str) -> tuple[WorkspaceSummarization, list[str]]:
     data = _object(data, where)
-    default = Summarization()
+    default = WorkspaceSummarization()
     values = {}
-    for spec in fields(Summarization):
+    for spec in fields(WorkspaceSummarization):
         fallback = getattr(default, spec.name)
         kinds = (int, type(None)) if spec.name == "limit" else (type(fallback),)
         values[spec.name] = _get(data, spec.name, kinds, where, fallback)
     if values["summarizer"] not in SUMMARIZERS:
         raise InputError(f"expected one of {', '.join(SUMMARIZERS)}", where=_at(where, "summarizer"),
                          value=values["summarizer"])
-    return Summarization(**values), _unknown(data, {f.name for f in fields(Summarization)}, where)
+    return WorkspaceSummarization(**values), _unknown(data, {f.name for f in fields(WorkspaceSummarization)}, where)
 
 
 def _choice(data: Mapping[str, Any], key: str, choices: tuple[str, ...], where: str, default: str | None) -> Any:

@@ -141,7 +141,7 @@ def rules_python(rules: Rules) -> Download:
 def rules_compactor(rules: Rules, settings: Settings, model: str | None = None) -> Download:
     """Rules + compactor (Python): one standard-library module with ``compact(request, format)``,
     its token decisions made with ``model``'s per-item accounting."""
-    from .python import export_python  # here: the twin's source is read only when someone asks for it
+    from .python import export_python  # here: the compactor's source is read only when someone asks for it
 
     return Download("compactor.py", export_python(rules, settings, model), "text/x-python")
 

@@ -2,7 +2,7 @@
 
 ``export_python`` writes this file's source, followed by the current rules and settings as
 ``CONFIG`` and a one-argument ``compact``, into a module a person drops into their agent. It
-mirrors ``compaction.py`` decision for decision (the threshold aside, which it can only estimate
+mirrors ``compaction`` (its ``walker``) decision for decision (the threshold aside, which it can only estimate
 without the provider's accounting), and a test runs the export against the engine on every
 preset and trace, so the two cannot drift apart unnoticed. Nothing here imports the playground.
 ``count_tokens`` is always a plain tiktoken-style count: for Claude models the model's ratio from

@@ -1,6 +1,7 @@
-"""Readers for more agents' logs (issue 18 §1), each on real files from the agent's users' public
-repositories where one exists (tests/data/README.md names source, commit and licence), and on
-hand-made files built from the agent's own source where none does (said so there too).
+"""The Gemini CLI, Goose, Aider, OpenHands and Cline readers, and log folders and zips: each on real files
+from the agent's users' public repositories where one exists (tests/data/README.md names source, commit
+and licence), and on hand-made files built from the agent's own source where none does (said so there
+too).
 
 Every reader is held to the same four things: each tool call in the log is read once (and its
 result pairs with it), the log's errors are recognised, the request written out is one an API
@@ -19,7 +20,7 @@ import pytest
 from playground import formats
 from playground.conversation import Conversation, ToolCall, ToolResult, pairs, turn_starts
 from playground.errors import InputError
-from playground.export import requests as exports
+from playground.export import exports
 from playground.formats import aider
 from playground.formats._reader import text_of
 from playground.meter.tokens import Meter

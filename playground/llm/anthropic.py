@@ -1,7 +1,7 @@
-"""Anthropic's Messages API as an endpoint: one ``POST /v1/messages`` with the summarizer's rules.
+"""Anthropic's Messages API: one ``POST /v1/messages`` under the same rules as the OpenAI client.
 
 No Anthropic SDK: the request goes through ``httpx2`` (which ``openai`` brings) with the same
-transport as the OpenAI path (``llm._Transport``), so the same deadline bounds the whole exchange
+transport as the OpenAI path (``transport.Transport``), so the same deadline bounds the whole exchange
 (connecting, sending, every read) and the same cap bounds the reply. Every failure is one sentence
 that never holds the key: a 401's words are dropped (they echo part of it), any other error keeps
 the provider's ``error.message``, scrubbed like the OpenAI path's.
@@ -15,8 +15,9 @@ from typing import Any
 
 import httpx2
 
-from .endpoint import Endpoint, ReplyTooLargeError, _Deadline, _Transport, reply_cap, scrub
-from .history import SummarizerError
+from .endpoint import Endpoint
+from .failure import LLMError, scrub
+from .transport import Deadline, ReplyTooLargeError, Transport, reply_cap
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 VERSION = "2023-06-01"  # the API version header every Messages request must carry
@@ -39,7 +40,7 @@ def _said(response: httpx2.Response) -> str:
     return " ".join(str(said).split())[:300] if said else ""
 
 
-class AnthropicEndpoint:
+class AnthropicClient:
     """Sends Messages API bodies to one endpoint; ``send`` returns the reply's JSON object."""
 
     def __init__(self, endpoint: Endpoint) -> None:
@@ -48,13 +49,13 @@ class AnthropicEndpoint:
 
     def send(self, body: dict[str, Any], sent: int) -> dict[str, Any]:
         """The reply to ``body`` (its model is the endpoint's; ``sent`` bytes of text size the reply
-        cap). One attempt within ``timeout``; failures raise ``SummarizerError``."""
+        cap). One attempt within ``timeout``; failures raise ``LLMError``."""
         url, where, timeout = messages_url(self.endpoint.base_url), self.endpoint.where, self.endpoint.timeout
         headers = {"anthropic-version": VERSION, "content-type": "application/json"}
         if self.endpoint.api_key:
             headers["x-api-key"] = self.endpoint.api_key
-        deadline = _Deadline()
-        transport = _Transport(url, deadline, reply_cap(sent), self._ssl)
+        deadline = Deadline()
+        transport = Transport(url, deadline, reply_cap(sent), self._ssl)
         started = time.monotonic()
         try:
             with httpx2.Client(transport=transport, trust_env=False) as client:
@@ -62,30 +63,30 @@ class AnthropicEndpoint:
                 response = client.post(url, content=json.dumps({**body, "model": self.endpoint.model}).encode(),
                                        headers=headers, timeout=timeout)
         except ReplyTooLargeError as exc:
-            raise SummarizerError(f"{where} sent a reply larger than the cap of {exc.cap:,} bytes; stopped "
+            raise LLMError(f"{where} sent a reply larger than the cap of {exc.cap:,} bytes; stopped "
                                   "reading there") from None
         except httpx2.TimeoutException:
-            raise SummarizerError(f"{where} did not answer: gave up after {time.monotonic() - started:.1f} s (the "
+            raise LLMError(f"{where} did not answer: gave up after {time.monotonic() - started:.1f} s (the "
                                   f"timeout of {timeout:g} s is the whole wait)") from None
         except httpx2.ConnectError:
-            raise SummarizerError(f"could not connect to {where} (is the server running, and is the base URL "
+            raise LLMError(f"could not connect to {where} (is the server running, and is the base URL "
                                   "right?)") from None
         except httpx2.HTTPError as exc:
-            raise SummarizerError(f"the connection to {where} failed ({type(exc).__name__})") from None
+            raise LLMError(f"the connection to {where} failed ({type(exc).__name__})") from None
         return self._reply(response)
 
     def _reply(self, response: httpx2.Response) -> dict[str, Any]:
         where, status = self.endpoint.where, response.status_code
         if status == 401:
-            raise SummarizerError(f"{where} refused the API key (401): check the key")
+            raise LLMError(f"{where} refused the API key (401): check the key")
         if status >= 400:
             said = _said(response)
-            raise SummarizerError(scrub(f"{where} answered with an error ({status})" + (f": {said}" if said else ""),
+            raise LLMError(scrub(f"{where} answered with an error ({status})" + (f": {said}" if said else ""),
                                         self.endpoint.api_key))
         try:
             reply = response.json()
         except ValueError:
-            raise SummarizerError(f"{where} sent a reply that is not JSON (malformed reply)") from None
+            raise LLMError(f"{where} sent a reply that is not JSON (malformed reply)") from None
         if not isinstance(reply, dict) or not isinstance(reply.get("content"), list):
-            raise SummarizerError(f"{where} sent a reply that is not a Messages API message (malformed reply)")
+            raise LLMError(f"{where} sent a reply that is not a Messages API message (malformed reply)")
         return reply

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import limits
 from ..errors import InputError
-from ..formats.sources import RUN_SUFFIXES, is_task_folder, task_roots
+from ..formats.containers import RUN_SUFFIXES, is_task_folder, task_roots
 
 ARCHIVE = "!"  # "archive.zip!inner/path": a run inside an archive
 
@@ -181,7 +181,7 @@ def members(path: str, limit_mb: int, data: bytes | None = None, name: str | Non
 
 
 def _grouped(names: list[str]) -> tuple[list[str], dict[str, str]]:
-    """The task folders among an archive's members (``formats.sources.task_roots``, the rule a
+    """The task folders among an archive's members (``formats.containers.task_roots``, the rule a
     folder on disk is read by) and, for each member inside one, its folder."""
     roots = task_roots(names)
     return roots, {member: root for member in names for root in roots if _under(member, root)}
