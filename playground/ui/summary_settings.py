@@ -20,6 +20,7 @@ from ..summarize import (
     DEFAULT_PROMPT,
     DEFAULT_TRANSCRIPT_BUDGET,
     SummarySettings,
+    online,
 )
 from . import llm_endpoint, state
 
@@ -70,4 +71,4 @@ def config() -> tuple[SummarySettings | None, str | None]:
                                  transcript_budget=int(get(state.TRANSCRIPT_BUDGET)))
     except InputError:  # the widgets bound these
         return None, None
-    return chosen, llm_endpoint.endpoint().label if st.session_state[state.SUMMARIZER] == "openai" else None
+    return chosen, online.label(llm_endpoint.endpoint()) if st.session_state[state.SUMMARIZER] == "openai" else None
