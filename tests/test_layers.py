@@ -107,4 +107,4 @@ def test_the_walker_reads_relative_and_deferred_imports() -> None:
     """The graph holds what the modules really import: a relative import of another stage's
     module, and one made inside a function (the CLI loads the endpoint only when asked)."""
     assert "playground.meter.tokens" in GRAPH["playground.rules.breakdown"]
-    assert "playground.llm.openai_compatible" in GRAPH["playground.cli.compact"]
+    assert "playground.summarize.online" in GRAPH["playground.cli.compact"]
