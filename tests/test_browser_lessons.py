@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from playground.workbench.presets import list_presets
+
 from . import test_browser as e2e
 from .test_browser import idle, metric, shot
 
@@ -160,8 +162,9 @@ def test_rows_typed_into_as_fast_as_the_keys_go_are_all_kept(page):
     page.get_by_role("tab", name="Rules").click()
     idle(page)
     calls = page.locator("[data-testid=stDataFrame]:visible").first
+    rows = len(list_presets()[0].rules.tool_calls)  # the page opens on the first preset
+    expect(calls.locator("[role=gridcell]")).to_have_count(5 * rows)  # drawn after the page settles: wait for it
     calls.scroll_into_view_if_needed()
-    rows = calls.locator("[role=gridcell]").count() // 5
     box = calls.bounding_box()
     for n, tool in enumerate(("first_tool", "second_tool")):
         row = rows + n
