@@ -98,6 +98,18 @@ def test_rule_tables_say_which_tools_each_pattern_row_decides(book):
         "read_file": "tool_results: read_file", "search_web": "tool_results: search_*|read_file"}
 
 
+def test_a_new_call_row_is_not_an_error_before_anything_is_typed(book):
+    """The table fills a new call row with the book's argument and replacement: until a tool name or
+    another text is typed it is an empty row, not a red "missing tool name"."""
+    new = {"enabled": True, "tool": None, "argument": ruletable.NEW_CALL_ARGUMENT,
+           "replacement": ruletable.NEW_CALL_REPLACEMENT, "min_tokens": 0}
+    _, checks = ruletable.rules_from_tables([new], [], book)
+    assert [c.level for c in checks] == ["empty"]
+    typed = dict(new, replacement="[Saved]")  # something typed, still no tool: that is the error it was
+    _, checks = ruletable.rules_from_tables([typed], [], book)
+    assert [(c.level, c.message) for c in checks] == [("error", "tool: missing tool name: row ignored")]
+
+
 @pytest.mark.parametrize(("row", "message"), [
     ({"tool": "read_file", "template": ""}, "template: missing template: a rule must produce non-empty text: row "
                                              "ignored"),

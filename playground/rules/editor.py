@@ -22,6 +22,10 @@ from .ruleset import BUILTINS, FALLBACKS, Rules, Template, load_rules, rules_to_
 CALL_COLUMNS = ("enabled", "tool", "argument", "replacement", "min_tokens")
 RESULT_COLUMNS = ("enabled", "tool", "template", "min_tokens")
 TABLES = {"tool_calls": ("replacement", CALL_COLUMNS), "tool_results": ("template", RESULT_COLUMNS)}
+# What a new call row holds before anything is typed (the table fills them in): the book's argument
+# and replacement, for what a call wrote. A row holding only these is not yet a rule, not a wrong one.
+NEW_CALL_ARGUMENT = "content"
+NEW_CALL_REPLACEMENT = "[Content saved to file]"
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ def _clean(row: Mapping[str, Any], table: str) -> dict[str, Any]:
     text_key = TABLES[table][0]
     clean: dict[str, Any] = {"tool": _text(row.get("tool")).strip(), text_key: _text(row.get(text_key))}
     if table == "tool_calls":
-        clean["argument"] = _text(row.get("argument")).strip() or "content"
+        clean["argument"] = _text(row.get("argument")).strip() or NEW_CALL_ARGUMENT
     enabled = row.get("enabled")
     clean["enabled"] = True if enabled is None or (isinstance(enabled, float) and math.isnan(enabled)) else bool(
         enabled)
@@ -54,6 +58,14 @@ def _clean(row: Mapping[str, Any], table: str) -> dict[str, Any]:
         minimum = 0
     clean["min_tokens"] = int(minimum) if isinstance(minimum, int | float) and float(minimum).is_integer() else minimum
     return clean
+
+
+def _untyped(row: Mapping[str, Any], table: str) -> bool:
+    """A row with no tool whose text is empty or still what a new row is given: nothing typed yet
+    (a new call row arrives with the book's replacement filled in, and was shown as an error)."""
+    text = row[TABLES[table][0]].strip()
+    return not text or (table == "tool_calls" and text == NEW_CALL_REPLACEMENT
+                        and row["argument"] == NEW_CALL_ARGUMENT)
 
 
 def _counts(conversation: Conversation, table: str) -> dict[str, int]:
@@ -151,7 +163,7 @@ def rules_from_tables(call_rows: Iterable[Mapping[str, Any]], result_rows: Itera
         text_key = TABLES[table][0]
         for number, raw in enumerate(rows):
             row = _clean(raw, table)
-            if not row["tool"] and not row[text_key].strip():
+            if not row["tool"] and _untyped(row, table):
                 checks.append(RowCheck(table, number, "empty", "empty row: ignored"))
                 continue
             identity = (table, row["tool"], row.get("argument", ""))
