@@ -10,7 +10,7 @@ from typing import Any
 
 from ..conversation import Conversation
 from ..errors import InputError
-from .as_it_ran import AsItRanPolicy
+from .as_it_ran import AsItRanPolicy, held
 from .base import Policy, PolicyResult, unchanged
 from .clear_tool_uses import ClearToolUsesPolicy
 from .condense import CondensePolicy
@@ -82,4 +82,4 @@ def takes(name: str) -> frozenset[str]:
 
 __all__ = ["LOGGED", "OPTIONS", "OURS", "POLICIES", "THEIRS", "AsItRanPolicy", "ClearToolUsesPolicy", "HybridPolicy",
            "MaskingPolicy", "NonePolicy", "Policy", "PolicyResult", "PolicySettings", "RulesPolicy", "SummarizePolicy",
-           "make", "offered", "read_strategies", "source_of", "takes", "unchanged"]
+           "held", "make", "offered", "read_strategies", "source_of", "takes", "unchanged"]

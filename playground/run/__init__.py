@@ -3,7 +3,7 @@ model), and compare of several policies side by side."""
 
 from .billed import BILLED, LogFit, bill_rows, log_fit
 from .compare import Row, compare, rows_to_json
-from .hidden import calls_with, lost_calls
+from .hidden import HiddenUse, calls_with, lost_calls
 from .inferred import infer
 from .prices import (
     CATALOGUE,
@@ -18,7 +18,7 @@ from .prices import (
     read_prices,
     rounded,
 )
-from .promptcache import CACHE_MODELS, cache_models
+from .promptcache import CACHE_MODELS, RequestCost, cache_models
 from .replay import (
     AS_RAN,
     FULL,
@@ -35,7 +35,7 @@ from .replay import (
 )
 
 __all__ = ["AS_RAN", "BILLED", "CACHE_MODELS", "CATALOGUE", "DEFAULT_MODEL", "FULL", "MODES", "PRICE_FIELDS",
-           "UNKNOWN_NOTE", "Call", "LogFit", "Price", "PriceTable", "Replay", "Row", "bill_rows", "cache_models",
-           "call_starts", "calls_with", "chart_rows", "compaction_marks", "compare", "infer", "known", "log_fit",
-           "lost_calls", "model_for", "money", "read_prices", "replay", "replay_to_json", "rounded", "rows_to_json",
-           "sweep", "sweep_points"]
+           "UNKNOWN_NOTE", "Call", "HiddenUse", "LogFit", "Price", "PriceTable", "Replay", "RequestCost", "Row",
+           "bill_rows", "cache_models", "call_starts", "calls_with", "chart_rows", "compaction_marks", "compare",
+           "infer", "known", "log_fit", "lost_calls", "model_for", "money", "read_prices", "replay", "replay_to_json",
+           "rounded", "rows_to_json", "sweep", "sweep_points"]
