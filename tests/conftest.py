@@ -76,3 +76,13 @@ def run_file(tmp_path: Path) -> Path:
     path = tmp_path / "run.json"
     path.write_text(json.dumps(long_run()))
     return path
+
+
+def show_tab(at, tab: str):
+    """Open the page's tab called ``tab`` on the AppTest ``at``'s next run: a top tab, or an inner one
+    with its top tab (the page's tabs nest: ``playground.ui.tabs.LAYOUT``)."""
+    from playground.ui import tabs  # the page's modules import Streamlit: only for the tests that drive it
+
+    for key, value in tabs.path(tab).items():
+        at.session_state[key] = value
+    return at

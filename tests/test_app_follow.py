@@ -13,7 +13,7 @@ from playground.rules.ruleset import book_rules
 from playground.run.prices import read_prices
 from playground.workbench.presets import list_presets
 
-from .conftest import ROOT, SHARED, shared
+from .conftest import ROOT, SHARED, shared, show_tab
 from .test_app import _fresh_caches, healthy  # noqa: F401 - the caches fixture, autouse here too
 from .test_app import start as first_run
 
@@ -35,8 +35,7 @@ def upload(at: AppTest, name: str, data: bytes) -> AppTest:
 
 
 def open_tab(at: AppTest, tab: str) -> AppTest:
-    at.session_state["tab"] = tab
-    return healthy(at.run())
+    return healthy(show_tab(at, tab).run())
 
 
 def origin_caption(at: AppTest) -> str:
@@ -136,7 +135,8 @@ def test_an_empty_rule_table_shows_its_columns_and_says_how_to_add_a_row():
     assert len(tables) == 1, "the tool-call table is drawn with its columns"
     empty = tables[0]
     assert list(empty.columns) == ["enabled", "tool", "argument", "replacement", "min_tokens"] and len(empty) == 0
-    assert [c for c in at.caption if c.value.startswith("To add a tool-call rule, click the empty row")]
+    hint = "Add a rule in the empty last row; to edit, double-click a cell, type, Enter"
+    assert [c for c in at.caption if c.value.startswith(hint)]
 
 
 def test_a_lesson_stays_active_through_a_tab_switch_and_completes_from_the_rules_tab():

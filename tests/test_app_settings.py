@@ -13,7 +13,7 @@ from playground.ui import state
 from playground.workbench import workspace
 from playground.workbench.presets import load_preset
 
-from .conftest import ROOT
+from .conftest import ROOT, show_tab
 from .test_app import _fresh_caches, healthy  # noqa: F401 - the caches fixture, autouse here too
 from .test_policy_settings import SUPPORT, WILDCARD
 
@@ -30,7 +30,7 @@ def test_a_workspaces_settings_reach_every_policy_of_the_compare_tab():
         summarization=workspace.WorkspaceSummarization(limit=4_321, keep_steps=5),
         replay=workspace.ReplaySettings(window=4, trigger=7_000, keep=1, clear_at_least=500))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.session_state["tab"] = "Compare"
+    show_tab(at, "Compare")
     healthy(at.run())
     at.sidebar.file_uploader(key="workspace_upload").set_value(
         ("mine.json", json.dumps(workspace.to_json(ws)).encode(), "application/json"))
@@ -56,17 +56,17 @@ def _chosen_call_shown(at: AppTest) -> bool:
 
 def test_the_run_tabs_chosen_call_is_forgotten_with_its_conversation():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.session_state["tab"] = "Run"
+    show_tab(at, "Run")
     healthy(at.run())
     healthy(at.slider(key=state.REPLAY_CALL).set_value(5).run())
-    at.session_state["tab"] = "Before / after"
+    show_tab(at, "Before / after")
     healthy(at.run())
     assert _chosen_call_shown(at)  # call 5 of this conversation, as picked
     picker = at.sidebar.selectbox(key=state.PRESET)
     other = next(key for key in state.all_presets() if key != at.session_state[state.PRESET])
     healthy(picker.set_value(other).run())
     assert not _chosen_call_shown(at)  # another conversation: its whole request, not "call 5 of …"
-    at.session_state["tab"] = "Run"
+    show_tab(at, "Run")
     healthy(at.run())
     assert at.session_state[state.REPLAY_CALL] == at.slider(key=state.REPLAY_CALL).max  # the new run's last call
 
@@ -81,7 +81,7 @@ def test_no_control_of_the_rules_tab_feeds_a_tables_edits_back_as_its_input():
     """A table's input changes only when the table is replaced: a new input is a new grid, and what
     was typed into the old one while the page reran was lost (an *Add a row* button did this)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.session_state["tab"] = "Rules"
+    show_tab(at, "Rules")
     healthy(at.run())
     at.session_state[state.CALL_EDITOR] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [MINE]}
     healthy(at.run())

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from .conftest import SHARED, shared
+from .conftest import SHARED, shared, show_tab
 from .test_app_agent_uploads import upload
 from .test_replay_app import _fresh_caches, healthy, start  # noqa: F401 - the caches fixture, autouse here too
 
@@ -40,7 +40,7 @@ def test_the_run_chart_marks_the_agents_compaction_and_compare_has_its_row(name,
     # the meters are measured against what the agent really sent, the full history a second figure
     assert ("Measured against **the run as it ran**" in captions) == marked
     assert ("The full history its log holds would have been 5,141,540 prompt tokens" in captions) == marked
-    at.session_state["tab"] = "Compare"
+    show_tab(at, "Compare")
     at = healthy(at.run())
     table = next(frame.value for frame in at.dataframe if "strategy" in frame.value.columns)
     strategies = list(table["strategy"])

@@ -109,9 +109,71 @@ def idle(page) -> None:
     page.wait_for_selector(IDLE, timeout=60_000)
 
 
-def metric(page, label: str) -> int:
+def open_tab(page, name: str) -> None:
+    """Open the page's tab called ``name`` as a person would: its top tab first when it is an inner one
+    (the page's tabs nest: ``playground.ui.tabs.LAYOUT``). By its exact name: "Run" is also in "Whole run"."""
+    from playground.ui import tabs  # the page's modules import Streamlit: only for the tests that drive it
+
+    for label in tabs.path(name).values():  # the top tab, then the inner one
+        page.get_by_role("tab", name=label, exact=True).click(timeout=60_000)  # the 200k preset reruns slowly
+        idle(page)
+
+
+def settings_button(page):
+    """The sidebar's *Settings* button (a locator, so the sync and the async API both use it)."""
+    return page.get_by_test_id("stSidebar").get_by_role("button", name="Settings")
+
+
+@contextlib.contextmanager
+def settings(page) -> Iterator:
+    """The sidebar's *Settings* popover, open for the block: its body (Streamlit draws it only while it is
+    open, and keeps it open through the reruns its widgets start). Closed after, so the next click on the
+    page is not spent closing it."""
+    from playwright.sync_api import expect
+
+    settings_button(page).click()
+    body = page.get_by_test_id("stPopoverBody").filter(has=page.get_by_role("spinbutton", name="Exact threshold"))
+    expect(body).to_be_visible()
+    yield body
+    page.keyboard.press("Escape")
+    expect(body).to_have_count(0)
+
+
+def set_threshold(page, value: int) -> None:
+    """Type ``value`` into *Settings → Exact threshold* and wait for the page to settle on it."""
+    with settings(page) as body:
+        field = body.get_by_role("spinbutton", name="Exact threshold")
+        field.fill(str(value))
+        field.press("Enter")
+        page.wait_for_timeout(100)
+        idle(page)
+
+
+def choose_conversation(page, title: str) -> None:
+    """Pick ``title`` in the sidebar's *Conversation* and wait for the rerun it starts: for a preset, until
+    *Before* shows its count (idle alone can see the moment before the rerun)."""
+    from playwright.sync_api import expect
+
+    from playground.engine import Engine
+    from playground.workbench import presets
+
+    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").filter(has_text="Conversation").click()
+    page.get_by_role("option", name=title, exact=True).click()
+    preset = next((p for p in presets.list_presets() if p.title == title), None)
+    if preset is not None:
+        before = Engine().count(preset.conversation, preset.model).total
+        expect(metric_value(page, "Before")).to_have_text(f"{before:,}", timeout=60_000)
+    idle(page)
+
+
+def metric_value(page, label: str):
+    """The value of the metric card called ``label`` (a locator: ``expect`` waits on it)."""
     card = page.get_by_test_id("stMetric").filter(has=page.get_by_text(label, exact=True))
-    return int(card.get_by_test_id("stMetricValue").inner_text().replace(",", ""))
+    return card.get_by_test_id("stMetricValue")
+
+
+def metric(page, label: str) -> int:
+    return int(metric_value(page, label).inner_text().replace(",", ""))
 
 
 def shot(page, name: str) -> None:
@@ -129,24 +191,16 @@ def test_opens_with_a_preset_compacted(page):
     shot(page, "e2e-first")
 
 
-def _set_threshold(page, value: int) -> None:
-    field = page.get_by_role("spinbutton", name="Exact threshold")
-    field.fill(str(value))
-    field.press("Enter")
-    page.wait_for_timeout(100)
-    idle(page)
-
-
 def test_changing_the_threshold_moves_the_meters(page):
     from playwright.sync_api import expect
 
     before = metric(page, "Before")
-    _set_threshold(page, before + 1)
+    set_threshold(page, before + 1)
     expect(page.get_by_text("Below the threshold: nothing changes")).to_be_visible()
     assert metric(page, "After") == before
     expect(page.get_by_text(f"after: {before:,} tokens")).to_be_visible()
     shot(page, "e2e-below-threshold")
-    _set_threshold(page, 0)
+    set_threshold(page, 0)
     expect(page.get_by_text("Below the threshold: nothing changes")).to_have_count(0)
     assert metric(page, "After") < before
 
@@ -155,7 +209,7 @@ def test_pasting_bad_json_shows_where_and_keeps_the_conversation(page):
     from playwright.sync_api import expect
 
     before = metric(page, "Before")
-    page.get_by_role("tab", name="Conversation").click()
+    open_tab(page, "Bring one in")
     area = page.get_by_role("textbox", name="Paste a conversation (JSON)")
     area.fill('{"messages": [\n  {"role": "user", "content": "hi"}\n')
     page.get_by_role("button", name="Load pasted JSON").click()
@@ -171,7 +225,7 @@ def test_uploading_a_file_replaces_the_conversation(page, tmp_path):
 
     upload = tmp_path / "book-scenario.json"
     upload.write_text(json.dumps(book_scenario()))
-    page.get_by_role("tab", name="Conversation").click()
+    open_tab(page, "Bring one in")
     uploader = page.get_by_test_id("stFileUploader").filter(has_text="upload a file")
     uploader.locator("input[type=file]").set_input_files(str(upload))
     expect(page.get_by_text("Now showing: book-scenario.json")).to_be_visible(timeout=30_000)

@@ -10,7 +10,7 @@ import pytest
 
 from . import test_browser as e2e
 from .conftest import ROOT, SHARED, shared
-from .test_browser import idle, shot
+from .test_browser import idle, open_tab, settings, shot
 
 app_url, browser, page = e2e.app_url, e2e.browser, e2e.page
 
@@ -27,7 +27,7 @@ def _pick_preset(page, title: str) -> None:
 
 
 def _visit(page, tab: str) -> None:
-    page.get_by_role("tab", name=tab).click()
+    open_tab(page, {"Conversation": "Bring one in"}.get(tab, tab))
     idle(page)
 
 
@@ -44,7 +44,8 @@ def _upload(page, path) -> None:
 def _expect_the_logs_settings(page, model: str, cache: str, export: str, losses_on: bool) -> None:
     from playwright.sync_api import expect
 
-    expect(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Model")).to_have_value(model)
+    with settings(page) as body:
+        expect(body.get_by_role("combobox", name="Model")).to_have_value(model)
     _visit(page, "Run")
     expect(page.get_by_role("combobox", name="Prompt cache")).to_have_value(cache)
     _visit(page, "Export")
@@ -61,8 +62,8 @@ def test_a_codex_rollout_after_the_claude_preset_picks_openai_settings(page, tmp
     rollout = tmp_path / "rollout-gpt-5.5.jsonl"  # the model measured in the issue, now its own catalogue row
     rollout.write_bytes(CODEX.read_bytes().replace(b'"gpt-5-codex"', b'"gpt-5.5"'))
     _upload(page, rollout)
-    sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar.get_by_text("threshold, keep_recent, errors and rules: defaults for gpt-5.5")).to_be_visible()
+    with settings(page) as body:  # where each setting came from is said beside the settings
+        expect(body.get_by_text("threshold, keep_recent, errors and rules: defaults for gpt-5.5")).to_be_visible()
     _expect_the_logs_settings(page, "gpt-5.5", "openai", "OpenAI Responses", True)
     shot(page, "follow-codex-export")
 

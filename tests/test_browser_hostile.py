@@ -15,19 +15,33 @@ from pathlib import Path
 
 import pytest
 
+from playground.engine import Engine
 from playground.workbench import presets
 
 from .test_app import Numbers
 
 # The app, browser and page fixtures of test_browser.py, imported under their own names (pytest finds a
 # fixture by name).
-from .test_browser import IDLE, app_url, browser, idle, page, running_app, shot  # noqa: F401
+from .test_browser import (  # noqa: F401
+    IDLE,
+    app_url,
+    browser,
+    idle,
+    metric_value,
+    open_tab,
+    page,
+    running_app,
+    settings,
+    settings_button,
+    shot,
+)
 from .test_hostile_input import SURROGATES
 
 pytestmark = pytest.mark.browser
 
 SESSIONS = 20
 LARGE = next(p for p in presets.list_presets() if p.key == "large-200k")
+LARGE_BEFORE = Engine().count(LARGE.conversation, LARGE.model).total
 WAIT = 900_000  # ms: a guard for a saturated machine (the issue saw page loads of 42–51 s), not a measure
 TTL = 5  # seconds a closed session is kept for a reconnect (Streamlit's default is 120)
 
@@ -55,13 +69,14 @@ async def _session(browser, url: str, threshold: int, after: int) -> tuple[float
     sidebar = page.get_by_test_id("stSidebar")
     await sidebar.get_by_test_id("stSelectbox").filter(has_text="Conversation").click(timeout=WAIT)
     await page.get_by_role("option", name=LARGE.title, exact=True).click(timeout=WAIT)
-    await expect(sidebar.get_by_text(LARGE.description[:40])).to_be_visible(timeout=WAIT)
+    await expect(metric_value(page, "Before")).to_have_text(f"{LARGE_BEFORE:,}", timeout=WAIT)  # its rerun is in
     await page.wait_for_selector(IDLE, timeout=WAIT)
+    await settings_button(page).click(timeout=WAIT)  # the exact threshold is in the sidebar's Settings
     field = page.get_by_role("spinbutton", name="Exact threshold")
     await field.fill(str(threshold))
     await field.press("Enter")
     await expect(field).to_have_value(str(threshold), timeout=WAIT)
-    await expect(_after(page)).to_have_text(f"{after:,}", timeout=WAIT)
+    await expect(metric_value(page, "After")).to_have_text(f"{after:,}", timeout=WAIT)
     await expect(page.get_by_text(f"threshold {threshold:,}", exact=True)).to_be_visible(timeout=WAIT)  # its own
     return time.monotonic() - started, context
 
@@ -123,11 +138,6 @@ EVIL_RULES = {"tool_results": [{"tool": "read_file", "template": "File {path}. R
               "error_patterns": [{"name": "evil", "pattern": "(a+)+$"}]}
 
 
-def _after(page):
-    return page.get_by_test_id("stMetric").filter(has=page.get_by_text("After", exact=True)).get_by_test_id(
-        "stMetricValue")
-
-
 def test_a_catastrophic_pattern_in_one_session_leaves_another_responsive():
     from playwright.sync_api import expect, sync_playwright
 
@@ -147,24 +157,26 @@ def test_a_catastrophic_pattern_in_one_session_leaves_another_responsive():
         for page in (visitor, other):
             page.goto(url)
             page.wait_for_selector(IDLE, timeout=60_000)
-        visitor.get_by_role("tab", name="Conversation").click()
+        open_tab(visitor, "Bring one in")
         visitor.get_by_role("textbox", name="Paste a conversation (JSON)").fill(json.dumps(RUN))
         visitor.get_by_role("button", name="Load pasted JSON").click()
         expect(visitor.get_by_text("Now showing: Your conversation (pasted")).to_be_visible(timeout=60_000)
-        field = visitor.get_by_role("spinbutton", name="Exact threshold")
-        field.fill(str(threshold))
-        field.press("Enter")
-        expect(field).to_have_value(str(threshold), timeout=60_000)
-        visitor.get_by_role("tab", name="Rules").click()
+        with settings(visitor) as body:
+            field = body.get_by_role("spinbutton", name="Exact threshold")
+            field.fill(str(threshold))
+            field.press("Enter")
+            expect(field).to_have_value(str(threshold), timeout=60_000)
+        open_tab(visitor, "Presets and patterns")
         visitor.get_by_text("Import or export rules").click()
         visitor.get_by_role("textbox", name="…or paste rules JSON").fill(json.dumps(EVIL_RULES))
         visitor.get_by_role("button", name="Import pasted rules").click()  # the pattern runs on every result
+        settings_button(other).click()
         field = other.get_by_role("spinbutton", name="Exact threshold")
         field.fill("9999999")
         field.press("Enter")
         # One rerun takes well under a second here: a generous guard, far below what re needed.
         expect(other.get_by_text("Below the threshold: nothing changes")).to_be_visible(timeout=60_000)
-        expect(_after(visitor)).to_have_text(f"{wanted.tokens_after:,}", timeout=60_000)
+        expect(metric_value(visitor, "After")).to_have_text(f"{wanted.tokens_after:,}", timeout=60_000)
         expect(visitor.get_by_text("Compacted: now below the threshold")).to_be_visible()
         shot(visitor, "e2e-catastrophic-pattern")
         shot(other, "e2e-other-session-responsive")
@@ -179,7 +191,7 @@ def test_a_file_with_a_lone_surrogate_is_refused_and_the_uploader_goes_on(page, 
     cut.write_text(SURROGATES)
     for path, text in ((good, "first"), (better, "second")):
         path.write_text(json.dumps({"messages": [{"role": "user", "content": f"the {text} upload"}]}))
-    page.get_by_role("tab", name="Conversation").click()
+    open_tab(page, "Bring one in")
     uploader = page.get_by_test_id("stFileUploader").filter(has_text="upload a file").locator("input[type=file]")
     uploader.set_input_files(str(cut))
     refused = page.get_by_text("cut.json: messages[0].content: character 4 is half of a UTF-16 pair")

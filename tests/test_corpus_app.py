@@ -16,7 +16,7 @@ from playground.corpus.evaluate import Setup, evaluate_source
 from playground.policies import PolicySettings
 from playground.ui import corpus_panel, state
 
-from .conftest import ROOT, TRACES, shared
+from .conftest import ROOT, TRACES, shared, show_tab
 
 DATA = ROOT / "tests" / "data"
 
@@ -39,7 +39,7 @@ def _zip() -> bytes:
 
 def _start() -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.session_state["tab"] = "Corpus"
+    show_tab(at, "Corpus")
     at.run()
     assert not at.exception, at.exception
     return at

@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from .conftest import ROOT, TRACES, shared
-from .test_browser import ARTIFACTS, app_url, browser, idle, opened  # noqa: F401  (fixtures used by name)
+from .test_browser import ARTIFACTS, app_url, browser, idle, open_tab, opened  # noqa: F401  (fixtures used by name)
 
 pytestmark = pytest.mark.browser
 DATA = ROOT / "tests" / "data"
@@ -28,7 +28,7 @@ def test_upload_a_zip_read_the_table_and_open_a_run(page, tmp_path):
         archive.write(shared(TRACES / "sweagent_marshmallow-1867_function_calling.openai.json"), "runs/swe.json")
         archive.write(DATA / "codex-rollout.jsonl", "runs/codex.jsonl")
         archive.writestr("runs/broken.json", '{"messages": [')
-    page.get_by_role("tab", name="Corpus").click()
+    open_tab(page, "Corpus")
     # the tab's panel is drawn by the rerun its click starts, which `idle` can miss: wait for the panel's
     # own uploader by its label, not for "the last uploader on the page" (on a slow machine, the sidebar's)
     uploader = page.get_by_test_id("stFileUploader").filter(has_text="Upload a .zip or .tar.gz of logs")
@@ -55,6 +55,6 @@ def test_upload_a_zip_read_the_table_and_open_a_run(page, tmp_path):
     # the sidebar's picker now shows that run, kept as the person's own conversation
     picker = page.get_by_test_id("stSidebar").get_by_role("combobox", name="Conversation")
     expect(picker).to_have_value(re.compile(r"^codex\.jsonl \(from the corpus"), timeout=30_000)
-    page.get_by_role("tab", name="Conversation").click()
+    open_tab(page, "Bring one in")
     idle(page)
     expect(page.get_by_text("Now showing: codex.jsonl (from the corpus", exact=False)).to_be_visible()

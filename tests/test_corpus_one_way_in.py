@@ -22,7 +22,7 @@ from playground.corpus import finder
 from playground.corpus.evaluate import Setup, load
 from playground.ui import state
 
-from .conftest import ROOT
+from .conftest import ROOT, show_tab
 
 DATA = ROOT / "tests" / "data"
 LIMIT = 50
@@ -117,7 +117,7 @@ def test_the_pages_upload_reads_every_run_as_the_command_line_does(tree, by_comm
     """Each run uploaded on the page (a task folder as a .zip of it, as the page asks): the
     conversation it shows is the command line's."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.session_state["tab"] = "Conversation"
+    show_tab(at, "Conversation")
     at.run()
     for name in FIXTURES:
         path = tree / name

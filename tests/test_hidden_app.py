@@ -15,7 +15,7 @@ from playground.run.prices import read_prices
 from playground.run.replay import replay
 from playground.ui import state
 
-from .conftest import ROOT
+from .conftest import ROOT, show_tab
 from .test_replay_app import healthy
 
 PRESET = "long-session"  # masking's window hides outputs the agent quotes later
@@ -24,7 +24,7 @@ PRESET = "long-session"  # masking's window hides outputs the agent quotes later
 def _page(tab: str) -> AppTest:
     st.cache_data.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.session_state["tab"] = tab
+    show_tab(at, tab)
     healthy(at.run())
     return healthy(at.selectbox(key="preset").select(PRESET).run())
 
@@ -54,7 +54,7 @@ def test_run_marks_the_calls_and_before_after_flags_the_item_and_its_span():
     assert used and [c.value for c in at.caption if c.value.startswith(f"▲ {used} call")]
     first = run.hidden_used[0]
     healthy(at.slider(key=state.REPLAY_CALL).set_value(first.call).run())
-    at.session_state["tab"] = "Before / after"
+    show_tab(at, "Before / after")
     healthy(at.run())
     flags = [w.value for w in at.warning if "used" in w.value and "hidden" in w.value]
     assert flags and f"item {first.item}" in flags[0] and "lost" in flags[0]

@@ -21,7 +21,7 @@ from playground.rules.ruleset import load_rules
 from playground.workbench import presets, workspace
 from playground.workbench.workspace import Workspace
 
-from .conftest import ROOT
+from .conftest import ROOT, show_tab
 from .test_app import healthy, rerun, start
 from .test_hostile_property import DRIVER
 
@@ -121,7 +121,7 @@ def test_the_page_upload_limit_is_the_input_limit(monkeypatch):
     assert "STREAMLIT_SERVER_MAX_UPLOAD_SIZE=\"$PLAYGROUND_MAX_INPUT_MB\"" in (ROOT / "scripts" / "app").read_text()
     monkeypatch.setenv(limits.MAX_INPUT_ENV, "7")
     at = start()
-    at.session_state["tab"] = "Conversation"
+    show_tab(at, "Conversation")
     rerun(at)
     assert at.file_uploader(key="upload").proto.max_upload_size_mb == 7
     assert at.sidebar.file_uploader(key="workspace_upload").proto.max_upload_size_mb == 7
@@ -207,7 +207,7 @@ def test_a_page_given_the_largest_numbers_allowed_draws_every_tab():
     assert at.session_state["threshold"] == limits.MAX_TOKENS and not at.error
     for strategy in ("rules", "masking", "clear-tool-uses"):
         for tab in TABS:
-            at.session_state["tab"] = tab
+            show_tab(at, tab)
             at.session_state["replay_strategy"] = strategy
             rerun(at)
 
@@ -266,7 +266,7 @@ def test_the_page_refuses_a_surrogate_upload_and_the_next_uploads_work():
     """Before: "Something went wrong (UnicodeEncodeError)", then the uploader did not come back and
     the next two uploads failed."""
     at = start()
-    at.session_state["tab"] = "Conversation"
+    show_tab(at, "Conversation")
     rerun(at)
     source = at.session_state["source"]
     at.file_uploader(key="upload").set_value(("cut.json", SURROGATES.encode(), "application/json"))

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from playground.workbench import lessons
 from playground.workbench.presets import list_presets
 
-from .conftest import ROOT
+from .conftest import ROOT, show_tab
 
 PRESETS = {preset.key: preset for preset in list_presets()}
 LESSONS = lessons.load_lessons(presets=set(PRESETS))
@@ -26,7 +26,7 @@ def healthy(at: AppTest) -> AppTest:
 def open_lessons() -> AppTest:
     st.cache_data.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    at.session_state["tab"] = "Lessons"
+    show_tab(at, "Lessons")
     return healthy(at.run())
 
 
@@ -88,6 +88,17 @@ def test_lesson_one_by_hand_then_next():
     assert [p for p in at.get("progress") if "1 of" in p.proto.text]
 
 
+def test_next_lesson_opens_the_lessons_tab_from_wherever_the_learner_was():
+    """The banner's *Next lesson* is pressed on whatever tab the task was done in; the next lesson's
+    explanation is on the Lessons tab, so that tab opens (its text is drawn only while it is open)."""
+    first, second = LESSONS[0], LESSONS[1]
+    at = healthy(show_tab(start(first), "Run").run())
+    at = healthy(at.number_input(key="threshold").set_value(7_000).run())
+    at = healthy(at.button(key="lesson_next").click().run())
+    assert (at.session_state["tab"], at.session_state["tab_learn"]) == ("Learn", "Lessons")
+    assert [m for m in at.markdown if m.value == second.body]  # the explanation, not only the banner
+
+
 def test_lesson_four_stays_done_when_the_box_is_unticked_again():
     lesson = next(lesson for lesson in LESSONS if lesson.key.startswith("04-"))
     at = start(lesson)
@@ -103,7 +114,7 @@ def test_the_prompt_cache_lesson_sends_the_learner_to_the_run_view_which_is_ther
     lesson = next(lesson for lesson in LESSONS if lesson.key.startswith("05-"))
     at = start(lesson)
     assert [m.value for m in at.markdown if "Open the **Run** view" in m.value]
-    at.session_state["tab"] = "Run"
+    show_tab(at, "Run")
     at = healthy(at.run())
     assert [m for m in at.metric if m.label == "Calls"]  # the view the lesson names draws for its preset
     assert [s.key for s in at.slider if s.key == "replay_call"]

@@ -19,7 +19,8 @@ DOOR = {
     "playground.words", "playground.formats", "playground.meter", "playground.rules", "playground.summarize",
     "playground.policies", "playground.run", "playground.tune", "playground.present", "playground.export",
     "playground.probe", "playground.corpus",
-    "playground.present.stepthrough", "playground.present.tokenview",
+    "playground.present.stepthrough", "playground.present.tokenview", "playground.present.render",
+    "playground.present.view", "playground.export.exports", "playground.rules.breakdown",
     "playground.workbench.builder", "playground.workbench.defaults", "playground.workbench.presets",
     "playground.workbench.workspace", "playground.workbench.lessons",
     "playground.llm", "playground.llm.keys", "playground.llm.anthropic", "playground.llm.openai_compatible",
@@ -27,7 +28,7 @@ DOOR = {
 }
 # The first screen's modules, reworked on another branch at the same time: they still import rooms'
 # inner modules. Strict, so the mark has to go once they use the door.
-NOT_YET_THROUGH_THE_DOOR = {"__init__.py", "results.py", "rules_panel.py", "lessons_panel.py", "sidebar.py"}
+NOT_YET_THROUGH_THE_DOOR: set[str] = set()
 SESSION_CALLS = {"get", "pop", "setdefault"}
 
 

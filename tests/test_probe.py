@@ -26,7 +26,7 @@ from playground.policies import make
 from playground.run.prices import read_prices
 from playground.run.replay import call_starts
 
-from .conftest import ROOT
+from .conftest import ROOT, show_tab
 from .probe_stub import TEXT_SEEN, TEXT_UNSEEN, ProbeServer, run
 
 CHANGED = [2, 3, 4, 5, 6]
@@ -239,7 +239,7 @@ def _healthy(at):
 def test_the_run_view_probes_only_after_the_confirm_button(server, provider):
     streamlit.cache_data.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.session_state["tab"] = "Run"
+    show_tab(at, "Run")
     _healthy(at.run())
     at.session_state["conversation"] = formats.read(run())
     _healthy(at.selectbox(key="replay_strategy").select("masking").run())

@@ -19,7 +19,7 @@ from playground.ui import state
 from playground.ui.workspace_panel import saved_values, snapshot
 from playground.workbench import presets, workspace
 
-from .conftest import ROOT
+from .conftest import ROOT, show_tab
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +31,7 @@ def _fresh_caches():
 def start(tab: str = "Run") -> AppTest:
     """The page with ``tab`` open (the Run and Compare tabs draw only while open)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.session_state["tab"] = tab
+    show_tab(at, tab)
     return healthy(at.run())
 
 
@@ -158,10 +158,10 @@ def test_run_settings_and_typed_prices_survive_another_tab():
     healthy(at.number_input(key=state.REPLAY_WINDOW).set_value(4).run())
     healthy(at.number_input(key=f"replay_price_input_{model}").set_value(9.0).run())
     healthy(at.slider(key=state.REPLAY_CALL).set_value(1).run())
-    at.session_state["tab"] = "Before / after"
+    show_tab(at, "Before / after")
     healthy(at.run())
     assert at.session_state[state.REPLAY_CALL] == 1  # the Before / after view can read the chosen call
-    at.session_state["tab"] = "Run"
+    show_tab(at, "Run")
     healthy(at.run())
     assert at.session_state[state.REPLAY_STRATEGY] == "masking" and at.session_state[state.REPLAY_WINDOW] == 4
     assert at.session_state[f"replay_price_input_{model}"] == 9.0
@@ -172,7 +172,7 @@ def test_run_settings_and_typed_prices_survive_another_tab():
 @pytest.mark.parametrize("tab", ["Run", "Compare"])
 def test_every_preset_replays_without_error(preset, tab):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.session_state["tab"] = tab
+    show_tab(at, tab)
     healthy(at.run())
     healthy(at.selectbox(key="preset").select(preset).run())
     if tab == "Run":
@@ -195,14 +195,14 @@ def test_choosing_a_call_shows_its_request_in_before_after_and_the_button_goes_b
     conversation = at.session_state["conversation"]
     starts = replay(conversation, make("none"), Meter(at.session_state["model"]),
                     read_prices().get(at.session_state["model"])).calls
-    at.session_state["tab"] = "Before / after"
+    show_tab(at, "Before / after")
     healthy(at.run())
     whole = _rows_in_before_after(at)
     assert not [i for i in at.info if "Showing call" in i.value]  # nothing chosen: the whole view, as before
-    at.session_state["tab"] = "Run"
+    show_tab(at, "Run")
     healthy(at.run())
     healthy(at.slider(key=state.REPLAY_CALL).set_value(1).run())
-    at.session_state["tab"] = "Before / after"
+    show_tab(at, "Before / after")
     healthy(at.run())
     heading = f"Showing call 1 of {len(starts)} (calls 0–{len(starts) - 1}, chosen in the Run tab)"
     assert [i.value for i in at.info if i.value.startswith(heading)]
@@ -222,22 +222,22 @@ def test_run_settings_and_typed_prices_come_back_from_a_saved_workspace():
     healthy(at.radio(key=state.REPLAY_MODE).set_value("per-call").run())
     healthy(at.number_input(key=f"replay_price_input_{model}").set_value(7.5).run())
     cost = _metric(at, "Cost")
-    at.session_state["tab"] = "Compare"
+    show_tab(at, "Compare")
     healthy(at.run())
     healthy(at.radio(key="compare_mode").set_value("per-call").run())
-    at.session_state["tab"] = "Before / after"  # the Run tab closed: its values must still be saved
+    show_tab(at, "Before / after")  # the Run tab closed: its values must still be saved
     healthy(at.run())
     saved = workspace.to_json(snapshot(saved_values(at.session_state)))
     assert saved["replay"]["prices"] == {model: {"input": 7.5}}  # only what was typed over the data file
     fresh = start()
     assert fresh.session_state[state.REPLAY_STRATEGY] == "rules" and _metric(fresh, "Cost") != cost
-    fresh.session_state["tab"] = "Before / after"  # opened while the Run tab is closed
+    show_tab(fresh, "Before / after")  # opened while the Run tab is closed
     healthy(fresh.run())
     fresh.sidebar.file_uploader(key="workspace_upload").set_value(
         ("run.json", json.dumps(saved).encode(), "application/json"))
     healthy(fresh.run())
     healthy(fresh.run())  # a rerun that does not draw the Run tab keeps what the file set
-    fresh.session_state["tab"] = "Run"
+    show_tab(fresh, "Run")
     healthy(fresh.run())
     assert fresh.session_state[state.REPLAY_STRATEGY] == "clear-tool-uses"
     assert fresh.session_state["compare_mode"] == "per-call"

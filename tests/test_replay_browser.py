@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_browser import ARTIFACTS, app_url, browser, idle, opened  # noqa: F401  (fixtures used by name)
+from .test_browser import ARTIFACTS, app_url, browser, idle, open_tab, opened  # noqa: F401  (fixtures used by name)
 
 pytestmark = pytest.mark.browser
 
@@ -18,7 +18,7 @@ def page(browser, app_url):  # noqa: F811
 def test_run_view_draws_the_per_call_chart(page):
     from playwright.sync_api import expect
 
-    page.get_by_role("tab", name="Run").click()
+    open_tab(page, "Run")
     idle(page)
     chart = page.get_by_test_id("stVegaLiteChart").first
     expect(chart).to_be_visible(timeout=30_000)
@@ -35,7 +35,7 @@ def test_run_view_draws_the_per_call_chart(page):
 def test_a_call_chosen_in_the_run_view_shows_in_before_after(page):
     from playwright.sync_api import expect
 
-    page.get_by_role("tab", name="Run").click()
+    open_tab(page, "Run")
     idle(page)
     # by its name: the Run panel is drawn by the rerun the tab's click starts, which `idle` can miss
     slider = page.get_by_role("slider", name="Call shown in Before / after")
@@ -45,7 +45,7 @@ def test_a_call_chosen_in_the_run_view_shows_in_before_after(page):
     page.keyboard.press("ArrowLeft")  # from the last call to the one before it
     idle(page)
     expect(page.get_by_text("The Before / after tab shows this call's request.")).to_be_visible()
-    page.get_by_role("tab", name="Before / after").click()
+    open_tab(page, "Before / after")
     idle(page)
     heading = page.get_by_text("Showing call", exact=False).first
     expect(heading).to_be_visible()

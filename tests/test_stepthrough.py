@@ -19,7 +19,7 @@ from playground.summarize import cut
 from playground.tune import rulesets
 from playground.workbench.presets import list_presets
 
-from .conftest import ROOT, TRACES, load_shared
+from .conftest import ROOT, TRACES, load_shared, show_tab
 
 PRESETS = list_presets()
 BY_KEY = {preset.key: preset for preset in PRESETS}
@@ -117,7 +117,7 @@ def test_rows_html_highlights_the_current_item_and_escapes():
 def page():
     st.cache_data.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    at.session_state["tab"] = "Step-through"
+    show_tab(at, "Step-through")
     return healthy(at.run())
 
 

@@ -14,7 +14,9 @@ holds the list). Each room through its package, its public face (``playground.ru
 ``playground.policies``, ``playground.run``, ``playground.tune``, ``playground.present``,
 ``playground.export``, ``playground.probe``, ``playground.corpus``. Besides, modules that are
 each one thing the page alone uses: the step-through's and token view's values
-(``playground.present.stepthrough``, ``playground.present.tokenview``), the page's material
+(``playground.present.stepthrough``, ``playground.present.tokenview``), the views and
+the HTML they are drawn in (``playground.present.view``, ``playground.present.render``), the
+export files (``playground.export.exports``), the rule breakdown (``playground.rules.breakdown``), the page's material
 (``playground.workbench.builder``, ``playground.workbench.defaults``,
 ``playground.workbench.presets``, ``playground.workbench.workspace``,
 ``playground.workbench.lessons``) and the LLM clients, each imported on its own so the ``openai``
@@ -33,20 +35,21 @@ from .. import formats
 from ..compaction import Settings
 from ..engine import Optimized
 from ..errors import InputError
-from ..export import exports
-from ..meter.tokens import TokenCount
-from ..policies.as_it_ran import held
+from ..meter import TokenCount
+from ..policies import held
 from ..present import render, view
-from ..summarize.offline import OfflineSummarizer
+from ..summarize import OfflineSummarizer
 from ..words import plural
 from . import (
+    before_after_panel,
     calibration_panel,
     compare_panel,
     conversation_panel,
     corpus_panel,
+    export_panel,
+    headline,
     lessons_panel,
     probe_panel,
-    results,
     rules_panel,
     run_panel,
     run_setup,
@@ -55,6 +58,8 @@ from . import (
     stepper_panel,
     summary_panel,
     summary_settings,
+    tabs,
+    tokens_panel,
     tokenview_panel,
     workspace_panel,
 )
@@ -73,72 +78,15 @@ compacts when it is over, and only if the request is still too large does it sum
 is lossy: a summary cannot be undone by calling a tool, a reference can.
 
 **How to use this page.** Pick a preset on the left or bring your own conversation (*Conversation* tab),
-edit the two rule tables (*Rules*), move the threshold, and watch the meters and the before/after rows.
-*Where the tokens go* shows which tools deserve a rule; *Export* hands you the result and the rules.
+edit the two rule tables (first tab), move the threshold, and watch the meters and the before/after rows.
+*Rules* has rule presets, suggestions and *Where the tokens go*, which shows which tools deserve a rule;
+*Conversation → Export* hands you the result and the rules.
 """
 
 
-def _export_panel(original, result: Optimized, rules, settings: Settings, model_name: str,
-                  summary_limit: int | None) -> None:
-    stem = "conversation"
-    choice = st.selectbox("Export format", list(formats.FORMATS), key=state.EXPORT_FORMAT,
-                          format_func=formats.TITLES.get, on_change=_list_losses_if_converting, args=(original,),
-                          help="The conversation's own API format by default (an agent's log: the format it was "
-                               "sent in); another one converts it (keys only the source format understands are "
-                               "dropped).")
-    if st.toggle("List what this export converts, fills in or drops", key=state.EXPORT_NOTES,
-                 help="On whenever the export converts the conversation (another format, or an agent's log made "
-                      "into a request): every loss is listed. It writes the whole export, so on a very large "
-                      "conversation it takes a moment."):
-        notes = exports.conversation(result.conversation, f"{stem}.compacted", choice).notes
-        for note in notes or ("Nothing: the export is the conversation as it is.",):
-            st.caption(render.literal(note))
-    # The large files are made only when their button is pressed (a callable), not on every rerun: for a
-    # 1M-token conversation writing them took most of each rerun.
-    rules_json, rules_python = exports.rules_json(rules), exports.rules_python(rules)
-    one, two = st.columns(2)
-    one.download_button("Compacted conversation",
-                        lambda: exports.conversation(result.conversation, f"{stem}.compacted", choice).data,
-                        exports.conversation_name(f"{stem}.compacted", choice), "application/json", width="stretch",
-                        type="primary", on_click="ignore", help="The request after compaction (and summarization, if "
-                                                                "it ran), ready to send or to load again.")
-    two.download_button("Original conversation", lambda: exports.conversation(original, stem, choice).data,
-                        exports.conversation_name(stem, choice), "application/json", width="stretch",
-                        on_click="ignore", help="The request as it is now (after your edits), before compaction.")
-    one.download_button("Report (JSON)", lambda: exports.report(result, stem, summary_limit).data,
-                        exports.report_name(stem), "application/json", width="stretch", on_click="ignore",
-                        help="Stage, totals, every edit and skip with its reason, the prompt-cache prefix and what "
-                             "summarization did.")
-    two.download_button("Rules (JSON)", rules_json.data, rules_json.name, rules_json.mime, width="stretch",
-                        help="Both rule tables, to import again or pass to the CLI with --rules.")
-    one.download_button("Rules (Python)", rules_python.data, rules_python.name, rules_python.mime,
-                        width="stretch", help="The book's two dicts.")
-    _runnable_exports(two, one, original, rules, settings, model_name)
-
-
-def _list_losses_if_converting(original) -> None:
-    """A newly chosen export format that converts turns the loss list on."""
-    if state.export_converts(original, st.session_state[state.EXPORT_FORMAT]):
-        st.session_state[state.EXPORT_NOTES] = True
-
-
-def _runnable_exports(one, two, conversation, rules, settings: Settings, model_name: str) -> None:
-    """The exports that run, in columns ``one`` and ``two``: a compactor module, and context-editing
-    settings when the rules map onto them."""
-    # Both are small (about 18 kB and 3 kB, made in a millisecond), unlike the conversation exports above.
-    compactor = exports.rules_compactor(rules, settings, model_name)
-    one.download_button("Rules + compactor (Python)", compactor.data, compactor.name, compactor.mime,
-                        width="stretch", on_click="ignore",
-                        help="One standard-library module with these rules, the error patterns, threshold, "
-                             "keep_recent and min_tokens built in, and compact(request, format) for a Chat "
-                             "Completions, Responses or Anthropic message list. Gives the page's result.")
-    framework = exports.framework_settings(conversation, rules, settings)
-    if framework is not None:
-        two.download_button("Context editing settings (Anthropic, LangChain)", framework.data, framework.name,
-                            framework.mime, width="stretch", on_click="ignore",
-                            help="The same clearing as Anthropic's context_management clear_tool_uses and "
-                                 "LangChain's ClearToolUsesEdit, with what does not carry over (per-tool "
-                                 "templates, the error guard, …).")
+# Less room above the title than Streamlit's default (6rem): the first screen holds the meters, the
+# rule tables and the first before / after rows together at 1400×900.
+PAGE_STYLE = "<style>.stMainBlockContainer{padding-top:1.5rem}</style>"
 
 
 def main() -> None:
@@ -154,21 +102,27 @@ def main() -> None:
 
 
 def _sidebar(conversation, log) -> tuple[str, TokenCount]:
-    """The sidebar: which conversation, the workspace, settings, calibration (from the ``log``'s bills)
-    and summarization. Returns the model in use and the conversation's count, which the page reuses."""
+    """The sidebar: which conversation and the threshold on the first screen; the rest of the settings
+    (preset reset, the workspace, model, exact threshold, keep_recent, errors, calibration from the ``log``'s bills,
+    summarization) one click away in *Settings*. Returns the model in use and the conversation's
+    count, which the page reuses."""
     with st.sidebar:
-        st.header("Conversation")
-        sidebar.conversation_picker()
-        with st.expander("Save or open a workspace", icon=":material/folder_open:"):
-            workspace_panel.panel()
-        st.header("Settings")
+        with st.container():  # however many lines the picker draws, Settings keeps its place: open stays open
+            sidebar.conversation_picker()
         model_name = st.session_state[state.MODEL]
         before = state.engine().count(conversation, model_name)
-        sidebar.settings(before.total)
-        calibration_panel.draw(log, model_name)
-        st.header("Summarization")
-        summary_settings.init()
-        summary_panel.settings()
+        sidebar.threshold(before.total)
+        with st.popover("Settings", icon=":material/tune:", width="stretch",
+                        help="Reset the preset, save or open a workspace, the model, the exact threshold, "
+                             "keep_recent, errors, calibration and summarization."):
+            sidebar.preset_reset()
+            with st.expander("Save or open a workspace", icon=":material/folder_open:"):
+                workspace_panel.panel()
+            sidebar.settings(before.total)
+            calibration_panel.draw(log, model_name)
+            st.subheader("Summarization")
+            summary_settings.init()
+            summary_panel.settings()
     return model_name, before
 
 
@@ -208,11 +162,11 @@ def _page() -> None:
     conversation = held(log)
     model_name, before = _sidebar(conversation, log)
 
-    st.title("Compaction Playground")
-    st.caption("Replace tool data an agent has already used with short references — only when the request is "
-               "over a token threshold — and see what it saves and what it costs.")
-    with st.expander("New here? What compaction is, and why it waits for a threshold", icon=":material/school:"):
-        st.markdown(EXPLAINER)
+    st.html(PAGE_STYLE)
+    title = st.container(horizontal=True, vertical_alignment="center")
+    title.markdown("### Compaction Playground")
+    stage = title.container(width="content")  # the stage's badge, once the optimizer has run
+    title.caption("New here? See *Learn*.")
     _notices(log, conversation)
 
     rules, checks = rules_panel.current_rules(conversation)
@@ -222,58 +176,74 @@ def _page() -> None:
         st.error(str(exc))
         return
     summary, prefer = summary_settings.config()
-    optimized = state.engine().optimize(conversation, rules, settings, summary, OfflineSummarizer(), model_name,
-                         st.session_state[state.LLM_SUMMARIES], prefer)
-    results.headline(conversation, optimized, run_setup.price(model_name, conversation.started))  # typed ones too
+    # st.spinner shows only after half a second: a quick rerun stays still, a 200k-token one says what it does
+    with st.spinner(f"Counting and compacting {plural(len(conversation.items), 'item')}…", show_time=True):
+        optimized = state.engine().optimize(conversation, rules, settings, summary, OfflineSummarizer(),
+                                            model_name, st.session_state[state.LLM_SUMMARIES], prefer)
+    headline.badges(stage, optimized)
+    details = headline.headline(conversation, optimized, run_setup.price(model_name, conversation.started))
     rules_panel.no_match_notice(conversation, optimized, rules)
-    summary_panel.panel(optimized, prefer)
+    done = optimized.summarization  # "not needed" is a detail; a summary that ran (or could not) is news
+    with details if done is None or done.report.status == "not_needed" else st.container():
+        summary_panel.panel(optimized, prefer)
     lessons_panel.banner(conversation, rules, settings, summary, optimized)
 
-    tabs = st.tabs(["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons",
-                    "Step-through", "Run", "Compare", "Corpus"], key=state.TAB, on_change="rerun")
-    with tabs[0]:
-        call = run_setup.chosen_call(log, rules, settings, summary, model_name) if tabs[0].open else None
-        if call is None:
-            results.before_after(conversation, optimized)
-        else:
-            results.call_before_after(call, run_setup.show_whole)
-        with st.expander("Tokens of one item, as the model sees them", icon=":material/token:"):
-            tokenview_panel.panel(conversation, optimized.compaction.conversation, state.engine().meter(model_name))
-    with tabs[1]:
-        results.where_tokens_go(conversation, before, rules)
-    with tabs[2]:
+    drawn = tabs.draw()
+    with drawn["Before / after"].place:
+        _before_after(drawn["Before / after"].open, log, conversation, optimized, checks, rules, settings, summary,
+                      model_name)
+    with drawn["Presets and patterns"].place:
         rules_panel.panel(checks, rules)
-    with tabs[3]:
+    with drawn["Where the tokens go"].place:
+        tokens_panel.panel(conversation, before, rules)
+    with drawn["Bring one in"].place:
         _conversation_tab(log, conversation, before)
-    with tabs[4]:
-        _export_panel(conversation, optimized, rules, settings, model_name, summary.limit if summary else None)
-    _teach(tabs[5], tabs[6], conversation, rules, settings, optimized, model_name)
-    _runs(tabs[7], tabs[8], log, rules, settings, summary, model_name)
-    if tabs[9].open:  # many runs at once: only while its tab is open
-        with tabs[9]:
+    with drawn["Export"].place:
+        export_panel.panel(conversation, optimized, rules, settings, model_name, summary.limit if summary else None)
+    _teach(drawn["Lessons"], drawn["Step-through"], conversation, rules, settings, optimized, model_name)
+    _runs(drawn["Run"], drawn["Compare"], log, rules, settings, summary, model_name)
+    if drawn["Corpus"].open:  # many runs at once: only while its tab is open
+        with drawn["Corpus"].place:
             corpus_panel.panel(rules, settings, summary)
 
 
-def _runs(run_tab, compare_tab, conversation, rules, settings: Settings, summary, model_name: str) -> None:
+def _before_after(shown: bool, log, conversation, optimized: Optimized, checks, rules, settings: Settings, summary,
+                  model_name: str) -> None:
+    """The first tab: the rule tables, then the rows they produce (or one call of the run, chosen in the Run
+    tab), so the rules and their effect share the first screen."""
+    rules_panel.tables(checks)
+    call = run_setup.chosen_call(log, rules, settings, summary, model_name) if shown else None
+    if call is None:
+        before_after_panel.before_after(conversation, optimized)
+    else:
+        before_after_panel.call_before_after(call, run_setup.show_whole)
+    with st.expander("Tokens of one item, as the model sees them", icon=":material/token:"):
+        tokenview_panel.panel(conversation, optimized.compaction.conversation, state.engine().meter(model_name))
+
+
+def _runs(run_tab: tabs.Tab, compare_tab: tabs.Tab, conversation, rules, settings: Settings, summary,
+          model_name: str) -> None:
     """Run and Compare replay the whole run: only while their tab is open (the tabs rerun on change)."""
     state.keep_hidden()
     if run_tab.open:
-        with run_tab:
+        with run_tab.place:
             run_panel.panel(conversation, rules, settings, summary, model_name)
             probe_panel.panel(conversation, rules, settings, summary, model_name)
     if compare_tab.open:
-        with compare_tab:
+        with compare_tab.place:
             compare_panel.panel(conversation, rules, settings, summary, model_name)
 
 
-def _teach(lessons_tab, steps_tab, conversation, rules, settings: Settings, optimized: Optimized,
-           model_name: str) -> None:
+def _teach(lessons_tab: tabs.Tab, steps_tab: tabs.Tab, conversation, rules, settings: Settings,
+           optimized: Optimized, model_name: str) -> None:
     """Lessons and Step-through run only while their tab is open (the tabs rerun on change)."""
     if lessons_tab.open:
-        with lessons_tab:
+        with lessons_tab.place:  # the explainer that used to sit over the meters, before the first lesson
+            with st.expander("What compaction is, and why it waits for a threshold", icon=":material/school:"):
+                st.markdown(EXPLAINER)
             lessons_panel.panel()
     if steps_tab.open:
-        with steps_tab:
+        with steps_tab.place:
             stepper_panel.panel(conversation, rules, settings, state.engine().meter(model_name),
                                 optimized.compaction.report.stage == "below_threshold",
                                 st.session_state[state.KEEP_STEPS])

@@ -20,10 +20,10 @@ from ..compaction import Settings
 from ..conversation import Conversation
 from ..engine import Optimized
 from ..errors import InputError
-from ..rules.ruleset import Rules
-from ..summarize.history import SummarySettings
+from ..rules import Rules
+from ..summarize import SummarySettings
 from ..workbench import lessons
-from . import state
+from . import state, tabs
 
 CHANGED = {"threshold": "threshold", "keep_recent": "keep_recent", "compact_errors": "errors", "rules": "rules"}
 
@@ -51,12 +51,15 @@ def apply_changes(changes: dict[str, Any], origin: str) -> None:
 
 
 def _start(key: str) -> None:
+    """Start a lesson and open its tab, so its explanation is in view (*Next lesson* is pressed in the
+    banner, from whichever tab the last task was done in)."""
     lesson = _by_key(key)
     state.apply_preset(lesson.preset)
     apply_changes(dict(lesson.start), f"the lesson “{lesson.title}”")
     st.session_state[state.LESSON] = key
     st.session_state[state.LESSON_SHOWN] = key
     st.session_state.pop(state.LESSON_PASSED, None)  # a lesson started again is done when its check passes in this take
+    tabs.open_tab("Lessons")
 
 
 def _show_me(key: str) -> None:

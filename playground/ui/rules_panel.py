@@ -13,22 +13,22 @@ from ..engine import Optimized
 from ..errors import InputError
 from ..export import exports
 from ..present import render
-from ..rules.editor import (
+from ..rules import (
     CALL_COLUMNS,
+    DEFAULT_ERROR_PATTERNS,
+    NEW_CALL_ARGUMENT,
+    NEW_CALL_REPLACEMENT,
     PATTERN_COLUMNS,
     RESULT_COLUMNS,
     RowCheck,
+    Rules,
+    load_rules,
     tables_from_rules,
 )
-from ..rules.errorpatterns import DEFAULT_ERROR_PATTERNS
-from ..rules.ruleset import Rules, load_rules
-from ..tune.checked import checked_rules
-from ..tune.rulesets import MASK_KEEP_RECENT, RULESETS
-from ..tune.suggest import Suggestion, add_rows, no_match_message, preview
+from ..tune import MASK_KEEP_RECENT, RULESETS, Suggestion, add_rows, checked_rules, no_match_message, preview
 from . import state
 
 PREVIEW_CHARS = 160
-CALL_REPLACEMENT = "[Content saved to file]"  # a new call rule's replacement: the book's, for what a call wrote
 
 _LEVEL_ICON = {"ok": ":green[:material/check_circle:]", "warning": ":orange[:material/warning:]",
                "error": ":red[:material/error:]"}
@@ -149,8 +149,8 @@ def _checks(checks: list[RowCheck], table: str, quiet: bool = False) -> None:
     matches nothing here is normal, eight such lines would be noise)."""
     lines = [f"{_LEVEL_ICON[c.level]} row {c.row + 1}: {render.literal(c.message)}" for c in checks
              if c.table == table and c.level != "empty" and not (quiet and c.level == "ok" and not c.matches)]
-    if lines:
-        st.markdown("  \n".join(lines))
+    if lines:  # one paragraph, not a line each: the checks sit on the first screen under the tables
+        st.caption(" · ".join(lines))
 
 
 def _empty(columns: tuple[str, ...]) -> pandas.DataFrame:
@@ -160,7 +160,7 @@ def _empty(columns: tuple[str, ...]) -> pandas.DataFrame:
     return pandas.DataFrame({column: pandas.Series(dtype=kinds.get(column, "object")) for column in columns})
 
 
-def _editor(base: str, editor: str, columns: tuple[str, ...], config: dict[str, Any], what: str) -> None:
+def _editor(base: str, editor: str, columns: tuple[str, ...], config: dict[str, Any], what: str | None) -> None:
     """One editable table over its unchanging ``base`` rows, with its column headers even when it
     is empty (an empty list has no columns: Streamlit drew a grey cell nothing could be typed into).
 
@@ -173,8 +173,9 @@ def _editor(base: str, editor: str, columns: tuple[str, ...], config: dict[str, 
     st.data_editor(rows or _empty(columns), key=editor, num_rows="dynamic", width="stretch",
                    hide_index=True, column_order=columns, column_config=config, on_change=state.changed,
                    args=("rules",))
-    st.caption(f"To add {what}, click the empty row at the bottom of the table; double-click a cell to type, "
-               "Enter to keep it. Tick a row's box to delete it.")
+    if what is not None:  # None: the tables side by side share one hint
+        st.caption(f"To add {what}, click the empty row at the bottom of the table; double-click a cell to type, "
+                   "Enter to keep it. Tick a row's box to delete it.")
 
 
 def _reset_patterns() -> None:
@@ -203,7 +204,55 @@ def _error_patterns(checks: list[RowCheck]) -> None:
               help="Put back the patterns the playground ships with (your edits to this table are dropped).")
 
 
+# The toolbar buttons hidden on the first screen's tables; the one deleting the selected rows stays.
+TOOLBARLESS = ("<style>.st-key-rule_tables [data-testid=\"stElementToolbar\"] :is([aria-label=\"Add row\"],"
+               "[aria-label=\"Show/hide columns\"],[aria-label=\"Download as CSV\"],[aria-label=\"Search\"],"
+               "[aria-label=\"Fullscreen\"]){display:none}</style>")
+
+
+def tables(checks: list[RowCheck]) -> None:
+    """The two rule tables side by side, each with its rows' checks, compact enough to share the
+    first screen with the meters and the before / after rows. Their toolbars' search, download, full
+    screen and add-row buttons are hidden (five icons per table crowded the first screen): rows are
+    added in the table's own empty last row, as the hint under the tables says."""
+    st.html(TOOLBARLESS)
+    with st.container(key=state.RULE_TABLES):
+        calls, results = st.columns(2, gap="medium")
+        with calls:
+            st.markdown("**Tool-call rules**: an argument, once its result is in")
+            _editor(state.CALL_BASE, state.CALL_EDITOR, CALL_COLUMNS, {
+                "enabled": st.column_config.CheckboxColumn("on", help="Apply this rule.", default=True,
+                                                           width="small"),
+                "tool": st.column_config.TextColumn("tool", help="The tool name the call uses.", required=True),
+                "argument": st.column_config.TextColumn("argument", help="Which argument to replace.",
+                                                        default=NEW_CALL_ARGUMENT),
+                "replacement": st.column_config.TextColumn("replacement", help="What the argument becomes.",
+                                                           width="large", default=NEW_CALL_REPLACEMENT),
+                "min_tokens": st.column_config.NumberColumn("min tokens", min_value=0, step=1, default=0,
+                                                            help="Leave calls smaller than this many tokens alone."),
+            }, None)
+            _checks(checks, "tool_calls")
+        with results:
+            st.markdown("**Tool-result rules**: a result, by a reference")
+            _editor(state.RESULT_BASE, state.RESULT_EDITOR, RESULT_COLUMNS, {
+                "enabled": st.column_config.CheckboxColumn("on", help="Apply this rule.", default=True,
+                                                           width="small"),
+                "tool": st.column_config.TextColumn("tool", help="The tool whose results this rule replaces.",
+                                                    required=True),
+                "template": st.column_config.TextColumn("template", help="The reference that replaces the result.",
+                                                        width="large"),
+                "min_tokens": st.column_config.NumberColumn("min tokens", min_value=0, step=1, default=0,
+                                                            help="Leave results smaller than this many tokens "
+                                                                 "alone."),
+            }, None)
+            _checks(checks, "tool_results")
+        st.caption("Add a rule in the empty last row; to edit, double-click a cell, type, Enter; to delete, tick "
+                   "its box.")
+
+
 def panel(checks: list[RowCheck], rules: Rules) -> None:
+    """The Rules tab: start from a rule preset, suggestions, the error patterns, import and export
+    (the two tables themselves are on the Before / after tab, beside their effect)."""
     st.caption("Rules are keyed on the tool's name. Templates fill `{field}` from the call's arguments "
                "(`{file_path}` falls back to `{path}`, as in the book) and from built-ins: `{tool}`, `{call_id}`, "
                "`{chars}`, `{lines}`, `{tokens}`. Only plain names are allowed. A field the call lacks shows as "
@@ -221,28 +270,6 @@ def panel(checks: list[RowCheck], rules: Rules) -> None:
                    "the rows. You see what each row would do first.")
     _suggestion_preview(st.session_state[state.CONVERSATION], "rules")
 
-    st.markdown("**Tool-call rules**: replace one argument of a call once its result is in (e.g. the content "
-                "`create_file` wrote).")
-    _editor(state.CALL_BASE, state.CALL_EDITOR, CALL_COLUMNS, {
-        "enabled": st.column_config.CheckboxColumn("on", help="Apply this rule.", default=True, width="small"),
-        "tool": st.column_config.TextColumn("tool", help="The tool name the call uses.", required=True),
-        "argument": st.column_config.TextColumn("argument", help="Which argument to replace.", default="content"),
-        "replacement": st.column_config.TextColumn("replacement", help="What the argument becomes.", width="large",
-                                                   default=CALL_REPLACEMENT),
-        "min_tokens": st.column_config.NumberColumn("min tokens", min_value=0, step=1, default=0,
-                                                    help="Leave calls smaller than this many tokens alone."),
-    }, "a tool-call rule")
-    _checks(checks, "tool_calls")
-    st.markdown("**Tool-result rules**: replace a result's body with a reference the agent can follow back.")
-    _editor(state.RESULT_BASE, state.RESULT_EDITOR, RESULT_COLUMNS, {
-        "enabled": st.column_config.CheckboxColumn("on", help="Apply this rule.", default=True, width="small"),
-        "tool": st.column_config.TextColumn("tool", help="The tool whose results this rule replaces.", required=True),
-        "template": st.column_config.TextColumn("template", help="The reference that replaces the result.",
-                                                width="large"),
-        "min_tokens": st.column_config.NumberColumn("min tokens", min_value=0, step=1, default=0,
-                                                    help="Leave results smaller than this many tokens alone."),
-    }, "a tool-result rule")
-    _checks(checks, "tool_results")
     _error_patterns(checks)
 
     with st.expander("Import or export rules"):

@@ -6,7 +6,7 @@ import streamlit as st
 
 from ..limits import MAX_COUNT, MAX_TOKENS
 from ..present import render, view
-from ..run.prices import read_prices
+from ..run import read_prices
 from ..workbench import defaults
 from . import state
 
@@ -34,25 +34,24 @@ def conversation_picker() -> None:
         conversation = state.get(state.CONVERSATION)
         st.caption(f"Your own conversation — {view.format_title(conversation)}, {len(conversation.items):,} "
                    "items. Choosing a preset keeps it in this list.")
-    else:
-        st.caption(render.literal(state.all_presets()[key].description))
-        st.button("Reset to preset", on_click=state.apply_preset, width="stretch",
-                  help="Bring back this preset's conversation, rules and settings, dropping your changes.")
+    # a preset's description (up to 60 words) is in *Settings*, beside *Reset to preset*: the first screen
+    # is counted in words, and the meters and tables below say what the preset does
     if state.message("model"):
         st.warning(render.literal(state.message("model")), icon=":material/warning:")
 
 
-def settings(before: int) -> None:
-    """Model, threshold (slider and exact number) and keep_recent, and where each came from."""
-    options = read_prices().models()
-    current = state.get(state.MODEL)
-    if current not in options:
-        options.append(current)
-    st.selectbox("Model", options, key=state.MODEL, on_change=state.changed, args=("model",),
-                 help="Sets the tokenizer and accounting used to count, the context window drawn on the meters, "
-                      "and the prices used for costs (pydantic's genai-prices catalogue). A conversation brings its "
-                      "own model; one whose price the catalogue does not list is counted all the same, and its cost "
-                      "is unknown until you type its prices in the Run tab.")
+def preset_reset() -> None:
+    """The preset's whole description and *Reset to preset* (nothing for the person's own conversation)."""
+    key = state.get(state.PRESET)
+    if state.is_own(key) or key not in state.all_presets():
+        return
+    st.caption(render.literal(state.all_presets()[key].description))
+    st.button("Reset to preset", on_click=state.apply_preset, width="stretch",
+              help="Bring back this preset's conversation, rules and settings, dropping your changes.")
+
+
+def threshold(before: int) -> None:
+    """The threshold slider, on the first screen: the one setting the page is about."""
     top, step = state.threshold_bounds(before)
     # Both widgets are written from the value in use on every run: a slider whose range changed (a new
     # conversation) is a new widget to Streamlit and would otherwise fall back to 0.
@@ -62,7 +61,21 @@ def settings(before: int) -> None:
     st.slider("Threshold (tokens)", 0, top, step=step, key=state.THRESHOLD_SLIDER,
               on_change=_sync_threshold_from_slider,
               help="Compaction runs only when the request has at least this many prompt tokens. Below it, nothing "
-                   "changes. Drag, or focus and use the arrow keys.")
+                   "changes. Drag, or focus and use the arrow keys; *Settings* has the exact number.")
+
+
+def settings(before: int) -> None:
+    """Model, the exact threshold and keep_recent, the error switches, and where each came from."""
+    options = read_prices().models()
+    current = state.get(state.MODEL)
+    if current not in options:
+        options.append(current)
+    st.selectbox("Model", options, key=state.MODEL, on_change=state.changed, args=("model",),
+                 help="Sets the tokenizer and accounting used to count, the context window drawn on the meters, "
+                      "and the prices used for costs (pydantic's genai-prices catalogue). A conversation brings its "
+                      "own model; one whose price the catalogue does not list is counted all the same, and its cost "
+                      "is unknown until you type its prices in the Run tab.")
+    _, step = state.threshold_bounds(before)
     st.number_input("Exact threshold", min_value=0, max_value=MAX_TOKENS, step=step, key=state.THRESHOLD,
                     on_change=state.changed, args=("threshold",),
                     help="Type an exact number of tokens. The book uses 50,000.")

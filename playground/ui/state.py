@@ -63,8 +63,11 @@ REPLAY_CACHE, COMPARE_CACHE = "replay_cache", "compare_cache"  # the Run and Com
 REPLAY_CALL, REPLAY_CALL_SHOWN = "replay_call", "replay_call_shown"
 CACHE_CHOICES = (REPLAY_CACHE, COMPARE_CACHE)  # follow the model's provider until the person picks one
 LESSON = "lesson_active"  # the lesson being taken (its key), or absent; loading another conversation ends it
+# The open tab (a label of ``tabs.LAYOUT``), and the open inner tab of each tab that holds some: the
+# page writes them to open a tab (*Next lesson*), so they are state, not only widgets.
+TAB = "tab"
+TAB_RULES, TAB_CONVERSATION, TAB_LEARN, TAB_RUN = "tab_rules", "tab_conversation", "tab_learn", "tab_run"
 MAX_OWN = 8  # the oldest of the person's own conversations goes when a ninth arrives
-TAB = "tab"  # the open tab of the page
 
 # The Run tab: the strategy and its own controls (their starting values: ``run_setup.DEFAULTS``),
 # whether the cost-against-threshold sweep is drawn, and the typed prices (``price_key``).
@@ -112,6 +115,7 @@ SUGGEST_FROM_NOTICE, RESET_ERROR_PATTERNS = "suggest_from_notice", "reset_error_
 # Before / after and where the tokens go.
 CHANGED_ONLY, PAGE = "changed_only", "page"
 CALL_CHANGED_ONLY, CALL_PAGE, CALL_VIEW_BACK = "call_changed_only", "call_page", "call_view_back"
+RULE_TABLES = "rule_tables"  # the first tab's two rule tables, side by side (a container the page styles)
 # Lessons: the picker, the lesson the tab shows, the lessons done, and the lesson being taken once
 # its check passed: it stays done while the learner goes on. Lessons 1 and 4 end with "move it back"
 # / "untick it", and a check that followed the page then disabled *Next lesson* while the counter said done.

@@ -90,7 +90,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, meter: M
     walk = stepthrough.walk(conversation, rules, settings, meter)
     if not walk.matched():
         st.info("No rule matches any item of this conversation: the pass has nothing to show. Add a rule in the "
-                "Rules tab.", icon=":material/info:")
+                "rule tables on *Before / after*.", icon=":material/info:")
         return
     if below_threshold:
         st.caption("The request is below the threshold, so compact() would not run this pass at all; this is what "
