@@ -60,7 +60,7 @@ def paste_and_upload() -> None:
                      type=UPLOAD_TYPES, key=state.UPLOAD, on_change=_load_upload, max_upload_size=limit,
                      help="The same formats as pasting, and the logs agents write to disk: a Claude Code session "
                           "or Codex rollout (.jsonl), a SWE-agent trajectory (.traj) or a mini-SWE-agent one "
-                          "(.traj.json), a Gemini CLI session (.json, .jsonl) — the README lists them all. A task "
+                          "(.traj.json), a Gemini CLI session (.json, .jsonl) — docs/formats.md lists them all. A task "
                           f"folder (Cline, OpenHands) uploads as a .zip of it. Up to {limit:,} MB (the input limit).")
     if state.message("upload"):
         st.error(literal(state.message("upload")), icon=":material/error:")
