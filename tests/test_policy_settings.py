@@ -131,3 +131,36 @@ def test_every_setting_of_a_corpus_setup_reaches_every_policy():
     settings = setup.options(preset.conversation)
     assert settings == replace(policy, rules=load_rules(WILDCARD))
     assert_every_policy_holds(settings, CHANGED)
+
+
+class _BuiltError(Exception):
+    """Raised by the stand-in ``make``: the command has built its policy, nothing more is needed."""
+
+
+@pytest.mark.parametrize("command", ["replay", "probe"])
+def test_a_single_run_command_builds_its_policy_with_the_run_models_context_window(command, tmp_path, monkeypatch):
+    """The probe once built its policy without the model's context window (an agent's own trigger is a
+    share of it), so it could send what replay never computes."""
+    import importlib
+
+    from playground.formats import dumps
+    from playground.run.prices import read_prices
+
+    module = importlib.import_module(f"playground.cli.{command}")
+    built = []
+
+    def make_and_stop(name, settings):
+        built.append(settings)
+        raise _BuiltError
+
+    monkeypatch.setattr(module, "make", make_and_stop)
+    monkeypatch.setenv("PLAYGROUND_DEBUG", "1")  # main lets the stand-in's exception through
+    rules, run = tmp_path / "rules.json", tmp_path / "run.json"
+    rules.write_text(json.dumps(WILDCARD))
+    preset = load_preset(SUPPORT)
+    run.write_text(dumps(preset.conversation))
+    argv = _command_line(command, rules)
+    argv[1] = str(run)
+    with pytest.raises(_BuiltError):
+        cli.main([*argv, "--model", preset.model])
+    assert built[0].context_window == read_prices().get(preset.model).context_window

@@ -82,7 +82,7 @@ def sender(args: argparse.Namespace, key: str | None) -> probe.Send:
 def run(args: argparse.Namespace) -> int:
     loaded = load_run(args)
     options = loaded.options
-    policy = make(args.policy, options.settings(loaded.conversation))
+    policy = make(args.policy, loaded.settings())  # as replay builds it: the run model's context window too
     price = options.prices.get(args.llm_model, probe.PROVIDERS[args.provider])
     key = api_key(args.base_url, args.provider)  # before the plan: a withheld key stops the run at once
     plan = probe.plan(loaded.conversation, policy, loaded.meter, price, args.provider, mode=options.mode,
