@@ -137,6 +137,9 @@ def settings(page) -> Iterator:
     yield body
     page.keyboard.press("Escape")
     expect(body).to_have_count(0)
+    # off the button and out of its focus, which Escape gives back: its tooltip would cover the slider
+    page.mouse.move(0, 0)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
 
 
 def set_threshold(page, value: int) -> None:
