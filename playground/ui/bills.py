@@ -30,7 +30,7 @@ def draw(conversation: Conversation, model: str, found: LogFit) -> None:
     st.caption(f"Green line: what the provider billed, as the log records it. {found.describe()}")
     calibration = found.calibration(model, conversation.source)
     if state.engine().calibrations.get(model) == calibration:
-        st.caption(f"In effect: {calibration.note()} (the sidebar's *Calibrate from real usage* switches it off). "
+        st.caption(f"In effect: {calibration.note()} (*Settings → Calibrate from real usage* switches it off). "
                    "Thresholds now compare with what the agent really sent, its own prompt included: one below "
                    f"{found.offset:,} fires at every call.")
         return

@@ -62,7 +62,7 @@ def _settings() -> str:
     if llm_endpoint.endpoint_drawn():
         where = _endpoint(provider)
         st.caption(literal(f"Endpoint: {where.model} at {where.where} (set under Summarization in the "
-                                  f"sidebar). Key: {llm_endpoint.key_choice(provider).label}."))
+                                  f"sidebar's Settings). Key: {llm_endpoint.key_choice(provider).label}."))
     else:
         llm_endpoint.draw_endpoint_elsewhere(provider)
     return provider

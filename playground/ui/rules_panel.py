@@ -189,8 +189,8 @@ def _error_patterns(checks: list[RowCheck]) -> None:
                 "(for formats with no error flag, such as Chat Completions and agent logs). Regular expressions, "
                 "searched line by line (`^` is a line start).")
     if not st.session_state.get(state.DETECT_ERRORS, True):
-        st.caption("Off: *Recognise errors by their text* is unticked in the sidebar, so only a format's own error "
-                   "flag marks an error.")
+        st.caption("Off: *Recognise errors by their text* is unticked in the sidebar's Settings, so only a "
+                   "format's own error flag marks an error.")
     _editor(state.PATTERN_BASE, state.PATTERN_EDITOR, PATTERN_COLUMNS, {
         "name": st.column_config.TextColumn("name", help="Shown in the report: error result (matched: name).",
                                             required=True),

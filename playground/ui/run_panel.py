@@ -74,8 +74,8 @@ def _controls(model: str) -> None:
         st.caption(f"{named.title}, with its source's own parameters ({named.defaults}). Kept: {named.kept}. "
                    f"Dropped: {named.dropped}. Source: {source_of(chosen)}.")
     if chosen in ("rules", "summarize", "hybrid"):
-        st.caption("Threshold, keep_recent and summarization come from the sidebar, the rules from the tables on "
-                   "*Before / after*. "
+        st.caption("Threshold, keep_recent and summarization come from the sidebar and its Settings, the rules "
+                   "from the tables on *Before / after*. "
                    "Summaries in a replay are the offline summarizer's: replaying never calls an LLM.")
 
 
