@@ -60,7 +60,8 @@ import sys
 from streamlit.testing.v1 import AppTest
 at = AppTest.from_file("app.py", default_timeout=300).run()
 problems = [str(e.value) for e in at.exception] + [e.value for e in at.error if "Something went wrong" in e.value]
-print("\\n".join(problems) or f"the page ran: {len(at.metric)} metrics, title {at.title[0].value!r}")
+problems += [] if at.metric else ["the page drew no meters"]
+print("\\n".join(problems) or f"the page ran: {len(at.metric)} metrics, {len(at.tabs)} tabs")
 sys.exit(1 if problems else 0)
 """
 
