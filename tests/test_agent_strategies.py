@@ -29,7 +29,7 @@ from playground.policies.base import UserTurns
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.condense import CondensePolicy
 from playground.policies.masking import MaskingPolicy
-from playground.policies.provenance import read_strategies, source_of
+from playground.policies.provenance import read_provenance, source_of
 from playground.policies.summarize import SummarizePolicy
 from playground.policies.thinking import ClearThinkingPolicy
 from playground.policies.trimmer import ToolOutputTrimmerPolicy
@@ -90,11 +90,11 @@ def results(conversation: Conversation) -> list[str]:
 # --- the data file and the sources --------------------------------------------------------------
 
 def test_every_named_strategy_has_its_parameters_source_and_date_in_the_data_file():
-    data = read_strategies()
+    data = read_provenance()
     assert set(THEIRS) | set(LOGGED) == set(data)
-    for name, strategy in data.items():
-        assert strategy.source and strategy.read == "2026-12-01" and strategy.kept and strategy.dropped
-        assert source_of(name) == f"{strategy.source} (read {strategy.read})"
+    for name, provenance in data.items():
+        assert provenance.source and provenance.read == "2026-12-01" and provenance.kept and provenance.dropped
+        assert source_of(name) == f"{provenance.source} (read {provenance.read})"
         assert make(name).params() or name in LOGGED  # the data file's parameters build the policy (the log's: none)
 
 

@@ -18,7 +18,7 @@ from .hybrid import HybridPolicy
 from .masking import MaskingPolicy
 from .named import Named
 from .none import NonePolicy
-from .provenance import read_strategies, source_of
+from .provenance import read_provenance, source_of
 from .rules import RulesPolicy
 from .settings import OPTIONS, PolicySettings
 from .summarize import SummarizePolicy
@@ -29,7 +29,7 @@ OURS: dict[str, Callable[..., Policy]] = {
     policy.name: policy for policy in (NonePolicy, RulesPolicy, MaskingPolicy, ClearToolUsesPolicy,
                                        SummarizePolicy, HybridPolicy)
 }
-# The agents' and providers' own compaction, each with its source's parameters (data/strategies.json).
+# The agents' and providers' own compaction, each with its source's parameters (data/policies.json).
 THEIRS: dict[str, Callable[..., Policy]] = {
     named.name: named for named in (
         Named("anthropic-compaction", CondensePolicy),
@@ -82,4 +82,4 @@ def takes(name: str) -> frozenset[str]:
 
 __all__ = ["LOGGED", "OPTIONS", "OURS", "POLICIES", "THEIRS", "AsItRanPolicy", "ClearToolUsesPolicy", "HybridPolicy",
            "MaskingPolicy", "NonePolicy", "Policy", "PolicyResult", "PolicySettings", "RulesPolicy", "SummarizePolicy",
-           "held", "make", "offered", "read_strategies", "source_of", "takes", "unchanged"]
+           "held", "make", "offered", "read_provenance", "source_of", "takes", "unchanged"]

@@ -8,7 +8,7 @@ import streamlit as st
 from .. import run
 from ..compaction import Settings
 from ..conversation import Conversation
-from ..policies import LOGGED, OURS, THEIRS, make, offered, read_strategies, source_of
+from ..policies import LOGGED, OURS, THEIRS, make, offered, read_provenance, source_of
 from ..present import literal
 from ..rules import Rules
 from ..run import UNKNOWN_NOTE, call_starts, known
@@ -38,7 +38,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                      help=f"Replays the whole run ({plural(calls, 'call')}) once per strategy; on a long run that "
                           "takes a while, so it starts off above 200 calls."):
         return
-    titles = read_strategies()
+    titles = read_provenance()
     state.start(state.COMPARE_THEIRS, [])
     theirs = st.multiselect("Also compare the agents' and providers' own compaction", list(THEIRS),
                             key=state.COMPARE_THEIRS,

@@ -12,7 +12,7 @@ import streamlit as st
 from ..compaction import Settings
 from ..conversation import Conversation
 from ..limits import MAX_COUNT, MAX_PRICE, MAX_TOKENS
-from ..policies import POLICIES, Policy, PolicySettings, make, read_strategies, source_of
+from ..policies import POLICIES, Policy, PolicySettings, make, read_provenance, source_of
 from ..present import literal
 from ..rules import Rules
 from ..run import (
@@ -69,7 +69,7 @@ def _controls(model: str) -> None:
         columns[2].number_input("Clear at least (tokens)", 0, MAX_TOKENS, step=500, key=state.REPLAY_CLEAR_AT_LEAST,
                                 help="Clear nothing unless at least this many tokens go: a cache break must be "
                                      "worth it.")
-    named = read_strategies().get(chosen)
+    named = read_provenance().get(chosen)
     if named is not None:
         st.caption(f"{named.title}, with its source's own parameters ({named.defaults}). Kept: {named.kept}. "
                    f"Dropped: {named.dropped}. Source: {source_of(chosen)}.")
