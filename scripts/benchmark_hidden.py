@@ -41,7 +41,7 @@ MASKING_WINDOWS = (1, 2, 3, 5, 7, 10, 15, 20, 30)
 
 
 def _label(row) -> str:
-    return "rules, no summary" if row.strategy == "rules" and not row.params["summarize"] else row.strategy
+    return "rules, no summary" if row.policy == "rules" and not row.params["summarize"] else row.policy
 
 
 def _saved(row, base: int) -> str:

@@ -243,10 +243,10 @@ def test_compare_has_the_row_only_where_the_log_shows_a_compaction():
 
 
 def test_evaluate_has_the_row_for_the_runs_whose_agent_compacted():
-    setup = Setup(strategies=("none", "as-it-ran"))
+    setup = Setup(policies=("none", "as-it-ran"))
     compacted = evaluate_run(_read(COMPACTED), setup, "624a4a58")
-    assert [result.row.strategy for result in compacted.strategies] == ["none", "as-it-ran"]
+    assert [result.row.policy for result in compacted.policies] == ["none", "as-it-ran"]
     rows = compare(_read(COMPACTED), [make("as-it-ran")], Meter("claude-sonnet-4-5"), SONNET)
-    assert compacted.strategies[1].row == rows[0], "exactly compare's row"
-    assert [result.row.strategy for result in evaluate_run(_read(NEVER_COMPACTED), setup, "196820da").strategies] == [
+    assert compacted.policies[1].row == rows[0], "exactly compare's row"
+    assert [result.row.policy for result in evaluate_run(_read(NEVER_COMPACTED), setup, "196820da").policies] == [
         "none"]

@@ -43,8 +43,8 @@ def test_the_run_chart_marks_the_agents_compaction_and_compare_has_its_row(name,
     show_tab(at, "Compare")
     at = healthy(at.run())
     table = next(frame.value for frame in at.dataframe if "strategy" in frame.value.columns)
-    strategies = list(table["strategy"])
-    assert ("as-it-ran" in strategies) == marked and "none" in strategies
+    policies = list(table["strategy"])
+    assert ("as-it-ran" in policies) == marked and "none" in policies
     assert any("*as-it-ran*, the baseline: what the agent really sent" in caption.value
                for caption in at.caption) == marked
     assert list(table["strategy"][table["baseline"]]) == (["as-it-ran"] if marked else ["none"])

@@ -47,7 +47,7 @@ def test_compare_shows_hidden_then_used_beside_cost():
 
 def test_run_marks_the_calls_and_before_after_flags_the_item_and_its_span():
     at = _page("Run")
-    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("masking").run())
+    healthy(at.selectbox(key=state.REPLAY_POLICY).select("masking").run())
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     run = replay(conversation, MaskingPolicy(), Meter(model), read_prices().get(model))
     used = calls_with(run.hidden_used)

@@ -127,7 +127,7 @@ def test_every_setting_of_a_corpus_setup_reaches_every_policy():
     compaction = {key: CHANGED[key] for key in ("threshold", "keep_recent", "compact_errors", "detect_errors")}
     rest = {key: value for key, value in CHANGED.items() if key not in compaction}
     policy = PolicySettings(compaction=Settings(**compaction), **rest)
-    setup = Setup(strategies=tuple(POLICIES), rules=WILDCARD, policy=policy)
+    setup = Setup(policies=tuple(POLICIES), rules=WILDCARD, policy=policy)
     settings = setup.options(preset.conversation)
     assert settings == replace(policy, rules=load_rules(WILDCARD))
     assert_every_policy_holds(settings, CHANGED)

@@ -41,15 +41,15 @@ WORST = 10
 # person tunes, and the run as it ran where a log shows the agent compacting. The agents' and providers'
 # own (``THEIRS``, fixed parameters from their sources) are one ``--strategy`` away, or all with ``all``:
 # over a corpus they triple the work and a sweep cannot move them.
-DEFAULT_STRATEGIES: tuple[str, ...] = (*OURS, *LOGGED)
+DEFAULT_POLICIES: tuple[str, ...] = (*OURS, *LOGGED)
 ALL = "all"  # as a strategy's name: every strategy
 
 
-def named_strategies(names: Iterable[str] | None) -> tuple[str, ...]:
+def named_policies(names: Iterable[str] | None) -> tuple[str, ...]:
     """The strategies a person named, in order, once each (``all`` stands for every one), or the
     default when they named none."""
     chosen = [name for option in names or () for name in (POLICIES if option == ALL else (option,))]
-    return tuple(dict.fromkeys(chosen)) or DEFAULT_STRATEGIES
+    return tuple(dict.fromkeys(chosen)) or DEFAULT_POLICIES
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Setup:
     policy's settings (``policy``, the one value the page and the command line build), and the
     rules as a preset's name or their JSON — ``suggested`` is built per run, for that run's tools."""
 
-    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
+    policies: tuple[str, ...] = DEFAULT_POLICIES
     preset: str | None = None
     rules: Any = None  # rules JSON (a --rules file) or Rules (the page's, never pickled); None: the book's
     policy: PolicySettings = field(default_factory=PolicySettings)  # its rules: None (they are ``rules``)
@@ -87,7 +87,7 @@ class Setup:
 
 
 @dataclass(frozen=True)
-class StrategyResult:
+class PolicyOnRun:
     """One strategy over one run: ``row`` is compare's row; the rest is what the corpus adds."""
 
     row: Row
@@ -108,7 +108,7 @@ class RunResult:
     format: str
     model: str
     calls: int
-    strategies: tuple[StrategyResult, ...]
+    policies: tuple[PolicyOnRun, ...]
     baseline: str = FULL  # what ``cost_none`` replays: the full history, or the run as it ran (``replay.baseline_of``)
     priced_as: str | None = None  # the catalogue's id of the price used; None: unknown (its costs are null)
 
@@ -149,12 +149,12 @@ def _pairs_intact(baseline: Baseline, sent: Sequence[Item]) -> bool:
     return {sent[call].call_id for call in answered} >= baseline.answered & present
 
 
-def strategy_result(run: Replay, baseline: Baseline, row: str) -> StrategyResult:
+def policy_on_run(run: Replay, baseline: Baseline, row: str) -> PolicyOnRun:
     """compare's row for ``run`` (``row``: the baseline's strategy) and what the corpus view adds to it."""
     kept = {id(item) for item in run.final.items}
-    return StrategyResult(row_of(run, row), run.totals.cost_without, len(baseline.errors),
-                          sum(id(item) in kept for item in baseline.errors),
-                          _pairs_intact(baseline, run.final.items), hidden_used_calls(run))
+    return PolicyOnRun(row_of(run, row), run.totals.cost_without, len(baseline.errors),
+                       sum(id(item) in kept for item in baseline.errors),
+                       _pairs_intact(baseline, run.final.items), hidden_used_calls(run))
 
 
 def _conversation(data: Any) -> tuple[Conversation, str | None]:
@@ -180,9 +180,9 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
     options = setup.options(conversation)
     # what the agent wrote and what the run holds are the same under every strategy: read them once
     spans, baseline = SpanIndex.of(conversation), Baseline.of(conversation)
-    results = tuple(strategy_result(replay(conversation, make(name, options), meter, price, mode=setup.mode,
-                                           cache=cache, spans=spans), baseline, baseline_row(conversation))
-                    for name in offered(setup.strategies, conversation))
+    results = tuple(policy_on_run(replay(conversation, make(name, options), meter, price, mode=setup.mode,
+                                         cache=cache, spans=spans), baseline, baseline_row(conversation))
+                    for name in offered(setup.policies, conversation))
     return RunResult(source, conversation.source or conversation.format, price.model,
                      len(call_starts(conversation.items)), results, baseline_of(conversation), price.priced_as)
 
@@ -268,7 +268,7 @@ class _Tally:
     worst: list[tuple[float, int, str]] = field(default_factory=list)  # (saving, run number, source), the lowest
     most_hidden: list[tuple[int, int, str]] = field(default_factory=list)  # (-hidden_used_calls, run number, source)
 
-    def add(self, source: str, result: StrategyResult) -> None:
+    def add(self, source: str, result: PolicyOnRun) -> None:
         row = result.row
         number = self.runs
         self.runs += 1
@@ -325,8 +325,8 @@ class Aggregate:
 
     def add(self, run: RunResult) -> None:
         self.runs += 1
-        for result in run.strategies:
-            self._tallies.setdefault(result.row.strategy, _Tally()).add(run.source, result)
+        for result in run.policies:
+            self._tallies.setdefault(result.row.policy, _Tally()).add(run.source, result)
 
     def to_json(self, failed: int = 0, skipped: int = 0) -> dict[str, Any]:
         """Totals, medians and percentiles per strategy, the ten runs that save least (most negative
@@ -346,16 +346,16 @@ def aggregate(runs: Iterable[RunResult], failed: int = 0, skipped: int = 0) -> d
 def run_to_json(run: RunResult) -> dict[str, Any]:
     """One run as ``evaluate --json`` prints it: compare's numbers for each strategy, and the
     corpus's additions (saving, errors kept, pairs intact)."""
-    strategies = []
-    for result in run.strategies:
+    policies = []
+    for result in run.policies:
         row = rows_to_json([result.row])[0]
-        strategies.append({key: row[key] for key in ("strategy", "tokens_billed", "cached_tokens", "cost",
-                                                      "tokens_lost", "tokens_retrievable")}
-                          | {"hidden_used_calls": result.hidden_used_calls, "cost_none": rounded(result.cost_none),
-                             "saving": rounded(result.saving), "errors_kept": result.errors_kept,
-                             "error_results": result.error_results, "pairs_intact": result.pairs_intact})
+        policies.append({key: row[key] for key in ("strategy", "tokens_billed", "cached_tokens", "cost",
+                                                   "tokens_lost", "tokens_retrievable")}
+                        | {"hidden_used_calls": result.hidden_used_calls, "cost_none": rounded(result.cost_none),
+                           "saving": rounded(result.saving), "errors_kept": result.errors_kept,
+                           "error_results": result.error_results, "pairs_intact": result.pairs_intact})
     return {"source": run.source, "format": run.format, "model": run.model, "priced_as": run.priced_as,
-            "calls": run.calls, "baseline": run.baseline, "strategies": strategies}
+            "calls": run.calls, "baseline": run.baseline, "strategies": policies}
 
 
 def partition(outcomes: Iterable[tuple[int, Any]]) -> tuple[tuple[Any, ...], tuple[Failed, ...], tuple[Skipped, ...]]:
@@ -380,7 +380,7 @@ def csv_writer(stream: Any, first: dict[str, Any]) -> csv.DictWriter:
 def run_rows(run: RunResult) -> list[dict[str, Any]]:
     """One run as flat rows, one per strategy (CSV, Parquet, the page's download)."""
     return [{"source": run.source, "format": run.format, "model": run.model, "priced_as": run.priced_as,
-             "calls": run.calls, "baseline": run.baseline} | strategy for strategy in run_to_json(run)["strategies"]]
+             "calls": run.calls, "baseline": run.baseline} | policy for policy in run_to_json(run)["strategies"]]
 
 
 @dataclass(frozen=True)

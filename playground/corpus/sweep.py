@@ -69,14 +69,14 @@ class Grid:
             axes[name] = _values(values.strip(), f"--grid {name}")
         return cls(tuple(axes.items()))
 
-    def points(self, strategy: str) -> tuple[dict[str, int], ...]:
-        fields = takes(strategy)
+    def points(self, policy: str) -> tuple[dict[str, int], ...]:
+        fields = takes(policy)
         taken = [(name, values) for name, values in self.axes
                  if name in fields or (name == "threshold" and "limit" in fields)]
         found = tuple(dict(zip([name for name, _ in taken], combo, strict=True))
                       for combo in itertools.product(*(values for _, values in taken)))
         if len(found) > MAX_POINTS:
-            raise InputError(f"{len(found):,} settings for {strategy}: at most {MAX_POINTS:,}", where="--grid")
+            raise InputError(f"{len(found):,} settings for {policy}: at most {MAX_POINTS:,}", where="--grid")
         return found
 
 
@@ -112,13 +112,13 @@ def tune_source(source: Source, setup: Setup, grid: Grid) -> RunCosts | Failed |
         base = setup.options(conversation)
         spans = SpanIndex.of(conversation)  # what the agent wrote, read once for every strategy and point
         costs = []
-        for strategy in setup.strategies:
+        for policy in setup.policies:
             found = []
-            for point in grid.points(strategy):
-                run = replay(conversation, make(strategy, _options(base, point)), meter, price, mode=setup.mode,
+            for point in grid.points(policy):
+                run = replay(conversation, make(policy, _options(base, point)), meter, price, mode=setup.mode,
                              cache=cache, spans=spans)
                 found.append((run.totals.cost_with, hidden_used_calls(run)))
-            costs.append((strategy, tuple(found)))
+            costs.append((policy, tuple(found)))
         return RunCosts(source.name, price.model, price.source, cache, tuple(costs))
     return guarded(source, work)
 
@@ -159,23 +159,23 @@ def summarize(runs: Sequence[RunCosts], setup: Setup, grid: Grid, max_hidden_use
               ) -> dict[str, Any]:
     """``tune --json``: per strategy every point's whole-corpus cost, the front and the best, with
     the cache models and prices the runs were billed by."""
-    strategies = []
-    for strategy in setup.strategies:
-        params = grid.points(strategy)
-        per_run = [dict(run.costs)[strategy] for run in runs]
+    policies = []
+    for policy in setup.policies:
+        params = grid.points(policy)
+        per_run = [dict(run.costs)[policy] for run in runs]
         points = []
         for n, point in enumerate(params):
             hidden = [found[n][1] for found in per_run]
             points.append(Point(point, sum(found[n][0] for found in per_run),
                                 sum(hidden) if all(h is not None for h in hidden) else None))  # type: ignore[arg-type]
         chosen = best(points, max_hidden_used)
-        strategies.append({"strategy": strategy, "front": [p.to_json() for p in front(points)],
-                           "best": chosen.to_json() if chosen else None, "points": [p.to_json() for p in points]})
+        policies.append({"strategy": policy, "front": [p.to_json() for p in front(points)],
+                         "best": chosen.to_json() if chosen else None, "points": [p.to_json() for p in points]})
     priced: dict[tuple[str, str, str], int] = {}
     for run in runs:
         key = (run.model, run.price_source, run.cache)
         priced[key] = priced.get(key, 0) + 1
-    return {"strategies": strategies, "runs": len(runs), "mode": setup.mode,
+    return {"strategies": policies, "runs": len(runs), "mode": setup.mode,
             "prices": [{"model": model, "source": source, "cache": cache, "runs": count}
                        for (model, source, cache), count in priced.items()],
             "hidden_used_calls": "calls whose reply used a piece of an earlier item their request had hidden "

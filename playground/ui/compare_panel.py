@@ -52,14 +52,14 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
         rows = run.compare(conversation, [make(name, options) for name in names], state.engine().meter(model), price,
                            mode=st.session_state[state.COMPARE_MODE], cache=st.session_state[state.COMPARE_CACHE])
     # the long parameters last, so cost and what the strategy hid from the agent are in view side by side
-    table = [{"strategy": row.strategy, "baseline": row.baseline, "tokens final": row.tokens_final,
+    table = [{"strategy": row.policy, "baseline": row.baseline, "tokens final": row.tokens_final,
               "tokens billed": row.tokens_billed,
               "cached": row.cached_tokens, "cost (US$)": _dollars(row.cost),
               "hidden then used (calls)": row.hidden_used_calls, "of those lost": row.hidden_used_lost,
               "summaries (US$)": _dollars(row.summarization_cost), "lost": row.tokens_lost,
               "retrievable": row.tokens_retrievable, "calls fired": row.fired,
               "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items()),
-              "source": source_of(row.strategy)} for row in rows]
+              "source": source_of(row.policy)} for row in rows]
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"strategy": st.column_config.TextColumn(width="medium"),
                                 "baseline": st.column_config.CheckboxColumn(

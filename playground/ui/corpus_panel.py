@@ -38,14 +38,14 @@ from ..words import plural
 from . import run_setup, state
 
 UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", *(suffix.lstrip(".") for suffix in RUN_SUFFIXES)]  # as the upload reads
-DEFAULT_STRATEGIES = ["none", "rules", "clear-tool-uses"]
+DEFAULT_POLICIES = ["none", "rules", "clear-tool-uses"]
 
 
 def _setup(rules: Rules, settings: Settings, summary: SummarySettings | None) -> Setup:
     """The page's policy as ``evaluate`` takes it: the page's one settings value (the sidebar's
     rules, compaction settings and summarization, the Run view's controls for the other strategies)."""
     limit_mb, _ = state.input_limit()
-    return Setup(strategies=tuple(st.session_state.get(state.CORPUS_STRATEGIES) or DEFAULT_STRATEGIES), rules=rules,
+    return Setup(policies=tuple(st.session_state.get(state.CORPUS_POLICIES) or DEFAULT_POLICIES), rules=rules,
                  policy=run_setup.policy_settings(rules, settings, summary), max_input_mb=limit_mb)
 
 
@@ -79,13 +79,13 @@ def _evaluate(rules: Rules, settings: Settings, summary: SummarySettings | None)
         return
     setup = _setup(rules, settings, summary)
     evaluation = Evaluation.of(_with_progress(found, functools.partial(evaluate_batch, setup=setup),
-                                                f"Evaluating under {', '.join(setup.strategies)}"))
+                                                f"Evaluating under {', '.join(setup.policies)}"))
     st.session_state[state.CORPUS_RESULT] = evaluation
     st.session_state[state.CORPUS_SOURCES] = {item.name: item for item in found if isinstance(item, Source)}
     st.session_state[state.CORPUS_TUNED] = None
-    if "rules" in setup.strategies:
+    if "rules" in setup.policies:
         grid = _grid(settings.threshold)
-        tune_setup = replace(setup, strategies=("rules",))
+        tune_setup = replace(setup, policies=("rules",))
         runs, _, _ = partition(_with_progress(
             [st.session_state[state.CORPUS_SOURCES][run.source] for run in evaluation.runs],
             functools.partial(tune_batch, setup=tune_setup, grid=grid), "Sweeping the threshold"))
@@ -110,10 +110,10 @@ def _rows(evaluation: Evaluation) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"run": run.source, "format": run.format, "model": run.model,
                                "priced as": run.priced_as or UNKNOWN_NOTE, "calls": run.calls,
                                "saving against": run.baseline}
-        for result in run.strategies:  # (an empty cell where the price is unknown: never a number made up)
-            row[f"cost {result.row.strategy} (US$)"] = rounded(result.row.cost, 4)
-            if result.row.strategy != "none":
-                row[f"saving {result.row.strategy} (US$)"] = rounded(result.saving, 4)
+        for result in run.policies:  # (an empty cell where the price is unknown: never a number made up)
+            row[f"cost {result.row.policy} (US$)"] = rounded(result.row.cost, 4)
+            if result.row.policy != "none":
+                row[f"saving {result.row.policy} (US$)"] = rounded(result.saving, 4)
         rows.append(row)
     return rows
 
@@ -132,10 +132,10 @@ def _distributions(evaluation: Evaluation) -> None:
               "else no policy) minus the strategy's")
     for column, field, title in ((one, "saving", saving),
                                  (two, "cost", "Cost per run (US$)")):
-        strategies = len({row["strategy"] for row in table})
+        policies = len({row["strategy"] for row in table})
         chart = alt.Chart(alt.Data(values=table)).mark_boxplot(extent="min-max").encode(
             x=alt.X(f"{field}:Q", title=f"{field} (US$)"), y=alt.Y("strategy:N", sort=None),
-            color=alt.Color("strategy:N", legend=None)).properties(height=60 + 40 * strategies)
+            color=alt.Color("strategy:N", legend=None)).properties(height=60 + 40 * policies)
         column.caption(title)
         column.altair_chart(chart, width="stretch")
 
@@ -182,7 +182,7 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
                      help=f"Any mix of the formats the Conversation tab reads, in archives or not. Up to {limit_mb:,} "
                           "MB per file and for all of them together (the input limit); files that are not "
                           "conversations are listed as skipped.")
-    st.multiselect("Strategies", list(POLICIES), default=DEFAULT_STRATEGIES, key=state.CORPUS_STRATEGIES,
+    st.multiselect("Strategies", list(POLICIES), default=DEFAULT_POLICIES, key=state.CORPUS_POLICIES,
                    help="Each run is replayed under each of these, with the sidebar's rules and settings.")
     if st.button("Evaluate the corpus", type="primary", disabled=not st.session_state.get(state.CORPUS_UPLOAD)):
         _evaluate(rules, settings, summary)  # here, not in a callback: the progress bar shows in its place

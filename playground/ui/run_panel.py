@@ -47,7 +47,7 @@ def _controls(model: str) -> None:
     for key, value in run_setup.DEFAULTS.items():
         state.start(key, value)
     left, middle, right = st.columns(3)
-    left.selectbox("Strategy", list(POLICIES), key=state.REPLAY_STRATEGY,
+    left.selectbox("Strategy", list(POLICIES), key=state.REPLAY_POLICY,
                    help="rules: the two tables behind the threshold (the book); masking: old tool outputs become a "
                         "placeholder; clear-tool-uses: Anthropic's context editing; summarize: older history becomes "
                         "a summary; hybrid: masking, then a summary when still over; none: the baseline. The rest "
@@ -55,7 +55,7 @@ def _controls(model: str) -> None:
     widgets.mode_choice(middle, state.REPLAY_MODE)
     with right:
         widgets.cache_choice(model, state.REPLAY_CACHE)
-    chosen = st.session_state[state.REPLAY_STRATEGY]
+    chosen = st.session_state[state.REPLAY_POLICY]
     columns = st.columns(4)
     if chosen in ("masking", "hybrid"):
         columns[0].number_input("Window (tool outputs kept)", 0, MAX_COUNT, key=state.REPLAY_WINDOW,
@@ -287,4 +287,4 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                    f"miss (after {plural(max(repaid) if repaid else 0, 'more call')} at most). Estimate: a firing is "
                    "measured against carrying on at the saving rate of the last call before it that did not fire.")
     _chosen_call(run)
-    _sweep_chart(conversation, run, st.session_state[state.REPLAY_STRATEGY], options, meter, chosen_price)
+    _sweep_chart(conversation, run, st.session_state[state.REPLAY_POLICY], options, meter, chosen_price)

@@ -22,7 +22,7 @@ from . import state
 
 LIGHT_RUN = 200  # calls: runs up to this long redraw the extra replays on every change without a wait
 _START = ReplaySettings()  # a new session starts where a workspace without these settings opens
-DEFAULTS = {state.REPLAY_STRATEGY: _START.strategy, state.REPLAY_MODE: _START.mode, state.REPLAY_WINDOW: _START.window,
+DEFAULTS = {state.REPLAY_POLICY: _START.policy, state.REPLAY_MODE: _START.mode, state.REPLAY_WINDOW: _START.window,
             state.REPLAY_TRIGGER: _START.trigger, state.REPLAY_KEEP: _START.keep,
             state.REPLAY_CLEAR_AT_LEAST: _START.clear_at_least}
 
@@ -63,7 +63,7 @@ def chosen_policy(rules: Rules, settings: Settings, summary: SummarySettings | N
                   model: str) -> tuple[Policy, PolicySettings]:
     """The Run view's strategy, made from the page's settings (and those settings)."""
     options = policy_settings(rules, settings, summary, model)
-    return make(st.session_state.get(state.REPLAY_STRATEGY, DEFAULTS[state.REPLAY_STRATEGY]), options), options
+    return make(st.session_state.get(state.REPLAY_POLICY, DEFAULTS[state.REPLAY_POLICY]), options), options
 
 
 def follow_cache(key: str, model: str) -> tuple[str, ...]:
