@@ -1,4 +1,4 @@
-"""The README's tables of the agents' and providers' own compaction beside ours: the strategies with
+"""The README's tables of the agents' and providers' own compaction beside ours: the policies with
 their parameters, source and date (from playground/data/policies.json), and each one's whole-run
 cost on the shared traces and Claude Code logs, as ``python -m playground compare FILE --json``
 prints it (each file at its own model's prices and prompt cache, every other option at its default;

@@ -1,4 +1,4 @@
-"""The agents' and providers' own compaction as strategies: per strategy a hand-made
+"""The agents' and providers' own compaction as policies: per policy a hand-made
 conversation that shows its trigger, what it keeps and what it drops; invariants on generated
 conversations; summaries billed in replay and compare; the data file and the sources shown."""
 
@@ -98,7 +98,7 @@ def test_every_named_policy_has_its_parameters_source_and_date_in_the_data_file(
         assert make(name).params() or name in LOGGED  # the data file's parameters build the policy (the log's: none)
 
 
-# --- each strategy's defining behaviour, by hand ------------------------------------------------
+# --- each policy's defining behaviour, by hand --------------------------------------------------
 
 def test_anthropic_compaction_fires_above_150000_and_keeps_only_the_summary_and_the_unread_turn():
     request = chat(("user", "Fix the bug."), ("calls", [("read", words(80_000))]), ("assistant", "Found it."),

@@ -1,5 +1,5 @@
 """The run as it ran: where a log shows the agent compacting its own context, the readers record it
-(``Conversation.compactions``) and the ``as-it-ran`` strategy replays what the agent really sent.
+(``Conversation.compactions``) and the ``as-it-ran`` policy replays what the agent really sent.
 
 The real log: the shared Claude Code session 624a4a58 (one ``compact_boundary``, line 158; 196820da has
 none); tests/data/codex-rollout.jsonl, written after Codex's format (tests/data/README.md), has a ``compacted``
@@ -178,7 +178,7 @@ def test_an_openhands_condensation_keeps_what_it_did_not_forget_and_no_call_with
     assert sent == ["d.py"], "the forgotten observations are not sent, the one after the condensation is"
 
 
-# --- the strategy ---------------------------------------------------------------------------------
+# --- the policy -----------------------------------------------------------------------------------
 
 @settings(max_examples=40)
 @given(st.one_of(*REQUESTS.values()), st.sampled_from(["stored", "per-call"]),

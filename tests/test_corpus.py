@@ -142,12 +142,12 @@ def test_every_policy_of_a_run_shares_one_meter_each_text_encoded_once(monkeypat
 
     monkeypatch.setattr(encoding, "encode_ordinary", spy)  # every meter's, whoever makes it
     evaluate_run(conversation, Setup(), "session")
-    assert encoded and len(encoded) == len(set(encoded))  # six strategies, yet no text counted twice
+    assert encoded and len(encoded) == len(set(encoded))  # six policies, yet no text counted twice
 
 
 def test_every_policy_of_a_run_reads_what_the_agent_wrote_once(monkeypatch):
-    """The spans the agent wrote are the same under every strategy: one index per run, not one per
-    strategy (on 18 strategies it was half of evaluate's time)."""
+    """The spans the agent wrote are the same under every policy: one index per run, not one per
+    policy (on 18 policies it was half of evaluate's time)."""
     from playground.run import hidden
 
     built = []
@@ -159,8 +159,8 @@ def test_every_policy_of_a_run_reads_what_the_agent_wrote_once(monkeypatch):
 
 
 def test_a_corpus_is_evaluated_under_the_playgrounds_policies_unless_told_all(tmp_path, capsys):
-    """By default the strategies a person tunes (and the run as it ran where the agent compacted);
-    ``--strategy all`` adds the agents' and providers' own, as compare lists them."""
+    """By default the policies a person tunes (and the run as it ran where the agent compacted);
+    ``--policy all`` adds the agents' and providers' own, as compare lists them."""
     compacting = shared(SHARED / "sessions" / "claude-code-session-624a4a58.jsonl")
 
     def policies(*options: str) -> list[str]:

@@ -68,7 +68,7 @@ def test_upload_a_zip_evaluate_and_read_the_table():
 
 
 def evaluation_setup(at: AppTest) -> Setup:
-    """The setup the page used: the preset's rules and threshold, and the default strategies."""
+    """The setup the page used: the preset's rules and threshold, and the default policies."""
     preset = state.all_presets()[at.session_state[state.PRESET]]
     return Setup(policies=tuple(corpus_panel.DEFAULT_POLICIES), rules=preset.rules,
                  policy=PolicySettings(compaction=Settings(preset.threshold, preset.keep_recent)))

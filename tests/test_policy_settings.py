@@ -38,7 +38,7 @@ FLAGS = ["--threshold", "1234", "--keep-recent", "2", "--compact-errors", "--no-
 
 
 def held(policy, option: str):
-    """The value the built policy holds for ``option`` (a named strategy's is its inner policy's)."""
+    """The value the built policy holds for ``option`` (a named policy's is its inner policy's)."""
     inner = policy.inner if isinstance(policy, NamedPolicy) else policy
     return getattr(inner, "label" if option == "label" and isinstance(inner, RulesPolicy) else option)
 

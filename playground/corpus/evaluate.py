@@ -1,4 +1,4 @@
-"""A policy over a corpus of runs: each run replayed under each strategy, then the whole corpus.
+"""A policy over a corpus of runs: each run replayed under each policy, then the whole corpus.
 
 Each run goes through the same machinery as ``compare`` (``replay`` under each policy, one meter
 for all of them, so every item is counted once per run), so a run's numbers are exactly what
@@ -37,16 +37,16 @@ PERCENTILES = (10, 50, 90)
 WORST = 10
 
 
-# What a corpus is evaluated under unless the person names strategies: the playground's own, the ones a
+# What a corpus is evaluated under unless the person names policies: the playground's own, the ones a
 # person tunes, and the run as it ran where a log shows the agent compacting. The agents' and providers'
-# own (``THEIRS``, fixed parameters from their sources) are one ``--strategy`` away, or all with ``all``:
+# own (``THEIRS``, fixed parameters from their sources) are one ``--policy`` away, or all with ``all``:
 # over a corpus they triple the work and a sweep cannot move them.
 DEFAULT_POLICIES: tuple[str, ...] = (*OURS, *LOGGED)
-ALL = "all"  # as a strategy's name: every strategy
+ALL = "all"  # as a policy's name: every policy
 
 
 def named_policies(names: Iterable[str] | None) -> tuple[str, ...]:
-    """The strategies a person named, in order, once each (``all`` stands for every one), or the
+    """The policies a person named, in order, once each (``all`` stands for every one), or the
     default when they named none."""
     chosen = [name for option in names or () for name in (POLICIES if option == ALL else (option,))]
     return tuple(dict.fromkeys(chosen)) or DEFAULT_POLICIES
@@ -54,7 +54,7 @@ def named_policies(names: Iterable[str] | None) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Setup:
-    """Everything a worker needs to evaluate a run, as plain values: the strategies, every
+    """Everything a worker needs to evaluate a run, as plain values: the policies, every
     policy's settings (``policy``, the one value the page and the command line build), and the
     rules as a preset's name or their JSON — ``suggested`` is built per run, for that run's tools."""
 
@@ -73,7 +73,7 @@ class Setup:
         return read_prices() if self.prices is None else load_prices(self.prices, "--prices")
 
     def options(self, conversation: Conversation) -> PolicySettings:
-        """Every strategy's settings for this run, its rules made (each policy takes what it has)."""
+        """Every policy's settings for this run, its rules made (each policy takes what it has)."""
         from ..rules.ruleset import Rules, book_rules, load_rules
         from ..tune.rulesets import ruleset
 
@@ -88,7 +88,7 @@ class Setup:
 
 @dataclass(frozen=True)
 class PolicyOnRun:
-    """One strategy over one run: ``row`` is compare's row; the rest is what the corpus adds."""
+    """One policy over one run: ``row`` is compare's row; the rest is what the corpus adds."""
 
     row: Row
     cost_none: float  # the same run with no policy of ours (as it ran, where the agent cut): what saving is from
@@ -124,8 +124,8 @@ def hidden_used_calls(run: Replay) -> int | None:
 
 @dataclass(frozen=True)
 class Baseline:
-    """What every strategy's row of one run is measured against, read once per run (not once
-    per strategy): the error results among the items before the run's last call, and the call ids
+    """What every policy's row of one run is measured against, read once per run (not once
+    per policy): the error results among the items before the run's last call, and the call ids
     those items answer."""
 
     errors: tuple[ToolResult, ...]
@@ -150,7 +150,7 @@ def _pairs_intact(baseline: Baseline, sent: Sequence[Item]) -> bool:
 
 
 def policy_on_run(run: Replay, baseline: Baseline, row: str) -> PolicyOnRun:
-    """compare's row for ``run`` (``row``: the baseline's strategy) and what the corpus view adds to it."""
+    """compare's row for ``run`` (``row``: the baseline's policy) and what the corpus view adds to it."""
     kept = {id(item) for item in run.final.items}
     return PolicyOnRun(row_of(run, row), run.totals.cost_without, len(baseline.errors),
                        sum(id(item) in kept for item in baseline.errors),
@@ -170,7 +170,7 @@ def _conversation(data: Any) -> tuple[Conversation, str | None]:
 
 def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: str | None = None,
                  meter: Meter | None = None) -> RunResult:
-    """Every strategy of ``setup`` replayed over one run, with one meter for all of them."""
+    """Every policy of ``setup`` replayed over one run, with one meter for all of them."""
     model = setup.model or model or counted_as(conversation, read_prices())
     meter = meter or Engine().meter(model)
     price = setup.table().dated(conversation.started).get(model, conversation.format)
@@ -178,7 +178,7 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
     cache = setup.cache or price.cache
     check_cache(cache, price.cache, price.model, where="cache")
     options = setup.options(conversation)
-    # what the agent wrote and what the run holds are the same under every strategy: read them once
+    # what the agent wrote and what the run holds are the same under every policy: read them once
     spans, baseline = SpanIndex.of(conversation), Baseline.of(conversation)
     results = tuple(policy_on_run(replay(conversation, make(name, options), meter, price, mode=setup.mode,
                                          cache=cache, spans=spans), baseline, baseline_row(conversation))
@@ -220,7 +220,7 @@ def guarded(source: Source, work: Callable[[Source], Any]) -> Any:
 
 
 def evaluate_source(source: Source, setup: Setup) -> Outcome:
-    """One run read, recognised and evaluated under every strategy of ``setup``."""
+    """One run read, recognised and evaluated under every policy of ``setup``."""
     def work(source: Source) -> Outcome:
         loaded = load(source, setup)
         return loaded if isinstance(loaded, Failed | Skipped) else evaluate_run(loaded[0], setup, source.name,
@@ -250,7 +250,7 @@ def _percentiles(values: Sequence[float]) -> dict[str, float]:
 
 @dataclass
 class _Tally:
-    """One strategy's figures over the runs added so far: sums, and per run only its cost, cost
+    """One policy's figures over the runs added so far: sums, and per run only its cost, cost
     without a policy and saving (for medians, percentiles and exact sums)."""
 
     runs: int = 0
@@ -329,7 +329,7 @@ class Aggregate:
             self._tallies.setdefault(result.row.policy, _Tally()).add(run.source, result)
 
     def to_json(self, failed: int = 0, skipped: int = 0) -> dict[str, Any]:
-        """Totals, medians and percentiles per strategy, the ten runs that save least (most negative
+        """Totals, medians and percentiles per policy, the ten runs that save least (most negative
         first), the share of runs where the policy costs more than none."""
         return {"runs": self.runs, "failed": failed, "skipped": skipped,
                 "strategies": [tally.to_json(name) for name, tally in self._tallies.items()]}
@@ -344,7 +344,7 @@ def aggregate(runs: Iterable[RunResult], failed: int = 0, skipped: int = 0) -> d
 
 
 def run_to_json(run: RunResult) -> dict[str, Any]:
-    """One run as ``evaluate --json`` prints it: compare's numbers for each strategy, and the
+    """One run as ``evaluate --json`` prints it: compare's numbers for each policy, and the
     corpus's additions (saving, errors kept, pairs intact)."""
     policies = []
     for result in run.policies:
@@ -378,7 +378,7 @@ def csv_writer(stream: Any, first: dict[str, Any]) -> csv.DictWriter:
 
 
 def run_rows(run: RunResult) -> list[dict[str, Any]]:
-    """One run as flat rows, one per strategy (CSV, Parquet, the page's download)."""
+    """One run as flat rows, one per policy (CSV, Parquet, the page's download)."""
     return [{"source": run.source, "format": run.format, "model": run.model, "priced_as": run.priced_as,
              "calls": run.calls, "baseline": run.baseline} | policy for policy in run_to_json(run)["strategies"]]
 
@@ -407,5 +407,5 @@ class Evaluation:
         return out.getvalue()
 
     def table(self) -> list[dict[str, Any]]:
-        """One flat row per run and strategy: the CSV, the Parquet file and the page's table."""
+        """One flat row per run and policy: the CSV, the Parquet file and the page's table."""
         return [row for run in self.runs for row in run_rows(run)]

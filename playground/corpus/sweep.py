@@ -1,8 +1,8 @@
 """Which trigger to set, from a person's own runs: a grid of policy parameters swept over the
 whole corpus, the Pareto front of whole-corpus cost against hidden-then-used calls, and the
-cheapest setting within a limit, per strategy.
+cheapest setting within a limit, per policy.
 
-Each run is read once and counted once: one meter serves every strategy and every grid point
+Each run is read once and counted once: one meter serves every policy and every grid point
 (its per-text cache makes each further replay re-count only what a setting changed). The task
 shipped to the executors is ``tune_batch``, like ``evaluate.evaluate_batch``.
 
@@ -29,7 +29,7 @@ from .finder import Failed, Skipped, Source
 
 AXES = ("threshold", "keep_recent", "keep_steps", "window", "trigger", "keep", "clear_at_least")
 DEFAULT_GRID = ("threshold=20000:140000:20000", "keep_recent=0,3")
-MAX_POINTS = 10_000  # per strategy: a grid larger than this is a typo, not a sweep
+MAX_POINTS = 10_000  # per policy: a grid larger than this is a typo, not a sweep
 
 
 def _values(text: str, where: str) -> tuple[int, ...]:
@@ -53,7 +53,7 @@ def _values(text: str, where: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Grid:
-    """Named axes of values; each strategy sweeps the axes its policy takes (``threshold`` is also
+    """Named axes of values; each policy sweeps the axes it takes (``threshold`` is also
     summarization's limit, as on the command line)."""
 
     axes: tuple[tuple[str, tuple[int, ...]], ...]
@@ -87,7 +87,7 @@ def _options(base: PolicySettings, point: dict[str, int]) -> PolicySettings:
 
 @dataclass(frozen=True)
 class RunCosts:
-    """One run's whole-run cost (and hidden-then-used calls) at every grid point, per strategy."""
+    """One run's whole-run cost (and hidden-then-used calls) at every grid point, per policy."""
 
     source: str
     model: str
@@ -103,14 +103,14 @@ def tune_source(source: Source, setup: Setup, grid: Grid) -> RunCosts | Failed |
             return loaded
         conversation, named = loaded
         model = setup.model or named or counted_as(conversation, read_prices())
-        meter = Engine().meter(model)  # one meter for every strategy and point: each item counted once
+        meter = Engine().meter(model)  # one meter for every policy and point: each item counted once
         price = setup.table().dated(conversation.started).get(model, conversation.format)
         if not price.known:  # tuning chooses by cost: a run nobody can price has none to choose by
             return Skipped(source.name, f"{price.source}: tune chooses by cost, so this run is left out")
         cache = setup.cache or price.cache
         check_cache(cache, price.cache, price.model, where="cache")
         base = setup.options(conversation)
-        spans = SpanIndex.of(conversation)  # what the agent wrote, read once for every strategy and point
+        spans = SpanIndex.of(conversation)  # what the agent wrote, read once for every policy and point
         costs = []
         for policy in setup.policies:
             found = []
@@ -157,7 +157,7 @@ def best(points: Sequence[Point], max_hidden_used: int | None) -> Point | None:
 
 def summarize(runs: Sequence[RunCosts], setup: Setup, grid: Grid, max_hidden_used: int | None = None
               ) -> dict[str, Any]:
-    """``tune --json``: per strategy every point's whole-corpus cost, the front and the best, with
+    """``tune --json``: per policy every point's whole-corpus cost, the front and the best, with
     the cache models and prices the runs were billed by."""
     policies = []
     for policy in setup.policies:

@@ -1,6 +1,6 @@
 """Context policies behind one small interface: each takes a request and a meter and returns the
 request to send with what it did (``PolicyResult``). Replay and compare iterate over them; the
-page lists them; a new strategy is one new module and one line in ``POLICIES``."""
+page lists them; a new policy is one new module and one line in ``POLICIES``."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def offered(names: Iterable[str], conversation: Conversation) -> tuple[str, ...]
 def make(name: str, settings: PolicySettings | None = None, **options: Any) -> Policy:
     """The policy ``name`` built from ``settings`` (with ``options`` over them, by their flat names),
     of which it takes those it has: the rest are another policy's, so one settings value builds
-    every strategy. A name no policy takes is refused, never dropped: a setting that silently
+    every policy. A name no policy takes is refused, never dropped: a setting that silently
     missed its policy is how the error switches once never reached Run, Compare or Corpus."""
     factory = POLICIES.get(name)
     if factory is None:
@@ -73,7 +73,7 @@ def make(name: str, settings: PolicySettings | None = None, **options: Any) -> P
 
 
 def takes(name: str) -> frozenset[str]:
-    """The options (``OPTIONS``) the strategy ``name`` is built from."""
+    """The options (``OPTIONS``) the policy ``name`` is built from."""
     factory = POLICIES[name]
     accepted = (set(factory.takes) if isinstance(factory, Named)
                 else {f.name for f in dataclasses.fields(factory)})  # type: ignore[arg-type]

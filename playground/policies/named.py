@@ -33,10 +33,10 @@ class NamedPolicy:
 
 @dataclass(frozen=True)
 class Named:
-    """The ``POLICIES`` entry of a named strategy: builds ``build`` with the data file's
-    parameters and, of the options every strategy is offered, only those in ``takes`` (the
+    """The ``POLICIES`` entry of a named policy: builds ``build`` with the data file's
+    parameters and, of the options every policy is offered, only those in ``takes`` (the
     model's context window, for triggers the source states as a share of it). The source's own
-    numbers are not overridden by another strategy's command-line options."""
+    numbers are not overridden by another policy's command-line options."""
 
     name: str
     build: Callable[..., Policy]

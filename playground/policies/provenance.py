@@ -1,4 +1,4 @@
-"""The agents' and providers' own compaction as named strategies, read from the dated data file
+"""The agents' and providers' own compaction as named policies, read from the dated data file
 ``data/policies.json``: each one's parameters, what it keeps and drops, its source and the day
 it was read. The policies take their defaults from here, and compare and the page show the
 source, so a figure and where it came from cannot drift apart.
@@ -30,7 +30,7 @@ _FIELDS = ("title", "family", "defaults", "kept", "dropped", "summary", "source"
 
 @dataclass(frozen=True)
 class Provenance:
-    """One named strategy as its source describes it, and the parameters the playground runs."""
+    """One named policy as its source describes it, and the parameters the playground runs."""
 
     name: str
     title: str
@@ -69,6 +69,6 @@ def read_provenance(path: Path = PROVENANCE_FILE) -> Mapping[str, Provenance]:
 
 
 def source_of(name: str) -> str:
-    """Where strategy ``name`` comes from: its source and the day it was read, or ours."""
+    """Where policy ``name`` comes from: its source and the day it was read, or ours."""
     found = read_provenance().get(name)
     return f"{found.source} (read {found.read})" if found else OWN_SOURCES.get(name, OURS)

@@ -1,4 +1,4 @@
-"""The Compare view: the same run under every strategy, one row each (``playground.compare``)."""
+"""The Compare view: the same run under every policy, one row each (``playground.compare``)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _dollars(cost: float) -> float | None:
 
 def panel(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
           model: str) -> None:
-    """The Compare tab: mode and cache, then the strategies table and their costs."""
+    """The Compare tab: mode and cache, then the policies table and their costs."""
     left, right = st.columns(2)
     state.start(state.COMPARE_MODE, ReplaySettings().compare_mode)
     widgets.mode_choice(left, state.COMPARE_MODE)
@@ -51,7 +51,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     with st.spinner(f"Replaying {plural(calls, 'call')} under {plural(len(names), 'strategy', 'strategies')}…"):
         rows = run.compare(conversation, [make(name, options) for name in names], state.engine().meter(model), price,
                            mode=st.session_state[state.COMPARE_MODE], cache=st.session_state[state.COMPARE_CACHE])
-    # the long parameters last, so cost and what the strategy hid from the agent are in view side by side
+    # the long parameters last, so cost and what the policy hid from the agent are in view side by side
     table = [{"strategy": row.policy, "baseline": row.baseline, "tokens final": row.tokens_final,
               "tokens billed": row.tokens_billed,
               "cached": row.cached_tokens, "cost (US$)": _dollars(row.cost),

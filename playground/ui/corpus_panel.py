@@ -1,5 +1,5 @@
 """The Corpus tab: many runs at once (``playground.evaluate`` and ``playground.tune``, in this
-process): upload a zip or several logs, evaluate the page's policy under the chosen strategies,
+process): upload a zip or several logs, evaluate the page's policy under the chosen policies,
 read one row per run, open a run in the other tabs, see the distributions and where the
 threshold should sit, and download the table."""
 
@@ -43,7 +43,7 @@ DEFAULT_POLICIES = ["none", "rules", "clear-tool-uses"]
 
 def _setup(rules: Rules, settings: Settings, summary: SummarySettings | None) -> Setup:
     """The page's policy as ``evaluate`` takes it: the page's one settings value (the sidebar's
-    rules, compaction settings and summarization, the Run view's controls for the other strategies)."""
+    rules, compaction settings and summarization, the Run view's controls for the other policies)."""
     limit_mb, _ = state.input_limit()
     return Setup(policies=tuple(st.session_state.get(state.CORPUS_POLICIES) or DEFAULT_POLICIES), rules=rules,
                  policy=run_setup.policy_settings(rules, settings, summary), max_input_mb=limit_mb)
@@ -104,7 +104,7 @@ def _open(name: str) -> None:
 
 
 def _rows(evaluation: Evaluation) -> list[dict[str, Any]]:
-    """One row per run: each strategy's cost and saving side by side."""
+    """One row per run: each policy's cost and saving side by side."""
     rows = []
     for run in evaluation.runs:
         row: dict[str, Any] = {"run": run.source, "format": run.format, "model": run.model,

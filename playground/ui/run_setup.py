@@ -1,6 +1,6 @@
 """What the Run, Compare and Corpus tabs (and Before / after's chosen call) replay, read from the
 page's widgets: the prices (the catalogue's, or the person's typed ones), the page's one
-``PolicySettings``, the chosen strategy and its run. Panels share these through this module, so
+``PolicySettings``, the chosen policy and its run. Panels share these through this module, so
 no panel calls another; nothing here draws."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def price(model: str, when: str | None = None) -> Price:
 
 def policy_settings(rules: Rules, settings: Settings, summary: SummarySettings | None,
                     model: str | None = None) -> PolicySettings:
-    """Every strategy's settings as the page holds them, as one value (each policy takes the ones it
+    """Every policy's settings as the page holds them, as one value (each policy takes the ones it
     has): the rules, the compaction settings (threshold, keep_recent, the error switches) and
     summarization from the page, the rest from the Run view's controls, and ``model``'s context
     window (some agents' triggers are a part of it). Run, Compare and Corpus all build from it."""
@@ -61,7 +61,7 @@ def policy_settings(rules: Rules, settings: Settings, summary: SummarySettings |
 
 def chosen_policy(rules: Rules, settings: Settings, summary: SummarySettings | None,
                   model: str) -> tuple[Policy, PolicySettings]:
-    """The Run view's strategy, made from the page's settings (and those settings)."""
+    """The Run view's policy, made from the page's settings (and those settings)."""
     options = policy_settings(rules, settings, summary, model)
     return make(st.session_state.get(state.REPLAY_POLICY, DEFAULTS[state.REPLAY_POLICY]), options), options
 

@@ -69,7 +69,7 @@ TAB = "tab"
 TAB_RULES, TAB_CONVERSATION, TAB_LEARN, TAB_RUN = "tab_rules", "tab_conversation", "tab_learn", "tab_run"
 MAX_OWN = 8  # the oldest of the person's own conversations goes when a ninth arrives
 
-# The Run tab: the strategy and its own controls (their starting values: ``run_setup.DEFAULTS``),
+# The Run tab: the policy and its own controls (their starting values: ``run_setup.DEFAULTS``),
 # whether the cost-against-threshold sweep is drawn, and the typed prices (``price_key``).
 REPLAY_POLICY, REPLAY_MODE, REPLAY_SWEEP = "replay_policy", "replay_mode", "replay_sweep"
 REPLAY_WINDOW, REPLAY_TRIGGER, REPLAY_KEEP = "replay_window", "replay_trigger", "replay_keep"
@@ -93,7 +93,7 @@ BASE_URL, LLM_MODEL, API_KEY = "base_url", "llm_model", "api_key"
 SUMMARY_PROMPT, ITEM_BUDGET, TRANSCRIPT_BUDGET = "summary_prompt", "item_budget", "transcript_budget"
 LLM_SUMMARIES = "llm_summaries"
 SUMMARY_KEPT, SUMMARY_DRAWN, SUMMARY_RAISED = "summary_settings_kept", "summary_widgets_drawn", "summary_limit_raised"
-# The Corpus tab: the upload, the strategies, the table (its selection), what the last evaluation gave.
+# The Corpus tab: the upload, the policies, the table (its selection), what the last evaluation gave.
 CORPUS_UPLOAD, CORPUS_POLICIES, CORPUS_TABLE = "corpus_upload", "corpus_policies", "corpus_table"
 CORPUS_RESULT, CORPUS_SOURCES, CORPUS_TUNED = "corpus_result", "corpus_sources", "corpus_tuned"
 CORPUS_MESSAGE = "corpus_message"
