@@ -88,11 +88,11 @@ def test_edited_prices_change_the_cost():
 def test_compare_view_lists_every_policy_with_the_engines_costs():
     at = start("Compare")
     conversation, model = at.session_state["conversation"], at.session_state["model"]
-    frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
-    assert list(frame["strategy"]) == list(OURS)  # the agents' own are chosen, not on by default
+    frame = next(table.value for table in at.dataframe if "policy" in table.value.columns)
+    assert list(frame["policy"]) == list(OURS)  # the agents' own are chosen, not on by default
     price = read_prices().get(model)
     baseline = compare(conversation, [make("none")], Meter(model), price, cache=price.cache)[0]
-    none = frame[frame["strategy"] == "none"].iloc[0]
+    none = frame[frame["policy"] == "none"].iloc[0]
     assert none["tokens billed"] == baseline.tokens_billed
     assert (frame["tokens billed"] <= none["tokens billed"]).all()
 
@@ -102,12 +102,12 @@ def test_compare_view_adds_the_agents_own_policies_with_their_sources_and_summar
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     chosen = ["langchain-summarization", "swe-agent-last-n"]
     healthy(at.multiselect(key=state.COMPARE_THEIRS).set_value(chosen).run())
-    frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
-    assert list(frame["strategy"]) == [*OURS, *chosen]
+    frame = next(table.value for table in at.dataframe if "policy" in table.value.columns)
+    assert list(frame["policy"]) == [*OURS, *chosen]
     assert list(frame["source"])[-2:] == [source_of(name) for name in chosen]
     price = read_prices().get(model)
     rows = compare(conversation, [make(name) for name in chosen], Meter(model), price, cache=price.cache)
-    shown = frame.set_index("strategy")
+    shown = frame.set_index("policy")
     for row in rows:
         assert shown.loc[row.policy, "cost (US$)"] == round(row.cost, 4)
         assert shown.loc[row.policy, "summaries (US$)"] == round(row.summarization_cost, 4)
@@ -131,7 +131,7 @@ def test_the_extra_replays_can_be_switched_off():
     assert len(at.get("vega_lite_chart")) == charts - 1
     at = start("Compare")
     healthy(at.toggle(key="compare_show").set_value(False).run())
-    assert not [table for table in at.dataframe if "strategy" in table.value.columns]
+    assert not [table for table in at.dataframe if "policy" in table.value.columns]
 
 
 def test_summarize_policy_follows_the_pages_summarization_settings():
@@ -180,7 +180,7 @@ def test_every_preset_replays_without_error(preset, tab):
     else:
         at.session_state["compare_show"] = True
         healthy(at.run())
-        assert [table for table in at.dataframe if "strategy" in table.value.columns]
+        assert [table for table in at.dataframe if "policy" in table.value.columns]
 
 
 def _rows_in_before_after(at: AppTest) -> int:

@@ -129,12 +129,12 @@ def _distributions(evaluation: Evaluation) -> None:
     table = evaluation.table()
     one, two = st.columns(2)
     saving = ("Saving per run (US$): the baseline's cost (the run as it ran where the agent cut its own context, "
-              "else no policy) minus the strategy's")
+              "else no policy) minus the policy's")
     for column, field, title in ((one, "saving", saving),
                                  (two, "cost", "Cost per run (US$)")):
         policies = len({row["strategy"] for row in table})
         chart = alt.Chart(alt.Data(values=table)).mark_boxplot(extent="min-max").encode(
-            x=alt.X(f"{field}:Q", title=f"{field} (US$)"), y=alt.Y("strategy:N", sort=None),
+            x=alt.X(f"{field}:Q", title=f"{field} (US$)"), y=alt.Y("strategy:N", sort=None, title="policy"),
             color=alt.Color("strategy:N", legend=None)).properties(height=60 + 40 * policies)
         column.caption(title)
         column.altair_chart(chart, width="stretch")
@@ -165,7 +165,7 @@ def _pareto(tuned: dict[str, Any], threshold: int) -> None:
                                                              range=["#d62728", "#1f77b4"])))
     st.altair_chart(base.mark_line(point=True, color="#888") + marked, width="stretch")
     yours = next((p for p in rules["points"] if p["params"]["threshold"] == threshold), None)
-    st.caption(f"The rules strategy's whole-corpus cost at each threshold (`tune`): the cheapest is "
+    st.caption(f"The rules policy's whole-corpus cost at each threshold (`tune`): the cheapest is "
                f"{best['params']['threshold']:,} tokens at ${best['cost']:,.4f}"
                + (f"; your threshold, {threshold:,}, costs ${yours['cost']:,.4f}" if yours else "")
                + ". A cheaper threshold can hide more that the agent then used: *Compare* and `tune --json` give "
@@ -182,7 +182,7 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
                      help=f"Any mix of the formats the Conversation tab reads, in archives or not. Up to {limit_mb:,} "
                           "MB per file and for all of them together (the input limit); files that are not "
                           "conversations are listed as skipped.")
-    st.multiselect("Strategies", list(POLICIES), default=DEFAULT_POLICIES, key=state.CORPUS_POLICIES,
+    st.multiselect("Policies", list(POLICIES), default=DEFAULT_POLICIES, key=state.CORPUS_POLICIES,
                    help="Each run is replayed under each of these, with the sidebar's rules and settings.")
     if st.button("Evaluate the corpus", type="primary", disabled=not st.session_state.get(state.CORPUS_UPLOAD)):
         _evaluate(rules, settings, summary)  # here, not in a callback: the progress bar shows in its place
@@ -207,5 +207,5 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
     if st.session_state.get(state.CORPUS_TUNED) and st.session_state[state.CORPUS_TUNED]["runs"]:
         _pareto(st.session_state[state.CORPUS_TUNED], settings.threshold)
     st.download_button("Download the table (CSV)", evaluation.csv(), "corpus.csv", "text/csv", on_click="ignore",
-                       help="One row per run and strategy: tokens billed, cached, cost, saving, lost, retrievable, "
+                       help="One row per run and policy: tokens billed, cached, cost, saving, lost, retrievable, "
                             "errors kept, pairs intact.")

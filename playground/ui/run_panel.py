@@ -47,7 +47,7 @@ def _controls(model: str) -> None:
     for key, value in run_setup.DEFAULTS.items():
         state.start(key, value)
     left, middle, right = st.columns(3)
-    left.selectbox("Strategy", list(POLICIES), key=state.REPLAY_POLICY,
+    left.selectbox("Policy", list(POLICIES), key=state.REPLAY_POLICY,
                    help="rules: the two tables behind the threshold (the book); masking: old tool outputs become a "
                         "placeholder; clear-tool-uses: Anthropic's context editing; summarize: older history becomes "
                         "a summary; hybrid: masking, then a summary when still over; none: the baseline. The rest "
@@ -156,7 +156,7 @@ def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy, conve
                "policy fires (the red line is its threshold), which makes the sawtooth.")
     if agent:
         st.caption(f"The orange {'line marks the call' if len(agent) == 1 else 'lines mark the calls'} where the agent "
-                   f"compacted its own context ({', '.join(mark['where'] for mark in agent)} of its log): the strategy "
+                   f"compacted its own context ({', '.join(mark['where'] for mark in agent)} of its log): the policy "
                    "*as-it-ran* replays the requests it really sent after that.")
     hidden = run.hidden_used
     if hidden:
