@@ -4,9 +4,9 @@ The folders are the pipeline's stages, in the order data flows through them: ``f
 and write every API format and agent log) → ``conversation`` (the one model they read into) →
 ``meter`` (count, as the provider bills) → ``rules`` → ``compaction`` (one pass behind the
 threshold) → ``summarize`` (the last resort) → ``engine`` (the whole optimizer, and the object
-that owns the caches) → ``policies`` (strategies) → ``run`` (replay a whole run with the prompt
-cache and prices) → ``present`` and ``export``. ``workbench`` and ``ui`` are the page, ``cli``
-the command line. The names below are the public API::
+that owns the caches) → ``policies`` (ours and the agents' own, behind one interface) → ``run``
+(replay a whole run with the prompt cache and prices) → ``present`` and ``export``. ``workbench``
+and ``ui`` are the page, ``cli`` the command line. The names below are the public API::
 
     import playground as pg
 

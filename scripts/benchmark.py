@@ -15,7 +15,7 @@ recomputing in-process after one rule changes ≤ 0.1× the in-process floor (co
 per text, so only what the changed rule touched is encoded again). A whole-run ``replay``
 process (every assistant turn one call; the rules policy, stored, default settings) ≤ 3× one
 ``compact`` process of the same conversation with default settings, and ``compare`` (every
-strategy) ≤ 10×; the same ratios in process (fresh engines, no start-up or parsing to share) are
+policy) ≤ 10×; the same ratios in process (fresh engines, no start-up or parsing to share) are
 printed too.
 """
 

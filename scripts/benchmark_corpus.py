@@ -2,7 +2,7 @@
 local process pool and on a Dask LocalCluster, with 1 and 2 workers. Everything is measured in
 this one run and printed as ratios:
 
-    python scripts/benchmark_corpus.py [--small 10000] [--large 100] [--strategy S …]
+    python scripts/benchmark_corpus.py [--small 10000] [--large 100] [--policy P …]
 
 Prints runs/s and tokens/s per executor and worker count (tokens: each run's prompt counted once),
 the scaling from 1 to 2 workers (target ≥ 1.7× on the large runs), Dask's time over the local
@@ -31,7 +31,7 @@ from benchmark import all_text, synthetic  # noqa: E402  (the count benchmark's 
 
 from playground import formats  # noqa: E402
 from playground.corpus import executors, finder  # noqa: E402
-from playground.corpus.evaluate import ALL, Evaluation, Setup, evaluate_batch, named_strategies  # noqa: E402
+from playground.corpus.evaluate import ALL, Evaluation, Setup, evaluate_batch, named_policies  # noqa: E402
 from playground.meter.encodings import get_encoding  # noqa: E402
 from playground.meter.tokens import Meter  # noqa: E402
 from playground.policies import POLICIES  # noqa: E402
@@ -70,9 +70,9 @@ def floor(folder: Path) -> tuple[float, int]:
     return time.perf_counter() - start, tokens
 
 
-def peak_mb(*paths: str, strategies: tuple[str, ...]) -> float:
+def peak_mb(*paths: str, policies: tuple[str, ...]) -> float:
     """The largest resident set of any one process of ``evaluate`` (the CLI or its worker) over ``paths``."""
-    options = [arg for name in strategies for arg in ("--strategy", name)]
+    options = [arg for name in policies for arg in ("--policy", name)]
     code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
     done = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "playground", "evaluate", *paths,
@@ -84,12 +84,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--small", type=int, default=10_000, help="small runs in the corpus (default 10000)")
     parser.add_argument("--large", type=int, default=100, help="large runs in the corpus (default 100)")
-    parser.add_argument("--strategy", choices=[*POLICIES, ALL], action="append",
-                        help="these strategies (default: evaluate's own default; all: every strategy)")
+    parser.add_argument("--policy", "--strategy", dest="policy", choices=[*POLICIES, ALL], action="append",
+                        metavar="POLICY", help="these policies (--strategy, the older name, still works; default: "
+                                               "evaluate's own default; all: every policy)")
     parser.add_argument("--executor", choices=executors.EXECUTORS, action="append",
                         help="only these executors (default: both)")
     args = parser.parse_args()
-    setup = Setup(strategies=named_strategies(args.strategy))
+    setup = Setup(policies=named_policies(args.policy))
     chosen = args.executor or list(executors.EXECUTORS)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -97,7 +98,7 @@ def main() -> None:
         tokens = write_corpus(folder, args.small, args.large)
         print(f"corpus: {args.small:,} small runs ({sum(v for k, v in tokens.items() if '/small/' in k):,} tokens), "
               f"{args.large:,} large ({sum(v for k, v in tokens.items() if '/large/' in k):,} tokens), "
-              f"written in {time.perf_counter() - start:.0f} s; strategies {', '.join(setup.strategies)}")
+              f"written in {time.perf_counter() - start:.0f} s; strategies {', '.join(setup.policies)}")
         seconds: dict[tuple[str, str, int], float] = {}
         results: dict[tuple[str, str, int], dict] = {}
         (folder / "one").mkdir()
@@ -133,7 +134,7 @@ def main() -> None:
               f"with 1 worker ({chosen[0]}): {per_worker:,.0f} tokens/s = "
               f"{per_worker / (floor_tokens / floor_seconds):.2f}x (target >= 0.3)")
         largest = max((k for k in tokens if "/large/" in k), key=lambda k: tokens[k])
-        alone, whole = peak_mb(largest, strategies=setup.strategies), peak_mb(tmp, strategies=setup.strategies)
+        alone, whole = peak_mb(largest, policies=setup.policies), peak_mb(tmp, policies=setup.policies)
         print(f"peak memory of one process: the largest run alone {alone:.0f} MB, the whole corpus {whole:.0f} MB = "
               f"{whole / alone:.2f}x (target < 2)")
 

@@ -1,9 +1,9 @@
-"""What each strategy saves beside what it takes from the agent, on the real runs.
+"""What each policy saves beside what it takes from the agent, on the real runs.
 
     .venv/bin/python scripts/benchmark_hidden.py [--threshold 5000] [--keep-recent 3]
 
 For each of the three traces in ../shared/fixtures/traces and both Claude Code logs in
-../shared/fixtures/sessions: every strategy replayed in stored mode with one set of options —
+../shared/fixtures/sessions: every policy replayed in stored mode with one set of options —
 the suggested rules, ``--threshold`` for the rules, the summarization limit and clear-tool-uses'
 trigger, ``--keep-recent`` for the rules and ``keep`` 3, masking's window 10 — as
 ``python -m playground compare FILE --preset suggested --threshold T --trigger T --keep-recent K``
@@ -41,7 +41,7 @@ MASKING_WINDOWS = (1, 2, 3, 5, 7, 10, 15, 20, 30)
 
 
 def _label(row) -> str:
-    return "rules, no summary" if row.strategy == "rules" and not row.params["summarize"] else row.strategy
+    return "rules, no summary" if row.policy == "rules" and not row.params["summarize"] else row.policy
 
 
 def _saved(row, base: int) -> str:

@@ -1,5 +1,5 @@
-"""The README's tables of the agents' and providers' own compaction beside ours: the strategies with
-their parameters, source and date (from playground/data/strategies.json), and each one's whole-run
+"""The README's tables of the agents' and providers' own compaction beside ours: the policies with
+their parameters, source and date (from playground/data/policies.json), and each one's whole-run
 cost on the shared traces and Claude Code logs, as ``python -m playground compare FILE --json``
 prints it (each file at its own model's prices and prompt cache, every other option at its default;
 summaries billed at the same model's prices and included in the cost):
@@ -27,12 +27,12 @@ def rows(path: Path) -> list[dict]:
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))
-    from playground.policies.provenance import read_strategies
+    from playground.policies.provenance import read_provenance
 
     print("| strategy | parameters run | kept | dropped | source (read) |\n| --- | --- | --- | --- | --- |")
-    for name, strategy in read_strategies().items():
-        cells = (strategy.defaults, strategy.kept, strategy.dropped, f"{strategy.source} ({strategy.read})")
-        print(f"| `{name}`: {strategy.title} | " + " | ".join(cell.replace("<", "&lt;") for cell in cells) + " |")
+    for name, provenance in read_provenance().items():
+        cells = (provenance.defaults, provenance.kept, provenance.dropped, f"{provenance.source} ({provenance.read})")
+        print(f"| `{name}`: {provenance.title} | " + " | ".join(cell.replace("<", "&lt;") for cell in cells) + " |")
     files = [Path(arg) for arg in argv] or FILES
     found = {path.name: {row["strategy"]: row for row in rows(path)} for path in files}
     names = list(dict.fromkeys(name for table in found.values() for name in table))  # as-it-ran: logs that compacted

@@ -1,5 +1,5 @@
 """How long the page's Compare takes on a preset: the engine call compare_panel makes, with the page's
-default options, best of 3 with a fresh engine each time. Strategies: every one (default), or a
+default options, best of 3 with a fresh engine each time. Policies: every one (default), or a
 comma-separated list (the page's default is ours: none,rules,masking,clear-tool-uses,summarize,hybrid):
 
     python scripts/time_compare.py PRESET [NAMES]

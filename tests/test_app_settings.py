@@ -37,7 +37,7 @@ def test_a_workspaces_settings_reach_every_policy_of_the_compare_tab():
     healthy(at.run())
     assert at.session_state[state.COMPARE_SHOW]
     table = next(frame.value for frame in at.dataframe if "parameters" in frame.value.columns)
-    rows = {row["strategy"]: _params(row["parameters"]) for _, row in table.iterrows()}
+    rows = {row["policy"]: _params(row["parameters"]) for _, row in table.iterrows()}
     assert {key: rows["rules"][key] for key in ("threshold", "keep_recent", "compact_errors", "detect_errors",
                                                 "summarize", "limit", "keep_steps")} == {
         "threshold": "1234", "keep_recent": "2", "compact_errors": "True", "detect_errors": "False",

@@ -1,5 +1,5 @@
 """The run as it ran: where a log shows the agent compacting its own context, the readers record it
-(``Conversation.compactions``) and the ``as-it-ran`` strategy replays what the agent really sent.
+(``Conversation.compactions``) and the ``as-it-ran`` policy replays what the agent really sent.
 
 The real log: the shared Claude Code session 624a4a58 (one ``compact_boundary``, line 158; 196820da has
 none); tests/data/codex-rollout.jsonl, written after Codex's format (tests/data/README.md), has a ``compacted``
@@ -178,7 +178,7 @@ def test_an_openhands_condensation_keeps_what_it_did_not_forget_and_no_call_with
     assert sent == ["d.py"], "the forgotten observations are not sent, the one after the condensation is"
 
 
-# --- the strategy ---------------------------------------------------------------------------------
+# --- the policy -----------------------------------------------------------------------------------
 
 @settings(max_examples=40)
 @given(st.one_of(*REQUESTS.values()), st.sampled_from(["stored", "per-call"]),
@@ -243,10 +243,10 @@ def test_compare_has_the_row_only_where_the_log_shows_a_compaction():
 
 
 def test_evaluate_has_the_row_for_the_runs_whose_agent_compacted():
-    setup = Setup(strategies=("none", "as-it-ran"))
+    setup = Setup(policies=("none", "as-it-ran"))
     compacted = evaluate_run(_read(COMPACTED), setup, "624a4a58")
-    assert [result.row.strategy for result in compacted.strategies] == ["none", "as-it-ran"]
+    assert [result.row.policy for result in compacted.policies] == ["none", "as-it-ran"]
     rows = compare(_read(COMPACTED), [make("as-it-ran")], Meter("claude-sonnet-4-5"), SONNET)
-    assert compacted.strategies[1].row == rows[0], "exactly compare's row"
-    assert [result.row.strategy for result in evaluate_run(_read(NEVER_COMPACTED), setup, "196820da").strategies] == [
+    assert compacted.policies[1].row == rows[0], "exactly compare's row"
+    assert [result.row.policy for result in evaluate_run(_read(NEVER_COMPACTED), setup, "196820da").policies] == [
         "none"]

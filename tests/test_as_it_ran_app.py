@@ -42,9 +42,9 @@ def test_the_run_chart_marks_the_agents_compaction_and_compare_has_its_row(name,
     assert ("The full history its log holds would have been 5,141,540 prompt tokens" in captions) == marked
     show_tab(at, "Compare")
     at = healthy(at.run())
-    table = next(frame.value for frame in at.dataframe if "strategy" in frame.value.columns)
-    strategies = list(table["strategy"])
-    assert ("as-it-ran" in strategies) == marked and "none" in strategies
+    table = next(frame.value for frame in at.dataframe if "policy" in frame.value.columns)
+    policies = list(table["policy"])
+    assert ("as-it-ran" in policies) == marked and "none" in policies
     assert any("*as-it-ran*, the baseline: what the agent really sent" in caption.value
                for caption in at.caption) == marked
-    assert list(table["strategy"][table["baseline"]]) == (["as-it-ran"] if marked else ["none"])
+    assert list(table["policy"][table["baseline"]]) == (["as-it-ran"] if marked else ["none"])

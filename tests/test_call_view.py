@@ -17,7 +17,7 @@ from playground.run.prices import read_prices
 from playground.run.replay import call_starts, replay
 
 from .strategies import REQUESTS
-from .test_agent_strategies import THEIR_FIRING
+from .test_agent_policies import THEIR_FIRING
 from .test_compaction import book_scenario
 from .test_replay import FIRING
 

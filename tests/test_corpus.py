@@ -19,9 +19,9 @@ from playground import cli, formats
 from playground.compaction import Settings
 from playground.corpus import finder
 from playground.corpus.evaluate import (
+    PolicyOnRun,
     RunResult,
     Setup,
-    StrategyResult,
     aggregate,
     evaluate_run,
     evaluate_source,
@@ -84,7 +84,7 @@ def test_a_corrupt_file_fails_with_its_place_and_a_non_run_is_skipped(tmp_path: 
     no_calls.write_text(json.dumps([{"role": "user", "content": "hello"}]))
     bad_zip = tmp_path / "bad.zip"
     bad_zip.write_bytes(b"PK not really")
-    setup = Setup(strategies=("none",))
+    setup = Setup(policies=("none",))
     failed = evaluate_source(Source(str(broken), path=str(broken)), setup)
     assert isinstance(failed, Failed) and failed.message.startswith(f"{broken}, line 1, column ")
     assert "invalid JSON" in failed.message
@@ -99,7 +99,7 @@ def test_a_corrupt_file_fails_with_its_place_and_a_non_run_is_skipped(tmp_path: 
 def test_a_file_over_the_input_limit_fails_and_says_the_limit(tmp_path: Path):
     big = tmp_path / "big.json"
     big.write_bytes(b" " * (1024 * 1024 + 1))
-    outcome = evaluate_source(Source(str(big), path=str(big)), Setup(strategies=("none",), max_input_mb=1))
+    outcome = evaluate_source(Source(str(big), path=str(big)), Setup(policies=("none",), max_input_mb=1))
     assert isinstance(outcome, Failed) and "larger than the limit of 1 MB" in outcome.message
 
 
@@ -119,9 +119,9 @@ def test_each_run_has_exactly_compares_numbers(path: Path, capsys):
     evaluated = json.loads(capsys.readouterr().out)
     [run] = evaluated["runs"]
     assert [s["strategy"] for s in run["strategies"]] == [row["strategy"] for row in rows]
-    for strategy, row in zip(run["strategies"], rows, strict=True):
+    for policy, row in zip(run["strategies"], rows, strict=True):
         keys = ("tokens_billed", "cached_tokens", "cost", "tokens_lost", "tokens_retrievable", "hidden_used_calls")
-        assert {key: strategy[key] for key in keys} == {key: row[key] for key in keys}
+        assert {key: policy[key] for key in keys} == {key: row[key] for key in keys}
     # savings are measured from the baseline: the run as it ran where the agent cut its own context
     [baseline] = [row for row in rows if row["baseline"]]
     assert baseline["strategy"] == ("as-it-ran" if run["baseline"] == "as-it-ran" else "none")
@@ -130,7 +130,7 @@ def test_each_run_has_exactly_compares_numbers(path: Path, capsys):
     assert all(s["cost_none"] == cost for s in run["strategies"])
 
 
-def test_every_strategy_of_a_run_shares_one_meter_each_text_encoded_once(monkeypatch):
+def test_every_policy_of_a_run_shares_one_meter_each_text_encoded_once(monkeypatch):
     conversation = formats.loads(shared(SESSION).read_bytes())
     encoding = type(Meter(conversation.model).encoding)
     real = encoding.encode_ordinary
@@ -142,51 +142,51 @@ def test_every_strategy_of_a_run_shares_one_meter_each_text_encoded_once(monkeyp
 
     monkeypatch.setattr(encoding, "encode_ordinary", spy)  # every meter's, whoever makes it
     evaluate_run(conversation, Setup(), "session")
-    assert encoded and len(encoded) == len(set(encoded))  # six strategies, yet no text counted twice
+    assert encoded and len(encoded) == len(set(encoded))  # six policies, yet no text counted twice
 
 
-def test_every_strategy_of_a_run_reads_what_the_agent_wrote_once(monkeypatch):
-    """The spans the agent wrote are the same under every strategy: one index per run, not one per
-    strategy (on 18 strategies it was half of evaluate's time)."""
+def test_every_policy_of_a_run_reads_what_the_agent_wrote_once(monkeypatch):
+    """The spans the agent wrote are the same under every policy: one index per run, not one per
+    policy (on 18 policies it was half of evaluate's time)."""
     from playground.run import hidden
 
     built = []
     real = hidden.SpanIndex.of.__func__
     monkeypatch.setattr(hidden.SpanIndex, "of", classmethod(lambda cls, c: built.append(c) or real(cls, c)))
     conversation = formats.loads(shared(SESSION).read_bytes())
-    run = evaluate_run(conversation, Setup(strategies=tuple(POLICIES)), "session")
-    assert len(run.strategies) > 10 and len(built) == 1
+    run = evaluate_run(conversation, Setup(policies=tuple(POLICIES)), "session")
+    assert len(run.policies) > 10 and len(built) == 1
 
 
-def test_a_corpus_is_evaluated_under_the_playgrounds_strategies_unless_told_all(tmp_path, capsys):
-    """By default the strategies a person tunes (and the run as it ran where the agent compacted);
-    ``--strategy all`` adds the agents' and providers' own, as compare lists them."""
+def test_a_corpus_is_evaluated_under_the_playgrounds_policies_unless_told_all(tmp_path, capsys):
+    """By default the policies a person tunes (and the run as it ran where the agent compacted);
+    ``--policy all`` adds the agents' and providers' own, as compare lists them."""
     compacting = shared(SHARED / "sessions" / "claude-code-session-624a4a58.jsonl")
 
-    def strategies(*options: str) -> list[str]:
+    def policies(*options: str) -> list[str]:
         assert cli.main(["evaluate", str(compacting), "--json", "--workers", "0", *options]) == 0
         return [s["strategy"] for s in json.loads(capsys.readouterr().out)["runs"][0]["strategies"]]
 
-    assert strategies() == [*OURS, "as-it-ran"]
-    assert strategies("--strategy", "all") == [row["strategy"] for row in _compare_json(compacting, capsys=capsys)]
-    assert strategies("--strategy", "masking", "--strategy", "all")[0] == "masking"
+    assert policies() == [*OURS, "as-it-ran"]
+    assert policies("--strategy", "all") == [row["strategy"] for row in _compare_json(compacting, capsys=capsys)]
+    assert policies("--strategy", "masking", "--strategy", "all")[0] == "masking"
 
 
 def test_error_results_and_pairs_on_a_real_trace():
     path = shared(TRACES / "miniswe_pr_astropy-12907.openai.json")
     outcome = evaluate_source(Source(str(path), path=str(path)),
-                              Setup(strategies=("none", "rules", "masking"), preset="suggested",
+                              Setup(policies=("none", "rules", "masking"), preset="suggested",
                                     policy=PolicySettings(compaction=Settings(0, keep_recent=3), summarize=False)))
-    by = {s.row.strategy: s for s in outcome.strategies}
+    by = {s.row.policy: s for s in outcome.policies}
     assert by["none"].error_results == by["none"].errors_kept == 17  # the README's 17 failed commands
     assert by["rules"].errors_kept == 17  # the error guard keeps every one
     assert by["masking"].errors_kept < 17  # masking has no error guard
-    assert all(s.pairs_intact for s in outcome.strategies)
+    assert all(s.pairs_intact for s in outcome.policies)
 
 
 def _run(source: str, costs: list[tuple[str, float, float]]) -> RunResult:
     return RunResult(source, "chat", "gpt-4o", 1, tuple(
-        StrategyResult(Row(name, {}, 0, 0, 0, cost, 0, 0, 0), none, 0, 0, True, None) for name, cost, none in costs))
+        PolicyOnRun(Row(name, {}, 0, 0, 0, cost, 0, 0, 0), none, 0, 0, True, None) for name, cost, none in costs))
 
 
 @given(st.lists(st.tuples(st.floats(0, 10), st.floats(0, 10)), min_size=1, max_size=30))
@@ -205,7 +205,7 @@ def test_aggregate_totals_share_and_worst(pairs):
     assert rules["hidden_used_calls"] is None and rules["worst_by_hidden_used"] == []
 
 
-def test_grid_parses_ranges_and_lists_and_each_strategy_takes_its_axes():
+def test_grid_parses_ranges_and_lists_and_each_policy_takes_its_axes():
     grid = Grid.parse(["threshold=20000:60000:20000", "keep_recent=0:2", "window=2,5"])
     assert dict(grid.axes) == {"threshold": (20000, 40000, 60000), "keep_recent": (0, 1, 2), "window": (2, 5)}
     assert len(grid.points("rules")) == 9 and len(grid.points("masking")) == 2

@@ -58,8 +58,8 @@ def test_upload_a_zip_evaluate_and_read_the_table():
     evaluation = at.session_state[state.CORPUS_RESULT]
     expected = evaluate_source(next(s for s in finder.uploaded("logs.zip", _zip(), 10)
                                     if isinstance(s, finder.Source)), evaluation_setup(at))
-    assert table["cost rules (US$)"][0] == round(next(r.row.cost for r in expected.strategies
-                                                       if r.row.strategy == "rules"), 4)
+    assert table["cost rules (US$)"][0] == round(next(r.row.cost for r in expected.policies
+                                                       if r.row.policy == "rules"), 4)
     assert [f.source for f in evaluation.failed] == ["logs.zip!runs/broken.json"]
     assert any("line 1, column" in w.value for w in at.warning)
     assert [s.source for s in evaluation.skipped] == ["logs.zip!runs/notes.txt"]
@@ -68,9 +68,9 @@ def test_upload_a_zip_evaluate_and_read_the_table():
 
 
 def evaluation_setup(at: AppTest) -> Setup:
-    """The setup the page used: the preset's rules and threshold, and the default strategies."""
+    """The setup the page used: the preset's rules and threshold, and the default policies."""
     preset = state.all_presets()[at.session_state[state.PRESET]]
-    return Setup(strategies=tuple(corpus_panel.DEFAULT_STRATEGIES), rules=preset.rules,
+    return Setup(policies=tuple(corpus_panel.DEFAULT_POLICIES), rules=preset.rules,
                  policy=PolicySettings(compaction=Settings(preset.threshold, preset.keep_recent)))
 
 

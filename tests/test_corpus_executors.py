@@ -56,7 +56,7 @@ def _evaluate(folder: Path, executor: str, workers: int) -> dict:
 
 
 def _tune(paths: list[str], executor: str, workers: int) -> dict:
-    setup = Setup(strategies=("rules", "clear-tool-uses"))
+    setup = Setup(policies=("rules", "clear-tool-uses"))
     grid = Grid.parse(["threshold=20000,60000", "trigger=50000,150000"])
     runs, failed, _ = partition(executors.run(
         finder.find(paths), functools.partial(tune_batch, setup=setup, grid=grid), executor=executor,

@@ -38,8 +38,8 @@ def test_parsed_arguments_live_with_their_item():
 def test_no_module_level_cache_of_conversation_data():
     """A module-level lru_cache or dict filled at run time would be shared by every browser session of
     a server. Only what ships with the program and is the same for everyone may cache at module level:
-    the vocabularies, the agents' strategies catalogue and the price catalogue as shipped (read-only)."""
-    allowed = {("encodings.py", "get_encoding"), ("provenance.py", "read_strategies"), ("prices.py", "_snapshot"),
+    the vocabularies, the agents' policies catalogue and the price catalogue as shipped (read-only)."""
+    allowed = {("encodings.py", "get_encoding"), ("provenance.py", "read_provenance"), ("prices.py", "_snapshot"),
                ("prices.py", "_version"), ("prices.py", "_catalogue_table")}
     found = []
     for path in ENGINE.rglob("*.py"):

@@ -33,21 +33,21 @@ def test_compare_shows_hidden_then_used_beside_cost():
     at = _page("Compare")
     at.session_state["compare_show"] = True
     healthy(at.run())
-    frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
+    frame = next(table.value for table in at.dataframe if "policy" in table.value.columns)
     columns = list(frame.columns)
     assert columns.index("hidden then used (calls)") == columns.index("cost (US$)") + 1
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     price = read_prices().get(model)
     masking = compare(conversation, [MaskingPolicy()], Meter(model), price, cache=price.cache)[0]
-    row = frame[frame["strategy"] == "masking"].iloc[0]
+    row = frame[frame["policy"] == "masking"].iloc[0]
     assert (row["hidden then used (calls)"], row["of those lost"]) == (masking.hidden_used_calls,
                                                                        masking.hidden_used_lost) != (0, 0)
-    assert frame[frame["strategy"] == "none"].iloc[0]["hidden then used (calls)"] == 0
+    assert frame[frame["policy"] == "none"].iloc[0]["hidden then used (calls)"] == 0
 
 
 def test_run_marks_the_calls_and_before_after_flags_the_item_and_its_span():
     at = _page("Run")
-    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("masking").run())
+    healthy(at.selectbox(key=state.REPLAY_POLICY).select("masking").run())
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     run = replay(conversation, MaskingPolicy(), Meter(model), read_prices().get(model))
     used = calls_with(run.hidden_used)

@@ -205,10 +205,10 @@ def test_a_page_given_the_largest_numbers_allowed_draws_every_tab():
                                                                 "application/json"))
     rerun(at)
     assert at.session_state["threshold"] == limits.MAX_TOKENS and not at.error
-    for strategy in ("rules", "masking", "clear-tool-uses"):
+    for policy in ("rules", "masking", "clear-tool-uses"):
         for tab in TABS:
             show_tab(at, tab)
-            at.session_state["replay_strategy"] = strategy
+            at.session_state["replay_policy"] = policy
             rerun(at)
 
 

@@ -21,7 +21,7 @@ STAGES = (
     ("compaction",),  # one pass behind the threshold
     ("summarize",),  # the last resort
     ("engine",),  # the whole optimizer, and the object that owns the caches
-    ("policies",),  # strategies behind one interface
+    ("policies",),  # ours and the agents' own, behind one interface
     ("run",),  # a whole run: replay, compare, prompt cache, prices
     ("tune",),  # suggested rules (checked by replaying the run they are for) and rule presets
     ("present",),  # reports and what the screen shows, as values

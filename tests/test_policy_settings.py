@@ -38,7 +38,7 @@ FLAGS = ["--threshold", "1234", "--keep-recent", "2", "--compact-errors", "--no-
 
 
 def held(policy, option: str):
-    """The value the built policy holds for ``option`` (a named strategy's is its inner policy's)."""
+    """The value the built policy holds for ``option`` (a named policy's is its inner policy's)."""
     inner = policy.inner if isinstance(policy, NamedPolicy) else policy
     return getattr(inner, "label" if option == "label" and isinstance(inner, RulesPolicy) else option)
 
@@ -127,7 +127,7 @@ def test_every_setting_of_a_corpus_setup_reaches_every_policy():
     compaction = {key: CHANGED[key] for key in ("threshold", "keep_recent", "compact_errors", "detect_errors")}
     rest = {key: value for key, value in CHANGED.items() if key not in compaction}
     policy = PolicySettings(compaction=Settings(**compaction), **rest)
-    setup = Setup(strategies=tuple(POLICIES), rules=WILDCARD, policy=policy)
+    setup = Setup(policies=tuple(POLICIES), rules=WILDCARD, policy=policy)
     settings = setup.options(preset.conversation)
     assert settings == replace(policy, rules=load_rules(WILDCARD))
     assert_every_policy_holds(settings, CHANGED)

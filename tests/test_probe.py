@@ -242,7 +242,7 @@ def test_the_run_view_probes_only_after_the_confirm_button(server, provider):
     show_tab(at, "Run")
     _healthy(at.run())
     at.session_state["conversation"] = formats.read(run())
-    _healthy(at.selectbox(key="replay_strategy").select("masking").run())
+    _healthy(at.selectbox(key="replay_policy").select("masking").run())
     at.number_input(key="replay_window").set_value(1)
     _healthy(at.run())
     at.toggle(key="probe_on").set_value(True)

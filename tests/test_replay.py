@@ -207,7 +207,7 @@ def test_a_policy_that_never_fires_costs_exactly_what_none_costs(body, name, mod
 def test_masking_the_miniswe_trace_bills_fewer_tokens_than_none():
     conversation = formats.read(load_shared(TRACES / "miniswe_pr_astropy-12907.openai.json"))
     meter = Meter("gpt-4o")
-    rows = {row.strategy: row for row in compare(conversation, [NonePolicy(), MaskingPolicy(10)], meter, GPT4O)}
+    rows = {row.policy: row for row in compare(conversation, [NonePolicy(), MaskingPolicy(10)], meter, GPT4O)}
     assert rows["masking"].tokens_billed < rows["none"].tokens_billed
     assert rows["masking"].tokens_lost > 0 and rows["masking"].tokens_retrievable == 0
     assert rows["masking"].cached_tokens < rows["none"].cached_tokens  # masking breaks the cached prefix
@@ -238,7 +238,7 @@ def test_replay_json_has_exactly_the_documented_shape(book_file):
     assert any(call["fired"] for call in data["calls"])
 
 
-def test_compare_json_rows_and_no_strategy_bills_more_than_none(book_file):
+def test_compare_json_rows_and_no_policy_bills_more_than_none(book_file):
     done = cli("compare", str(book_file), "--threshold", "0", "--window", "1", "--trigger", "0", "--json")
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)

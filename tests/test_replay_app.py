@@ -47,7 +47,7 @@ def _metric(at: AppTest, label: str) -> str:
 
 def test_run_view_shows_the_engines_totals_and_charts():
     at = start()
-    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("masking").run())
+    healthy(at.selectbox(key=state.REPLAY_POLICY).select("masking").run())
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     price = read_prices().get(model)
     run = replay(conversation, make("masking", window=10), Meter(model), price, mode="stored", cache=price.cache)
@@ -61,7 +61,7 @@ def test_run_view_controls_change_the_run():
     at = start()
     healthy(at.radio(key=state.REPLAY_MODE).set_value("per-call").run())
     healthy(at.selectbox(key=state.REPLAY_CACHE).select("none").run())
-    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("clear-tool-uses").run())
+    healthy(at.selectbox(key=state.REPLAY_POLICY).select("clear-tool-uses").run())
     healthy(at.number_input(key=state.REPLAY_TRIGGER).set_value(0).run())
     healthy(at.slider(key=state.REPLAY_CALL).set_value(0).run())
     assert at.session_state[state.REPLAY_CALL] == 0
@@ -85,37 +85,37 @@ def test_edited_prices_change_the_cost():
     assert _metric(at, "Cost") != before
 
 
-def test_compare_view_lists_every_strategy_with_the_engines_costs():
+def test_compare_view_lists_every_policy_with_the_engines_costs():
     at = start("Compare")
     conversation, model = at.session_state["conversation"], at.session_state["model"]
-    frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
-    assert list(frame["strategy"]) == list(OURS)  # the agents' own are chosen, not on by default
+    frame = next(table.value for table in at.dataframe if "policy" in table.value.columns)
+    assert list(frame["policy"]) == list(OURS)  # the agents' own are chosen, not on by default
     price = read_prices().get(model)
     baseline = compare(conversation, [make("none")], Meter(model), price, cache=price.cache)[0]
-    none = frame[frame["strategy"] == "none"].iloc[0]
+    none = frame[frame["policy"] == "none"].iloc[0]
     assert none["tokens billed"] == baseline.tokens_billed
     assert (frame["tokens billed"] <= none["tokens billed"]).all()
 
 
-def test_compare_view_adds_the_agents_own_strategies_with_their_sources_and_summaries_billed():
+def test_compare_view_adds_the_agents_own_policies_with_their_sources_and_summaries_billed():
     at = start("Compare")
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     chosen = ["langchain-summarization", "swe-agent-last-n"]
     healthy(at.multiselect(key=state.COMPARE_THEIRS).set_value(chosen).run())
-    frame = next(table.value for table in at.dataframe if "strategy" in table.value.columns)
-    assert list(frame["strategy"]) == [*OURS, *chosen]
+    frame = next(table.value for table in at.dataframe if "policy" in table.value.columns)
+    assert list(frame["policy"]) == [*OURS, *chosen]
     assert list(frame["source"])[-2:] == [source_of(name) for name in chosen]
     price = read_prices().get(model)
     rows = compare(conversation, [make(name) for name in chosen], Meter(model), price, cache=price.cache)
-    shown = frame.set_index("strategy")
+    shown = frame.set_index("policy")
     for row in rows:
-        assert shown.loc[row.strategy, "cost (US$)"] == round(row.cost, 4)
-        assert shown.loc[row.strategy, "summaries (US$)"] == round(row.summarization_cost, 4)
+        assert shown.loc[row.policy, "cost (US$)"] == round(row.cost, 4)
+        assert shown.loc[row.policy, "summaries (US$)"] == round(row.summarization_cost, 4)
 
 
-def test_run_view_replays_one_of_the_agents_strategies_and_names_its_source():
+def test_run_view_replays_one_of_the_agents_policies_and_names_its_source():
     at = start()
-    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("codex-compact").run())
+    healthy(at.selectbox(key=state.REPLAY_POLICY).select("codex-compact").run())
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     price = read_prices().get(model)
     run = replay(conversation, make("codex-compact", context_window=price.context_window), Meter(model), price,
@@ -131,12 +131,12 @@ def test_the_extra_replays_can_be_switched_off():
     assert len(at.get("vega_lite_chart")) == charts - 1
     at = start("Compare")
     healthy(at.toggle(key="compare_show").set_value(False).run())
-    assert not [table for table in at.dataframe if "strategy" in table.value.columns]
+    assert not [table for table in at.dataframe if "policy" in table.value.columns]
 
 
-def test_summarize_strategy_follows_the_pages_summarization_settings():
+def test_summarize_policy_follows_the_pages_summarization_settings():
     at = start()
-    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("summarize").run())
+    healthy(at.selectbox(key=state.REPLAY_POLICY).select("summarize").run())
     healthy(at.number_input(key="keep_steps").set_value(1).run())
     conversation, model = at.session_state["conversation"], at.session_state["model"]
     limit = int(at.session_state["summarize_over"])
@@ -148,13 +148,13 @@ def test_summarize_strategy_follows_the_pages_summarization_settings():
 
 def test_run_and_compare_draw_nothing_while_closed():
     at = start("Before / after")
-    assert state.REPLAY_STRATEGY not in at.session_state and not at.get("vega_lite_chart")
+    assert state.REPLAY_POLICY not in at.session_state and not at.get("vega_lite_chart")
 
 
 def test_run_settings_and_typed_prices_survive_another_tab():
     at = start()
     model = at.session_state["model"]
-    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("masking").run())
+    healthy(at.selectbox(key=state.REPLAY_POLICY).select("masking").run())
     healthy(at.number_input(key=state.REPLAY_WINDOW).set_value(4).run())
     healthy(at.number_input(key=f"replay_price_input_{model}").set_value(9.0).run())
     healthy(at.slider(key=state.REPLAY_CALL).set_value(1).run())
@@ -163,7 +163,7 @@ def test_run_settings_and_typed_prices_survive_another_tab():
     assert at.session_state[state.REPLAY_CALL] == 1  # the Before / after view can read the chosen call
     show_tab(at, "Run")
     healthy(at.run())
-    assert at.session_state[state.REPLAY_STRATEGY] == "masking" and at.session_state[state.REPLAY_WINDOW] == 4
+    assert at.session_state[state.REPLAY_POLICY] == "masking" and at.session_state[state.REPLAY_WINDOW] == 4
     assert at.session_state[f"replay_price_input_{model}"] == 9.0
     assert not at.warning  # no widget was given a value twice
 
@@ -180,7 +180,7 @@ def test_every_preset_replays_without_error(preset, tab):
     else:
         at.session_state["compare_show"] = True
         healthy(at.run())
-        assert [table for table in at.dataframe if "strategy" in table.value.columns]
+        assert [table for table in at.dataframe if "policy" in table.value.columns]
 
 
 def _rows_in_before_after(at: AppTest) -> int:
@@ -191,7 +191,7 @@ def _rows_in_before_after(at: AppTest) -> int:
 
 def test_choosing_a_call_shows_its_request_in_before_after_and_the_button_goes_back():
     at = start()
-    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("masking").run())
+    healthy(at.selectbox(key=state.REPLAY_POLICY).select("masking").run())
     conversation = at.session_state["conversation"]
     starts = replay(conversation, make("none"), Meter(at.session_state["model"]),
                     read_prices().get(at.session_state["model"])).calls
@@ -217,7 +217,7 @@ def test_choosing_a_call_shows_its_request_in_before_after_and_the_button_goes_b
 def test_run_settings_and_typed_prices_come_back_from_a_saved_workspace():
     at = start()
     model = at.session_state["model"]
-    healthy(at.selectbox(key=state.REPLAY_STRATEGY).select("clear-tool-uses").run())
+    healthy(at.selectbox(key=state.REPLAY_POLICY).select("clear-tool-uses").run())
     healthy(at.number_input(key=state.REPLAY_TRIGGER).set_value(2000).run())
     healthy(at.radio(key=state.REPLAY_MODE).set_value("per-call").run())
     healthy(at.number_input(key=f"replay_price_input_{model}").set_value(7.5).run())
@@ -230,7 +230,7 @@ def test_run_settings_and_typed_prices_come_back_from_a_saved_workspace():
     saved = workspace.to_json(snapshot(saved_values(at.session_state)))
     assert saved["replay"]["prices"] == {model: {"input": 7.5}}  # only what was typed over the data file
     fresh = start()
-    assert fresh.session_state[state.REPLAY_STRATEGY] == "rules" and _metric(fresh, "Cost") != cost
+    assert fresh.session_state[state.REPLAY_POLICY] == "rules" and _metric(fresh, "Cost") != cost
     show_tab(fresh, "Before / after")  # opened while the Run tab is closed
     healthy(fresh.run())
     fresh.sidebar.file_uploader(key="workspace_upload").set_value(
@@ -239,7 +239,7 @@ def test_run_settings_and_typed_prices_come_back_from_a_saved_workspace():
     healthy(fresh.run())  # a rerun that does not draw the Run tab keeps what the file set
     show_tab(fresh, "Run")
     healthy(fresh.run())
-    assert fresh.session_state[state.REPLAY_STRATEGY] == "clear-tool-uses"
+    assert fresh.session_state[state.REPLAY_POLICY] == "clear-tool-uses"
     assert fresh.session_state["compare_mode"] == "per-call"
     assert fresh.session_state[state.REPLAY_TRIGGER] == 2000 and fresh.session_state[state.REPLAY_MODE] == "per-call"
     assert fresh.session_state[f"replay_price_input_{model}"] == 7.5

@@ -114,7 +114,7 @@ def test_unknown_keys_are_ignored_with_a_note():
 
 caches = st.none() | st.sampled_from(CACHE_MODELS)
 replays = st.builds(
-    ReplaySettings, strategy=st.sampled_from(list(POLICIES)), mode=st.sampled_from(MODES), cache=caches,
+    ReplaySettings, policy=st.sampled_from(list(POLICIES)), mode=st.sampled_from(MODES), cache=caches,
     window=st.integers(0, 1000), trigger=st.integers(0, 10**7), keep=st.integers(0, 1000),
     clear_at_least=st.integers(0, 10**7),
     prices=st.dictionaries(st.text(min_size=1), st.dictionaries(

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
              f"{summarizer.model} prices (the span as input, the summary as output) and included in cost",
              f"{'strategy':<25} {'tokens final':>12} {'tokens billed':>14} {'cached':>12} {'cost':>10} "
              f"{'summaries':>10} {'hidden used':>11} {'lost':>9} {'retrievable':>11}  parameters"]
-    lines += [f"{r.strategy + (' *' if r.baseline else ''):<25} {r.tokens_final:>12,} {r.tokens_billed:>14,} "
+    lines += [f"{r.policy + (' *' if r.baseline else ''):<25} {r.tokens_final:>12,} {r.tokens_billed:>14,} "
               f"{r.cached_tokens:>12,} "
               f"{money(r.cost):>10} {money(r.summarization_cost):>10} "
               f"{f'{r.hidden_used_calls} ({r.hidden_used_lost})':>11} {r.tokens_lost:>9,} "
@@ -56,9 +56,9 @@ def run(args: argparse.Namespace) -> int:
     lines.append("hidden used: calls whose reply used a piece of an earlier item their request had hidden (in "
                  "brackets, of those, the calls that used one no tool call brings back)")
     lines.append("* the baseline: " + ("the run as it ran, what the agent really sent (none: the full history its "
-                                       "log holds, never sent)" if any(r.baseline and r.strategy == "as-it-ran"
+                                       "log holds, never sent)" if any(r.baseline and r.policy == "as-it-ran"
                                                                        for r in rows) else
                                        "none, the run as the log holds it"))
-    lines += ["", "sources:"] + [f"  {r.strategy}: {source_of(r.strategy)}" for r in rows]
+    lines += ["", "sources:"] + [f"  {r.policy}: {source_of(r.policy)}" for r in rows]
     write("\n".join(lines) + "\n", None)
     return 0

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..corpus import executors, finder
-from ..corpus.evaluate import ALL, Setup, named_strategies
+from ..corpus.evaluate import ALL, Setup, named_policies
 from ..policies import OURS, POLICIES
 from .arguments import add_input_limit, number
 from .inputs import checked_rules, load_json
@@ -43,7 +43,7 @@ def corpus_setup(args: argparse.Namespace) -> Setup:
     if args.rules:
         rules = load_json(args.rules, args.max_input_mb)
         checked_rules(rules, args.rules)  # bad rules fail here, with the file's name
-    return Setup(strategies=named_strategies(args.policy), preset=args.preset, rules=rules,
+    return Setup(policies=named_policies(args.policy), preset=args.preset, rules=rules,
                  policy=policy_settings(args), model=args.model, cache=args.cache, mode=args.mode,
                  max_input_mb=args.max_input_mb,
                  prices=load_json(args.prices, args.max_input_mb) if args.prices else None)

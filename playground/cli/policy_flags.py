@@ -1,5 +1,5 @@
 """The policy options every run command takes (replay, compare, probe, evaluate, tune): where the
-rules come from, the rules' pass, each strategy's own settings, and the one ``PolicySettings``
+rules come from, the rules' pass, each policy's own settings, and the one ``PolicySettings``
 they make (tests/test_policy_settings.py fails if a flag is lost on its way to a policy)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A policy over a corpus of runs: each run replayed under each strategy, then the whole corpus.
+"""A policy over a corpus of runs: each run replayed under each policy, then the whole corpus.
 
 Each run goes through the same machinery as ``compare`` (``replay`` under each policy, one meter
 for all of them, so every item is counted once per run), so a run's numbers are exactly what
@@ -37,28 +37,28 @@ PERCENTILES = (10, 50, 90)
 WORST = 10
 
 
-# What a corpus is evaluated under unless the person names strategies: the playground's own, the ones a
+# What a corpus is evaluated under unless the person names policies: the playground's own, the ones a
 # person tunes, and the run as it ran where a log shows the agent compacting. The agents' and providers'
-# own (``THEIRS``, fixed parameters from their sources) are one ``--strategy`` away, or all with ``all``:
+# own (``THEIRS``, fixed parameters from their sources) are one ``--policy`` away, or all with ``all``:
 # over a corpus they triple the work and a sweep cannot move them.
-DEFAULT_STRATEGIES: tuple[str, ...] = (*OURS, *LOGGED)
-ALL = "all"  # as a strategy's name: every strategy
+DEFAULT_POLICIES: tuple[str, ...] = (*OURS, *LOGGED)
+ALL = "all"  # as a policy's name: every policy
 
 
-def named_strategies(names: Iterable[str] | None) -> tuple[str, ...]:
-    """The strategies a person named, in order, once each (``all`` stands for every one), or the
+def named_policies(names: Iterable[str] | None) -> tuple[str, ...]:
+    """The policies a person named, in order, once each (``all`` stands for every one), or the
     default when they named none."""
     chosen = [name for option in names or () for name in (POLICIES if option == ALL else (option,))]
-    return tuple(dict.fromkeys(chosen)) or DEFAULT_STRATEGIES
+    return tuple(dict.fromkeys(chosen)) or DEFAULT_POLICIES
 
 
 @dataclass(frozen=True)
 class Setup:
-    """Everything a worker needs to evaluate a run, as plain values: the strategies, every
+    """Everything a worker needs to evaluate a run, as plain values: the policies, every
     policy's settings (``policy``, the one value the page and the command line build), and the
     rules as a preset's name or their JSON — ``suggested`` is built per run, for that run's tools."""
 
-    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
+    policies: tuple[str, ...] = DEFAULT_POLICIES
     preset: str | None = None
     rules: Any = None  # rules JSON (a --rules file) or Rules (the page's, never pickled); None: the book's
     policy: PolicySettings = field(default_factory=PolicySettings)  # its rules: None (they are ``rules``)
@@ -73,7 +73,7 @@ class Setup:
         return read_prices() if self.prices is None else load_prices(self.prices, "--prices")
 
     def options(self, conversation: Conversation) -> PolicySettings:
-        """Every strategy's settings for this run, its rules made (each policy takes what it has)."""
+        """Every policy's settings for this run, its rules made (each policy takes what it has)."""
         from ..rules.ruleset import Rules, book_rules, load_rules
         from ..tune.rulesets import ruleset
 
@@ -87,8 +87,8 @@ class Setup:
 
 
 @dataclass(frozen=True)
-class StrategyResult:
-    """One strategy over one run: ``row`` is compare's row; the rest is what the corpus adds."""
+class PolicyOnRun:
+    """One policy over one run: ``row`` is compare's row; the rest is what the corpus adds."""
 
     row: Row
     cost_none: float  # the same run with no policy of ours (as it ran, where the agent cut): what saving is from
@@ -108,7 +108,7 @@ class RunResult:
     format: str
     model: str
     calls: int
-    strategies: tuple[StrategyResult, ...]
+    policies: tuple[PolicyOnRun, ...]
     baseline: str = FULL  # what ``cost_none`` replays: the full history, or the run as it ran (``replay.baseline_of``)
     priced_as: str | None = None  # the catalogue's id of the price used; None: unknown (its costs are null)
 
@@ -124,8 +124,8 @@ def hidden_used_calls(run: Replay) -> int | None:
 
 @dataclass(frozen=True)
 class Baseline:
-    """What every strategy's row of one run is measured against, read once per run (not once
-    per strategy): the error results among the items before the run's last call, and the call ids
+    """What every policy's row of one run is measured against, read once per run (not once
+    per policy): the error results among the items before the run's last call, and the call ids
     those items answer."""
 
     errors: tuple[ToolResult, ...]
@@ -149,12 +149,12 @@ def _pairs_intact(baseline: Baseline, sent: Sequence[Item]) -> bool:
     return {sent[call].call_id for call in answered} >= baseline.answered & present
 
 
-def strategy_result(run: Replay, baseline: Baseline, row: str) -> StrategyResult:
-    """compare's row for ``run`` (``row``: the baseline's strategy) and what the corpus view adds to it."""
+def policy_on_run(run: Replay, baseline: Baseline, row: str) -> PolicyOnRun:
+    """compare's row for ``run`` (``row``: the baseline's policy) and what the corpus view adds to it."""
     kept = {id(item) for item in run.final.items}
-    return StrategyResult(row_of(run, row), run.totals.cost_without, len(baseline.errors),
-                          sum(id(item) in kept for item in baseline.errors),
-                          _pairs_intact(baseline, run.final.items), hidden_used_calls(run))
+    return PolicyOnRun(row_of(run, row), run.totals.cost_without, len(baseline.errors),
+                       sum(id(item) in kept for item in baseline.errors),
+                       _pairs_intact(baseline, run.final.items), hidden_used_calls(run))
 
 
 def _conversation(data: Any) -> tuple[Conversation, str | None]:
@@ -170,7 +170,7 @@ def _conversation(data: Any) -> tuple[Conversation, str | None]:
 
 def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: str | None = None,
                  meter: Meter | None = None) -> RunResult:
-    """Every strategy of ``setup`` replayed over one run, with one meter for all of them."""
+    """Every policy of ``setup`` replayed over one run, with one meter for all of them."""
     model = setup.model or model or counted_as(conversation, read_prices())
     meter = meter or Engine().meter(model)
     price = setup.table().dated(conversation.started).get(model, conversation.format)
@@ -178,11 +178,11 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
     cache = setup.cache or price.cache
     check_cache(cache, price.cache, price.model, where="cache")
     options = setup.options(conversation)
-    # what the agent wrote and what the run holds are the same under every strategy: read them once
+    # what the agent wrote and what the run holds are the same under every policy: read them once
     spans, baseline = SpanIndex.of(conversation), Baseline.of(conversation)
-    results = tuple(strategy_result(replay(conversation, make(name, options), meter, price, mode=setup.mode,
-                                           cache=cache, spans=spans), baseline, baseline_row(conversation))
-                    for name in offered(setup.strategies, conversation))
+    results = tuple(policy_on_run(replay(conversation, make(name, options), meter, price, mode=setup.mode,
+                                         cache=cache, spans=spans), baseline, baseline_row(conversation))
+                    for name in offered(setup.policies, conversation))
     return RunResult(source, conversation.source or conversation.format, price.model,
                      len(call_starts(conversation.items)), results, baseline_of(conversation), price.priced_as)
 
@@ -220,7 +220,7 @@ def guarded(source: Source, work: Callable[[Source], Any]) -> Any:
 
 
 def evaluate_source(source: Source, setup: Setup) -> Outcome:
-    """One run read, recognised and evaluated under every strategy of ``setup``."""
+    """One run read, recognised and evaluated under every policy of ``setup``."""
     def work(source: Source) -> Outcome:
         loaded = load(source, setup)
         return loaded if isinstance(loaded, Failed | Skipped) else evaluate_run(loaded[0], setup, source.name,
@@ -250,7 +250,7 @@ def _percentiles(values: Sequence[float]) -> dict[str, float]:
 
 @dataclass
 class _Tally:
-    """One strategy's figures over the runs added so far: sums, and per run only its cost, cost
+    """One policy's figures over the runs added so far: sums, and per run only its cost, cost
     without a policy and saving (for medians, percentiles and exact sums)."""
 
     runs: int = 0
@@ -268,7 +268,7 @@ class _Tally:
     worst: list[tuple[float, int, str]] = field(default_factory=list)  # (saving, run number, source), the lowest
     most_hidden: list[tuple[int, int, str]] = field(default_factory=list)  # (-hidden_used_calls, run number, source)
 
-    def add(self, source: str, result: StrategyResult) -> None:
+    def add(self, source: str, result: PolicyOnRun) -> None:
         row = result.row
         number = self.runs
         self.runs += 1
@@ -325,11 +325,11 @@ class Aggregate:
 
     def add(self, run: RunResult) -> None:
         self.runs += 1
-        for result in run.strategies:
-            self._tallies.setdefault(result.row.strategy, _Tally()).add(run.source, result)
+        for result in run.policies:
+            self._tallies.setdefault(result.row.policy, _Tally()).add(run.source, result)
 
     def to_json(self, failed: int = 0, skipped: int = 0) -> dict[str, Any]:
-        """Totals, medians and percentiles per strategy, the ten runs that save least (most negative
+        """Totals, medians and percentiles per policy, the ten runs that save least (most negative
         first), the share of runs where the policy costs more than none."""
         return {"runs": self.runs, "failed": failed, "skipped": skipped,
                 "strategies": [tally.to_json(name) for name, tally in self._tallies.items()]}
@@ -344,18 +344,18 @@ def aggregate(runs: Iterable[RunResult], failed: int = 0, skipped: int = 0) -> d
 
 
 def run_to_json(run: RunResult) -> dict[str, Any]:
-    """One run as ``evaluate --json`` prints it: compare's numbers for each strategy, and the
+    """One run as ``evaluate --json`` prints it: compare's numbers for each policy, and the
     corpus's additions (saving, errors kept, pairs intact)."""
-    strategies = []
-    for result in run.strategies:
+    policies = []
+    for result in run.policies:
         row = rows_to_json([result.row])[0]
-        strategies.append({key: row[key] for key in ("strategy", "tokens_billed", "cached_tokens", "cost",
-                                                      "tokens_lost", "tokens_retrievable")}
-                          | {"hidden_used_calls": result.hidden_used_calls, "cost_none": rounded(result.cost_none),
-                             "saving": rounded(result.saving), "errors_kept": result.errors_kept,
-                             "error_results": result.error_results, "pairs_intact": result.pairs_intact})
+        policies.append({key: row[key] for key in ("strategy", "tokens_billed", "cached_tokens", "cost",
+                                                   "tokens_lost", "tokens_retrievable")}
+                        | {"hidden_used_calls": result.hidden_used_calls, "cost_none": rounded(result.cost_none),
+                           "saving": rounded(result.saving), "errors_kept": result.errors_kept,
+                           "error_results": result.error_results, "pairs_intact": result.pairs_intact})
     return {"source": run.source, "format": run.format, "model": run.model, "priced_as": run.priced_as,
-            "calls": run.calls, "baseline": run.baseline, "strategies": strategies}
+            "calls": run.calls, "baseline": run.baseline, "strategies": policies}
 
 
 def partition(outcomes: Iterable[tuple[int, Any]]) -> tuple[tuple[Any, ...], tuple[Failed, ...], tuple[Skipped, ...]]:
@@ -378,9 +378,9 @@ def csv_writer(stream: Any, first: dict[str, Any]) -> csv.DictWriter:
 
 
 def run_rows(run: RunResult) -> list[dict[str, Any]]:
-    """One run as flat rows, one per strategy (CSV, Parquet, the page's download)."""
+    """One run as flat rows, one per policy (CSV, Parquet, the page's download)."""
     return [{"source": run.source, "format": run.format, "model": run.model, "priced_as": run.priced_as,
-             "calls": run.calls, "baseline": run.baseline} | strategy for strategy in run_to_json(run)["strategies"]]
+             "calls": run.calls, "baseline": run.baseline} | policy for policy in run_to_json(run)["strategies"]]
 
 
 @dataclass(frozen=True)
@@ -407,5 +407,5 @@ class Evaluation:
         return out.getvalue()
 
     def table(self) -> list[dict[str, Any]]:
-        """One flat row per run and strategy: the CSV, the Parquet file and the page's table."""
+        """One flat row per run and policy: the CSV, the Parquet file and the page's table."""
         return [row for run in self.runs for row in run_rows(run)]

@@ -1,8 +1,8 @@
 """Which trigger to set, from a person's own runs: a grid of policy parameters swept over the
 whole corpus, the Pareto front of whole-corpus cost against hidden-then-used calls, and the
-cheapest setting within a limit, per strategy.
+cheapest setting within a limit, per policy.
 
-Each run is read once and counted once: one meter serves every strategy and every grid point
+Each run is read once and counted once: one meter serves every policy and every grid point
 (its per-text cache makes each further replay re-count only what a setting changed). The task
 shipped to the executors is ``tune_batch``, like ``evaluate.evaluate_batch``.
 
@@ -29,7 +29,7 @@ from .finder import Failed, Skipped, Source
 
 AXES = ("threshold", "keep_recent", "keep_steps", "window", "trigger", "keep", "clear_at_least")
 DEFAULT_GRID = ("threshold=20000:140000:20000", "keep_recent=0,3")
-MAX_POINTS = 10_000  # per strategy: a grid larger than this is a typo, not a sweep
+MAX_POINTS = 10_000  # per policy: a grid larger than this is a typo, not a sweep
 
 
 def _values(text: str, where: str) -> tuple[int, ...]:
@@ -53,7 +53,7 @@ def _values(text: str, where: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Grid:
-    """Named axes of values; each strategy sweeps the axes its policy takes (``threshold`` is also
+    """Named axes of values; each policy sweeps the axes it takes (``threshold`` is also
     summarization's limit, as on the command line)."""
 
     axes: tuple[tuple[str, tuple[int, ...]], ...]
@@ -69,14 +69,14 @@ class Grid:
             axes[name] = _values(values.strip(), f"--grid {name}")
         return cls(tuple(axes.items()))
 
-    def points(self, strategy: str) -> tuple[dict[str, int], ...]:
-        fields = takes(strategy)
+    def points(self, policy: str) -> tuple[dict[str, int], ...]:
+        fields = takes(policy)
         taken = [(name, values) for name, values in self.axes
                  if name in fields or (name == "threshold" and "limit" in fields)]
         found = tuple(dict(zip([name for name, _ in taken], combo, strict=True))
                       for combo in itertools.product(*(values for _, values in taken)))
         if len(found) > MAX_POINTS:
-            raise InputError(f"{len(found):,} settings for {strategy}: at most {MAX_POINTS:,}", where="--grid")
+            raise InputError(f"{len(found):,} settings for {policy}: at most {MAX_POINTS:,}", where="--grid")
         return found
 
 
@@ -87,7 +87,7 @@ def _options(base: PolicySettings, point: dict[str, int]) -> PolicySettings:
 
 @dataclass(frozen=True)
 class RunCosts:
-    """One run's whole-run cost (and hidden-then-used calls) at every grid point, per strategy."""
+    """One run's whole-run cost (and hidden-then-used calls) at every grid point, per policy."""
 
     source: str
     model: str
@@ -103,22 +103,22 @@ def tune_source(source: Source, setup: Setup, grid: Grid) -> RunCosts | Failed |
             return loaded
         conversation, named = loaded
         model = setup.model or named or counted_as(conversation, read_prices())
-        meter = Engine().meter(model)  # one meter for every strategy and point: each item counted once
+        meter = Engine().meter(model)  # one meter for every policy and point: each item counted once
         price = setup.table().dated(conversation.started).get(model, conversation.format)
         if not price.known:  # tuning chooses by cost: a run nobody can price has none to choose by
             return Skipped(source.name, f"{price.source}: tune chooses by cost, so this run is left out")
         cache = setup.cache or price.cache
         check_cache(cache, price.cache, price.model, where="cache")
         base = setup.options(conversation)
-        spans = SpanIndex.of(conversation)  # what the agent wrote, read once for every strategy and point
+        spans = SpanIndex.of(conversation)  # what the agent wrote, read once for every policy and point
         costs = []
-        for strategy in setup.strategies:
+        for policy in setup.policies:
             found = []
-            for point in grid.points(strategy):
-                run = replay(conversation, make(strategy, _options(base, point)), meter, price, mode=setup.mode,
+            for point in grid.points(policy):
+                run = replay(conversation, make(policy, _options(base, point)), meter, price, mode=setup.mode,
                              cache=cache, spans=spans)
                 found.append((run.totals.cost_with, hidden_used_calls(run)))
-            costs.append((strategy, tuple(found)))
+            costs.append((policy, tuple(found)))
         return RunCosts(source.name, price.model, price.source, cache, tuple(costs))
     return guarded(source, work)
 
@@ -157,25 +157,25 @@ def best(points: Sequence[Point], max_hidden_used: int | None) -> Point | None:
 
 def summarize(runs: Sequence[RunCosts], setup: Setup, grid: Grid, max_hidden_used: int | None = None
               ) -> dict[str, Any]:
-    """``tune --json``: per strategy every point's whole-corpus cost, the front and the best, with
+    """``tune --json``: per policy every point's whole-corpus cost, the front and the best, with
     the cache models and prices the runs were billed by."""
-    strategies = []
-    for strategy in setup.strategies:
-        params = grid.points(strategy)
-        per_run = [dict(run.costs)[strategy] for run in runs]
+    policies = []
+    for policy in setup.policies:
+        params = grid.points(policy)
+        per_run = [dict(run.costs)[policy] for run in runs]
         points = []
         for n, point in enumerate(params):
             hidden = [found[n][1] for found in per_run]
             points.append(Point(point, sum(found[n][0] for found in per_run),
                                 sum(hidden) if all(h is not None for h in hidden) else None))  # type: ignore[arg-type]
         chosen = best(points, max_hidden_used)
-        strategies.append({"strategy": strategy, "front": [p.to_json() for p in front(points)],
-                           "best": chosen.to_json() if chosen else None, "points": [p.to_json() for p in points]})
+        policies.append({"strategy": policy, "front": [p.to_json() for p in front(points)],
+                         "best": chosen.to_json() if chosen else None, "points": [p.to_json() for p in points]})
     priced: dict[tuple[str, str, str], int] = {}
     for run in runs:
         key = (run.model, run.price_source, run.cache)
         priced[key] = priced.get(key, 0) + 1
-    return {"strategies": strategies, "runs": len(runs), "mode": setup.mode,
+    return {"strategies": policies, "runs": len(runs), "mode": setup.mode,
             "prices": [{"model": model, "source": source, "cache": cache, "runs": count}
                        for (model, source, cache), count in priced.items()],
             "hidden_used_calls": "calls whose reply used a piece of an earlier item their request had hidden "

@@ -1,4 +1,4 @@
 """What is written out: the files behind the download buttons, the request in any API format
-among them (``exports``), the strategy as framework settings (``framework``), the rules as Python
+among them (``exports``), the policy as framework settings (``framework``), the rules as Python
 with a stand-alone compactor (``python``), and that compactor itself (``compactor``): the
 readable, standard-library twin of ``compaction``, tested against it."""

@@ -101,7 +101,7 @@ def _lost(rules: Rules, settings: Settings, cleared: list[str], same_text: bool)
 
 def framework_settings(conversation: Conversation, rules: Rules, settings: Settings) -> FrameworkSettings | None:
     """The policy as clear-tool-uses settings, or None when it clears no tool result at all
-    (then there is nothing the frameworks' single strategy could express)."""
+    (then there is nothing the frameworks' single policy could express)."""
     tools = list(dict.fromkeys(item.name for item in conversation.items if isinstance(item, ToolCall)))
     cleared = [tool for tool in tools if (rule := rules.for_result(tool)) is not None and rule.enabled]
     if not cleared:

@@ -1,6 +1,6 @@
 """Context policies behind one small interface: each takes a request and a meter and returns the
 request to send with what it did (``PolicyResult``). Replay and compare iterate over them; the
-page lists them; a new strategy is one new module and one line in ``POLICIES``."""
+page lists them; a new policy is one new module and one line in ``POLICIES``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .hybrid import HybridPolicy
 from .masking import MaskingPolicy
 from .named import Named
 from .none import NonePolicy
-from .provenance import read_strategies, source_of
+from .provenance import read_provenance, source_of
 from .rules import RulesPolicy
 from .settings import OPTIONS, PolicySettings
 from .summarize import SummarizePolicy
@@ -29,7 +29,7 @@ OURS: dict[str, Callable[..., Policy]] = {
     policy.name: policy for policy in (NonePolicy, RulesPolicy, MaskingPolicy, ClearToolUsesPolicy,
                                        SummarizePolicy, HybridPolicy)
 }
-# The agents' and providers' own compaction, each with its source's parameters (data/strategies.json).
+# The agents' and providers' own compaction, each with its source's parameters (data/policies.json).
 THEIRS: dict[str, Callable[..., Policy]] = {
     named.name: named for named in (
         Named("anthropic-compaction", CondensePolicy),
@@ -59,7 +59,7 @@ def offered(names: Iterable[str], conversation: Conversation) -> tuple[str, ...]
 def make(name: str, settings: PolicySettings | None = None, **options: Any) -> Policy:
     """The policy ``name`` built from ``settings`` (with ``options`` over them, by their flat names),
     of which it takes those it has: the rest are another policy's, so one settings value builds
-    every strategy. A name no policy takes is refused, never dropped: a setting that silently
+    every policy. A name no policy takes is refused, never dropped: a setting that silently
     missed its policy is how the error switches once never reached Run, Compare or Corpus."""
     factory = POLICIES.get(name)
     if factory is None:
@@ -73,7 +73,7 @@ def make(name: str, settings: PolicySettings | None = None, **options: Any) -> P
 
 
 def takes(name: str) -> frozenset[str]:
-    """The options (``OPTIONS``) the strategy ``name`` is built from."""
+    """The options (``OPTIONS``) the policy ``name`` is built from."""
     factory = POLICIES[name]
     accepted = (set(factory.takes) if isinstance(factory, Named)
                 else {f.name for f in dataclasses.fields(factory)})  # type: ignore[arg-type]
@@ -82,4 +82,4 @@ def takes(name: str) -> frozenset[str]:
 
 __all__ = ["LOGGED", "OPTIONS", "OURS", "POLICIES", "THEIRS", "AsItRanPolicy", "ClearToolUsesPolicy", "HybridPolicy",
            "MaskingPolicy", "NonePolicy", "Policy", "PolicyResult", "PolicySettings", "RulesPolicy", "SummarizePolicy",
-           "held", "make", "offered", "read_strategies", "source_of", "takes", "unchanged"]
+           "held", "make", "offered", "read_provenance", "source_of", "takes", "unchanged"]

@@ -7,7 +7,7 @@ placeholder, keeping the newest ``keep`` tool uses and never touching ``exclude_
 are the API's: trigger 100,000 input tokens, keep 3 tool uses, clear_at_least 0. The API's other
 trigger, a number of tool uses (``trigger_tool_uses``), and a list of the only tools cleared with
 a placeholder of one's own make Claude Code's clearing of old tool results the same mechanism
-(``data/strategies.json``). Cleared content is gone from the request (the API gives no way back),
+(``data/policies.json``). Cleared content is gone from the request (the API gives no way back),
 so it counts as lost.
 """
 

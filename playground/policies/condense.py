@@ -2,7 +2,7 @@
 a trigger (tokens, or a number of messages), everything between a kept head and a kept tail
 becomes one summary, and only that summary stands for it.
 
-One mechanism, several sources with their own numbers (``data/strategies.json``): Anthropic's
+One mechanism, several sources with their own numbers (``data/policies.json``): Anthropic's
 ``compact_20260112`` keeps nothing of the history but the summary; OpenAI's Responses compaction
 keeps the user messages beside its opaque item; Claude Code fires near the window less its
 reserve; Codex keeps the newest user messages up to 20,000 tokens; LangChain keeps the newest 20

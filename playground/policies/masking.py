@@ -5,7 +5,7 @@ The placeholder says only that something was there, not how to get it back, so w
 counts as lost. The calls stay, so the agent's reasoning about them does too. SWE-agent's own
 ``LastNObservations`` (its first observation, the task, is a user message, never masked) and
 OpenHands' ``ObservationMaskingCondenser`` (a window of events, not outputs) are this with other
-settings, ``window``, ``over_items`` and ``placeholder`` (``data/strategies.json`` names them).
+settings, ``window``, ``over_items`` and ``placeholder`` (``data/policies.json`` names them).
 """
 
 from __future__ import annotations

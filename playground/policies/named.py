@@ -1,4 +1,4 @@
-"""A policy class under a source's name, with that source's parameters from ``data/strategies.json``.
+"""A policy class under a source's name, with that source's parameters from ``data/policies.json``.
 
 Several agents run one mechanism with other numbers (Claude Code's clearing of old tool results is
 Anthropic's clear-tool-uses with other settings; SWE-agent's and OpenHands' masking are our
@@ -14,7 +14,7 @@ from typing import Any
 from ..conversation import Conversation
 from ..meter.tokens import Meter
 from .base import Policy, PolicyResult
-from .provenance import read_strategies
+from .provenance import read_provenance
 
 
 @dataclass(frozen=True)
@@ -33,10 +33,10 @@ class NamedPolicy:
 
 @dataclass(frozen=True)
 class Named:
-    """The ``POLICIES`` entry of a named strategy: builds ``build`` with the data file's
-    parameters and, of the options every strategy is offered, only those in ``takes`` (the
+    """The ``POLICIES`` entry of a named policy: builds ``build`` with the data file's
+    parameters and, of the options every policy is offered, only those in ``takes`` (the
     model's context window, for triggers the source states as a share of it). The source's own
-    numbers are not overridden by another strategy's command-line options."""
+    numbers are not overridden by another policy's command-line options."""
 
     name: str
     build: Callable[..., Policy]
@@ -44,6 +44,6 @@ class Named:
 
     def __call__(self, **options: Any) -> NamedPolicy:
         params = {key: tuple(value) if isinstance(value, list) else value
-                  for key, value in read_strategies()[self.name].params.items()}
+                  for key, value in read_provenance()[self.name].params.items()}
         params.update({key: options[key] for key in self.takes if options.get(key) is not None})
         return NamedPolicy(self.name, self.build(**params))

@@ -1,5 +1,5 @@
-"""The agents' and providers' own compaction as named strategies, read from the dated data file
-``data/strategies.json``: each one's parameters, what it keeps and drops, its source and the day
+"""The agents' and providers' own compaction as named policies, read from the dated data file
+``data/policies.json``: each one's parameters, what it keeps and drops, its source and the day
 it was read. The policies take their defaults from here, and compare and the page show the
 source, so a figure and where it came from cannot drift apart.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import InputError
 
-STRATEGIES_FILE = Path(__file__).resolve().parents[1] / "data" / "strategies.json"
+PROVENANCE_FILE = Path(__file__).resolve().parents[1] / "data" / "policies.json"
 OURS = "this playground"
 # the policies that were here before the agents' own, and where each comes from
 OWN_SOURCES = {
@@ -29,8 +29,8 @@ _FIELDS = ("title", "family", "defaults", "kept", "dropped", "summary", "source"
 
 
 @dataclass(frozen=True)
-class Strategy:
-    """One named strategy as its source describes it, and the parameters the playground runs."""
+class Provenance:
+    """One named policy as its source describes it, and the parameters the playground runs."""
 
     name: str
     title: str
@@ -44,7 +44,7 @@ class Strategy:
     read: str  # the day the source was read
 
 
-def _strategy(name: str, entry: Any, where: str) -> Strategy:
+def _provenance(name: str, entry: Any, where: str) -> Provenance:
     if not isinstance(entry, dict):
         raise InputError("expected an object", where=where)
     for key in _FIELDS:
@@ -53,22 +53,22 @@ def _strategy(name: str, entry: Any, where: str) -> Strategy:
     params = entry.get("params")
     if not isinstance(params, dict):
         raise InputError("expected an object", where=f"{where}.params", value=params)
-    return Strategy(name, params=MappingProxyType(params), **{key: entry[key] for key in _FIELDS})
+    return Provenance(name, params=MappingProxyType(params), **{key: entry[key] for key in _FIELDS})
 
 
-def load_strategies(data: Any, where: str = "strategies.json") -> dict[str, Strategy]:
+def load_provenance(data: Any, where: str = "policies.json") -> dict[str, Provenance]:
     if not isinstance(data, dict) or not isinstance(data.get("strategies"), dict):
         raise InputError("expected an object with 'strategies'", where=where)
-    return {name: _strategy(name, entry, f"{where}.strategies.{name}") for name, entry in data["strategies"].items()}
+    return {name: _provenance(name, entry, f"{where}.strategies.{name}") for name, entry in data["strategies"].items()}
 
 
 @functools.cache
-def read_strategies(path: Path = STRATEGIES_FILE) -> Mapping[str, Strategy]:
+def read_provenance(path: Path = PROVENANCE_FILE) -> Mapping[str, Provenance]:
     """The shipped file, read once (it is part of the program, like the vocabularies)."""
-    return MappingProxyType(load_strategies(json.loads(path.read_text(encoding="utf-8")), path.name))
+    return MappingProxyType(load_provenance(json.loads(path.read_text(encoding="utf-8")), path.name))
 
 
 def source_of(name: str) -> str:
-    """Where strategy ``name`` comes from: its source and the day it was read, or ours."""
-    found = read_strategies().get(name)
+    """Where policy ``name`` comes from: its source and the day it was read, or ours."""
+    found = read_provenance().get(name)
     return f"{found.source} (read {found.read})" if found else OWN_SOURCES.get(name, OURS)

@@ -22,7 +22,7 @@ from .masking import DEFAULT_WINDOW
 @dataclass(frozen=True)
 class PolicySettings:
     """Every policy's settings: ``compaction`` is the rules' pass (threshold, keep_recent, the error
-    switches), the rest each belong to one or a few strategies (their names say which). ``rules``
+    switches), the rest each belong to one or a few policies (their names say which). ``rules``
     None: the book's. ``limit`` None: summarize at the threshold. ``context_window``: the model's,
     for the agents' triggers stated as a share of it (None: their source's own figure)."""
 

@@ -1,6 +1,6 @@
 """Anthropic's context editing, ``clear_thinking_20251015``, run offline: the thinking blocks of
-every assistant turn but the newest ``keep`` are cleared (the API's own behaviour without the
-strategy is ``keep`` 1). A turn is Anthropic's: everything the assistant does between two user
+every assistant turn but the newest ``keep`` are cleared (the API's own behaviour without
+this edit is ``keep`` 1). A turn is Anthropic's: everything the assistant does between two user
 messages, a whole tool-use loop included (tool results do not end it). Text, calls and results
 stay. Anthropic bills thinking only in the current turn, which ``keep`` 1 never clears, so under
 the meter the request goes unchanged: the API's default is what ``none`` already bills. A cleared

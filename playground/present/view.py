@@ -333,7 +333,7 @@ class CallView:
     number: int  # the call's position in the run's calls
     calls: int  # calls in the whole run
     call: Call
-    strategy: str
+    policy: str
     without: Conversation
     sent: Conversation
     tokens_without: tuple[int, ...]
@@ -354,7 +354,7 @@ def call_view(conversation: Conversation, run: Replay, calls: int, meter: Meter)
     shorter = len(without.items) - len(sent.items)
     if shorter > 0:  # the summary stands at the first difference, which is within what was sent
         head = min(head, max(len(sent.items) - 1, 0))
-    return CallView(len(run.calls) - 1, calls, call, run.strategy, without, sent, meter.items(without.items),
+    return CallView(len(run.calls) - 1, calls, call, run.policy, without, sent, meter.items(without.items),
                     meter.items(sent.items), head, shorter + 1 if shorter > 0 else 0)
 
 
@@ -403,7 +403,7 @@ def call_rows(view: CallView, positions: Iterable[int]) -> list[Row]:
             after=shown_text(after) if shown else "",
             tokens_before=view.tokens_without[position],
             tokens_after=view.tokens_sent[partner] if shown else 0,
-            changed=changed, rules=(view.strategy,) if changed and not summarized else (), skipped=(),
+            changed=changed, rules=(view.policy,) if changed and not summarized else (), skipped=(),
             cache_boundary=position == view.head and view.head < len(view.without.items),
             summarized=summarized, used=used.get(position, ())))
     return out

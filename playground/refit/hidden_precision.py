@@ -36,12 +36,12 @@ def policy_for(setup: Mapping[str, Any], conversation: Conversation) -> Policy:
     not checked on the run (``tune.checked`` drops rows by what this very detector finds, and the
     labels measure the detector, so they must see the same detections)."""
     options = dict(setup)
-    strategy = options.pop("strategy")
+    policy_name = options.pop("strategy")
     if "rules" in options:
         name = options["label"] = options["rules"]
         options["rules"] = (suggest_rules(conversation, Meter(conversation.model)).rules() if name == "suggested"
                             else RULESETS[name].make(conversation))
-    return make(strategy, **options)
+    return make(policy_name, **options)
 
 
 def measure(labels: Mapping[str, Any], load: Callable[[str], Conversation],

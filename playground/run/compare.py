@@ -1,4 +1,4 @@
-"""Strategies side by side: the same run replayed under each policy, one row each."""
+"""Policies side by side: the same run replayed under each policy, one row each."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from .replay import AS_RAN, FULL, Replay, baseline_of, replay
 
 @dataclass(frozen=True)
 class Row:
-    strategy: str
+    policy: str
     params: dict[str, Any]
     tokens_final: int  # the last call's prompt
     tokens_billed: int  # prompt tokens over the whole run
@@ -39,33 +39,33 @@ def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter
     """One row per policy; summaries billed at ``summarizer``'s prices (default: ``price``). The baseline
     row is ``as-it-ran`` where the log shows (or its bills imply) the agent cutting its own context, else
     ``none`` (``replay.baseline_of``); each row's replay needs no baseline side of its own."""
-    spans = SpanIndex.of(conversation)  # every strategy replays the same items: their spans are read once
+    spans = SpanIndex.of(conversation)  # every policy replays the same items: their spans are read once
     row = baseline_row(conversation, baseline)
     return tuple(row_of(replay(conversation, policy, meter, price, mode=mode, cache=cache, summarizer=summarizer,
                                spans=spans, baseline=FULL), row) for policy in policies)
 
 
 def baseline_row(conversation: Conversation, baseline: str = "auto") -> str:
-    """The strategy whose row is the baseline: the run as it ran where the agent cut its own context."""
+    """The policy whose row is the baseline: the run as it ran where the agent cut its own context."""
     return AsItRanPolicy.name if baseline_of(conversation, baseline) == AS_RAN else NonePolicy.name
 
 
 def row_of(run: Replay, baseline: str = NonePolicy.name) -> Row:
     """One replay as a row of the comparison (``evaluate`` makes its rows with it too); ``baseline``
-    names the strategy whose row is the baseline (``baseline_row``)."""
+    names the policy whose row is the baseline (``baseline_row``)."""
     totals = run.totals
     hidden = run.hidden_used
-    return Row(run.strategy, run.params, run.calls[-1].tokens_with if run.calls else 0, totals.tokens_with,
+    return Row(run.policy, run.params, run.calls[-1].tokens_with if run.calls else 0, totals.tokens_with,
                totals.cached_tokens_with, totals.cost_with, run.tokens_lost, run.tokens_retrievable,
                sum(1 for call in run.calls if call.fired), totals.summarization_cost, calls_with(hidden),
-               lost_calls(hidden), run.strategy == baseline, run.price.priced_as)
+               lost_calls(hidden), run.policy == baseline, run.price.priced_as)
 
 
 def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
-    return [{"strategy": row.strategy, "params": row.params, "tokens_final": row.tokens_final,
+    return [{"strategy": row.policy, "params": row.params, "tokens_final": row.tokens_final,
              "tokens_billed": row.tokens_billed, "cached_tokens": row.cached_tokens, "cost": rounded(row.cost),
              "tokens_lost": row.tokens_lost, "tokens_retrievable": row.tokens_retrievable, "fired": row.fired,
-             "summarization_cost": rounded(row.summarization_cost), "source": source_of(row.strategy),
+             "summarization_cost": rounded(row.summarization_cost), "source": source_of(row.policy),
              "hidden_used_calls": row.hidden_used_calls, "hidden_used_lost": row.hidden_used_lost,
              "baseline": row.baseline, "priced_as": row.priced_as}
             for row in rows]

@@ -16,7 +16,7 @@ them). Each item's spans are extracted once per run
 linear in its calls.
 
 A use is **retrievable** when the item was replaced by a reference the agent can follow — a rule's
-reference (a policy whose ``references`` is true: the rules strategy) for a tool whose output
+reference (a policy whose ``references`` is true: the rules policy) for a tool whose output
 calling it again brings back (``refetch``) — and **lost** otherwise: summarized away, masked with no way back, cleared
 (Anthropic's context editing keeps no copy), or a reference to a one-off tool.
 """
@@ -166,7 +166,7 @@ class SpanIndex:
     """Each item's spans that the agent ever wrote (only a span some assistant turn holds can be
     used after it was hidden, so only those are followed), without those of the system prompt and
     tool definitions, and for each such span the items that hold it, in order. Built once per
-    conversation; every strategy's replay of it shares one."""
+    conversation; every policy's replay of it shares one."""
 
     spans: tuple[frozenset[str], ...]
     where: Mapping[str, tuple[int, ...]]

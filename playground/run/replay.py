@@ -107,7 +107,7 @@ class BreakEven:
 @dataclass(frozen=True)
 class Replay:
     calls: tuple[Call, ...]
-    strategy: str
+    policy: str
     params: dict[str, Any]
     mode: str
     cache: str

@@ -1,9 +1,9 @@
 """A summary is not free: the LLM call that writes it, as tokens a replay bills.
 
-Every summarizing strategy (ours and the agents') reports one ``SummaryCall`` when it summarizes:
+Every summarizing policy (ours and the agents') reports one ``SummaryCall`` when it summarizes:
 the span it replaces is the call's input (with the summarization prompt), the summary its output.
 No LLM is called here, so both are estimates, said how in ``estimate``: the input is the span as
-the meter counts it in the request (held to the summarizer's own input cap where the strategy has
+the meter counts it in the request (held to the summarizer's own input cap where the policy has
 one), plus the prompt; the output is the summary the offline summarizer wrote, counted by the same
 meter. Billed (``run.prices.summary_cost``) at the summarizer's list prices (from the
 catalogue, ``run.prices``), uncached: the summarization request is a different prompt from the agent's.

@@ -3,7 +3,7 @@
 How the page is built: this module composes the tabs, one ``*_panel.py`` each, and no panel
 imports another; what panels share lives in modules named for it (``state``: every session-state
 and widget key and the state logic; ``run_setup``: prices, the page's one ``PolicySettings``, the
-chosen strategy's replay and call; ``widgets``; ``llm_endpoint``; ``summary_settings``;
+chosen policy's replay and call; ``widgets``; ``llm_endpoint``; ``summary_settings``;
 ``item_tokens``; ``bills``).
 
 The door: the page reaches the library only through these modules (``tests/test_page_structure.py``

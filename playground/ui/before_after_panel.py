@@ -35,7 +35,7 @@ def call_before_after(call: view.CallView, back) -> None:
     info, button = st.columns([3, 1], vertical_alignment="center")
     info.info(f"Showing call {call.number} of {call.calls} (calls 0–{call.calls - 1}, chosen in the Run tab): the "
               f"request that call sent, {len(call.without.items):,} items, without and with the "
-              f"{render.literal(call.strategy)} strategy. The meters above stay on the last request.",
+              f"{render.literal(call.policy)} policy. The meters above stay on the last request.",
               icon=":material/timeline:")
     button.button("Show the whole conversation", key=state.CALL_VIEW_BACK, on_click=back, type="primary",
                   help="Back to the last request, as compacted with the page's rules.")

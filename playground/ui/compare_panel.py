@@ -1,4 +1,4 @@
-"""The Compare view: the same run under every strategy, one row each (``playground.compare``)."""
+"""The Compare view: the same run under every policy, one row each (``playground.compare``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import streamlit as st
 from .. import run
 from ..compaction import Settings
 from ..conversation import Conversation
-from ..policies import LOGGED, OURS, THEIRS, make, offered, read_strategies, source_of
+from ..policies import LOGGED, OURS, THEIRS, make, offered, read_provenance, source_of
 from ..present import literal
 from ..rules import Rules
 from ..run import UNKNOWN_NOTE, call_starts, known
@@ -26,7 +26,7 @@ def _dollars(cost: float) -> float | None:
 
 def panel(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
           model: str) -> None:
-    """The Compare tab: mode and cache, then the strategies table and their costs."""
+    """The Compare tab: mode and cache, then the policies table and their costs."""
     left, right = st.columns(2)
     state.start(state.COMPARE_MODE, ReplaySettings().compare_mode)
     widgets.mode_choice(left, state.COMPARE_MODE)
@@ -34,11 +34,11 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
         widgets.cache_choice(model, state.COMPARE_CACHE)
     calls = len(call_starts(conversation.items))
     state.start(state.COMPARE_SHOW, calls <= run_setup.LIGHT_RUN)
-    if not st.toggle("Compare the strategies", key=state.COMPARE_SHOW,
-                     help=f"Replays the whole run ({plural(calls, 'call')}) once per strategy; on a long run that "
+    if not st.toggle("Compare the policies", key=state.COMPARE_SHOW,
+                     help=f"Replays the whole run ({plural(calls, 'call')}) once per policy; on a long run that "
                           "takes a while, so it starts off above 200 calls."):
         return
-    titles = read_strategies()
+    titles = read_provenance()
     state.start(state.COMPARE_THEIRS, [])
     theirs = st.multiselect("Also compare the agents' and providers' own compaction", list(THEIRS),
                             key=state.COMPARE_THEIRS,
@@ -48,32 +48,32 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     price = run_setup.price(model, conversation.started)
     options = run_setup.policy_settings(rules, settings, summary, model)
     names = offered((*OURS, *theirs, *LOGGED), conversation)  # and the run as it ran, where the log compacted
-    with st.spinner(f"Replaying {plural(calls, 'call')} under {plural(len(names), 'strategy', 'strategies')}…"):
+    with st.spinner(f"Replaying {plural(calls, 'call')} under {plural(len(names), 'policy', 'policies')}…"):
         rows = run.compare(conversation, [make(name, options) for name in names], state.engine().meter(model), price,
                            mode=st.session_state[state.COMPARE_MODE], cache=st.session_state[state.COMPARE_CACHE])
-    # the long parameters last, so cost and what the strategy hid from the agent are in view side by side
-    table = [{"strategy": row.strategy, "baseline": row.baseline, "tokens final": row.tokens_final,
+    # the long parameters last, so cost and what the policy hid from the agent are in view side by side
+    table = [{"policy": row.policy, "baseline": row.baseline, "tokens final": row.tokens_final,
               "tokens billed": row.tokens_billed,
               "cached": row.cached_tokens, "cost (US$)": _dollars(row.cost),
               "hidden then used (calls)": row.hidden_used_calls, "of those lost": row.hidden_used_lost,
               "summaries (US$)": _dollars(row.summarization_cost), "lost": row.tokens_lost,
               "retrievable": row.tokens_retrievable, "calls fired": row.fired,
               "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items()),
-              "source": source_of(row.strategy)} for row in rows]
+              "source": source_of(row.policy)} for row in rows]
     st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={"strategy": st.column_config.TextColumn(width="medium"),
+                 column_config={"policy": st.column_config.TextColumn(width="medium"),
                                 "baseline": st.column_config.CheckboxColumn(
                                     help="What the others are measured against: the run as it ran where the agent "
                                          "cut its own context, else none (the log as it is)"),
                                 "parameters": st.column_config.TextColumn(width="medium")})
-    st.caption("Each strategy replayed over the whole run: tokens billed and cost add up every call; lost tokens are "
+    st.caption("Each policy replayed over the whole run: tokens billed and cost add up every call; lost tokens are "
                "gone for good (summarized or masked), retrievable ones sit behind a reference a tool call undoes. "
                f"A summary is not free: each one is billed as one more call at {price.model}'s prices, the span it "
                "replaces as input (with the summarization prompt) and the summary as output, and included in the "
                "cost. No LLM is called: the summary is the offline one, counted by the meter. *Hidden then used* "
                "counts the calls whose reply quoted a piece of an earlier item that call's request had hidden (and no "
                "other part of it showed); *of those lost*, the calls that needed content a tool call cannot bring "
-               "back. The cheapest strategy is not the best one if it hides what the agent uses.")
+               "back. The cheapest policy is not the best one if it hides what the agent uses.")
     if conversation.compactions:
         many = len(conversation.compactions)
         done = "its compaction" if many == 1 else f"each of its {many} compactions"
@@ -88,6 +88,6 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                    "(its *Prices* box); the tokens above are counted all the same.", icon=":material/edit:")
         return
     chart = alt.Chart(alt.Data(values=table)).mark_bar().encode(
-        x=alt.X("cost (US$):Q"), y=alt.Y("strategy:N", sort=None), tooltip=["strategy:N", "cost (US$):Q"])
+        x=alt.X("cost (US$):Q"), y=alt.Y("policy:N", sort=None), tooltip=["policy:N", "cost (US$):Q"])
     st.altair_chart(chart, width="stretch")
-    st.caption("Whole-run cost per strategy at the chosen prices and cache model: shorter bars are cheaper runs.")
+    st.caption("Whole-run cost per policy at the chosen prices and cache model: shorter bars are cheaper runs.")

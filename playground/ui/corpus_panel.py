@@ -1,5 +1,5 @@
 """The Corpus tab: many runs at once (``playground.evaluate`` and ``playground.tune``, in this
-process): upload a zip or several logs, evaluate the page's policy under the chosen strategies,
+process): upload a zip or several logs, evaluate the page's policy under the chosen policies,
 read one row per run, open a run in the other tabs, see the distributions and where the
 threshold should sit, and download the table."""
 
@@ -38,14 +38,14 @@ from ..words import plural
 from . import run_setup, state
 
 UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", *(suffix.lstrip(".") for suffix in RUN_SUFFIXES)]  # as the upload reads
-DEFAULT_STRATEGIES = ["none", "rules", "clear-tool-uses"]
+DEFAULT_POLICIES = ["none", "rules", "clear-tool-uses"]
 
 
 def _setup(rules: Rules, settings: Settings, summary: SummarySettings | None) -> Setup:
     """The page's policy as ``evaluate`` takes it: the page's one settings value (the sidebar's
-    rules, compaction settings and summarization, the Run view's controls for the other strategies)."""
+    rules, compaction settings and summarization, the Run view's controls for the other policies)."""
     limit_mb, _ = state.input_limit()
-    return Setup(strategies=tuple(st.session_state.get(state.CORPUS_STRATEGIES) or DEFAULT_STRATEGIES), rules=rules,
+    return Setup(policies=tuple(st.session_state.get(state.CORPUS_POLICIES) or DEFAULT_POLICIES), rules=rules,
                  policy=run_setup.policy_settings(rules, settings, summary), max_input_mb=limit_mb)
 
 
@@ -79,13 +79,13 @@ def _evaluate(rules: Rules, settings: Settings, summary: SummarySettings | None)
         return
     setup = _setup(rules, settings, summary)
     evaluation = Evaluation.of(_with_progress(found, functools.partial(evaluate_batch, setup=setup),
-                                                f"Evaluating under {', '.join(setup.strategies)}"))
+                                                f"Evaluating under {', '.join(setup.policies)}"))
     st.session_state[state.CORPUS_RESULT] = evaluation
     st.session_state[state.CORPUS_SOURCES] = {item.name: item for item in found if isinstance(item, Source)}
     st.session_state[state.CORPUS_TUNED] = None
-    if "rules" in setup.strategies:
+    if "rules" in setup.policies:
         grid = _grid(settings.threshold)
-        tune_setup = replace(setup, strategies=("rules",))
+        tune_setup = replace(setup, policies=("rules",))
         runs, _, _ = partition(_with_progress(
             [st.session_state[state.CORPUS_SOURCES][run.source] for run in evaluation.runs],
             functools.partial(tune_batch, setup=tune_setup, grid=grid), "Sweeping the threshold"))
@@ -104,16 +104,16 @@ def _open(name: str) -> None:
 
 
 def _rows(evaluation: Evaluation) -> list[dict[str, Any]]:
-    """One row per run: each strategy's cost and saving side by side."""
+    """One row per run: each policy's cost and saving side by side."""
     rows = []
     for run in evaluation.runs:
         row: dict[str, Any] = {"run": run.source, "format": run.format, "model": run.model,
                                "priced as": run.priced_as or UNKNOWN_NOTE, "calls": run.calls,
                                "saving against": run.baseline}
-        for result in run.strategies:  # (an empty cell where the price is unknown: never a number made up)
-            row[f"cost {result.row.strategy} (US$)"] = rounded(result.row.cost, 4)
-            if result.row.strategy != "none":
-                row[f"saving {result.row.strategy} (US$)"] = rounded(result.saving, 4)
+        for result in run.policies:  # (an empty cell where the price is unknown: never a number made up)
+            row[f"cost {result.row.policy} (US$)"] = rounded(result.row.cost, 4)
+            if result.row.policy != "none":
+                row[f"saving {result.row.policy} (US$)"] = rounded(result.saving, 4)
         rows.append(row)
     return rows
 
@@ -129,13 +129,13 @@ def _distributions(evaluation: Evaluation) -> None:
     table = evaluation.table()
     one, two = st.columns(2)
     saving = ("Saving per run (US$): the baseline's cost (the run as it ran where the agent cut its own context, "
-              "else no policy) minus the strategy's")
+              "else no policy) minus the policy's")
     for column, field, title in ((one, "saving", saving),
                                  (two, "cost", "Cost per run (US$)")):
-        strategies = len({row["strategy"] for row in table})
+        policies = len({row["strategy"] for row in table})
         chart = alt.Chart(alt.Data(values=table)).mark_boxplot(extent="min-max").encode(
-            x=alt.X(f"{field}:Q", title=f"{field} (US$)"), y=alt.Y("strategy:N", sort=None),
-            color=alt.Color("strategy:N", legend=None)).properties(height=60 + 40 * strategies)
+            x=alt.X(f"{field}:Q", title=f"{field} (US$)"), y=alt.Y("strategy:N", sort=None, title="policy"),
+            color=alt.Color("strategy:N", legend=None)).properties(height=60 + 40 * policies)
         column.caption(title)
         column.altair_chart(chart, width="stretch")
 
@@ -165,7 +165,7 @@ def _pareto(tuned: dict[str, Any], threshold: int) -> None:
                                                              range=["#d62728", "#1f77b4"])))
     st.altair_chart(base.mark_line(point=True, color="#888") + marked, width="stretch")
     yours = next((p for p in rules["points"] if p["params"]["threshold"] == threshold), None)
-    st.caption(f"The rules strategy's whole-corpus cost at each threshold (`tune`): the cheapest is "
+    st.caption(f"The rules policy's whole-corpus cost at each threshold (`tune`): the cheapest is "
                f"{best['params']['threshold']:,} tokens at ${best['cost']:,.4f}"
                + (f"; your threshold, {threshold:,}, costs ${yours['cost']:,.4f}" if yours else "")
                + ". A cheaper threshold can hide more that the agent then used: *Compare* and `tune --json` give "
@@ -182,7 +182,7 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
                      help=f"Any mix of the formats the Conversation tab reads, in archives or not. Up to {limit_mb:,} "
                           "MB per file and for all of them together (the input limit); files that are not "
                           "conversations are listed as skipped.")
-    st.multiselect("Strategies", list(POLICIES), default=DEFAULT_STRATEGIES, key=state.CORPUS_STRATEGIES,
+    st.multiselect("Policies", list(POLICIES), default=DEFAULT_POLICIES, key=state.CORPUS_POLICIES,
                    help="Each run is replayed under each of these, with the sidebar's rules and settings.")
     if st.button("Evaluate the corpus", type="primary", disabled=not st.session_state.get(state.CORPUS_UPLOAD)):
         _evaluate(rules, settings, summary)  # here, not in a callback: the progress bar shows in its place
@@ -207,5 +207,5 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
     if st.session_state.get(state.CORPUS_TUNED) and st.session_state[state.CORPUS_TUNED]["runs"]:
         _pareto(st.session_state[state.CORPUS_TUNED], settings.threshold)
     st.download_button("Download the table (CSV)", evaluation.csv(), "corpus.csv", "text/csv", on_click="ignore",
-                       help="One row per run and strategy: tokens billed, cached, cost, saving, lost, retrievable, "
+                       help="One row per run and policy: tokens billed, cached, cost, saving, lost, retrievable, "
                             "errors kept, pairs intact.")

@@ -12,7 +12,7 @@ import streamlit as st
 from ..compaction import Settings
 from ..conversation import Conversation
 from ..limits import MAX_COUNT, MAX_PRICE, MAX_TOKENS
-from ..policies import POLICIES, Policy, PolicySettings, make, read_strategies, source_of
+from ..policies import POLICIES, Policy, PolicySettings, make, read_provenance, source_of
 from ..present import literal
 from ..rules import Rules
 from ..run import (
@@ -47,7 +47,7 @@ def _controls(model: str) -> None:
     for key, value in run_setup.DEFAULTS.items():
         state.start(key, value)
     left, middle, right = st.columns(3)
-    left.selectbox("Strategy", list(POLICIES), key=state.REPLAY_STRATEGY,
+    left.selectbox("Policy", list(POLICIES), key=state.REPLAY_POLICY,
                    help="rules: the two tables behind the threshold (the book); masking: old tool outputs become a "
                         "placeholder; clear-tool-uses: Anthropic's context editing; summarize: older history becomes "
                         "a summary; hybrid: masking, then a summary when still over; none: the baseline. The rest "
@@ -55,7 +55,7 @@ def _controls(model: str) -> None:
     widgets.mode_choice(middle, state.REPLAY_MODE)
     with right:
         widgets.cache_choice(model, state.REPLAY_CACHE)
-    chosen = st.session_state[state.REPLAY_STRATEGY]
+    chosen = st.session_state[state.REPLAY_POLICY]
     columns = st.columns(4)
     if chosen in ("masking", "hybrid"):
         columns[0].number_input("Window (tool outputs kept)", 0, MAX_COUNT, key=state.REPLAY_WINDOW,
@@ -69,7 +69,7 @@ def _controls(model: str) -> None:
         columns[2].number_input("Clear at least (tokens)", 0, MAX_TOKENS, step=500, key=state.REPLAY_CLEAR_AT_LEAST,
                                 help="Clear nothing unless at least this many tokens go: a cache break must be "
                                      "worth it.")
-    named = read_strategies().get(chosen)
+    named = read_provenance().get(chosen)
     if named is not None:
         st.caption(f"{named.title}, with its source's own parameters ({named.defaults}). Kept: {named.kept}. "
                    f"Dropped: {named.dropped}. Source: {source_of(chosen)}.")
@@ -156,7 +156,7 @@ def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy, conve
                "policy fires (the red line is its threshold), which makes the sawtooth.")
     if agent:
         st.caption(f"The orange {'line marks the call' if len(agent) == 1 else 'lines mark the calls'} where the agent "
-                   f"compacted its own context ({', '.join(mark['where'] for mark in agent)} of its log): the strategy "
+                   f"compacted its own context ({', '.join(mark['where'] for mark in agent)} of its log): the policy "
                    "*as-it-ran* replays the requests it really sent after that.")
     hidden = run.hidden_used
     if hidden:
@@ -287,4 +287,4 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                    f"miss (after {plural(max(repaid) if repaid else 0, 'more call')} at most). Estimate: a firing is "
                    "measured against carrying on at the saving rate of the last call before it that did not fire.")
     _chosen_call(run)
-    _sweep_chart(conversation, run, st.session_state[state.REPLAY_STRATEGY], options, meter, chosen_price)
+    _sweep_chart(conversation, run, st.session_state[state.REPLAY_POLICY], options, meter, chosen_price)

@@ -1,6 +1,6 @@
 """What the Run, Compare and Corpus tabs (and Before / after's chosen call) replay, read from the
 page's widgets: the prices (the catalogue's, or the person's typed ones), the page's one
-``PolicySettings``, the chosen strategy and its run. Panels share these through this module, so
+``PolicySettings``, the chosen policy and its run. Panels share these through this module, so
 no panel calls another; nothing here draws."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from . import state
 
 LIGHT_RUN = 200  # calls: runs up to this long redraw the extra replays on every change without a wait
 _START = ReplaySettings()  # a new session starts where a workspace without these settings opens
-DEFAULTS = {state.REPLAY_STRATEGY: _START.strategy, state.REPLAY_MODE: _START.mode, state.REPLAY_WINDOW: _START.window,
+DEFAULTS = {state.REPLAY_POLICY: _START.policy, state.REPLAY_MODE: _START.mode, state.REPLAY_WINDOW: _START.window,
             state.REPLAY_TRIGGER: _START.trigger, state.REPLAY_KEEP: _START.keep,
             state.REPLAY_CLEAR_AT_LEAST: _START.clear_at_least}
 
@@ -44,7 +44,7 @@ def price(model: str, when: str | None = None) -> Price:
 
 def policy_settings(rules: Rules, settings: Settings, summary: SummarySettings | None,
                     model: str | None = None) -> PolicySettings:
-    """Every strategy's settings as the page holds them, as one value (each policy takes the ones it
+    """Every policy's settings as the page holds them, as one value (each policy takes the ones it
     has): the rules, the compaction settings (threshold, keep_recent, the error switches) and
     summarization from the page, the rest from the Run view's controls, and ``model``'s context
     window (some agents' triggers are a part of it). Run, Compare and Corpus all build from it."""
@@ -61,9 +61,9 @@ def policy_settings(rules: Rules, settings: Settings, summary: SummarySettings |
 
 def chosen_policy(rules: Rules, settings: Settings, summary: SummarySettings | None,
                   model: str) -> tuple[Policy, PolicySettings]:
-    """The Run view's strategy, made from the page's settings (and those settings)."""
+    """The Run view's policy, made from the page's settings (and those settings)."""
     options = policy_settings(rules, settings, summary, model)
-    return make(st.session_state.get(state.REPLAY_STRATEGY, DEFAULTS[state.REPLAY_STRATEGY]), options), options
+    return make(st.session_state.get(state.REPLAY_POLICY, DEFAULTS[state.REPLAY_POLICY]), options), options
 
 
 def follow_cache(key: str, model: str) -> tuple[str, ...]:

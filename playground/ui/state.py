@@ -69,9 +69,9 @@ TAB = "tab"
 TAB_RULES, TAB_CONVERSATION, TAB_LEARN, TAB_RUN = "tab_rules", "tab_conversation", "tab_learn", "tab_run"
 MAX_OWN = 8  # the oldest of the person's own conversations goes when a ninth arrives
 
-# The Run tab: the strategy and its own controls (their starting values: ``run_setup.DEFAULTS``),
+# The Run tab: the policy and its own controls (their starting values: ``run_setup.DEFAULTS``),
 # whether the cost-against-threshold sweep is drawn, and the typed prices (``price_key``).
-REPLAY_STRATEGY, REPLAY_MODE, REPLAY_SWEEP = "replay_strategy", "replay_mode", "replay_sweep"
+REPLAY_POLICY, REPLAY_MODE, REPLAY_SWEEP = "replay_policy", "replay_mode", "replay_sweep"
 REPLAY_WINDOW, REPLAY_TRIGGER, REPLAY_KEEP = "replay_window", "replay_trigger", "replay_keep"
 REPLAY_CLEAR_AT_LEAST = "replay_clear_at_least"
 REPLAY_CALL_WHOLE = "replay_call_whole_run"  # the button that sends Before / after back to the whole conversation
@@ -93,8 +93,8 @@ BASE_URL, LLM_MODEL, API_KEY = "base_url", "llm_model", "api_key"
 SUMMARY_PROMPT, ITEM_BUDGET, TRANSCRIPT_BUDGET = "summary_prompt", "item_budget", "transcript_budget"
 LLM_SUMMARIES = "llm_summaries"
 SUMMARY_KEPT, SUMMARY_DRAWN, SUMMARY_RAISED = "summary_settings_kept", "summary_widgets_drawn", "summary_limit_raised"
-# The Corpus tab: the upload, the strategies, the table (its selection), what the last evaluation gave.
-CORPUS_UPLOAD, CORPUS_STRATEGIES, CORPUS_TABLE = "corpus_upload", "corpus_strategies", "corpus_table"
+# The Corpus tab: the upload, the policies, the table (its selection), what the last evaluation gave.
+CORPUS_UPLOAD, CORPUS_POLICIES, CORPUS_TABLE = "corpus_upload", "corpus_policies", "corpus_table"
 CORPUS_RESULT, CORPUS_SOURCES, CORPUS_TUNED = "corpus_result", "corpus_sources", "corpus_tuned"
 CORPUS_MESSAGE = "corpus_message"
 WORKSPACE_UPLOAD = "workspace_upload"
@@ -123,7 +123,7 @@ LESSON_PICK, LESSON_SHOWN, LESSONS_DONE, LESSON_PASSED = "lesson_pick", "lesson_
 LESSON_BANNER, LESSON_SHOW_ME, LESSON_NEXT = "lesson_banner", "lesson_show_me", "lesson_next"
 LESSON_END, LESSON_START = "lesson_end", "lesson_start"
 # Values Streamlit forgets while their tab is not drawn, kept by ``keep_hidden``.
-KEPT_HIDDEN = (REPLAY_STRATEGY, REPLAY_MODE, REPLAY_WINDOW, REPLAY_TRIGGER, REPLAY_KEEP, REPLAY_CLEAR_AT_LEAST,
+KEPT_HIDDEN = (REPLAY_POLICY, REPLAY_MODE, REPLAY_WINDOW, REPLAY_TRIGGER, REPLAY_KEEP, REPLAY_CLEAR_AT_LEAST,
                REPLAY_CACHE, REPLAY_CALL, REPLAY_SWEEP, COMPARE_MODE, COMPARE_CACHE, COMPARE_SHOW, COMPARE_THEIRS,
                PROBE_ON, PROBE_PROVIDER, PROBE_CALLS, PROBE_BUDGET, PROBE_RESULT)
 

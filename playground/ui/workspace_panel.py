@@ -50,7 +50,7 @@ def _replay_settings(values: Mapping[str, Any]) -> ReplaySettings:
     """The Run and Compare views' settings; those never drawn keep their defaults."""
     start = ReplaySettings()
     return ReplaySettings(
-        strategy=values.get(state.REPLAY_STRATEGY, start.strategy), mode=values.get(state.REPLAY_MODE, start.mode),
+        policy=values.get(state.REPLAY_POLICY, start.policy), mode=values.get(state.REPLAY_MODE, start.mode),
         cache=_chosen_cache(values, state.REPLAY_CACHE), window=int(values.get(state.REPLAY_WINDOW, start.window)),
         trigger=int(values.get(state.REPLAY_TRIGGER, start.trigger)),
         keep=int(values.get(state.REPLAY_KEEP, start.keep)),
@@ -64,7 +64,7 @@ def _apply_replay(chosen: ReplaySettings) -> None:
     left open starts on the model's own provider, as in a new session)."""
     for key in [key for key in st.session_state if state.is_price_key(key)]:
         del st.session_state[key]
-    settings = {state.REPLAY_STRATEGY: chosen.strategy, state.REPLAY_MODE: chosen.mode,
+    settings = {state.REPLAY_POLICY: chosen.policy, state.REPLAY_MODE: chosen.mode,
                 state.REPLAY_WINDOW: chosen.window, state.REPLAY_TRIGGER: chosen.trigger,
                 state.REPLAY_KEEP: chosen.keep,
                 state.REPLAY_CLEAR_AT_LEAST: chosen.clear_at_least, state.REPLAY_CACHE: chosen.cache,

@@ -186,7 +186,7 @@ def needs_run(lesson: Lesson) -> bool:
 def observe_run(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,
                 meter: Meter) -> dict[str, Any]:
     """What a lesson reads from the whole run replayed under the page's rules, as the Run view's
-    ``rules`` strategy replays it (stored mode): the calls whose reply used something their
+    ``rules`` policy replays it (stored mode): the calls whose reply used something their
     request had hidden (``hidden``). No prompt cache: it changes prices, not what was hidden."""
     policy = RulesPolicy(rules, settings.threshold, settings.keep_recent, summarize=summary is not None,
                          keep_steps=summary.keep_steps if summary else DEFAULT_KEEP_STEPS,

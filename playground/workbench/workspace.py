@@ -69,7 +69,7 @@ class ReplaySettings:
     """The Run and Compare views' settings and the prices typed over the data file's. The Run
     view starts from these defaults, so a new session and an old file agree."""
 
-    strategy: str = "rules"
+    policy: str = "rules"
     mode: str = "stored"
     cache: str | None = None  # None: the model's own provider's cache
     window: int = 10
@@ -116,8 +116,9 @@ def to_json(ws: Workspace) -> dict[str, Any]:
 
 
 def _replay_to_json(chosen: ReplaySettings) -> dict[str, Any]:
-    plain = ("strategy", "mode", "cache", "window", "trigger", "keep", "clear_at_least")
-    return {**{name: getattr(chosen, name) for name in plain},
+    plain = ("mode", "cache", "window", "trigger", "keep", "clear_at_least")
+    # the policy is saved under "strategy", its older name, so files written before and after read alike
+    return {"strategy": chosen.policy, **{name: getattr(chosen, name) for name in plain},
             "prices": {model: dict(typed) for model, typed in chosen.prices.items()},
             "compare": {"mode": chosen.compare_mode, "cache": chosen.compare_cache}}
 
@@ -215,7 +216,7 @@ def _replay(data: Any, where: str) -> tuple[ReplaySettings, list[str]]:
     default = ReplaySettings()
     compare = _object(data.get("compare", {}), _at(where, "compare"))
     chosen = ReplaySettings(
-        strategy=_choice(data, "strategy", tuple(POLICIES), where, default.strategy),
+        policy=_choice(data, "strategy", tuple(POLICIES), where, default.policy),
         mode=_choice(data, "mode", MODES, where, default.mode),
         cache=_choice(data, "cache", CACHE_MODELS, where, None),
         **{name: _get(data, name, (int,), where, getattr(default, name))

@@ -1,4 +1,4 @@
-"""The agents' and providers' own compaction as strategies: per strategy a hand-made
+"""The agents' and providers' own compaction as policies: per policy a hand-made
 conversation that shows its trigger, what it keeps and what it drops; invariants on generated
 conversations; summaries billed in replay and compare; the data file and the sources shown."""
 
@@ -29,7 +29,7 @@ from playground.policies.base import UserTurns
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.condense import CondensePolicy
 from playground.policies.masking import MaskingPolicy
-from playground.policies.provenance import read_strategies, source_of
+from playground.policies.provenance import read_provenance, source_of
 from playground.policies.summarize import SummarizePolicy
 from playground.policies.thinking import ClearThinkingPolicy
 from playground.policies.trimmer import ToolOutputTrimmerPolicy
@@ -89,16 +89,16 @@ def results(conversation: Conversation) -> list[str]:
 
 # --- the data file and the sources --------------------------------------------------------------
 
-def test_every_named_strategy_has_its_parameters_source_and_date_in_the_data_file():
-    data = read_strategies()
+def test_every_named_policy_has_its_parameters_source_and_date_in_the_data_file():
+    data = read_provenance()
     assert set(THEIRS) | set(LOGGED) == set(data)
-    for name, strategy in data.items():
-        assert strategy.source and strategy.read == "2026-12-01" and strategy.kept and strategy.dropped
-        assert source_of(name) == f"{strategy.source} (read {strategy.read})"
+    for name, provenance in data.items():
+        assert provenance.source and provenance.read == "2026-12-01" and provenance.kept and provenance.dropped
+        assert source_of(name) == f"{provenance.source} (read {provenance.read})"
         assert make(name).params() or name in LOGGED  # the data file's parameters build the policy (the log's: none)
 
 
-# --- each strategy's defining behaviour, by hand ------------------------------------------------
+# --- each policy's defining behaviour, by hand --------------------------------------------------
 
 def test_anthropic_compaction_fires_above_150000_and_keeps_only_the_summary_and_the_unread_turn():
     request = chat(("user", "Fix the bug."), ("calls", [("read", words(80_000))]), ("assistant", "Found it."),
@@ -361,20 +361,20 @@ def test_compare_json_rows_carry_the_summarization_cost_within_the_cost(tmp_path
     free = dataclasses.replace(GPT4O, input=0.0, output=0.0)
     policies = [make("summarize", limit=1_000, threshold=1_000), make("langchain-summarization")]
     for row in compare(conversation, policies, Meter("gpt-4o"), GPT4O, summarizer=free):  # billed, nothing else
-        shown = rows[row.strategy]
+        shown = rows[row.policy]
         assert shown["cost"] == pytest.approx(row.cost + shown["summarization_cost"], abs=1e-7)
     cheaper = cli("compare", str(path), "--threshold", "1000", "--strategy", "summarize", "--summarizer-model",
                   "gpt-4o-mini", "--json")
     assert json.loads(cheaper.stdout)[0]["summarization_cost"] < rows["summarize"]["summarization_cost"]
 
 
-def test_compare_lists_the_new_strategies_with_their_sources_on_a_real_trace(tmp_path):
+def test_compare_lists_the_new_policies_with_their_sources_on_a_real_trace(tmp_path):
     trace = TRACES / "sweagent_marshmallow-1867_function_calling.openai.json"
     conversation = formats.read(load_shared(trace))
     rows = compare(conversation, [make(name, context_window=GPT4O.context_window) for name in POLICIES],
                    Meter("gpt-4o"), GPT4O)
-    assert [row.strategy for row in rows] == list(POLICIES)
-    by_name = {row.strategy: row for row in rows}
+    assert [row.policy for row in rows] == list(POLICIES)
+    by_name = {row.policy: row for row in rows}
     assert by_name["swe-agent-last-n"].tokens_billed < by_name["none"].tokens_billed  # it masks this run
     assert by_name["langchain-summarization"].summarization_cost > 0
     done = cli("compare", str(shared(trace)), "--strategy", "none", "--strategy", "codex-compact")
