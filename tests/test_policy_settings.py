@@ -164,3 +164,24 @@ def test_a_single_run_command_builds_its_policy_with_the_run_models_context_wind
     with pytest.raises(_BuiltError):
         cli.main([*argv, "--model", preset.model])
     assert built[0].context_window == read_prices().get(preset.model).context_window
+
+
+def test_a_corpus_run_takes_the_baseline_the_summarizer_prices_and_the_run_models_context_window(tmp_path,
+                                                                                                 monkeypatch):
+    """evaluate and tune accepted --baseline and --summarizer-model and dropped them, and built their
+    policies without the run's context window: each now reaches every replay of the corpus."""
+    from playground.corpus import evaluate
+    from playground.run.prices import read_prices
+
+    preset = load_preset(SUPPORT)
+    made, replayed = [], []
+    real_make, real_replay = evaluate.make, evaluate.replay
+    monkeypatch.setattr(evaluate, "make", lambda name, settings: made.append(settings) or real_make(name, settings))
+    monkeypatch.setattr(evaluate, "replay", lambda *a, **kw: replayed.append(kw) or real_replay(*a, **kw))
+    args = cli.parser().parse_args(["evaluate", str(tmp_path), "--baseline", "full-history",
+                                    "--summarizer-model", "gpt-4o-mini", "--policy", "rules", "--policy", "summarize"])
+    result = evaluate.evaluate_run(preset.conversation, corpus_setup(args), "support", preset.model)
+    assert [kw["baseline"] for kw in replayed] == ["full-history"] * 2
+    assert [kw["summarizer"].model for kw in replayed] == ["gpt-4o-mini"] * 2
+    assert {settings.context_window for settings in made} == {read_prices().get(preset.model).context_window}
+    assert result.baseline == "full-history"

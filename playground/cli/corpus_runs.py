@@ -45,7 +45,7 @@ def corpus_setup(args: argparse.Namespace) -> Setup:
         checked_rules(rules, args.rules)  # bad rules fail here, with the file's name
     return Setup(policies=named_policies(args.policy), preset=args.preset, rules=rules,
                  policy=policy_settings(args), model=args.model, cache=args.cache, mode=args.mode,
-                 max_input_mb=args.max_input_mb,
+                 max_input_mb=args.max_input_mb, baseline=args.baseline, summarizer_model=args.summarizer_model,
                  prices=load_json(args.prices, args.max_input_mb) if args.prices else None)
 
 

@@ -28,7 +28,7 @@ from ..rules.errorpatterns import error_detail
 from ..run.compare import Row, baseline_row, row_of, rows_to_json
 from ..run.hidden import SpanIndex, calls_with
 from ..run.inferred import infer
-from ..run.prices import PriceTable, counted_as, load_prices, read_prices, rounded
+from ..run.prices import Price, PriceTable, counted_as, load_prices, read_prices, rounded
 from ..run.promptcache import check_cache
 from ..run.replay import FULL, Replay, baseline_of, call_starts, replay
 from .finder import Failed, Skipped, Source
@@ -67,13 +67,20 @@ class Setup:
     mode: str = "stored"
     max_input_mb: int = limits.DEFAULT_MAX_INPUT_MB
     prices: Any = None  # a person's own prices JSON (``--prices``), over the catalogue; None: the catalogue
+    baseline: str = "auto"  # what a run without a policy sends (``replay.baseline_of``)
+    summarizer_model: str | None = None  # whose prices summaries are billed at; None: each run's own model's
 
     def table(self) -> PriceTable:
         """Where this setup's prices come from: the person's own rows first, then the catalogue."""
         return read_prices() if self.prices is None else load_prices(self.prices, "--prices")
 
-    def options(self, conversation: Conversation) -> PolicySettings:
-        """Every policy's settings for this run, its rules made (each policy takes what it has)."""
+    def summarizer(self) -> Price | None:
+        """The prices summaries are billed at: ``summarizer_model``'s row, else (None) each run's own."""
+        return self.table().get(self.summarizer_model) if self.summarizer_model else None
+
+    def options(self, conversation: Conversation, context_window: int | None = None) -> PolicySettings:
+        """Every policy's settings for this run, its rules made (each policy takes what it has), with
+        the run's model's ``context_window`` when given (an agent's own trigger is a share of it)."""
         from ..rules.ruleset import Rules, book_rules, load_rules
         from ..tune.rulesets import ruleset
 
@@ -83,7 +90,8 @@ class Setup:
             rules = self.rules or self.policy.rules or book_rules()
         else:
             rules = load_rules(self.rules)
-        return replace(self.policy, rules=rules, label=self.preset or self.policy.label)
+        window = self.policy.context_window if context_window is None else context_window
+        return replace(self.policy, rules=rules, label=self.preset or self.policy.label, context_window=window)
 
 
 @dataclass(frozen=True)
@@ -177,14 +185,17 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
     conversation = infer(conversation, price)  # the agent's own cuts its bills show: the baseline is the run as it ran
     cache = setup.cache or price.cache
     check_cache(cache, price.cache, price.model, where="cache")
-    options = setup.options(conversation)
+    options = setup.options(conversation, price.context_window)
     # what the agent wrote and what the run holds are the same under every policy: read them once
     spans, baseline = SpanIndex.of(conversation), Baseline.of(conversation)
+    row, summarizer = baseline_row(conversation, setup.baseline), setup.summarizer()
     results = tuple(policy_on_run(replay(conversation, make(name, options), meter, price, mode=setup.mode,
-                                         cache=cache, spans=spans), baseline, baseline_row(conversation))
+                                         cache=cache, spans=spans, summarizer=summarizer, baseline=setup.baseline),
+                                  baseline, row)
                     for name in offered(setup.policies, conversation))
     return RunResult(source, conversation.source or conversation.format, price.model,
-                     len(call_starts(conversation.items)), results, baseline_of(conversation), price.priced_as)
+                     len(call_starts(conversation.items)), results, baseline_of(conversation, setup.baseline),
+                     price.priced_as)
 
 
 def load(source: Source, setup: Setup) -> tuple[Conversation, str | None] | Failed | Skipped:

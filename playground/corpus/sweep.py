@@ -109,14 +109,14 @@ def tune_source(source: Source, setup: Setup, grid: Grid) -> RunCosts | Failed |
             return Skipped(source.name, f"{price.source}: tune chooses by cost, so this run is left out")
         cache = setup.cache or price.cache
         check_cache(cache, price.cache, price.model, where="cache")
-        base = setup.options(conversation)
+        base, summarizer = setup.options(conversation, price.context_window), setup.summarizer()
         spans = SpanIndex.of(conversation)  # what the agent wrote, read once for every policy and point
         costs = []
         for policy in setup.policies:
             found = []
             for point in grid.points(policy):
                 run = replay(conversation, make(policy, _options(base, point)), meter, price, mode=setup.mode,
-                             cache=cache, spans=spans)
+                             cache=cache, spans=spans, summarizer=summarizer, baseline=setup.baseline)
                 found.append((run.totals.cost_with, hidden_used_calls(run)))
             costs.append((policy, tuple(found)))
         return RunCosts(source.name, price.model, price.source, cache, tuple(costs))
