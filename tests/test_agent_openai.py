@@ -21,7 +21,7 @@ from typing import Any
 
 import openai
 import pytest
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionMessageParam
 from pydantic import TypeAdapter
@@ -351,7 +351,7 @@ def _sendable(request: Any) -> Any:
     return request
 
 
-@given(request=chat_requests(least=1, most=7).map(_sendable), name=st.sampled_from(sorted(PROPERTY_POLICIES)))
+@given(request=chat_requests(least=3, most=9).map(_sendable), name=st.sampled_from(sorted(PROPERTY_POLICIES)))
 def test_a_wrapped_request_is_valid_paired_and_never_larger(request: Any, name: str) -> None:
     messages = request if isinstance(request, list) else request["messages"]
     tools = None if isinstance(request, list) else request.get("tools")
@@ -375,6 +375,7 @@ def test_a_wrapped_request_is_valid_paired_and_never_larger(request: Any, name: 
                                                                             **extra})).total
         record = wrapped.records[-1]
         assert record.tokens_after <= record.tokens_before
+        event(f"{name}: {'fired' if record.fired else 'did not fire'}")  # (--hypothesis-show-statistics)
     assert messages == kept
 
 
