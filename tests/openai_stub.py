@@ -2,8 +2,8 @@
 ``openai`` client: the model name picks the behaviour (success, 401, 404, 429, a 400 with the
 provider's message, a 502 in HTML, a hang, a malformed or empty body) and the hostile ones
 (a 300 MB summary, a 2 GB body that is not JSON, a reply trickled a byte at a time, one cut off
-half way), and an agent's model (``tool-loop-N``: a tool call per reply, streamed when asked).
-Every request is recorded, so tests can check what was sent."""
+half way), and an agent's model (``tool-loop-N``: a tool call per reply, streamed when asked; on
+``/responses`` too). Every request is recorded, so tests can check what was sent."""
 
 from __future__ import annotations
 
@@ -46,6 +46,22 @@ def _tool_loop(request: dict[str, Any], model: str) -> dict[str, Any]:
     return body
 
 
+def _tool_loop_response(request: dict[str, Any], model: str) -> dict[str, Any]:
+    """``tool-loop-N`` on the Responses API: a ``function_call`` output item per reply, then a message."""
+    results = [item for item in request.get("input", []) if item.get("type") == "function_call_output"]
+    done = int(results[-1]["call_id"].removeprefix("call_")) + 1 if results else 0
+    if done >= int(model.removeprefix(TOOL_LOOP)):
+        output = [{"type": "message", "id": "msg_stub", "role": "assistant", "status": "completed",
+                   "content": [{"type": "output_text", "text": f"Read {done} files.", "annotations": []}]}]
+    else:
+        output = [{"type": "function_call", "id": f"fc_{done}", "call_id": f"call_{done}", "name": "read_file",
+                   "arguments": json.dumps({"file_path": f"src/module_{done}.py"}), "status": "completed"}]
+    return {"id": f"resp_{done}", "object": "response", "created_at": 0, "model": model, "status": "completed",
+            "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+            "usage": {"input_tokens": 100 + done, "output_tokens": 5, "total_tokens": 105 + done,
+                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}
+
+
 def _events(body: dict[str, Any], request: dict[str, Any]) -> bytes:
     """``body`` as a stream of Chat Completions chunks (server-sent events): the reply whole in one
     delta, the finish reason, the usage when ``stream_options.include_usage`` asks for it."""
@@ -85,7 +101,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                      "body": request})
         model = request.get("model", "")
-        if not self.path.endswith("/chat/completions"):
+        if self.path.endswith("/responses") and model.startswith(TOOL_LOOP):
+            status, body = 200, _tool_loop_response(request, model)
+        elif not self.path.endswith("/chat/completions"):
             status, body = _error(404, "no such path", "invalid_request_error")
         elif model == "bad-key" or self.headers.get("Authorization") == "Bearer wrong":
             status, body = _error(401, "Incorrect API key provided: sk-wr****", "invalid_request_error")

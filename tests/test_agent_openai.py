@@ -27,6 +27,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from pydantic import TypeAdapter
 
 import playground as pg
+from playground import formats
 from playground.agent import CallRecord, PolicyFile
 from playground.agent.openai_client import plain
 from playground.compaction import Settings
@@ -205,6 +206,60 @@ def test_a_workspace_policy_runs_with_its_model_and_calibration_as_replay_counts
         Meter(MODEL).count(first).total  # counted with the calibration the page counted with
 
 
+def _run_responses(client: Any, calls: int) -> list[Any]:
+    """The agent's loop on the Responses API: the reply's output items appended as the SDK gave them."""
+    items: list[Any] = [{"role": "user", "content": "Read the modules one by one."}]
+    responses_tools = [{"type": "function", **TOOLS[0]["function"]}]
+    for _ in range(calls):
+        response = client.responses.create(model=f"tool-loop-{calls - 1}", instructions=SYSTEM, input=items,
+                                           tools=responses_tools)
+        items += response.output
+        calls_made = [item for item in response.output if item.type == "function_call"]
+        if not calls_made:
+            return items
+        for call in calls_made:
+            items.append({"type": "function_call_output", "call_id": call.call_id,
+                          "output": _file(json.loads(call.arguments)["file_path"])})
+    raise AssertionError(f"the loop did not end after {calls} calls")
+
+
+@pytest.mark.parametrize("name", ["rules", "masking", "rules+summary"])
+def test_a_wrapped_responses_loop_sends_what_replay_sends_call_by_call(name: str) -> None:
+    make = POLICIES[name]
+    with StubServer() as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key=KEY, max_retries=0)
+        wrapped = pg.compacting(client, make(), model=MODEL)
+        items = _run_responses(wrapped, calls=6)
+    assert [request["path"] for request in server.requests] == ["/v1/responses"] * 6
+    recorded = formats.responses.read({"model": MODEL, "instructions": SYSTEM, "input": [plain(i) for i in items],
+                                       "tools": server.requests[0]["body"]["tools"]})
+    price = pg.read_prices().get(MODEL)
+    whole = pg.replay(recorded, make(), Meter(MODEL), price, mode="stored")
+    records = wrapped.sessions["responses"].records
+    assert len(whole.calls) == len(records) == 6 and wrapped.sessions["chat.completions"].records == []
+    for number, request in enumerate(server.requests):
+        want = formats.responses.write(replace(pg.replay(recorded, make(), Meter(MODEL), price, mode="stored",
+                                                         until=number + 1).final, bare=True))
+        assert json.dumps(request["body"]["input"]) == json.dumps(want), number
+        assert request["body"]["instructions"] == SYSTEM
+        call = whole.calls[number]
+        assert (records[number].tokens_before, records[number].tokens_after) == (call.tokens_without, call.tokens_with)
+        assert (records[number].cached_before, records[number].cached_after) == (call.cached_without, call.cached_with)
+    assert whole.totals.tokens_with < whole.totals.tokens_without
+    assert records[1].usage is not None and records[1].usage["input_tokens"] == 101
+
+
+def test_a_continued_stored_response_goes_as_it_is() -> None:
+    recorder = _Recorder()
+    recorder.responses = recorder
+    wrapped = pg.compacting(recorder, POLICIES["rules"](), model=MODEL)
+    given = [{"type": "function_call_output", "call_id": "call_0", "output": _file("a.py")}]
+    wrapped.responses.create(model=MODEL, previous_response_id="resp_0", input=given)
+    wrapped.responses.create(model=MODEL, input="just a string")
+    assert recorder.sent[0]["input"] is given and recorder.sent[1]["input"] == "just a string"
+    assert wrapped.records == ()
+
+
 def test_earlier_compacted_messages_are_sent_again_byte_identical(tmp_path: Path) -> None:
     with StubServer() as server:
         client = openai.OpenAI(base_url=server.base_url, api_key=KEY, max_retries=0)
@@ -307,7 +362,9 @@ def test_a_policy_file_replayed_per_call_is_refused_not_run_otherwise(tmp_path: 
     policy = pg.load_policy(_workspace_file(tmp_path, mode="per-call"))
     with pytest.raises(pg.InputError, match="stored mode only"):
         pg.compacting(object(), policy)
-    assert pg.compacting(openai.OpenAI(api_key=KEY), replace(policy, mode="stored")).session.policy.name == "rules"
+    wrapped = pg.compacting(openai.OpenAI(api_key=KEY), replace(policy, mode="stored"))
+    assert wrapped.sessions["chat.completions"].policy.name == "rules"
+    assert wrapped.sessions["responses"].policy is not wrapped.sessions["chat.completions"].policy  # one per endpoint
 
 
 # -- the property: whatever the conversation and policy, the request is a valid one, paired, never larger

@@ -1,8 +1,9 @@
 """Into the agent: the tuned policy run where the agent runs, as replay's stored mode ran it.
 
 ``load_policy`` reads the workspace the page saves (or a rules file) into one ``PolicyFile``;
-``compacting`` wraps an official ``openai`` client so every ``chat.completions.create`` sends what
-replay would send at that call (``session``: the run's state; ``record``: each call's log line).
+``compacting`` wraps an official ``openai`` client so every ``chat.completions.create`` and
+``responses.create`` send what replay would send at that call (``session``: the run's state;
+``record``: each call's log line).
 """
 
 from .openai_client import Compacting, compacting

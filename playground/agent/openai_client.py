@@ -1,13 +1,15 @@
 """The official ``openai`` client, compacting: ``compacting(client, policy)`` gives an object the agent
-uses in its place, whose ``chat.completions.create`` sends each request as replay's stored mode would.
+uses in its place, whose ``chat.completions.create`` and ``responses.create`` send each request as
+replay's stored mode would.
 
-Each call reads the caller's ``messages`` into the playground's conversation, lets the run's
-``Session`` build the request replay would send at that call, writes it back as Chat Completions
-messages and calls the real client with every other argument as given, returning its response (or
-its stream) as it is. The caller's list and dicts are never changed: the request sent is new
-objects. Everything else (``models``, ``files``, ``with_raw_response``…) is the real client's,
-reached through this object, and goes around the policy. ``OpenAI`` and ``AsyncOpenAI`` share one
-core (``_Completions.prepare`` and ``finish``); only the call itself differs.
+Each call reads the caller's request (``messages``; ``input`` and ``instructions``) into the
+playground's conversation, lets the run's ``Session`` for that endpoint build the request replay
+would send at that call, writes it back in the endpoint's own form and calls the real client with
+every other argument as given, returning its response (or its stream) as it is. The caller's list
+and dicts are never changed: the request sent is new objects. Everything else (``models``, ``files``,
+``with_raw_response``…) is the real client's, reached through this object, and goes around the
+policy. ``OpenAI`` and ``AsyncOpenAI``, Chat Completions and Responses share one core
+(``_Endpoint.prepare`` and ``finish``); only the call itself, and each API's reading and writing, differ.
 
 The SDK is never imported here: the wrapper takes the client it is given, so ``openai`` loads only
 where the caller already uses it, and any client of the same shape (an Azure or compatible one) works.
@@ -17,24 +19,27 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .. import formats
+from ..conversation import Conversation
 from ..errors import InputError
 from ..policies import Policy
 from .policy_file import PolicyFile
 from .record import CallRecord, append
 from .session import Pending, Session
 
-API = "chat.completions"
+CHAT, RESPONSES = "chat.completions", "responses"
 
 
 def compacting(client: Any, policy: Policy | PolicyFile, log: str | Path | None = None, *,
                model: str | None = None) -> Compacting:
     """``client`` (an ``openai.OpenAI`` or ``AsyncOpenAI``) with ``policy`` applied to every
-    ``chat.completions.create`` as replay's stored mode applies it. ``policy``: a policy
-    (``pg.make``) or a policy file (``pg.load_policy``: its model, calibration and cache model
+    ``chat.completions.create`` and ``responses.create`` as replay's stored mode applies it.
+    ``policy``: a policy (``pg.make``; the two endpoints share it) or a policy file
+    (``pg.load_policy``: a policy of its own per endpoint, and its model, calibration and cache model
     count and predict the calls). ``model``: whose meter counts the requests (default: the policy
     file's, else each call's ``model``). ``log``: a path each call appends one JSON line to."""
     if isinstance(policy, PolicyFile):
@@ -42,80 +47,86 @@ def compacting(client: Any, policy: Policy | PolicyFile, log: str | Path | None 
             raise InputError(f"{policy.source or 'the policy file'} was replayed in {policy.mode} mode; the wrapper "
                              "runs stored mode only (set the Run view's mode to stored, or replace(policy_file, "
                              "mode='stored') to run it so)", where="replay.mode", value=policy.mode)
-        session = Session(policy.make(), API, model or policy.model, policy.calibration, policy.cache)
+        sessions = {api: Session(policy.make(), api, model or policy.model, policy.calibration, policy.cache)
+                    for api in (CHAT, RESPONSES)}
     else:
-        session = Session(policy, API, model)
-    return Compacting(client, session, Path(log) if log is not None else None)
+        sessions = {api: Session(policy, api, model) for api in (CHAT, RESPONSES)}
+    return Compacting(client, sessions, Path(log) if log is not None else None)
 
 
 class Compacting:
-    """The client an agent uses instead of its own: ``chat.completions.create`` compacts, every
-    other attribute is the real client's. It owns the run (``session``: the history sent so far),
-    so one ``Compacting`` is one agent run; ``with_options`` gives the same run with other options."""
+    """The client an agent uses instead of its own: ``chat.completions.create`` and
+    ``responses.create`` compact, every other attribute is the real client's. It owns the run
+    (``sessions``: per endpoint, the history sent so far), so one ``Compacting`` is one agent run;
+    ``with_options`` gives the same run with other options."""
 
-    def __init__(self, client: Any, session: Session, log: Path | None) -> None:
+    def __init__(self, client: Any, sessions: dict[str, Session], log: Path | None) -> None:
         self._client = client
-        self.session = session
+        self.sessions = sessions
         self.log = log
-        self.chat = _Chat(client.chat, _Completions(client.chat.completions, session, log))
+        self.chat = _Proxy(client.chat, completions=_ChatCompletions(client.chat.completions, sessions[CHAT], log))
+        if hasattr(client, "responses"):
+            self.responses = _Responses(client.responses, sessions[RESPONSES], log)
 
     @property
     def records(self) -> tuple[CallRecord, ...]:
-        """Every call's record so far (also in ``log`` when one was given)."""
-        return tuple(self.session.records)
+        """Every call's record so far, Chat Completions' first (also in ``log`` when one was given)."""
+        return tuple(record for session in self.sessions.values() for record in session.records)
 
     def with_options(self, **options: Any) -> Compacting:
         """The real client's ``with_options``, still compacting, and still this run."""
-        return Compacting(self._client.with_options(**options), self.session, self.log)
+        return Compacting(self._client.with_options(**options), self.sessions, self.log)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
 
 
-class _Chat:
-    def __init__(self, chat: Any, completions: _Completions) -> None:
-        self._chat = chat
-        self.completions = completions
+class _Proxy:
+    """The real object, with some attributes replaced."""
+
+    def __init__(self, real: Any, **replaced: Any) -> None:
+        self._real = real
+        self.__dict__.update(replaced)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._chat, name)
+        return getattr(self._real, name)
 
 
-class _Completions:
-    """``chat.completions`` with ``create`` compacting; ``create`` is a coroutine function when the
-    real one is (``AsyncOpenAI``), so ``await wrapped.chat.completions.create(…)`` works as before."""
+class _Endpoint:
+    """One endpoint's ``create``, compacting, the rest of it the real one's. The one core both
+    clients share: ``create`` is a coroutine function when the real one is (``AsyncOpenAI``), so
+    ``await wrapped.chat.completions.create(…)`` works as before; each API only says how its request
+    is read (``read``) and written back (``write``)."""
 
-    def __init__(self, completions: Any, session: Session, log: Path | None) -> None:
-        self._completions = completions
+    def __init__(self, real: Any, session: Session, log: Path | None) -> None:
+        self._real = real
         self._session = session
         self._log = log
-        real = completions.create
-        self.create = self._create_async if inspect.iscoroutinefunction(real) else self._create
+        self.create = self._create_async if inspect.iscoroutinefunction(real.create) else self._create
 
     def _create(self, **kwargs: Any) -> Any:
         pending, request = self.prepare(kwargs)
-        response = self._completions.create(**request)
-        return self.finish(pending, response)
+        return self.finish(pending, self._real.create(**request))
 
     async def _create_async(self, **kwargs: Any) -> Any:
         pending, request = self.prepare(kwargs)
-        response = await self._completions.create(**request)
-        return self.finish(pending, response)
+        return self.finish(pending, await self._real.create(**request))
+
+    def read(self, kwargs: dict[str, Any]) -> Conversation | None:
+        """The caller's request as a conversation; None: nothing to compact (it goes as it is)."""
+        raise NotImplementedError
+
+    def write(self, kwargs: dict[str, Any], sent: Conversation) -> dict[str, Any]:
+        """The caller's arguments with the request replaced by ``sent``."""
+        raise NotImplementedError
 
     def prepare(self, kwargs: dict[str, Any]) -> tuple[Pending | None, dict[str, Any]]:
-        """The arguments to call the real client with: ``messages`` compacted, the rest as given."""
-        if "messages" not in kwargs:
-            return None, kwargs  # (the client's own error says what is missing)
-        messages = [plain(message) for message in kwargs["messages"]]
-        body: dict[str, Any] = {"messages": messages}
-        if isinstance(kwargs.get("model"), str):
-            body["model"] = kwargs["model"]
-        tools = kwargs.get("tools")
-        if isinstance(tools, Iterable) and not isinstance(tools, str | bytes | Mapping):
-            body["tools"] = [plain(tool) for tool in tools]  # (counted: they are in every prompt)
-        conversation = formats.chat.read(body)
+        """The arguments to call the real client with: the request compacted, the rest as given."""
+        conversation = self.read(kwargs)
+        if conversation is None:
+            return None, kwargs
         pending = self._session.prepare(conversation, stream=bool(kwargs.get("stream")))
-        return pending, {**kwargs, "messages": formats.chat.write_messages(pending.sent.items)}
+        return pending, self.write(kwargs, pending.sent)
 
     def finish(self, pending: Pending | None, response: Any) -> Any:
         """The provider took the call: the run moves on, its record is kept (and logged)."""
@@ -127,7 +138,50 @@ class _Completions:
         return response
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._completions, name)
+        return getattr(self._real, name)
+
+
+def _body(kwargs: dict[str, Any], key: str, value: list[Any]) -> dict[str, Any]:
+    """A request body for a format's reader: the request (``key``), the model and the tools (counted:
+    they are in every prompt), each as the SDK would send it."""
+    body: dict[str, Any] = {key: value}
+    if isinstance(kwargs.get("model"), str):
+        body["model"] = kwargs["model"]
+    tools = kwargs.get("tools")
+    if isinstance(tools, Iterable) and not isinstance(tools, str | bytes | Mapping):
+        body["tools"] = [plain(tool) for tool in tools]
+    return body
+
+
+class _ChatCompletions(_Endpoint):
+    """``chat.completions``: the request is ``messages``."""
+
+    def read(self, kwargs: dict[str, Any]) -> Conversation | None:
+        if "messages" not in kwargs:
+            return None  # (the client's own error says what is missing)
+        return formats.chat.read(_body(kwargs, "messages", [plain(message) for message in kwargs["messages"]]))
+
+    def write(self, kwargs: dict[str, Any], sent: Conversation) -> dict[str, Any]:
+        return {**kwargs, "messages": formats.chat.write_messages(sent.items)}
+
+
+class _Responses(_Endpoint):
+    """``responses``: the request is ``input`` (a list of items; a string is one message, sent as it
+    is) after ``instructions``. A call that continues a stored response (``previous_response_id``,
+    ``conversation``) sends only its new items, the history being the provider's: it goes as it is."""
+
+    def read(self, kwargs: dict[str, Any]) -> Conversation | None:
+        given = kwargs.get("input")
+        if isinstance(given, str | bytes | Mapping) or not isinstance(given, Iterable) or \
+                kwargs.get("previous_response_id") or kwargs.get("conversation"):
+            return None
+        body = _body(kwargs, "input", [plain(item) for item in given])
+        if isinstance(kwargs.get("instructions"), str):
+            body["instructions"] = kwargs["instructions"]
+        return formats.responses.read(body)
+
+    def write(self, kwargs: dict[str, Any], sent: Conversation) -> dict[str, Any]:
+        return {**kwargs, "input": formats.responses.write(replace(sent, bare=True))}
 
 
 def plain(value: Any) -> Any:
