@@ -20,7 +20,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..conversation import Conversation, Item, extends, is_instruction, shared
+from ..conversation import Conversation, Item, content_text, extends, is_instruction, shared
 from ..meter.factor import Calibration
 from ..meter.tokens import Meter
 from ..policies import Policy
@@ -84,7 +84,8 @@ class Session:
         result = self.policy.apply(request, meter)
         sent = result.conversation
         before, after = meter.count(conversation), meter.count(sent)
-        has_system = any(is_instruction(item) for item in items)  # (tool definitions cost more beside one)
+        # as replay keys the head: instructions outside the items (Responses') or a system message among them
+        has_system = bool(content_text(conversation.instructions)) or any(map(is_instruction, items))
         head_tokens = after.total - sum(after.items) - after.priming
         head: Hashable = ("head", has_system, head_tokens)
         prompts = (prompt(items, before.items, before.total - sum(before.items) - before.priming, before.priming,
