@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import formats
+from .agent import compacting, load_policy
 from .compaction import Compaction, DecisionCache, Settings, compact
 from .conversation import Conversation, Message, ToolCall, ToolResult
 from .engine import Engine, Optimized, optimize
@@ -44,6 +45,7 @@ __all__ = [
     "POLICIES", "RULESETS", "Calibration", "Compaction", "Conversation", "DecisionCache", "Engine", "InputError",
     "Message", "Meter", "OfflineSummarizer", "Optimized", "Policy", "PolicySettings", "Replay", "RuleSet", "Rules",
     "Settings", "SummarySettings", "Template", "TokenCount", "ToolCall", "ToolResult", "book_rules", "compact",
-    "compare", "count", "dumps", "formats", "load", "load_preset", "load_rules", "loads", "make", "optimize",
+    "compacting", "compare", "count", "dumps", "formats", "load", "load_policy", "load_preset", "load_rules",
+    "loads", "make", "optimize",
     "read_prices", "replay", "rules_to_json", "ruleset", "suggest_rules",
 ]

@@ -2,7 +2,8 @@
 ``openai`` client: the model name picks the behaviour (success, 401, 404, 429, a 400 with the
 provider's message, a 502 in HTML, a hang, a malformed or empty body) and the hostile ones
 (a 300 MB summary, a 2 GB body that is not JSON, a reply trickled a byte at a time, one cut off
-half way). Every request is recorded, so tests can check what was sent."""
+half way), and an agent's model (``tool-loop-N``: a tool call per reply, streamed when asked; on
+``/responses`` too). Every request is recorded, so tests can check what was sent."""
 
 from __future__ import annotations
 
@@ -24,6 +25,56 @@ def _completion(text: str | None, model: str) -> dict[str, Any]:
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": text}}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+
+
+TOOL_LOOP = "tool-loop-"  # tool-loop-N: a read_file call per reply until the request holds N tool results
+
+
+def _tool_loop(request: dict[str, Any], model: str) -> dict[str, Any]:
+    """An agent's model: asks for file ``N`` (N: the calls answered so far, read from the id of the
+    newest result, as a compacted or summarized request still holds it), then, at the count its name
+    gives, answers in text; so a real loop runs as many calls as a test asks for."""
+    results = [message for message in request.get("messages", []) if message.get("role") == "tool"]
+    done = int(results[-1]["tool_call_id"].removeprefix("call_")) + 1 if results else 0
+    if done >= int(model.removeprefix(TOOL_LOOP)):
+        return _completion(f"Read {done} files.", model)
+    body = _completion(None, model)
+    body["choices"][0]["finish_reason"] = "tool_calls"
+    body["choices"][0]["message"]["tool_calls"] = [{"id": f"call_{done}", "type": "function", "function": {
+        "name": "read_file", "arguments": json.dumps({"file_path": f"src/module_{done}.py"})}}]
+    body["usage"]["prompt_tokens"] = 100 + done  # (the wrapper logs the provider's usage as it came)
+    return body
+
+
+def _tool_loop_response(request: dict[str, Any], model: str) -> dict[str, Any]:
+    """``tool-loop-N`` on the Responses API: a ``function_call`` output item per reply, then a message."""
+    results = [item for item in request.get("input", []) if item.get("type") == "function_call_output"]
+    done = int(results[-1]["call_id"].removeprefix("call_")) + 1 if results else 0
+    if done >= int(model.removeprefix(TOOL_LOOP)):
+        output = [{"type": "message", "id": "msg_stub", "role": "assistant", "status": "completed",
+                   "content": [{"type": "output_text", "text": f"Read {done} files.", "annotations": []}]}]
+    else:
+        output = [{"type": "function_call", "id": f"fc_{done}", "call_id": f"call_{done}", "name": "read_file",
+                   "arguments": json.dumps({"file_path": f"src/module_{done}.py"}), "status": "completed"}]
+    return {"id": f"resp_{done}", "object": "response", "created_at": 0, "model": model, "status": "completed",
+            "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+            "usage": {"input_tokens": 100 + done, "output_tokens": 5, "total_tokens": 105 + done,
+                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}
+
+
+def _events(body: dict[str, Any], request: dict[str, Any]) -> bytes:
+    """``body`` as a stream of Chat Completions chunks (server-sent events): the reply whole in one
+    delta, the finish reason, the usage when ``stream_options.include_usage`` asks for it."""
+    choice = body["choices"][0]
+    delta = dict(choice["message"])
+    if "tool_calls" in delta:
+        delta["tool_calls"] = [{"index": n, **call} for n, call in enumerate(delta["tool_calls"])]
+    chunk = {"id": body["id"], "object": "chat.completion.chunk", "created": 0, "model": body["model"]}
+    chunks = [{**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+              {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]}]
+    if (request.get("stream_options") or {}).get("include_usage"):
+        chunks.append({**chunk, "choices": [], "usage": body["usage"]})
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
 
 
 def _error(status: int, message: str, kind: str) -> tuple[int, dict[str, Any]]:
@@ -50,7 +101,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                      "body": request})
         model = request.get("model", "")
-        if not self.path.endswith("/chat/completions"):
+        if self.path.endswith("/responses") and model.startswith(TOOL_LOOP):
+            status, body = 200, _tool_loop_response(request, model)
+        elif not self.path.endswith("/chat/completions"):
             status, body = _error(404, "no such path", "invalid_request_error")
         elif model == "bad-key" or self.headers.get("Authorization") == "Bearer wrong":
             status, body = _error(401, "Incorrect API key provided: sk-wr****", "invalid_request_error")
@@ -74,6 +127,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif model in _HOSTILE:
             _HOSTILE[model](self, model)
             return
+        elif model.startswith(TOOL_LOOP):
+            status, body = 200, _tool_loop(request, model)
+            if request.get("stream"):
+                self._send(200, _events(body, request), "text/event-stream")
+                return
         else:
             status, body = 200, _completion(SUMMARY, model)
         self._send(status, json.dumps(body).encode())

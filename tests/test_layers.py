@@ -29,6 +29,7 @@ STAGES = (
     ("probe",),  # compacted requests sent to a live model beside the originals
     ("workbench",),  # presets, lessons, builder, workspaces: the page's material without Streamlit
     ("corpus",),  # all of a person's runs: find, evaluate, executors, sweep
+    ("agent",),  # the tuned policy inside an agent's own client: wrappers, the policy file, the run log
     ("refit",),  # tools that refit the meters' constants; not run time
     ("ui",),  # the Streamlit page
     ("cli", "__main__", "__init__"),  # the command line and the public API

@@ -1,0 +1,14 @@
+"""Into the agent: the tuned policy run where the agent runs, as replay's stored mode ran it.
+
+``load_policy`` reads the workspace the page saves (or a rules file) into one ``PolicyFile``;
+``compacting`` wraps an official ``openai`` client so every ``chat.completions.create`` and
+``responses.create`` send what replay would send at that call (``session``: the run's state;
+``record``: each call's log line).
+"""
+
+from .openai_client import Compacting, compacting
+from .policy_file import PolicyFile, load_policy
+from .record import CallRecord, ItemEdit
+from .session import Session
+
+__all__ = ["CallRecord", "Compacting", "ItemEdit", "PolicyFile", "Session", "compacting", "load_policy"]

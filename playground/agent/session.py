@@ -1,0 +1,124 @@
+"""One agent run's compaction state between its calls: replay's ``stored`` mode, one call at a time.
+
+Replay's ``applied`` loop builds each call's request as the request sent last plus what came since
+(the reply and the tool results), applies the policy to it and keeps what it sent: edits stay, so
+every earlier compacted item is sent again as the same bytes and the provider's prompt cache keeps
+hitting. A wrapped client sees the same run from the other side: at each call the caller gives its
+whole history, uncompacted. ``Session`` keeps what replay keeps — the caller's history as last seen
+and the request last sent — so the new items are the caller's history past the part seen, and the
+request is built exactly as ``applied`` builds it (``Conversation.grown``: the policy's incremental
+paths take it as replay's). The parity tests check, call by call, that the requests equal replay's.
+
+A call is committed only once the provider accepted it (``Pending.commit``): a call that failed and
+is retried is the same call again, not one more. The figures each call logs (``record``) are counted
+as replay counts them, with the prompt cache of the model's provider (``run.promptcache``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..conversation import Conversation, Item, content_text, extends, is_instruction, shared
+from ..meter.factor import Calibration
+from ..meter.tokens import Meter
+from ..policies import Policy
+from ..run.prices import read_prices
+from ..run.promptcache import Prompt, PromptCache, check_cache, prompt
+from .record import CallRecord, edits
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A call prepared and not yet sent: the request to send (``sent``) and what its record needs.
+    ``commit`` moves the session on to it once the provider took it, and gives the call's record."""
+
+    session: Session
+    given: tuple[Item, ...]
+    sent: Conversation
+    record: CallRecord  # without the cache's figures and the usage, which only a sent call has
+    prompts: tuple[Prompt, Prompt] = field(repr=False)  # as given, as sent
+    caches: tuple[PromptCache, PromptCache] = field(repr=False)
+    head: Hashable = field(repr=False)
+
+    def commit(self, usage: dict[str, Any] | None = None) -> CallRecord:
+        return self.session.commit(self, usage)
+
+
+class Session:
+    """The stored-mode state of one run under ``policy``: counted with ``model``'s meter (None: each
+    call's ``model``) and ``calibration``, its cache predicted with ``cache`` (None: the model's
+    provider's). Owned by the wrapper a caller holds, so nothing of a run outlives it."""
+
+    def __init__(self, policy: Policy, api: str, model: str | None = None, calibration: Calibration | None = None,
+                 cache: str | None = None) -> None:
+        self.policy = policy
+        self.api = api
+        self.model = model
+        self.calibration = calibration
+        self.cache = cache
+        self.records: list[CallRecord] = []  # every committed call's, in order
+        self._given: tuple[Item, ...] = ()  # the caller's history at the last call
+        self._sent: tuple[Item, ...] = ()  # what the last call sent: the history the policy is given
+        self._head: Hashable = None  # the last call's head (tool definitions, instructions)
+        self._meters: dict[str | None, Meter] = {}
+        self._caches: dict[str | None, tuple[PromptCache, PromptCache]] = {}
+
+    def meter(self, model: str | None) -> Meter:
+        """The meter for ``model``, one per model for the run: its per-text cache is the run's."""
+        found = self._meters.get(model)
+        if found is None:
+            calibration = self.calibration if self.calibration and self.calibration.model == model else None
+            found = self._meters[model] = Meter(model, calibration)
+        return found
+
+    def prepare(self, conversation: Conversation, stream: bool = False) -> Pending:
+        """The request to send for the caller's ``conversation`` (its whole history, as given)."""
+        items = conversation.items
+        restarted = not extends(items, self._given)
+        given, history = ((), ()) if restarted else (self._given, self._sent)
+        request = conversation.grown(history, items[len(given):])  # replay's request, as ``applied`` builds it
+        model = self.model or conversation.model
+        meter = self.meter(model)
+        result = self.policy.apply(request, meter)
+        sent = result.conversation
+        before, after = meter.count(conversation), meter.count(sent)
+        # as replay keys the head: instructions outside the items (Responses') or a system message among them
+        has_system = bool(content_text(conversation.instructions)) or any(map(is_instruction, items))
+        head_tokens = after.total - sum(after.items) - after.priming
+        head: Hashable = ("head", has_system, head_tokens)
+        prompts = (prompt(items, before.items, before.total - sum(before.items) - before.priming, before.priming,
+                          head),
+                   prompt(sent.items, after.items, head_tokens, after.priming, head))
+        continued = bool(self.records) and not restarted and head == self._head
+        prefix = shared(self._sent, sent.items) if continued else 0
+        record = CallRecord(
+            call=len(self.records), api=self.api, model=model, policy=self.policy.name, fired=result.fired,
+            items_before=len(items), items_after=len(sent.items), tokens_before=before.total,
+            tokens_after=after.total, cached_before=0, cached_after=0, prefix_items=prefix,
+            prefix_tokens=prompts[1].offsets[prefix] if continued else 0,
+            edits=edits(request, sent, self.policy, result.fired), restarted=restarted and bool(self.records),
+            stream=stream)
+        return Pending(self, items, sent, record, prompts, self._cache_for(model), head)
+
+    def commit(self, pending: Pending, usage: dict[str, Any] | None = None) -> CallRecord:
+        """The provider took ``pending``: it is the history the next call grows, its prompts are in
+        the provider's cache, and its record gets the cache's figures and the provider's ``usage``."""
+        self._given, self._sent, self._head = pending.given, pending.sent.items, pending.head
+        uses = [cache.use(p.chain, p.offsets) for cache, p in zip(pending.caches, pending.prompts, strict=True)]
+        record = replace(pending.record, cached_before=uses[0].read, cached_after=uses[1].read, usage=usage)
+        self.records.append(record)
+        return record
+
+    def _cache_for(self, model: str | None) -> tuple[PromptCache, PromptCache]:
+        """What each side (as given, as sent) has written to ``model``'s provider's cache so far, one
+        pair per model (its price is looked up once: the catalogue takes milliseconds per model); a
+        cache model that is another provider's is refused as replay refuses it."""
+        found = self._caches.get(model)
+        if found is None:
+            price = read_prices().get(model)
+            kind = self.cache or price.cache
+            check_cache(kind, price.cache, price.model)
+            found = self._caches[model] = tuple(PromptCache(kind, price.min_cacheable) for _ in range(2))  # type: ignore[assignment]
+        return found
