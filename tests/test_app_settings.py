@@ -93,3 +93,31 @@ def test_no_control_of_the_rules_tab_feeds_a_tables_edits_back_as_its_input():
     healthy(at.run())
     assert at.session_state[state.CALL_EDITOR]["added_rows"] == [MINE]  # the edit is where it was typed
     assert {name: at.session_state[name] for name in inputs} == inputs
+
+
+def test_a_workspace_builds_the_same_policies_on_the_page_and_in_an_agent(tmp_path):
+    """The page builds its policies from its widgets (``ui.run_setup``), an agent from the saved file
+    (``pg.load_policy``): the same workspace must give every policy the same parameters in both."""
+    import playground as pg
+    from playground.policies import make
+
+    preset = load_preset(SUPPORT)
+    ws = workspace.Workspace(
+        conversation=preset.conversation, rules=load_rules(WILDCARD), threshold=1_234, keep_recent=2,
+        compact_errors=True, detect_errors=False, model=preset.model,
+        summarization=workspace.WorkspaceSummarization(limit=4_321, keep_steps=5),
+        replay=workspace.ReplaySettings(window=4, trigger=7_000, keep=1, clear_at_least=500))
+    saved = tmp_path / "mine.json"
+    saved.write_text(json.dumps(workspace.to_json(ws)))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    show_tab(at, "Compare")
+    healthy(at.run())
+    at.sidebar.file_uploader(key="workspace_upload").set_value(("mine.json", saved.read_bytes(), "application/json"))
+    healthy(at.run())
+    table = next(frame.value for frame in at.dataframe if "parameters" in frame.value.columns)
+    on_page = {row["policy"]: _params(row["parameters"]) for _, row in table.iterrows()}
+    settings = pg.load_policy(saved).settings
+    in_agent = {name: {key: str(value) for key, value in make(name, settings).params().items()} for name in on_page}
+    for params in (*on_page.values(), *in_agent.values()):
+        params.pop("rules", None)  # the rules' label: "the page's rules" there, the file's name here
+    assert len(on_page) >= 6 and in_agent == on_page
