@@ -22,13 +22,18 @@ def _params(text: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in text.split(", ") if "=" in part)
 
 
-def test_a_workspaces_settings_reach_every_policy_of_the_compare_tab():
+def _workspace() -> workspace.Workspace:
+    """A workspace with every policy setting away from its default."""
     preset = load_preset(SUPPORT)
-    ws = workspace.Workspace(
+    return workspace.Workspace(
         conversation=preset.conversation, rules=load_rules(WILDCARD), threshold=1_234, keep_recent=2,
         compact_errors=True, detect_errors=False, model=preset.model,
         summarization=workspace.WorkspaceSummarization(limit=4_321, keep_steps=5),
         replay=workspace.ReplaySettings(window=4, trigger=7_000, keep=1, clear_at_least=500))
+
+
+def test_a_workspaces_settings_reach_every_policy_of_the_compare_tab():
+    ws = _workspace()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     show_tab(at, "Compare")
     healthy(at.run())
@@ -101,12 +106,7 @@ def test_a_workspace_builds_the_same_policies_on_the_page_and_in_an_agent(tmp_pa
     import playground as pg
     from playground.policies import make
 
-    preset = load_preset(SUPPORT)
-    ws = workspace.Workspace(
-        conversation=preset.conversation, rules=load_rules(WILDCARD), threshold=1_234, keep_recent=2,
-        compact_errors=True, detect_errors=False, model=preset.model,
-        summarization=workspace.WorkspaceSummarization(limit=4_321, keep_steps=5),
-        replay=workspace.ReplaySettings(window=4, trigger=7_000, keep=1, clear_at_least=500))
+    ws = _workspace()
     saved = tmp_path / "mine.json"
     saved.write_text(json.dumps(workspace.to_json(ws)))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
