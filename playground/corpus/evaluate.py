@@ -74,9 +74,10 @@ class Setup:
         """Where this setup's prices come from: the person's own rows first, then the catalogue."""
         return read_prices() if self.prices is None else load_prices(self.prices, "--prices")
 
-    def summarizer(self) -> Price | None:
-        """The prices summaries are billed at: ``summarizer_model``'s row, else (None) each run's own."""
-        return self.table().get(self.summarizer_model) if self.summarizer_model else None
+    def summarizer(self, table: PriceTable) -> Price | None:
+        """The prices summaries are billed at: ``summarizer_model``'s row of ``table`` (the one the run
+        is priced from, read once), else (None) each run's own model's."""
+        return table.get(self.summarizer_model) if self.summarizer_model else None
 
     def options(self, conversation: Conversation, context_window: int | None = None) -> PolicySettings:
         """Every policy's settings for this run, its rules made (each policy takes what it has), with
@@ -181,14 +182,15 @@ def evaluate_run(conversation: Conversation, setup: Setup, source: str, model: s
     """Every policy of ``setup`` replayed over one run, with one meter for all of them."""
     model = setup.model or model or counted_as(conversation, read_prices())
     meter = meter or Engine().meter(model)
-    price = setup.table().dated(conversation.started).get(model, conversation.format)
+    table = setup.table()
+    price = table.dated(conversation.started).get(model, conversation.format)
     conversation = infer(conversation, price)  # the agent's own cuts its bills show: the baseline is the run as it ran
     cache = setup.cache or price.cache
     check_cache(cache, price.cache, price.model, where="cache")
     options = setup.options(conversation, price.context_window)
     # what the agent wrote and what the run holds are the same under every policy: read them once
     spans, baseline = SpanIndex.of(conversation), Baseline.of(conversation)
-    row, summarizer = baseline_row(conversation, setup.baseline), setup.summarizer()
+    row, summarizer = baseline_row(conversation, setup.baseline), setup.summarizer(table)
     results = tuple(policy_on_run(replay(conversation, make(name, options), meter, price, mode=setup.mode,
                                          cache=cache, spans=spans, summarizer=summarizer, baseline=setup.baseline),
                                   baseline, row)

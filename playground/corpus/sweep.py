@@ -104,12 +104,13 @@ def tune_source(source: Source, setup: Setup, grid: Grid) -> RunCosts | Failed |
         conversation, named = loaded
         model = setup.model or named or counted_as(conversation, read_prices())
         meter = Engine().meter(model)  # one meter for every policy and point: each item counted once
-        price = setup.table().dated(conversation.started).get(model, conversation.format)
+        table = setup.table()
+        price = table.dated(conversation.started).get(model, conversation.format)
         if not price.known:  # tuning chooses by cost: a run nobody can price has none to choose by
             return Skipped(source.name, f"{price.source}: tune chooses by cost, so this run is left out")
         cache = setup.cache or price.cache
         check_cache(cache, price.cache, price.model, where="cache")
-        base, summarizer = setup.options(conversation, price.context_window), setup.summarizer()
+        base, summarizer = setup.options(conversation, price.context_window), setup.summarizer(table)
         spans = SpanIndex.of(conversation)  # what the agent wrote, read once for every policy and point
         costs = []
         for policy in setup.policies:
