@@ -94,6 +94,9 @@ def opened(browser, app_url: str, height: int = 1200) -> Iterator:
     context = browser.new_context(viewport={"width": 1500, "height": height})
     page = context.new_page()
     page.goto(app_url)
+    # the first run's meters, then its end: "not running" also holds before that run has begun, and a
+    # click or an edit made while it still draws was lost to it (a tab switched back, a typed cell emptied)
+    page.get_by_test_id("stMetric").first.wait_for(timeout=60_000)
     idle(page)
     yield page
     context.close()
