@@ -86,3 +86,15 @@ def show_tab(at, tab: str):
     for key, value in tabs.path(tab).items():
         at.session_state[key] = value
     return at
+
+
+BROWSER_RERUNS = 2
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A browser test that fails runs again, up to twice: the page's server, Chromium and the test share
+    the machine's two cores, and a wait of the harness that loses a race to a slow rerun is not the page's
+    fault. A rerun is no silent pass: pytest names each in its summary (``R`` and "N rerun")."""
+    for item in items:
+        if item.get_closest_marker("browser") is not None and item.get_closest_marker("flaky") is None:
+            item.add_marker(pytest.mark.flaky(reruns=BROWSER_RERUNS, reruns_delay=2))
