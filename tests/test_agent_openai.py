@@ -29,7 +29,7 @@ from pydantic import TypeAdapter
 import playground as pg
 from playground import formats
 from playground.agent import CallRecord, PolicyFile
-from playground.agent.openai_client import plain
+from playground.agent.endpoint import plain
 from playground.compaction import Settings
 from playground.conversation import Conversation, ToolCall, pairs, shared
 from playground.formats import chat
@@ -327,8 +327,10 @@ def test_each_call_logs_one_line_with_its_figures_and_never_the_key(tmp_path: Pa
     lines = [json.loads(line) for line in text.splitlines()]
     assert len(lines) == 6 == len(server.requests)
     assert KEY not in text and "Bearer" not in text and "Authorization" not in text
-    assert SYSTEM[:40] not in text  # no message text either: figures only
-    assert lines == [record.to_json() for record in wrapped.records]
+    assert [{key: line[key] for key in record.to_json()} for line, record in zip(lines, wrapped.records,
+                                                                                 strict=True)] == \
+        [record.to_json() for record in wrapped.records]
+    assert text.count(SYSTEM[:40]) == 1  # the conversation once: each line adds only what is new at its call
     assert {"tokens_before", "tokens_after", "edits", "prefix_items", "prefix_tokens", "cached_after",
             "usage"} <= set(lines[0])
     assert lines[1]["usage"]["prompt_tokens"] == 101  # the provider's usage, as it came
