@@ -7,9 +7,9 @@ tests can check what was sent."""
 from __future__ import annotations
 
 import json
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from . import openai_stub
 from .openai_stub import TOOL_LOOP, StubServer
 
 
@@ -59,21 +59,10 @@ def _events(body: dict[str, Any]) -> bytes:
     return b"".join(out)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: AnthropicStub
+class _Handler(openai_stub._Handler):
+    """The Chat Completions stub's handler (its quiet log, its replies), answering the Messages API."""
 
-    def log_message(self, *args: Any) -> None:  # quiet
-        return
-
-    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("retry-after-ms", "10")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # noqa: N802 - http.server calls it by this name
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         self.server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                      "body": request})

@@ -20,7 +20,7 @@ from typing import Any
 import anthropic
 import pytest
 from anthropic.types import MessageParam
-from hypothesis import event, given
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
@@ -28,12 +28,12 @@ import playground as pg
 from playground import formats
 from playground.agent import CallRecord
 from playground.agent.endpoint import plain
-from playground.conversation import Conversation, ToolCall, pairs, shared
+from playground.conversation import Conversation, shared
 from playground.meter.tokens import Meter
 
 from .anthropic_stub import AnthropicStub
 from .strategies import anthropic_requests
-from .test_agent_openai import KEY, POLICIES, PROPERTY_POLICIES, SYSTEM, _file
+from .test_agent_openai import KEY, POLICIES, PROPERTY_POLICIES, SYSTEM, _file, check_each_call
 
 MODEL = "claude-sonnet-4-5"  # whose meter and prompt cache count the run (the stub's names pick its replies)
 TOOLS = [{"name": "read_file", "description": "Read a file of the repository.",
@@ -226,33 +226,15 @@ class _Recorder:
         return None
 
 
-def _unanswered(messages: list[dict[str, Any]]) -> int:
-    """How many tool uses no result answers; a result with no use before it fails."""
-    items = formats.anthropic.read({"messages": messages}).items
-    return sum(isinstance(item, ToolCall) for item in items) - len(pairs(items))
-
-
 @given(request=anthropic_requests(least=3, most=9), name=st.sampled_from(sorted(PROPERTY_POLICIES)))
 def test_a_wrapped_messages_request_is_valid_paired_and_never_larger(request: Any, name: str) -> None:
-    messages = request["messages"]
     recorder = _Recorder()
     wrapped = pg.compacting(recorder, PROPERTY_POLICIES[name](), model=MODEL)
-    meter = Meter(MODEL)
-    starts = [n for n, message in enumerate(messages) if message["role"] == "assistant"
-              and (n == 0 or messages[n - 1]["role"] != "assistant")] + [len(messages)]
-    kept = copy.deepcopy(messages)
-    MESSAGES.validate_python(messages)  # a valid request to begin with
     extra = {"system": request["system"]} if "system" in request else {}
-    for start in starts:  # the run as an agent makes it: a call before each reply, and one after the last
-        given_messages = messages[:start]
+
+    def send(given_messages: list[Any]) -> list[Any]:
         wrapped.messages.create(model=MODEL, max_tokens=1024, messages=given_messages, **extra)
-        sent = recorder.sent[-1]["messages"]
-        MESSAGES.validate_python(sent)  # the SDK's own types take it
-        assert _unanswered(sent) <= _unanswered(given_messages)  # no use parted from its result (a summary
-        # may replace a use and its result together)
-        assert meter.count(formats.anthropic.read({"messages": sent, **extra})).total <= \
-            meter.count(formats.anthropic.read({"messages": given_messages, **extra})).total
-        record = wrapped.records[-1]
-        assert record.tokens_after <= record.tokens_before
-        event(f"{name}: {'fired' if record.fired else 'did not fire'}")  # (--hypothesis-show-statistics)
-    assert messages == kept
+        return recorder.sent[-1]["messages"]
+
+    check_each_call(request["messages"], wrapped, send,
+                    lambda sent: formats.anthropic.read({"messages": sent, **extra}), MESSAGES, Meter(MODEL), name)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -89,12 +90,14 @@ class Endpoint:
         return getattr(self._real, name)
 
 
+@dataclass(frozen=True)
 class Call:
     """A call prepared: the session's pending call, the caller's list as the SDK sends it and the
     request's head, kept for its log line."""
 
-    def __init__(self, pending: Pending, wire: list[Any], head: dict[str, Any]) -> None:
-        self.pending, self.wire, self.head = pending, wire, head
+    pending: Pending
+    wire: list[Any]
+    head: dict[str, Any]
 
     def added(self) -> tuple[int, list[Any]]:
         """Where the caller's list first holds what the last call had not (its index) and that part:
