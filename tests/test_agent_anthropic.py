@@ -226,6 +226,24 @@ class _Recorder:
         return None
 
 
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return message["content"] if isinstance(message["content"], list) else []
+
+
+def _blank_texts(messages: list[dict[str, Any]]) -> int:
+    return sum(block.get("type") == "text" and not block["text"].strip()
+               for message in messages for block in _blocks(message))
+
+
+def _answered_next(messages: list[dict[str, Any]]) -> bool:
+    """Every ``tool_use`` is answered by a ``tool_result`` in the very next message, as the API asks."""
+    for message, after in itertools.pairwise([*messages, {"content": []}]):
+        asked = {block["id"] for block in _blocks(message) if block.get("type") == "tool_use"}
+        if asked - {block["tool_use_id"] for block in _blocks(after) if block.get("type") == "tool_result"}:
+            return False
+    return True
+
+
 @given(request=anthropic_requests(least=3, most=9), name=st.sampled_from(sorted(PROPERTY_POLICIES)))
 def test_a_wrapped_messages_request_is_valid_paired_and_never_larger(request: Any, name: str) -> None:
     recorder = _Recorder()
@@ -234,7 +252,10 @@ def test_a_wrapped_messages_request_is_valid_paired_and_never_larger(request: An
 
     def send(given_messages: list[Any]) -> list[Any]:
         wrapped.messages.create(model=MODEL, max_tokens=1024, messages=given_messages, **extra)
-        return recorder.sent[-1]["messages"]
+        sent = recorder.sent[-1]["messages"]
+        assert _blank_texts(sent) <= _blank_texts(given_messages)  # the API refuses them (the types do not)
+        assert _answered_next(given_messages) <= _answered_next(sent)  # as the API asks: results right after
+        return sent
 
     check_each_call(request["messages"], wrapped, send,
                     lambda sent: formats.anthropic.read({"messages": sent, **extra}), MESSAGES, Meter(MODEL), name)
