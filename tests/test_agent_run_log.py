@@ -168,7 +168,9 @@ def test_a_history_the_agent_started_again_reads_as_its_last_run(tmp_path: Path)
         messages = gpt._run(wrapped, calls=4)  # the same wrapper, a new conversation: the run starts again
     read = formats.read_path(log)
     assert read.items == gpt._recorded(messages).items
-    assert any("started its history again 1 time" in note for note in read.notes)
+    assert read.notes[:2] == ("4 calls of a wrapped client's chat.completions run, run under the masking policy "
+                              "(replay it with that policy to see the figures the log holds)",
+                              "the agent started its history again 1 time: the last run is read")
 
 
 class _Replier:

@@ -59,7 +59,7 @@ def read(data: Any) -> Conversation:
         raise InputError(f"unknown endpoint (one of {', '.join(APIS)})", where=f"{numbered[-1][0]}.api", value=api)
     module, key = APIS[api]
     run = [(where, found) for where, found in numbered if found.get("api") == api]
-    wire, head, notes = _rebuilt(run)
+    wire, head, calls, notes = _rebuilt(run)
     last_where, last = run[-1]
     reply = maybe(last, "reply", list, last_where)
     if reply is None:
@@ -76,18 +76,23 @@ def read(data: Any) -> Conversation:
         conversation = module.read(body)
     except InputError as exc:
         raise exc.within(f"the {api} run rebuilt from the log") from None
-    return as_log(conversation, NAME, [f"{plural(len(run), 'call')} of a wrapped client's {api} run", *notes])
+    policy = maybe(last, "policy", str, last_where)
+    ran = f", run under the {policy} policy (replay it with that policy to see the figures the log holds)" \
+        if policy else ""
+    return as_log(conversation, NAME, [f"{plural(calls, 'call')} of a wrapped client's {api} run{ran}", *notes])
 
 
-def _rebuilt(run: list[tuple[str, dict[str, Any]]]) -> tuple[list[Any], dict[str, Any], list[str]]:
-    """The caller's list at the run's last call, its head, and notes on how it was put together."""
+def _rebuilt(run: list[tuple[str, dict[str, Any]]]) -> tuple[list[Any], dict[str, Any], int, list[str]]:
+    """The caller's list at the run's last call, its head, the calls since the run last began, and
+    notes on how it was put together."""
     wire: list[Any] = []
     head: dict[str, Any] = {}
-    restarts = 0
+    restarts = calls = 0
     for where, found in run:
         head = maybe(found, "head", dict, where) or head
         if found.get("restarted"):
-            wire, restarts = [], restarts + 1
+            wire, restarts, calls = [], restarts + 1, 0
+        calls += 1
         at = need(found, "at", int, where)
         if not 0 <= at <= len(wire):
             raise InputError(f"the call's new part starts at item {at} of a list the log holds {len(wire)} of",
@@ -95,7 +100,7 @@ def _rebuilt(run: list[tuple[str, dict[str, Any]]]) -> tuple[list[Any], dict[str
         wire[at:] = need(found, "added", list, where)
     notes = [f"the agent started its history again {plural(restarts, 'time')}: the last run is read"] if restarts \
         else []
-    return wire, head, notes
+    return wire, head, calls, notes
 
 
 READER = Reader(NAME, TITLE, looks_like, read)
