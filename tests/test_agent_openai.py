@@ -29,7 +29,7 @@ from pydantic import TypeAdapter
 import playground as pg
 from playground import formats
 from playground.agent import CallRecord, PolicyFile
-from playground.agent.openai_client import plain
+from playground.agent.endpoint import plain
 from playground.compaction import Settings
 from playground.conversation import Conversation, ToolCall, pairs, shared
 from playground.formats import chat
@@ -327,8 +327,10 @@ def test_each_call_logs_one_line_with_its_figures_and_never_the_key(tmp_path: Pa
     lines = [json.loads(line) for line in text.splitlines()]
     assert len(lines) == 6 == len(server.requests)
     assert KEY not in text and "Bearer" not in text and "Authorization" not in text
-    assert SYSTEM[:40] not in text  # no message text either: figures only
-    assert lines == [record.to_json() for record in wrapped.records]
+    assert [{key: line[key] for key in record.to_json()} for line, record in zip(lines, wrapped.records,
+                                                                                 strict=True)] == \
+        [record.to_json() for record in wrapped.records]
+    assert text.count(SYSTEM[:40]) == 1  # the conversation once: each line adds only what is new at its call
     assert {"tokens_before", "tokens_after", "edits", "prefix_items", "prefix_tokens", "cached_after",
             "usage"} <= set(lines[0])
     assert lines[1]["usage"]["prompt_tokens"] == 101  # the provider's usage, as it came
@@ -391,11 +393,10 @@ PROPERTY_POLICIES = {
 }
 
 
-def _unanswered(messages: list[dict[str, Any]]) -> int:
+def unanswered(conversation: Conversation) -> int:
     """How many tool calls no result answers (a result answers the latest earlier call with its id,
-    as the readers pair them); a result with no call before it fails."""
-    items = chat.read({"messages": messages}).items  # (raises on a result whose call is not before it)
-    return sum(isinstance(item, ToolCall) for item in items) - len(pairs(items))
+    as the readers pair them; a reader refuses a result whose call is not before it)."""
+    return sum(isinstance(item, ToolCall) for item in conversation.items) - len(pairs(conversation.items))
 
 
 def _sendable(request: Any) -> Any:
@@ -408,28 +409,44 @@ def _sendable(request: Any) -> Any:
     return request
 
 
+def call_points(messages: list[dict[str, Any]]) -> list[int]:
+    """Where an agent calls in a generated run: before each reply (an assistant message after
+    another role's) and once after the last message."""
+    return [n for n, message in enumerate(messages) if message["role"] == "assistant"
+            and (n == 0 or messages[n - 1]["role"] != "assistant")] + [len(messages)]
+
+
 @given(request=chat_requests(least=3, most=9).map(_sendable), name=st.sampled_from(sorted(PROPERTY_POLICIES)))
 def test_a_wrapped_request_is_valid_paired_and_never_larger(request: Any, name: str) -> None:
     messages = request if isinstance(request, list) else request["messages"]
     tools = None if isinstance(request, list) else request.get("tools")
     recorder = _Recorder()
     wrapped = pg.compacting(recorder, PROPERTY_POLICIES[name](), model=MODEL)
-    meter = Meter(MODEL)
-    starts = [n for n, message in enumerate(messages) if message["role"] == "assistant"
-              and (n == 0 or messages[n - 1]["role"] != "assistant")] + [len(messages)]
-    kept = copy.deepcopy(messages)
-    MESSAGES.validate_python(messages)  # a valid request to begin with
-    for start in starts:  # the run as an agent makes it: a call before each reply, and one after the last
-        given_messages = messages[:start]
-        extra = {"tools": tools} if tools else {}
+    extra = {"tools": tools} if tools else {}
+
+    def send(given_messages: list[Any]) -> list[Any]:
         wrapped.chat.completions.create(model=MODEL, messages=given_messages, **extra)
-        sent = recorder.sent[-1]["messages"]
-        MESSAGES.validate_python(sent)  # the SDK's own types take it
-        assert _unanswered(sent) <= _unanswered(given_messages)  # no call parted from its result (a summary
-        # may replace a call and its result together)
-        body = {"messages": sent, **extra}
-        assert meter.count(chat.read(body)).total <= meter.count(chat.read({"messages": given_messages,
-                                                                            **extra})).total
+        return recorder.sent[-1]["messages"]
+
+    check_each_call(messages, wrapped, send, lambda sent: chat.read({"messages": sent, **extra}), MESSAGES,
+                    Meter(MODEL), name)
+
+
+def check_each_call(messages: list[Any], wrapped: Any, send: Callable[[list[Any]], list[Any]],
+                    read: Callable[[list[Any]], Conversation], valid: TypeAdapter, meter: Meter, name: str) -> None:
+    """The property, whatever the API: the run as an agent makes it (``send``: one call with the
+    history so far, giving what was sent), a call before each reply and one after the last; each
+    request sent is valid (``valid``: the SDK's own types), parts no call from its result (a
+    summary may replace a call and its result together), has no more tokens than the agent's; the
+    agent's ``messages`` stay as they were."""
+    kept = copy.deepcopy(messages)
+    valid.validate_python(messages)  # a valid request to begin with
+    for start in call_points(messages):
+        given_messages = messages[:start]
+        sent = send(given_messages)
+        valid.validate_python(sent)
+        assert unanswered(read(sent)) <= unanswered(read(given_messages))
+        assert meter.count(read(sent)).total <= meter.count(read(given_messages)).total
         record = wrapped.records[-1]
         assert record.tokens_after <= record.tokens_before
         event(f"{name}: {'fired' if record.fired else 'did not fire'}")  # (--hypothesis-show-statistics)

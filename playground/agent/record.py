@@ -1,7 +1,8 @@
 """What one wrapped call did, as one line of the run log: the tokens before and after, each edit (the
 item and the rule that made it), the cached prefix replay predicts, and the provider's ``usage``.
 
-The record holds figures only, never the request: no message text, no header, so no API key can
+The record holds figures only; its log line adds what rebuilds the run (what the caller's request
+added since the last call, and the reply: ``formats.agent_run``), never a header, so no API key can
 reach the log (the wrapper never reads the client's key, and ``usage`` is the provider's counts).
 Edits are found by comparing the request as the caller gave it (after the stored edits of earlier
 calls) with the one sent, so every policy's edits are listed the same way, whatever its report.
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..conversation import Conversation, Item, ToolCall, ToolResult, item_kind, shared, tool_name
+from ..formats import agent_run
 from ..policies import Policy
 from ..rules.ruleset import Rules
 
@@ -67,11 +69,14 @@ class CallRecord:
         return {**asdict(self), "edits": [asdict(edit) for edit in self.edits]}
 
 
-def append(log: Path, record: CallRecord) -> None:
-    """Add ``record`` to the run log as one JSON line (the file is opened per call: nothing is held
-    open between an agent's calls, and a crash loses no earlier line)."""
+def append(log: Path, record: CallRecord, added: tuple[int, list[Any]], head: dict[str, Any] | None,
+           reply: list[Any] | None) -> None:
+    """Add ``record`` to the run log as one JSON line (``formats.agent_run.line``: with what the
+    caller's list ``added`` since the last call, where, the request's ``head`` when it changed, and
+    the ``reply``). The file is opened per call: nothing is held open between an agent's calls, and
+    a crash loses no earlier line."""
     with open(log, "a", encoding="utf-8") as stream:
-        stream.write(json.dumps(record.to_json(), ensure_ascii=False) + "\n")
+        stream.write(json.dumps(agent_run.line(record.to_json(), *added, head, reply), ensure_ascii=False) + "\n")
 
 
 def edits(request: Conversation, sent: Conversation, policy: Policy, fired: str | None) -> tuple[ItemEdit, ...]:

@@ -36,6 +36,7 @@ class Pending:
 
     session: Session
     given: tuple[Item, ...]
+    seen: int  # how many of ``given`` the run had seen at the last call (0: the run starts here)
     sent: Conversation
     record: CallRecord  # without the cache's figures and the usage, which only a sent call has
     prompts: tuple[Prompt, Prompt] = field(repr=False)  # as given, as sent
@@ -62,6 +63,7 @@ class Session:
         self._given: tuple[Item, ...] = ()  # the caller's history at the last call
         self._sent: tuple[Item, ...] = ()  # what the last call sent: the history the policy is given
         self._head: Hashable = None  # the last call's head (tool definitions, instructions)
+        self._logged_head: dict[str, Any] | None = None  # the head the log last wrote
         self._meters: dict[str | None, Meter] = {}
         self._caches: dict[str | None, tuple[PromptCache, PromptCache]] = {}
 
@@ -100,7 +102,7 @@ class Session:
             prefix_tokens=prompts[1].offsets[prefix] if continued else 0,
             edits=edits(request, sent, self.policy, result.fired), restarted=restarted and bool(self.records),
             stream=stream)
-        return Pending(self, items, sent, record, prompts, self._cache_for(model), head)
+        return Pending(self, items, len(given), sent, record, prompts, self._cache_for(model), head)
 
     def commit(self, pending: Pending, usage: dict[str, Any] | None = None) -> CallRecord:
         """The provider took ``pending``: it is the history the next call grows, its prompts are in
@@ -110,6 +112,14 @@ class Session:
         record = replace(pending.record, cached_before=uses[0].read, cached_after=uses[1].read, usage=usage)
         self.records.append(record)
         return record
+
+    def head_to_log(self, head: dict[str, Any]) -> dict[str, Any] | None:
+        """``head`` (a request's model, tools, instructions) when the log has not written it since it
+        last changed, else None: written once, not at every call."""
+        if head == self._logged_head:
+            return None
+        self._logged_head = head
+        return head
 
     def _cache_for(self, model: str | None) -> tuple[PromptCache, PromptCache]:
         """What each side (as given, as sent) has written to ``model``'s provider's cache so far, one

@@ -31,6 +31,7 @@ from ..errors import InputError
 from ..limits import MAX_DIGITS
 from ..words import plural
 from . import (
+    agent_run,
     aider,
     anthropic,
     chat,
@@ -56,7 +57,7 @@ FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (chat, respo
 READERS: dict[str, Reader] = {reader.name: reader for reader in (
     *(Reader(m.NAME, m.TITLE, m.looks_like, m.read) for m in FORMATS.values()),
     claude_code.READER, codex.READER, swe_agent.SWE_AGENT, swe_agent.MINI_SWE_AGENT, gemini_cli.READER, goose.READER,
-    aider.READER, openhands.READER, cline.READER, opencode.READER, gemini.READER)}
+    aider.READER, openhands.READER, cline.READER, opencode.READER, gemini.READER, agent_run.READER)}
 TITLES = {name: reader.title for name, reader in READERS.items()}
 MAX_DEPTH = 64  # deeper than any real request; keeps every later walk far from the recursion limit
 

@@ -1,0 +1,86 @@
+"""``compacting(client, policy)``: an official ``openai`` or ``anthropic`` client (sync or async)
+whose requests are compacted as replay's stored mode compacts them, and everything else its own.
+
+The wrapper gives the agent an object to use in the client's place: ``chat.completions.create`` and
+``responses.create`` (``openai``), ``messages.create`` and ``messages.stream`` (``anthropic``)
+compact, through one core (``endpoint``); every other attribute (``models``, ``files``,
+``with_raw_response``…) is the real client's, reached through this object, and goes around the
+policy. Which endpoints there are is read from the client's shape, so no SDK is imported here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..policies import Policy
+from .anthropic_client import Messages
+from .openai_client import ChatCompletions, Responses
+from .policy_file import PolicyFile
+from .record import CallRecord
+from .session import Session
+
+CHAT, RESPONSES, MESSAGES = "chat.completions", "responses", "messages"
+APIS = (CHAT, RESPONSES, MESSAGES)
+
+
+def compacting(client: Any, policy: Policy | PolicyFile, log: str | Path | None = None, *,
+               model: str | None = None) -> Compacting:
+    """``client`` (``openai.OpenAI`` or ``AsyncOpenAI``, ``anthropic.Anthropic`` or ``AsyncAnthropic``)
+    with ``policy`` applied to every request as replay's stored mode applies it. ``policy``: a policy
+    (``pg.make``; the endpoints share it) or a policy file (``pg.load_policy``: a policy of its own
+    per endpoint, and its model, calibration and cache model count and predict the calls).
+    ``model``: whose meter counts the requests (default: the policy file's, else each call's
+    ``model``). ``log``: a path each call appends one JSON line to (a run ``replay`` reads)."""
+    if isinstance(policy, PolicyFile):
+        if policy.mode != "stored":
+            raise InputError(f"{policy.source or 'the policy file'} was replayed in {policy.mode} mode; the wrapper "
+                             "runs stored mode only (set the Run view's mode to stored, or replace(policy_file, "
+                             "mode='stored') to run it so)", where="replay.mode", value=policy.mode)
+        sessions = {api: Session(policy.make(), api, model or policy.model, policy.calibration, policy.cache)
+                    for api in APIS}
+    else:
+        sessions = {api: Session(policy, api, model) for api in APIS}
+    return Compacting(client, sessions, Path(log) if log is not None else None)
+
+
+class Compacting:
+    """The client an agent uses instead of its own: the endpoints it has compact, every other
+    attribute is the real client's. It owns the run (``sessions``: per endpoint, the history sent so
+    far), so one ``Compacting`` is one agent run; ``with_options`` gives the same run with other
+    options."""
+
+    def __init__(self, client: Any, sessions: dict[str, Session], log: Path | None) -> None:
+        self._client = client
+        self.sessions = sessions
+        self.log = log
+        if hasattr(client, "chat"):
+            self.chat = _Proxy(client.chat, completions=ChatCompletions(client.chat.completions, sessions[CHAT], log))
+        if hasattr(client, "responses"):
+            self.responses = Responses(client.responses, sessions[RESPONSES], log)
+        if hasattr(client, "messages"):
+            self.messages = Messages(client.messages, sessions[MESSAGES], log)
+
+    @property
+    def records(self) -> tuple[CallRecord, ...]:
+        """Every call's record so far, endpoint by endpoint (also in ``log`` when one was given)."""
+        return tuple(record for session in self.sessions.values() for record in session.records)
+
+    def with_options(self, **options: Any) -> Compacting:
+        """The real client's ``with_options``, still compacting, and still this run."""
+        return Compacting(self._client.with_options(**options), self.sessions, self.log)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+class _Proxy:
+    """The real object, with some attributes replaced."""
+
+    def __init__(self, real: Any, **replaced: Any) -> None:
+        self._real = real
+        self.__dict__.update(replaced)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
