@@ -1,7 +1,9 @@
 # Shared by scripts/app and scripts/test: a project virtualenv in .venv with the packages of a
 # requirements file installed, re-installed only when that file (or requirements.txt) changes.
 _stamp_value() {
-    cat "$1" requirements.txt | sha256sum | cut -c1-16
+    # every requirements file: one pulls others in with -r (requirements-dask.txt, requirements-anthropic.txt),
+    # and a change to any of them must install again
+    cat "$1" requirements*.txt | sha256sum | cut -c1-16
 }
 
 ensure_venv() {
