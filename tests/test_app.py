@@ -489,7 +489,7 @@ def _open_workspace(at: AppTest, name: str, data: bytes) -> AppTest:
 
 
 def test_a_saved_workspace_opens_in_a_fresh_session_as_it_was():
-    from playground.ui.workspace_panel import snapshot
+    from playground.ui.workspace_file import snapshot
     from playground.workbench import workspace
 
     tuned = _tuned()
@@ -560,8 +560,8 @@ def test_a_long_conversation_picks_its_builder_item_by_number():
 
 
 def test_the_workspace_download_reads_every_key_the_snapshot_needs():
-    from playground.ui import workspace_panel
+    from playground.ui import workspace_file
 
     tuned = _tuned()
-    copied = {key: tuned.session_state[key] for key in workspace_panel.KEYS if key in tuned.session_state}
-    assert workspace_panel.snapshot(copied) == workspace_panel.snapshot(tuned.session_state)
+    copied = {key: tuned.session_state[key] for key in workspace_file.KEYS if key in tuned.session_state}
+    assert workspace_file.snapshot(copied) == workspace_file.snapshot(tuned.session_state)

@@ -21,7 +21,7 @@ from playground.rules.ruleset import Rules, book_rules
 from playground.run.prices import read_prices
 from playground.summarize.history import SummarySettings
 from playground.ui import state
-from playground.ui.workspace_panel import snapshot
+from playground.ui.workspace_file import snapshot
 from playground.workbench import workspace
 from playground.workbench.workspace import Workspace
 

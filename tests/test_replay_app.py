@@ -16,7 +16,7 @@ from playground.run.compare import compare
 from playground.run.prices import read_prices
 from playground.run.replay import replay
 from playground.ui import state
-from playground.ui.workspace_panel import saved_values, snapshot
+from playground.ui.workspace_file import saved_values, snapshot
 from playground.workbench import presets, workspace
 
 from .conftest import ROOT, show_tab

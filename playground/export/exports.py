@@ -16,6 +16,7 @@ from ..present.report import optimized_to_json
 from ..rules.ruleset import Rules, rules_to_json, rules_to_python
 from ..run.prices import DEFAULT_MODEL
 from . import framework as framework_export
+from . import snippets
 
 # An Anthropic request must name a Claude model and a reply limit. A conversation that names no Claude model
 # (one converted from OpenAI's formats) gets these; both are printed in the notes so a person can change them.
@@ -149,7 +150,25 @@ def rules_compactor(rules: Rules, settings: Settings, model: str | None = None) 
 def framework_settings(conversation: Conversation, rules: Rules, settings: Settings) -> Download | None:
     """Anthropic context_management and LangChain ClearToolUsesEdit settings, with what does not
     carry over; None when the rules clear no tool result of this conversation."""
-    found = framework_export.framework_settings(conversation, rules, settings)
+    found = native_settings(conversation, rules, settings)
     if found is None:
         return None
     return Download("context-editing.json", _json(framework_export.to_json(found)), "application/json")
+
+
+AGENT_CLIENTS = snippets.CLIENTS  # the clients pg.compacting wraps, by key, with the page's words for them
+WORKSPACE_FILE = snippets.WORKSPACE_FILE
+
+
+def agent_snippet(client: str, model: str) -> Download:
+    """The agent loop around ``client`` that runs this workspace's policy, calling the page's ``model``
+    where that client serves it (else the client's usual model)."""
+    code = snippets.wrapper_snippet(client, snippets.client_model(client, model))
+    return Download(f"agent_{client}.py", code, "text/x-python")
+
+
+def native_settings(conversation: Conversation, rules: Rules,
+                    settings: Settings) -> framework_export.FrameworkSettings | None:
+    """The policy as the providers' and frameworks' own clearing (their snippets, and what does not carry
+    over); None when the rules clear no tool result of this conversation."""
+    return framework_export.framework_settings(conversation, rules, settings)

@@ -4,7 +4,7 @@ How the page is built: this module composes the tabs, one ``*_panel.py`` each, a
 imports another; what panels share lives in modules named for it (``state``: every session-state
 and widget key and the state logic; ``run_setup``: prices, the page's one ``PolicySettings``, the
 chosen policy's replay and call; ``widgets``; ``llm_endpoint``; ``summary_settings``;
-``item_tokens``; ``bills``).
+``item_tokens``; ``bills``; ``workspace_file``: a session read as the workspace file).
 
 The door: the page reaches the library only through these modules (``tests/test_page_structure.py``
 holds the list). Each room through its package, its public face (``playground.run``, not
@@ -41,6 +41,7 @@ from ..present import render, view
 from ..summarize import OfflineSummarizer
 from ..words import plural
 from . import (
+    agent_panel,
     before_after_panel,
     calibration_panel,
     compare_panel,
@@ -200,6 +201,7 @@ def _page() -> None:
         _conversation_tab(log, conversation, before)
     with drawn["Export"].place:
         export_panel.panel(conversation, optimized, rules, settings, model_name, summary.limit if summary else None)
+        agent_panel.panel(conversation, rules, settings, model_name)
     _teach(drawn["Lessons"], drawn["Step-through"], conversation, rules, settings, optimized, model_name)
     _runs(drawn["Run"], drawn["Compare"], log, rules, settings, summary, model_name)
     if drawn["Corpus"].open:  # many runs at once: only while its tab is open
