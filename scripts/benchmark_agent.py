@@ -1,0 +1,98 @@
+"""The agent wrapper's own time per call, against replay's: an agent loop of N calls (the linear
+benchmark's read_file run) through a client whose ``chat.completions.create`` answers at once with
+a real ``ChatCompletion`` (no SDK, no network: the openai client's own serialising of the growing
+history is quadratic over a run, the same with or without the wrapper, and would drown it), once
+plain and once wrapped with ``pg.compacting``: what differs between the two loops is the wrapper.
+The wrapper's added time per call is set beside ``replay --mode stored``'s per-call time on the
+same run and policy, at each size, so both the ratio (target ≤ 1.2×) and its growth per doubling
+(linear: 2× per doubling of the whole loop) are read from one run. Ratios only: this machine is shared and noisy.
+
+    .venv/bin/python scripts/benchmark_agent.py [--sizes 500 1000 2000] [--policy rules]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+from pathlib import Path
+
+from openai.types.chat import ChatCompletion
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import playground as pg
+from scripts.benchmark import LINEAR_OPTIONS, read_file_run
+
+REPLY = {"id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": "gpt-4o",
+         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
+         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+class _Completions:
+    def __init__(self) -> None:
+        self.reply = ChatCompletion.model_validate(REPLY)
+
+    def create(self, **request: object) -> ChatCompletion:
+        return self.reply
+
+
+class _Client:
+    """The shape of ``openai.OpenAI`` the wrapper uses, answering every request at once, in-process."""
+
+    def __init__(self) -> None:
+        self.chat = type("Chat", (), {})()
+        self.chat.completions = _Completions()
+
+
+def _loop(messages: list[dict], call_ends: list[int], create) -> float:
+    """The agent's loop: the history grows by the run's own messages, one request per assistant turn."""
+    history: list[dict] = []
+    start = time.perf_counter()
+    done = 0
+    for end in call_ends:
+        history.extend(messages[done:end])
+        done = end
+        create(model="gpt-4o", messages=history)
+    return time.perf_counter() - start
+
+
+def measure(size: int, policy: str) -> tuple[float, float, float]:
+    """Seconds for the plain loop, the wrapped loop and replay's stored mode on a run of ``size`` calls."""
+    request = read_file_run(size)
+    messages = request["messages"]
+    call_ends = [n for n, message in enumerate(messages) if message["role"] == "assistant"]
+    plain = _loop(messages, call_ends, _Client().chat.completions.create)
+    wrapped_client = pg.compacting(_Client(), pg.make(policy, **LINEAR_OPTIONS), model="gpt-4o")
+    wrapped = _loop(messages, call_ends, wrapped_client.chat.completions.create)
+    conversation = pg.loads(json.dumps(request))
+    start = time.perf_counter()
+    pg.replay(conversation, pg.make(policy, **LINEAR_OPTIONS), pg.Engine().meter("gpt-4o"),
+              pg.read_prices().get("gpt-4o"), mode="stored")
+    replayed = time.perf_counter() - start
+    return plain, wrapped, replayed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000], help="run lengths, in calls")
+    parser.add_argument("--policy", default="rules", help="the policy both replay and the wrapper run")
+    args = parser.parse_args()
+    options = ", ".join(f"{key} {value}" for key, value in LINEAR_OPTIONS.items())
+    print(f"wrapper vs replay --mode stored, policy {args.policy} ({options}):")
+    added = {}
+    for size in args.sizes:
+        plain, wrapped, replayed = measure(size, args.policy)
+        added[size] = wrapped - plain
+        print(f"  {size:>5,} calls: plain loop {plain:6.2f} s, wrapped {wrapped:6.2f} s, replay {replayed:6.2f} s;"
+              f" wrapper's added time per call {1000 * added[size] / size:6.2f} ms = "
+              f"{added[size] / replayed:4.2f}× replay's per call", flush=True)
+    for earlier, later in itertools.pairwise(args.sizes):
+        print(f"  added time {earlier:,} → {later:,} calls: {added[later] / added[earlier]:4.2f}× "
+              f"(linear: {later / earlier:.1f}×)")
+
+
+if __name__ == "__main__":
+    main()
