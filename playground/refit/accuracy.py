@@ -39,7 +39,8 @@ _NOT_REQUEST = ("api_input_tokens", "api_usage", "response_model", "categories",
                 "repository")
 # Real recorded requests kept with the code (tests/data), read with the shared ones: what only they hold
 # (custom tools, reasoning items sent back, bills of a date) is fitted on them.
-REPOSITORY_FILES = {"responses": Path(__file__).resolve().parents[2] / "tests" / "data" / "responses-recorded.json"}
+REPOSITORY_FILES = {"responses": Path(__file__).resolve().parents[2] / "tests" / "data" / "responses-recorded"
+                    / "cases.json"}
 
 
 @dataclass(frozen=True)
@@ -253,7 +254,7 @@ def render_provider(measured: ProviderMeasure) -> list[str]:
         if not case.encrypted:
             models[case.model].append(case)
     groups += [(f"  {model}", group) for model, group in sorted(models.items())]
-    groups.append((f"{REPOSITORY_FILES[cases[0].format].name if own else ''} (tests/data)", own))
+    groups.append(("tests/data/responses-recorded", own))
     groups += [(f"  {kind}", [c for c in own if c.kind == kind]) for kind in sorted({c.kind for c in own})]
     for label, group in groups:
         if group:
