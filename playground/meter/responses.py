@@ -18,7 +18,7 @@ OpenAI publishes none of it. The rules here were fitted on recorded requests wit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ..conversation import Conversation, Item, Message, Tool
 from .accounting import RESPONSES, RESPONSES_DATED, DatedOverhead
@@ -124,21 +124,37 @@ def _items(count: int) -> str:
 
 def dated(conversation: Conversation, model: str) -> tuple[int, list[str]]:
     """Tokens the request's date was billed beyond today's rule, and what the estimate should say."""
-    applying = [rule for rule in RESPONSES_DATED if model.lower().startswith(rule.prefixes) and _applies(
-        rule, conversation)]
+    applying = _applying(conversation, model)
     if not applying:
         return 0, []
-    date = (conversation.started or "")[:10]
+    date = _date(conversation)
     if not date:
         until = min(rule.until for rule in applying)
-        return 0, [f"{model} requests were billed {sum(rule.tokens for rule in applying)} more before {until} "
-                   "(recorded bills): this request has no date, counted by today's rule"]
+        return 0, [f"{model} requests were billed {_tokens(applying)} more before {until} (recorded bills): this "
+                   "request has no date, counted by today's rule"]
     past = [rule for rule in applying if date < rule.until]
-    if not past:
-        return 0, []
-    return sum(rule.tokens for rule in past), [
-        f"{model} on {date}: {rule.tokens} tokens the API billed then for {rule.applies.replace('_', ' ')} "
+    return _tokens(past), [
+        f"{model} on {date}: {_tokens((rule,))} tokens the API billed then for {rule.applies.replace('_', ' ')} "
         f"(until {rule.until}; fitted on recordings: {rule.evidence})" for rule in past]
+
+
+def dated_features(conversation: Conversation, model: str) -> dict[str, float]:
+    """The dated constants a request of its date holds (for refitting)."""
+    date = _date(conversation)
+    return {rule.constant: 1.0 for rule in _applying(conversation, model) if date and date < rule.until}
+
+
+def _applying(conversation: Conversation, model: str) -> list[DatedOverhead]:
+    return [rule for rule in RESPONSES_DATED
+            if model.lower().startswith(rule.prefixes) and _applies(rule, conversation)]
+
+
+def _date(conversation: Conversation) -> str:
+    return (conversation.started or "")[:10]
+
+
+def _tokens(rules: Iterable[DatedOverhead]) -> int:
+    return round(sum(RESPONSES[rule.constant] for rule in rules))
 
 
 def _applies(rule: DatedOverhead, conversation: Conversation) -> bool:

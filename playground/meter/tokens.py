@@ -300,6 +300,7 @@ class Meter:
             features["harmony_tools"] = 1.0
         features.update(responses.custom_features(conversation.tools, self.raw)[1])
         features.update(responses.reasoning_features(conversation.items, self.raw))
+        features.update(responses.dated_features(conversation, self.choice.model))
         schema = _json_schema(conversation)
         if schema is not None:
             features["schema_block"] = 1.0

@@ -173,7 +173,7 @@ def measure_provider(folder: Path, format: str) -> ProviderMeasure | None:
         meter = meters[conversation.model]
         return meter.claude_features(conversation) if format == "anthropic" else meter.responses_features(conversation)
 
-    fittable = [row for row in rows if row[3] is not None and _computable(row[1]) and not _encrypted(row[1])]
+    fittable = [row for row in rows if row[3] is not None and _computable(row[1])]
     samples = _samples([row[2] for row in fittable], [row[1]["api_input_tokens"] for row in fittable], features,
                        shipped, [row[3].total for row in fittable])
     prior = {name: value for name, value in shipped.items() if any(name in s.features for s in samples)}
@@ -271,7 +271,7 @@ def render_provider(measured: ProviderMeasure) -> list[str]:
         lines += [f"    #{c.number} {c.model}: counted {c.counted}, billed {c.billed} ({c.error * 100:+.0f}%)"
                   for c in apart]
     lines += ["", "  constants: shipped | fitted now on all computable cases"]
-    lines += [f"    {name:26} {measured.shipped[name]:9.3f} | {value:9.3f}" for name, value in measured.fitted.items()]
+    lines += [f"    {name:40} {measured.shipped[name]:9.3f} | {value:9.3f}" for name, value in measured.fitted.items()]
     return lines
 
 
