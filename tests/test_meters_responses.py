@@ -11,7 +11,8 @@ import pytest
 from PIL import Image
 
 from playground import formats
-from playground.meter import images, tokens
+from playground.conversation import Tool, frozen
+from playground.meter import images, tokens, tooldefs
 from playground.refit import accuracy
 
 from .conftest import TOKEN_COUNTS, shared
@@ -131,6 +132,30 @@ def test_custom_tools_are_counted_with_their_grammar():
     assert counted.total - plain > 60
     assert tokens.count(formats.read(bigger, "responses")).total > counted.total
     assert any(n.startswith("custom tools:") for n in counted.notes)
+
+
+def test_a_schema_reference_is_read_as_the_type_it_names():
+    """A pydantic model nested in a tool's parameters arrives as ``$ref`` + ``$defs``: the model reads the
+    type written out (a recursive one once), and it costs what the written-out type costs."""
+    inner = {"type": "object", "properties": {"name": {"type": "string"}, "children": {
+        "type": "array", "items": {"$ref": "#/$defs/Node"}}}, "required": ["name", "children"]}
+    referring = {"type": "object", "properties": {"node": {"$ref": "#/$defs/Node"}}, "$defs": {"Node": inner}}
+    written = {"type": "object", "properties": {"node": {**inner, "properties": {
+        "name": {"type": "string"}, "children": {"type": "array", "items": {}}}}}}
+    tool = Tool(name="f", parameters=frozen(referring))
+    assert tooldefs.render_function(tool) == tooldefs.render_function(Tool(name="f", parameters=frozen(written)))
+    assert "name: string" in tooldefs.render_function(tool)
+
+
+def test_what_the_provider_stored_is_named_as_not_counted():
+    body = {"model": "gpt-4.1", "previous_response_id": "resp_1", "input": [
+        {"type": "item_reference", "id": "msg_1"}, {"role": "user", "content": "and then?"}]}
+    result = tokens.count(formats.read(body, "responses"))
+    plain = tokens.count(formats.read({"model": "gpt-4.1", "input": [{"role": "user", "content": "and then?"}]},
+                                      "responses"))
+    assert result.total == plain.total
+    assert any(n.startswith("estimate: previous_response_id given") for n in result.notes)
+    assert any(n.startswith("estimate: 1 item sent by reference (item_reference)") for n in result.notes)
 
 
 def test_hosted_tools_are_named_as_not_countable():

@@ -41,6 +41,23 @@ def custom_features(tools: tuple[Tool, ...], raw: Counter) -> tuple[int, dict[st
     return text, {name: value for name, value in features.items() if value}
 
 
+# Request fields that make the provider bill what it stored, which the body does not hold.
+_STORED = {"previous_response_id": "the earlier response's input and output",
+           "conversation": "the stored conversation's items", "prompt": "the stored prompt template"}
+
+
+def stored_notes(conversation: Conversation) -> list[str]:
+    """Say what the provider adds from its own storage: never a silent zero."""
+    notes = [f"estimate: {field} given: the provider bills {what}, which the body does not hold; not counted"
+             for field, what in _STORED.items() if conversation.extra.get(field)]
+    references = sum(1 for item in conversation.items if isinstance(item, Message)
+                     and item.extra.get("type") == "item_reference")
+    if references:
+        notes.append(f"estimate: {references} item{'s' if references != 1 else ''} sent by reference "
+                     "(item_reference): the provider bills the stored item, which the body does not hold; not counted")
+    return notes
+
+
 def hosted_notes(tools: tuple[Tool, ...]) -> list[str]:
     """One note naming every tool whose prompt the API adds itself (none of it is in the body)."""
     hosted = sorted({tool.kind for tool in tools if tool.kind not in ("function", "custom")})

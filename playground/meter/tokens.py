@@ -186,8 +186,8 @@ class Meter:
             return round(RESPONSES["file"])
         if part.type == "reasoning":  # counted by its item (``_uncalibrated``), said once per request in _notes
             return 0
-        if part.type in ("input_text", "output_text", "text", "summary_text"):
-            return 0
+        if part.type in ("input_text", "output_text", "text", "summary_text", "item_reference"):
+            return 0  # (an item_reference is said once per request, in _notes)
         notes.add(f"{part.type} items: counted as the tokens of their JSON (OpenAI documents no rule)")
         return self.raw(json.dumps(images.without_payloads(extra), ensure_ascii=False))
 
@@ -390,6 +390,8 @@ class Meter:
         if any(tool.kind == "custom" for tool in conversation.tools):
             notes.append("custom tools: their name, description and grammar, plus constants fitted on gpt-5 bills")
         notes += responses.hosted_notes(conversation.tools)
+        if conversation.format == "responses":
+            notes += responses.stored_notes(conversation)
         contents = [item.content for item in conversation.items if not isinstance(item, ToolCall)]
         if not any(has_non_text(content) for content in contents) and any(isinstance(c, tuple) for c in contents):
             notes.append("content given as a list of parts: counted as their joined text (the Cookbook covers strings)")
