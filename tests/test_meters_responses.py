@@ -56,7 +56,7 @@ CLASSES = ("strict_tool_dated", "custom_tool_grammar", "custom_tool_text", "reas
 
 @pytest.mark.parametrize("kind", CLASSES)
 def test_each_class_has_a_real_recorded_case_within_five_percent(measured, kind):
-    """tests/data/responses-recorded/cases.json: real pydantic-ai cassettes (see its README.md)."""
+    """tests/recorded-bills/responses.json: real recorded cassettes (see its README.md)."""
     cases = [c for c in measured.cases if c.repository and kind in c.kind]
     assert cases, kind
     assert min(abs(c.error) for c in cases) <= 0.05, [(c.counted, c.billed) for c in cases]

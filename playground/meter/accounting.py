@@ -57,7 +57,7 @@ RESPONSES: Mapping[str, float] = {
     "schema_block": 1.176,  # the structured-output instructions around it
     "harmony_tools": -79.7,  # gpt-5 / o-series: Responses bills tools ~9 over their text, not Chat's 89
     # A ``custom`` tool: its name, description and grammar text, plus CUSTOM_TOOL (and CUSTOM_GRAMMAR when its
-    # format is a lark or regex grammar). Fitted on gpt-5 recordings (tests/data/responses-recorded/cases.json).
+    # format is a lark or regex grammar). Fitted on gpt-5 recordings (tests/recorded-bills/responses.json).
     "custom_tool": 38.208,
     "custom_grammar": 33.924,
     # A reasoning item of the current turn (after the last user message) is billed as the reasoning it
@@ -84,7 +84,7 @@ class DatedOverhead:
     evidence: str
 
 
-# Fitted on recordings whose response dates them (tests/data/responses-recorded/cases.json, ``date``). The Responses
+# Fitted on recordings whose response dates them (tests/recorded-bills/responses.json, ``date``). The Responses
 # API, launched 2025-03-11, billed these until between 2025-03-27 (last recording showing them) and 2025-04-07
 # (first recording without): a request whose date is unknown is counted by today's rule and says so.
 RESPONSES_DATED: tuple[DatedOverhead, ...] = (

@@ -2,7 +2,7 @@
 tools, reasoning items sent back, and overheads the bill carried only for a while.
 
 OpenAI publishes none of it. The rules here were fitted on recorded requests with what the API billed
-(``shared/fixtures/token-counts/responses_recorded_cases.json`` and ``tests/data/responses-recorded/cases.json``):
+(``shared/fixtures/token-counts/responses_recorded_cases.json`` and ``tests/recorded-bills/responses.json``):
 
 - a ``custom`` tool costs its name, description and grammar text plus a fitted constant (another when
   its format is a grammar);

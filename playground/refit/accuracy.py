@@ -37,10 +37,9 @@ _NOT_MODELLED = ("response_format", "web_search_options")
 # Recorded bookkeeping, not request keys.
 _NOT_REQUEST = ("api_input_tokens", "api_usage", "response_model", "categories", "source", "note", "date",
                 "repository")
-# Real recorded requests kept with the code (tests/data), read with the shared ones: what only they hold
+# Real recorded requests kept with the code (tests/recorded-bills), read with the shared ones: what only they hold
 # (custom tools, reasoning items sent back, bills of a date) is fitted on them.
-REPOSITORY_FILES = {"responses": Path(__file__).resolve().parents[2] / "tests" / "data" / "responses-recorded"
-                    / "cases.json"}
+REPOSITORY_FILES = {"responses": Path(__file__).resolve().parents[2] / "tests" / "recorded-bills" / "responses.json"}
 
 
 @dataclass(frozen=True)
@@ -125,7 +124,7 @@ class ProviderCase:
     computable: bool
     encrypted: bool
     estimate_because: tuple[str, ...] = field(default=())
-    repository: bool = False  # one of the repository's own recorded cases (tests/data), not the shared set
+    repository: bool = False  # one of the repository's own recorded cases (tests/recorded-bills), not the shared set
     kind: str = ""  # what a repository case was kept for (its first category)
 
     @property
@@ -254,7 +253,7 @@ def render_provider(measured: ProviderMeasure) -> list[str]:
         if not case.encrypted:
             models[case.model].append(case)
     groups += [(f"  {model}", group) for model, group in sorted(models.items())]
-    groups.append(("tests/data/responses-recorded", own))
+    groups.append(("tests/recorded-bills", own))
     groups += [(f"  {kind}", [c for c in own if c.kind == kind]) for kind in sorted({c.kind for c in own})]
     for label, group in groups:
         if group:
