@@ -429,7 +429,7 @@ def _encrypted(content: Content) -> bool:
 class Layout:
     """Where items share a wire message, which changes what they cost: calls in a run of two
     or more (one parallel turn), message blocks that continue the block before them, and
-    thinking in the current assistant turn (the only thinking Anthropic bills)."""
+    thinking or reasoning items in the current assistant turn (the only ones Anthropic and OpenAI bill)."""
 
     parallel: frozenset[int]
     continued: frozenset[int]
