@@ -56,7 +56,45 @@ RESPONSES: Mapping[str, float] = {
     "schema": 0.684,  # per token of text.format's JSON schema (5 recorded cases: a rough estimate)
     "schema_block": 1.176,  # the structured-output instructions around it
     "harmony_tools": -79.7,  # gpt-5 / o-series: Responses bills tools ~9 over their text, not Chat's 89
+    # A ``custom`` tool: its name, description and grammar text, plus CUSTOM_TOOL (and CUSTOM_GRAMMAR when its
+    # format is a lark or regex grammar). Fitted on gpt-5 recordings (tests/recorded-bills/responses.json).
+    "custom_tool": 38.208,
+    "custom_grammar": 33.924,
+    # A reasoning item of the current turn (after the last user message) is billed as the reasoning it
+    # carries; its encrypted content is the only trace of it in the body, and grows with it.
+    "reasoning_item": -127.393,  # (with the next two: a long item's share is its length)
+    "reasoning_char": 0.1540,  # per character of encrypted_content
+    "reasoning_summary": 0.973,  # per token of the visible summary it carries
+    # What a request was billed beyond today's rule until early April 2025 (``RESPONSES_DATED``).
+    "gpt-4o_until_2025-04.request": 18.0,
+    "gpt-4o_until_2025-04.strict_tools": 192.0,
+    "o-series_until_2025-04.reasoning_effort": 59.0,
 }
+
+
+@dataclass(frozen=True)
+class DatedOverhead:
+    """Tokens a model family's requests were billed beyond today's rule, until the bill changed."""
+
+    prefixes: tuple[str, ...]  # model names it applies to (lower case, by prefix)
+    until: str  # ISO date: recordings from this day on no longer show it
+    applies: str  # "request": every request; "strict_tools": a request with strict function tools;
+    # "reasoning_effort": a request that sets reasoning.effort
+    constant: str  # its tokens: the ``RESPONSES`` constant of that name (fitted with the others)
+    evidence: str
+
+
+# Fitted on recordings whose response dates them (tests/recorded-bills/responses.json, ``date``). The Responses
+# API, launched 2025-03-11, billed these until between 2025-03-27 (last recording showing them) and 2025-04-07
+# (first recording without): a request whose date is unknown is counted by today's rule and says so.
+RESPONSES_DATED: tuple[DatedOverhead, ...] = (
+    DatedOverhead(("gpt-4o",), "2025-04-01", "request", "gpt-4o_until_2025-04.request",
+                  "gpt-4o 2025-03-27: 32 billed for 14, 42 for 24"),
+    DatedOverhead(("gpt-4o",), "2025-04-01", "strict_tools", "gpt-4o_until_2025-04.strict_tools",
+                  "gpt-4o 2025-03-27, one strict tool: 256 billed for 46, 255 for 45, 286 for 63"),
+    DatedOverhead(("o1", "o3", "o4"), "2025-04-01", "reasoning_effort", "o-series_until_2025-04.reasoning_effort",
+                  "o3-mini 2025-03-27: 88 billed for 29"),
+)
 
 # The fitted Chat constants by ``family.field``, as ``Meter.chat_features`` names them.
 CHAT_FITTED: Mapping[str, float] = {

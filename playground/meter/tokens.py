@@ -34,7 +34,7 @@ from ..conversation import (
     has_non_text,
     is_instruction,
 )
-from . import claude, images
+from . import claude, images, responses
 from .accounting import CHATML, CLAUDE, COOKBOOK, HARMONY, RESPONSES, accounting_for
 from .encodings import DEFAULT_ENCODING, EncodingChoice, choose_encoding, get_encoding
 from .names import bare
@@ -154,6 +154,8 @@ class Meter:
                     + (rules.parallel if parallel else 0))
         body = raw(content_text(item.content)) + self._non_text(item, notes)
         if isinstance(item, Message):
+            if item.extra.get("type") == "reasoning":  # billed in the current turn only (``responses``)
+                return responses.reasoning_tokens(item, raw) if thinking else 0
             if item.extra.get("type", "message") != "message":
                 return body  # a Responses item that is not a message: no message wrapper
             name = raw(item.name) + rules.per_name if item.name else 0
@@ -182,12 +184,10 @@ class Meter:
             notes.add(f"input files: estimated at {RESPONSES['file']:.0f} tokens each (the API extracts their "
                       "text; we do not)")
             return round(RESPONSES["file"])
-        if part.type == "reasoning":  # encrypted content is said once per request, in _notes
-            # Visible summaries sent back are not billed (responses recordings 9 and 26: ~300 summary
-            # tokens, billed 2 over the rest); encrypted content often is, and cannot be counted here.
+        if part.type == "reasoning":  # counted by its item (``_uncalibrated``), said once per request in _notes
             return 0
-        if part.type in ("input_text", "output_text", "text", "summary_text"):
-            return 0
+        if part.type in ("input_text", "output_text", "text", "summary_text", "item_reference"):
+            return 0  # (an item_reference is said once per request, in _notes)
         notes.add(f"{part.type} items: counted as the tokens of their JSON (OpenAI documents no rule)")
         return self.raw(json.dumps(images.without_payloads(extra), ensure_ascii=False))
 
@@ -264,13 +264,19 @@ class Meter:
         priming = rules.priming
         if conversation.format == "responses":
             tools += round(RESPONSES["harmony_tools"]) if rendered and rules is HARMONY else 0
-            priming += self._responses_options(conversation)
+            custom, features = responses.custom_features(conversation.tools, self.raw)
+            tools += custom + round(sum(RESPONSES[name] * value for name, value in features.items()))
+            priming += self._responses_options(conversation, notes)
         return self._result(conversation, per_item, tools, instructions, priming, notes)
 
-    def _responses_options(self, conversation: Conversation) -> int:
-        """Structured output (``text.format`` with a JSON schema) in a Responses request."""
+    def _responses_options(self, conversation: Conversation, notes: set[str]) -> int:
+        """Structured output (``text.format`` with a JSON schema) in a Responses request, and what the
+        request's date was billed beyond today's rule."""
         schema = _json_schema(conversation)
-        return 0 if schema is None else round(RESPONSES["schema_block"] + RESPONSES["schema"] * self.raw(schema))
+        options = 0 if schema is None else round(RESPONSES["schema_block"] + RESPONSES["schema"] * self.raw(schema))
+        extra, said = responses.dated(conversation, self.choice.model)
+        notes.update(said)
+        return options + extra
 
     def claude_features(self, conversation: Conversation) -> claude.Features:
         """Every feature of ``conversation`` summed (for refitting ``claude.CONSTANTS``)."""
@@ -292,6 +298,9 @@ class Meter:
         features = {"file": float(files)}
         if render_functions(conversation.tools) and self.accounting is HARMONY:
             features["harmony_tools"] = 1.0
+        features.update(responses.custom_features(conversation.tools, self.raw)[1])
+        features.update(responses.reasoning_features(conversation.items, self.raw))
+        features.update(responses.dated_features(conversation, self.choice.model))
         schema = _json_schema(conversation)
         if schema is not None:
             features["schema_block"] = 1.0
@@ -356,9 +365,12 @@ class Meter:
 
     def _notes(self, conversation: Conversation, found: set[str]) -> list[str]:
         """Every reason the count is an estimate rather than the provider's published accounting."""
-        encrypted = sum(1 for item in conversation.items if isinstance(item, Message) and _encrypted(item.content))
-        tail = [f"estimate: {encrypted} reasoning item{'s' if encrypted != 1 else ''} with encrypted content "
-                "not counted"] if encrypted else []
+        if self.claude:
+            encrypted = sum(1 for item in conversation.items if isinstance(item, Message) and _encrypted(item.content))
+            tail = [f"estimate: {encrypted} reasoning item{'s' if encrypted != 1 else ''} with encrypted content "
+                    "not counted"] if encrypted else []
+        else:
+            tail = responses.reasoning_notes(conversation.items)
         tail += sorted(found)
         if self.claude:
             return ["Claude's tokenizer is not published: text counted with o200k_base × "
@@ -375,8 +387,11 @@ class Meter:
             notes.append("tool calls and tool results: rules fitted on billed counts (OpenAI publishes none)")
         if conversation.tools:
             notes.append("tool definitions: rendering rule fitted on billed counts")
-        if any(tool.kind != "function" for tool in conversation.tools):
-            notes.append("hosted tools (not functions) are not counted")
+        if any(tool.kind == "custom" for tool in conversation.tools):
+            notes.append("custom tools: their name, description and grammar, plus constants fitted on gpt-5 bills")
+        notes += responses.hosted_notes(conversation.tools)
+        if conversation.format == "responses":
+            notes += responses.stored_notes(conversation)
         contents = [item.content for item in conversation.items if not isinstance(item, ToolCall)]
         if not any(has_non_text(content) for content in contents) and any(isinstance(c, tuple) for c in contents):
             notes.append("content given as a list of parts: counted as their joined text (the Cookbook covers strings)")
@@ -414,7 +429,7 @@ def _encrypted(content: Content) -> bool:
 class Layout:
     """Where items share a wire message, which changes what they cost: calls in a run of two
     or more (one parallel turn), message blocks that continue the block before them, and
-    thinking in the current assistant turn (the only thinking Anthropic bills)."""
+    thinking or reasoning items in the current assistant turn (the only ones Anthropic and OpenAI bill)."""
 
     parallel: frozenset[int]
     continued: frozenset[int]
@@ -430,7 +445,8 @@ class Layout:
             if (isinstance(before, Message) and isinstance(after, Message) and before.origin and after.origin
                     and after.origin.block and before.origin.index == after.origin.index):
                 continued.add(i + 1)
-        return cls(frozenset(parallel), frozenset(continued), claude.billed_thinking(items))
+        return cls(frozenset(parallel), frozenset(continued),
+                   claude.billed_thinking(items) | responses.current_reasoning(items))
 
 
 def count(conversation: Conversation, model: str | None = None) -> TokenCount:

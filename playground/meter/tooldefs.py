@@ -58,9 +58,33 @@ def _properties(schema: Mapping[str, Any], indent: int) -> str:
     return "\n".join(lines)
 
 
+def _inlined(schema: Any, definitions: Mapping[str, Any], expanding: frozenset[str] = frozenset()) -> Any:
+    """``schema`` with each local ``$ref`` (``#/$defs/X``, ``#/definitions/X``) replaced by the definition it
+    names: the model reads a nested type written out where it is used (a strict tool's pydantic model
+    billed ~75 tokens over our count with its ``$ref`` rendered as ``any``). A definition that refers to
+    itself is written out once; inside it, ``any``."""
+    if isinstance(schema, list):
+        return [_inlined(value, definitions, expanding) for value in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    reference = schema.get("$ref")
+    if isinstance(reference, str):
+        name = reference.rsplit("/", 1)[-1]
+        target = definitions.get(name) if reference.startswith(("#/$defs/", "#/definitions/")) else None
+        if not isinstance(target, Mapping) or name in expanding:
+            return {key: value for key, value in schema.items() if key != "$ref"}
+        merged = {**target, **{key: value for key, value in schema.items() if key != "$ref"}}
+        return _inlined(merged, definitions, expanding | {name})
+    return {key: _inlined(value, definitions, expanding) for key, value in schema.items()
+            if key not in ("$defs", "definitions")}
+
+
 def render_function(tool: Tool) -> str:
     lines = [_comment(tool.description)] if tool.description else []
     parameters = tool.parameters or {}
+    definitions = {**(parameters.get("definitions") or {}), **(parameters.get("$defs") or {})}
+    if definitions:
+        parameters = _inlined(parameters, definitions)
     if isinstance(parameters.get("properties"), Mapping) and parameters["properties"]:
         lines += [f"type {tool.name} = (_: {{", _properties(parameters, 0), "}) => any;"]
     else:

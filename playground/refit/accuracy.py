@@ -15,6 +15,7 @@ predicted with the constants refitted on all the other cases, the error to expec
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 from collections import defaultdict
@@ -34,7 +35,11 @@ PROVIDER_FILES = {"anthropic": "anthropic_recorded_cases.json", "responses": "re
 _REQUEST_KEYS = ("model", "messages", "tools", "tool_choice")
 _NOT_MODELLED = ("response_format", "web_search_options")
 # Recorded bookkeeping, not request keys.
-_NOT_REQUEST = ("api_input_tokens", "api_usage", "response_model", "categories", "source", "note")
+_NOT_REQUEST = ("api_input_tokens", "api_usage", "response_model", "categories", "source", "note", "date",
+                "repository")
+# Real recorded requests kept with the code (tests/recorded-bills), read with the shared ones: what only they hold
+# (custom tools, reasoning items sent back, bills of a date) is fitted on them.
+REPOSITORY_FILES = {"responses": Path(__file__).resolve().parents[2] / "tests" / "recorded-bills" / "responses.json"}
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,8 @@ class ProviderCase:
     computable: bool
     encrypted: bool
     estimate_because: tuple[str, ...] = field(default=())
+    repository: bool = False  # one of the repository's own recorded cases (tests/recorded-bills), not the shared set
+    kind: str = ""  # what a repository case was kept for (its first category)
 
     @property
     def error(self) -> float:
@@ -150,12 +157,14 @@ def measure_provider(folder: Path, format: str) -> ProviderMeasure | None:
     shipped = claude.CONSTANTS if format == "anthropic" else accounting.RESPONSES
     meters: dict[str, tokens.Meter] = {}
     rows: list[tuple[int, dict[str, Any], Any, tokens.TokenCount | None]] = []
-    for number, raw in enumerate(json.loads(path.read_text())):
+    for number, raw in enumerate(_recorded(path, format)):
         try:
             conversation = formats.read(_provider_body(raw), format)
         except InputError as error:  # a request our reader refuses: listed with its reason
             rows.append((number, raw, str(error), None))
             continue
+        if raw.get("date"):  # the day it was billed: some bills changed over time
+            conversation = dataclasses.replace(conversation, started=raw["date"])
         meter = meters.setdefault(raw["model"], tokens.Meter(raw["model"]))
         rows.append((number, raw, conversation, meter.count(conversation)))
 
@@ -163,7 +172,7 @@ def measure_provider(folder: Path, format: str) -> ProviderMeasure | None:
         meter = meters[conversation.model]
         return meter.claude_features(conversation) if format == "anthropic" else meter.responses_features(conversation)
 
-    fittable = [row for row in rows if row[3] is not None and _computable(row[1]) and not _encrypted(row[1])]
+    fittable = [row for row in rows if row[3] is not None and _computable(row[1])]
     samples = _samples([row[2] for row in fittable], [row[1]["api_input_tokens"] for row in fittable], features,
                        shipped, [row[3].total for row in fittable])
     prior = {name: value for name, value in shipped.items() if any(name in s.features for s in samples)}
@@ -171,9 +180,19 @@ def measure_provider(folder: Path, format: str) -> ProviderMeasure | None:
     cases = tuple(ProviderCase(format, number, raw["model"], raw["api_input_tokens"],
                                result.total if result else 0, round(loo[number]) if number in loo else None,
                                _computable(raw), _encrypted(raw),
-                               result.notes if result else (f"not readable: {conversation}",))
+                               result.notes if result else (f"not readable: {conversation}",),
+                               bool(raw.get("repository")), (raw.get("categories") or [""])[0])
                   for number, raw, conversation, result in rows)
     return ProviderMeasure(cases, fit_constants(samples, prior), shipped, tuple(samples))
+
+
+def _recorded(path: Path, format: str) -> list[dict[str, Any]]:
+    """The shared cases, then the repository's own (each marked ``repository``), in that order."""
+    cases = json.loads(path.read_text())
+    extra = REPOSITORY_FILES.get(format)
+    if extra is not None and extra.exists():
+        cases += [{**raw, "repository": True} for raw in json.loads(extra.read_text())]
+    return cases
 
 
 def _computable(raw: dict[str, Any]) -> bool:
@@ -221,7 +240,8 @@ def render_provider(measured: ProviderMeasure) -> list[str]:
     title = {"anthropic": "Anthropic Messages", "responses": "OpenAI Responses"}[cases[0].format]
     lines = ["", f"{PROVIDER_FILES[cases[0].format]} ({title}): relative error |counted - billed| / billed",
              f"{'':32} {'cases':>5} {'median':>8} {'worst':>8} {'LOO med':>8} {'LOO worst':>9}"]
-    computable = [c for c in cases if c.computable]
+    own = [c for c in cases if c.repository]
+    computable = [c for c in cases if c.computable and not c.repository]
     encrypted = [c for c in computable if c.encrypted]
     groups: list[tuple[str, list[ProviderCase]]] = [
         ("computable, no encrypted reasoning" if encrypted else "computable",
@@ -233,12 +253,14 @@ def render_provider(measured: ProviderMeasure) -> list[str]:
         if not case.encrypted:
             models[case.model].append(case)
     groups += [(f"  {model}", group) for model, group in sorted(models.items())]
+    groups.append(("tests/recorded-bills", own))
+    groups += [(f"  {kind}", [c for c in own if c.kind == kind]) for kind in sorted({c.kind for c in own})]
     for label, group in groups:
         if group:
             loo = [c.loo_error for c in group if c.loo_error is not None]
             lines.append(f"  {label:30} {len(group):5} {_percent([c.error for c in group])} {_percent(loo)}")
     if encrypted:
-        said = sum(any("encrypted content not counted" in note for note in c.estimate_because) for c in encrypted)
+        said = sum(any("reasoning item" in note for note in c.estimate_because) for c in encrypted)
         lines.append(f"  encrypted reasoning cases whose estimate_because says so: {said}/{len(encrypted)}")
     unexplained = [c for c in cases if c.counted != c.billed and not c.estimate_because]
     lines.append(f"  cases off the bill with no reason in estimate_because: {len(unexplained)}")
@@ -248,7 +270,7 @@ def render_provider(measured: ProviderMeasure) -> list[str]:
         lines += [f"    #{c.number} {c.model}: counted {c.counted}, billed {c.billed} ({c.error * 100:+.0f}%)"
                   for c in apart]
     lines += ["", "  constants: shipped | fitted now on all computable cases"]
-    lines += [f"    {name:26} {measured.shipped[name]:9.3f} | {value:9.3f}" for name, value in measured.fitted.items()]
+    lines += [f"    {name:40} {measured.shipped[name]:9.3f} | {value:9.3f}" for name, value in measured.fitted.items()]
     return lines
 
 
