@@ -14,10 +14,12 @@ from .as_it_ran import AsItRanPolicy, held
 from .base import Policy, PolicyResult, unchanged
 from .clear_tool_uses import ClearToolUsesPolicy
 from .condense import CondensePolicy
+from .gemini_compression import GeminiCompressionPolicy
 from .hybrid import HybridPolicy
 from .masking import MaskingPolicy
 from .named import Named
 from .none import NonePolicy
+from .prune import PrunePolicy
 from .provenance import read_provenance, source_of
 from .rules import RulesPolicy
 from .settings import OPTIONS, PolicySettings
@@ -43,6 +45,9 @@ THEIRS: dict[str, Callable[..., Policy]] = {
         Named("openhands-masking", MaskingPolicy),
         Named("openhands-condenser", CondensePolicy),
         Named("swe-agent-last-n", MaskingPolicy),
+        Named("gemini-tool-output-masking", PrunePolicy),
+        Named("gemini-chat-compression", GeminiCompressionPolicy, takes=("context_window",)),
+        Named("opencode-prune", PrunePolicy),
     )
 }
 # What the agent itself did, read from its log's own compactions (a row only where the log has them).
