@@ -19,8 +19,8 @@ from .hybrid import HybridPolicy
 from .masking import MaskingPolicy
 from .named import Named
 from .none import NonePolicy
-from .prune import PrunePolicy
 from .provenance import read_provenance, source_of
+from .prune import PrunePolicy
 from .rules import RulesPolicy
 from .settings import OPTIONS, PolicySettings
 from .summarize import SummarizePolicy

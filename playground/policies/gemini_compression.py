@@ -51,7 +51,7 @@ def truncated_output(text: str, path: str, max_chars: int) -> str:
     head = int(max_chars * HEAD_SHARE)
     tail = max_chars - head
     return (f"Output too large. Showing first {head:,} and last {tail:,} characters. For full output see: {path}\n"
-            f"{text[:head]}\n\n... [{len(text) - head - tail:,} characters omitted] ...\n\n{text[-tail:]}")
+            f"{text[:head]}\n\n... [{len(text) - head - tail:,} characters omitted] ...\n\n{text[len(text) - tail:]}")
 
 
 def _chars(item: Item) -> int:

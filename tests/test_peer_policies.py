@@ -1,0 +1,141 @@
+"""The peers' own compaction read from their code (issue 31): per policy a hand-made run that
+shows its trigger and what it keeps against the source's numbers. The invariants every named
+policy keeps (calls paired, the newest user turn, never growing) are in ``test_agent_policies``."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from playground import formats
+from playground.conversation import ToolResult, content_text
+from playground.policies import make
+from playground.policies.gemini_compression import ACKNOWLEDGEMENT, truncated_output
+from playground.policies.prune import preview
+from playground.summarize.cut import is_summary
+from playground.summarize.history import DEFAULT_PROMPT
+
+from .strategies import REQUESTS
+from .test_agent_policies import METER, chat, check_request, results, shape, texts, words
+
+OPENCODE_CLEARED = "[Old tool result content cleared]"
+NAMES = ("one", "two", "three", "four", "five", "six")  # a token each, as " data" is
+PEERS = ("gemini-tool-output-masking", "gemini-chat-compression", "opencode-prune")
+
+
+@pytest.mark.parametrize("name", PEERS)
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(*REQUESTS.values()), st.booleans())
+def test_each_peer_keeps_every_call_paired_and_the_newest_user_turn_and_never_grows(name, body, firing):
+    check_request(formats.read(body), name, firing)
+
+
+# --- Gemini CLI: tool-output masking ------------------------------------------------------------
+
+def gemini_run(*sizes: int, last: str = "ok") -> tuple:
+    """One user task, then one call per size (an output of about that many tokens), then a last
+    call whose output is the request's newest (the turn Gemini protects)."""
+    return chat(("user", "Go."), *[("calls", [("read_file", words(n, NAMES[k]))]) for k, n in enumerate(sizes)],
+                ("calls", [("read_file", last)]))
+
+
+def test_gemini_masking_protects_the_newest_50000_tool_tokens_and_masks_once_30000_are_prunable():
+    policy = make("gemini-tool-output-masking")
+    # newest first: 20,000 and 20,000 are protected; the third crosses 50,000 and is prunable, 20,000 < 30,000
+    assert policy.apply(gemini_run(20_000, 20_000, 20_000), METER).fired is None
+    done = make("gemini-tool-output-masking").apply(gemini_run(20_000, 20_000, 20_000, 20_000), METER)
+    out = results(done.conversation)
+    assert done.fired == "pruning" and done.tokens_retrievable > 30_000 and done.tokens_lost == 0
+    assert [text.startswith("<tool_output_masked>") for text in out] == [True, True, False, False, False]
+    assert out[2:4] == [words(20_000, "three"), words(20_000, "four")] and out[4] == "ok"
+    first = out[0]
+    assert first.endswith("</tool_output_masked>") and "Full output available at: tool-outputs/read_file_" in first
+    assert preview(words(20_000, "one"), False) in first  # its first and last 250 characters
+    assert len(preview(words(20_000, "one"), False)) == 250 + len("\n... [TRUNCATED] ...\n") + 250
+
+
+def test_gemini_masking_never_masks_the_latest_turn_nor_its_exempt_tools():
+    latest = gemini_run(40_000, last=words(60_000, "new"))  # the newest turn alone is over both thresholds
+    assert make("gemini-tool-output-masking").apply(latest, METER).fired is None
+    asked = chat(("user", "Go."), ("calls", [("ask_user", words(40_000, "answer"))]),
+                 *[("calls", [("read_file", words(30_000, NAMES[k]))]) for k in range(3)], ("calls", [("x", "ok")]))
+    out = results(make("gemini-tool-output-masking").apply(asked, METER).conversation)
+    assert out[0] == words(40_000, "answer") and out[1].startswith("<tool_output_masked>")
+
+
+def test_gemini_masking_previews_a_shell_output_by_its_first_and_last_ten_lines():
+    text = "\n".join(f"line {n}" for n in range(50))
+    shown = preview(text, True)
+    assert shown.splitlines()[:10] == [f"line {n}" for n in range(10)] and "[30 lines omitted]" in shown
+    assert shown.splitlines()[-10:] == [f"line {n}" for n in range(40, 50)]
+
+
+# --- Gemini CLI: chat compression ----------------------------------------------------------------
+
+def test_gemini_compression_fires_at_half_the_window_and_keeps_the_newest_30_percent_of_the_history():
+    tasks = [turn for n in range(4) for turn in (("user", f"Task {n}."),
+                                                 ("calls", [("read_file", words(9_000, NAMES[n]))]),
+                                                 ("assistant", f"Done {n}."))]
+    request = chat(*tasks, ("user", "Task 4."))
+    assert make("gemini-chat-compression", context_window=80_000).apply(request, METER).fired is None  # < 40,000
+    done = make("gemini-chat-compression", context_window=60_000).apply(request, METER)  # 30,000: fires
+    sent = done.conversation
+    assert done.fired == "summarization"
+    # the split is the first user message with 70% of the history's characters before it: Task 3
+    assert is_summary(sent.items[1]) and content_text(sent.items[2].content) == ACKNOWLEDGEMENT
+    assert texts(sent)[3:] == ["Task 3.", words(9_000, "four"), "Done 3.", "Task 4."]
+    assert shape(sent) == ["system", "user", "assistant", "user", "assistant", "tool", "assistant", "user"]
+    summary = METER.count(sent).items[1]
+    # two calls: the summary, then the check that reads the span and the summary and writes it again
+    assert done.summarization.output_tokens == 2 * summary
+    assert done.summarization.input_tokens > 2 * (27_000 + METER.text(DEFAULT_PROMPT))
+
+
+def test_gemini_compression_cuts_older_outputs_past_50000_tokens_to_their_first_8000_and_last_32000_characters():
+    request = chat(("user", "Task one."), ("calls", [("read_file", words(30_000, "old"))]), ("assistant", "Read it."),
+                   ("user", "Task two."), ("calls", [("read_file", words(60_000, "big"))]), ("assistant", "Read more."),
+                   ("user", "Task three."))
+    # newest first, the 60,000-token output passes the budget and is cut (to about 10,000); 10,000 and the older
+    # 30,000 fit in 50,000; the split: "Task two." has 75% of the history's characters before it
+    done = make("gemini-chat-compression", context_window=170_000).apply(request, METER)  # fires at 85,000
+    kept = results(done.conversation)
+    assert done.fired == "summarization" and len(kept) == 1 and done.tokens_retrievable > 40_000
+    assert kept[0] == truncated_output(words(60_000, "big"), "tool-outputs/read_file_call_1.txt", 40_000)
+    assert kept[0].startswith("Output too large. Showing first 8,000 and last 32,000 characters. For full output "
+                              "see: tool-outputs/read_file_call_1.txt\n")
+    assert texts(done.conversation)[3:] == ["Task two.", kept[0], "Read more.", "Task three."]
+    assert make("gemini-chat-compression", context_window=200_000).apply(request, METER).fired is None  # 100,000
+
+
+# --- opencode: prune -----------------------------------------------------------------------------
+
+def opencode_run(*sizes: int, skill: int = 0) -> tuple:
+    """A first user turn with one call per size, a second turn with a 30,000-token output, and a
+    third (the one running) with a small one."""
+    first = [("calls", [("bash", words(n, NAMES[k]))]) for k, n in enumerate(sizes)]
+    return chat(("user", "Fix it."), *([("calls", [("skill", words(skill, "skill"))])] if skill else []), *first,
+                ("user", "Next."), ("calls", [("bash", words(30_000, "next"))]), ("user", "Again."),
+                ("calls", [("bash", "ok")]))
+
+
+def test_opencode_prune_protects_40000_tokens_and_prunes_only_when_it_frees_more_than_20000():
+    # the two newest user turns are whole; before them, newest first: 15,000 and 15,000 protected, the
+    # third crosses 40,000: 15,000 prunable, not more than 20,000
+    assert make("opencode-prune").apply(opencode_run(15_000, 15_000, 15_000), METER).fired is None
+    done = make("opencode-prune").apply(opencode_run(15_000, 15_000, 15_000, 15_000), METER)
+    out = results(done.conversation)
+    assert done.fired == "pruning" and done.tokens_lost > 20_000 and done.tokens_retrievable == 0
+    assert out[:2] == [OPENCODE_CLEARED] * 2 and out[2:4] == [words(15_000, "three"), words(15_000, "four")]
+    assert out[4:] == [words(30_000, "next"), "ok"]
+
+
+def test_opencode_prune_never_prunes_skill_and_stops_at_an_output_it_pruned_before():
+    done = make("opencode-prune").apply(opencode_run(15_000, 15_000, 15_000, 15_000, skill=30_000), METER)
+    assert results(done.conversation)[0] == words(30_000, "skill")
+    settled = opencode_run(15_000, 15_000, 15_000, 15_000)
+    cleared = settled.with_items(tuple(item.__class__(**{**item.__dict__, "content": OPENCODE_CLEARED})
+                                       if isinstance(item, ToolResult) and content_text(item.content)
+                                       == words(15_000, "two") else item for item in settled.items))
+    # newest first: four and three protected, then two, pruned before: the walk stops, one stays
+    assert make("opencode-prune").apply(cleared, METER).fired is None
