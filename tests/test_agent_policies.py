@@ -27,6 +27,7 @@ from playground.meter.tokens import Meter
 from playground.policies import LOGGED, POLICIES, THEIRS, make
 from playground.policies.base import UserTurns
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
+from playground.policies.cline import ClineTruncationPolicy
 from playground.policies.condense import CondensePolicy
 from playground.policies.gemini_compression import GeminiCompressionPolicy
 from playground.policies.masking import MaskingPolicy
@@ -284,6 +285,7 @@ THEIR_FIRING = {
     "gemini-chat-compression": lambda: GeminiCompressionPolicy(context_window=0, keep_share=0.05, budget=0),
     "opencode-prune": lambda: PrunePolicy(protect_tokens=0, minimum=0, protect_user_turns=1, stop_at_pruned=True,
                                           placeholder="[c]"),
+    "cline-truncation": lambda: ClineTruncationPolicy(context_window=0),
 }
 
 

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from playground import formats
 from playground.conversation import ToolResult, content_text
+from playground.formats.cline_truncation import NOTICE
 from playground.policies import make
+from playground.policies.cline import max_allowed
 from playground.policies.gemini_compression import ACKNOWLEDGEMENT, truncated_output
 from playground.policies.prune import preview
 from playground.summarize.cut import is_summary
@@ -21,7 +23,7 @@ from .test_agent_policies import METER, chat, check_request, results, shape, tex
 
 OPENCODE_CLEARED = "[Old tool result content cleared]"
 NAMES = ("one", "two", "three", "four", "five", "six")  # a token each, as " data" is
-PEERS = ("gemini-tool-output-masking", "gemini-chat-compression", "opencode-prune")
+PEERS = ("gemini-tool-output-masking", "gemini-chat-compression", "opencode-prune", "cline-truncation")
 
 
 @pytest.mark.parametrize("name", PEERS)
@@ -139,3 +141,36 @@ def test_opencode_prune_never_prunes_skill_and_stops_at_an_output_it_pruned_befo
                                        == words(15_000, "two") else item for item in settled.items))
     # newest first: four and three protected, then two, pruned before: the walk stops, one stays
     assert make("opencode-prune").apply(cleared, METER).fired is None
+
+
+# --- Cline: the context manager's truncation ----------------------------------------------------
+
+def cline_run(size: int, calls: int = 8) -> tuple:
+    """Cline's history: the task, then one call per reply and its result, the result last."""
+    return chat(("user", "Go."), *[("calls", [("read_file", words(size, NAMES[k % len(NAMES)]))])
+                                   for k in range(calls)])
+
+
+def test_cline_truncation_limits_are_the_window_less_its_margin():
+    assert [max_allowed(window) for window in (64_000, 128_000, 200_000)] == [37_000, 98_000, 160_000]
+    assert max_allowed(1_000_000) == 960_000 and max_allowed(100_000) == 80_000  # else the larger of -40,000, 80%
+
+
+def test_cline_truncation_keeps_the_first_exchange_and_deletes_half_of_the_rest_with_its_notice():
+    # 17 messages (the task, 8 replies, 8 results); at 48,000 tokens of a 64,000 window (over 37,000, under
+    # twice it) half the 15 after the first two go: (15 // 4) * 2 = 6, messages 2 to 7
+    assert make("cline-truncation", context_window=64_000).apply(cline_run(4_000), METER).fired is None
+    policy = make("cline-truncation", context_window=64_000)
+    done = policy.apply(cline_run(6_000), METER)
+    assert done.fired == "truncation" and done.report == {"deleted": [2, 7]}
+    # message 1's call lost its result (message 2) and message 8's result its call (message 7): both go
+    assert results(done.conversation) == [words(6_000, NAMES[k % len(NAMES)]) for k in range(4, 8)]
+    assert texts(done.conversation)[:3] == ["You are a coding agent.", "Go.", NOTICE]
+    later = cline_run(6_000, calls=9)  # the next request: the range stays, though what is sent is under the limit
+    assert policy.apply(later, METER).report == {"deleted": [2, 7]}
+
+
+def test_cline_truncation_deletes_three_quarters_when_half_the_request_is_still_over_the_limit():
+    done = make("cline-truncation", context_window=64_000).apply(cline_run(10_000), METER)  # 80,000 / 2 > 37,000
+    assert done.report == {"deleted": [2, 11]}  # 15 * 3 // 4 // 2 * 2 = 10 messages
+    assert results(done.conversation) == [words(10_000, NAMES[k % len(NAMES)]) for k in range(6, 8)]

@@ -13,6 +13,7 @@ from ..errors import InputError
 from .as_it_ran import AsItRanPolicy, held
 from .base import Policy, PolicyResult, unchanged
 from .clear_tool_uses import ClearToolUsesPolicy
+from .cline import ClineTruncationPolicy
 from .condense import CondensePolicy
 from .gemini_compression import GeminiCompressionPolicy
 from .hybrid import HybridPolicy
@@ -48,6 +49,7 @@ THEIRS: dict[str, Callable[..., Policy]] = {
         Named("gemini-tool-output-masking", PrunePolicy),
         Named("gemini-chat-compression", GeminiCompressionPolicy, takes=("context_window",)),
         Named("opencode-prune", PrunePolicy),
+        Named("cline-truncation", ClineTruncationPolicy, takes=("context_window",)),
     )
 }
 # What the agent itself did, read from its log's own compactions (a row only where the log has them).
