@@ -174,3 +174,18 @@ def test_cline_truncation_deletes_three_quarters_when_half_the_request_is_still_
     done = make("cline-truncation", context_window=64_000).apply(cline_run(10_000), METER)  # 80,000 / 2 > 37,000
     assert done.report == {"deleted": [2, 11]}  # 15 * 3 // 4 // 2 * 2 = 10 messages
     assert results(done.conversation) == [words(10_000, NAMES[k % len(NAMES)]) for k in range(6, 8)]
+
+
+def test_a_peer_built_with_a_negative_size_is_refused_with_its_name():
+    from playground.errors import InputError
+    from playground.policies.cline import ClineTruncationPolicy
+    from playground.policies.gemini_compression import GeminiCompressionPolicy
+    from playground.policies.prune import PrunePolicy
+
+    for build, key in ((lambda: PrunePolicy(minimum=-1), "minimum"),
+                       (lambda: GeminiCompressionPolicy(budget=-1), "budget"),
+                       (lambda: GeminiCompressionPolicy(keep_share=1.0), "keep_share"),
+                       (lambda: ClineTruncationPolicy(context_window=-5), "context_window")):
+        with pytest.raises(InputError) as raised:
+            build()
+        assert raised.value.where == key

@@ -19,10 +19,9 @@ from typing import Any, ClassVar
 
 from .. import formats
 from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, extends, is_instruction, links, role_of
-from ..errors import InputError
 from ..formats.cline_truncation import NOTICE, next_range
 from ..meter.tokens import Meter
-from .base import PolicyResult, RunningTotal, unchanged
+from .base import PolicyResult, RunningTotal, at_least_zero, unchanged
 
 # getContextWindowInfo: the margin below the window for the windows it names
 MARGINS = {64_000: 27_000, 128_000: 30_000, 200_000: 40_000}
@@ -89,8 +88,7 @@ class ClineTruncationPolicy:
     name: ClassVar[str] = "cline-truncation"
 
     def __post_init__(self) -> None:
-        if self.context_window < 0:
-            raise InputError("context_window must be 0 or more", where="context_window", value=self.context_window)
+        at_least_zero(self, "context_window")
 
     def params(self) -> dict[str, Any]:
         return {"context_window": self.context_window, "max_allowed": max_allowed(self.context_window)}

@@ -28,8 +28,6 @@ from ..conversation import (
     is_instruction,
     links,
     role_of,
-    turn_end,
-    turn_starts,
 )
 from ..errors import InputError
 from ..meter.tokens import Meter
@@ -37,7 +35,7 @@ from ..summarize.call import SummaryCall, estimate
 from ..summarize.cut import is_summary
 from ..summarize.history import Plan, summary_message
 from ..summarize.offline import OfflineSummarizer
-from .base import PolicyResult, RunningTotal, unchanged
+from .base import PolicyResult, RunningTotal, at_least_zero, unchanged
 
 ACKNOWLEDGEMENT = "Got it. Thanks for the additional context!"
 HEAD_SHARE = 0.2  # of a cut output's characters, the share taken from its start (fileUtils.ts)
@@ -52,6 +50,13 @@ def truncated_output(text: str, path: str, max_chars: int) -> str:
     tail = max_chars - head
     return (f"Output too large. Showing first {head:,} and last {tail:,} characters. For full output see: {path}\n"
             f"{text[:head]}\n\n... [{len(text) - head - tail:,} characters omitted] ...\n\n{text[len(text) - tail:]}")
+
+
+def unread_from(items: tuple[Item, ...]) -> int | None:
+    """Where what the model has not answered yet begins: after the last assistant item (None:
+    the model has not spoken)."""
+    return next((position + 1 for position in range(len(items) - 1, -1, -1)
+                 if role_of(items[position]) == "assistant"), None)
 
 
 def _chars(item: Item) -> int:
@@ -90,9 +95,7 @@ class GeminiCompressionPolicy:
     def __post_init__(self) -> None:
         if not 0 < self.keep_share < 1:
             raise InputError("keep_share must be between 0 and 1", where="keep_share", value=self.keep_share)
-        for key in ("budget", "max_chars", "context_window"):
-            if getattr(self, key) < 0:
-                raise InputError(f"{key} must be 0 or more", where=key, value=getattr(self, key))
+        at_least_zero(self, "budget", "max_chars", "context_window")
 
     def threshold(self) -> int:
         return int(self.fraction * self.context_window)
@@ -126,11 +129,10 @@ class GeminiCompressionPolicy:
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         total = self.totals.total(conversation, meter)
         items = conversation.items
-        starts = turn_starts(items)
-        if total < self.threshold() or not starts:
+        pending = unread_from(items)  # what follows the last reply: not in Gemini's history yet
+        if total < self.threshold() or pending is None:
             return unchanged(conversation)
         first = next((p for p, item in enumerate(items) if not is_instruction(item)), len(items))
-        pending = turn_end(items, starts[-1])  # what follows the last reply: not in Gemini's history yet
         history = items[first:pending]
         truncated, saved = self._truncated(history, total, meter)
         split = split_point(tuple(truncated), 1 - self.keep_share)

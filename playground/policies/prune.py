@@ -18,9 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from ..conversation import Conversation, Item, ToolResult, content_text, role_of
-from ..errors import InputError
 from ..meter.tokens import Meter
-from .base import PolicyResult, UserTurns, unchanged
+from .base import PolicyResult, UserTurns, at_least_zero, unchanged
 
 # what Gemini's preview keeps: the first and last 250 characters of a general tool's output, the
 # first and last 10 lines of a shell tool's (toolOutputMaskingService.ts)
@@ -58,9 +57,7 @@ class PrunePolicy:
     name: ClassVar[str] = "prune"
 
     def __post_init__(self) -> None:
-        for key in ("protect_tokens", "minimum", "protect_user_turns"):
-            if getattr(self, key) < 0:
-                raise InputError(f"{key} must be 0 or more", where=key, value=getattr(self, key))
+        at_least_zero(self, "protect_tokens", "minimum", "protect_user_turns")
 
     def params(self) -> dict[str, Any]:
         return {"protect_tokens": self.protect_tokens, "minimum": self.minimum,
