@@ -25,6 +25,7 @@ from playground.conversation import (
 )
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, POLICIES, THEIRS, make
+from playground.policies.aider import AiderSummaryPolicy
 from playground.policies.base import UserTurns
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.cline import ClineTruncationPolicy
@@ -286,6 +287,7 @@ THEIR_FIRING = {
     "opencode-prune": lambda: PrunePolicy(protect_tokens=0, minimum=0, protect_user_turns=1, stop_at_pruned=True,
                                           placeholder="[c]"),
     "cline-truncation": lambda: ClineTruncationPolicy(context_window=0),
+    "aider-summary": lambda: AiderSummaryPolicy(max_tokens=0),
 }
 
 

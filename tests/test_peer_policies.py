@@ -12,18 +12,21 @@ from playground import formats
 from playground.conversation import ToolResult, content_text
 from playground.formats.cline_truncation import NOTICE
 from playground.policies import make
+from playground.policies.aider import OK, history_limit
 from playground.policies.cline import max_allowed
 from playground.policies.gemini_compression import ACKNOWLEDGEMENT, truncated_output
 from playground.policies.prune import preview
+from playground.run.replay import replay
 from playground.summarize.cut import is_summary
 from playground.summarize.history import DEFAULT_PROMPT
 
 from .strategies import REQUESTS
-from .test_agent_policies import METER, chat, check_request, results, shape, texts, words
+from .test_agent_policies import GPT4O, METER, THEIR_FIRING, chat, check_request, results, shape, texts, words
 
 OPENCODE_CLEARED = "[Old tool result content cleared]"
 NAMES = ("one", "two", "three", "four", "five", "six")  # a token each, as " data" is
-PEERS = ("gemini-tool-output-masking", "gemini-chat-compression", "opencode-prune", "cline-truncation")
+PEERS = ("gemini-tool-output-masking", "gemini-chat-compression", "opencode-prune", "cline-truncation",
+         "aider-summary")
 
 
 @pytest.mark.parametrize("name", PEERS)
@@ -31,6 +34,37 @@ PEERS = ("gemini-tool-output-masking", "gemini-chat-compression", "opencode-prun
 @given(st.one_of(*REQUESTS.values()), st.booleans())
 def test_each_peer_keeps_every_call_paired_and_the_newest_user_turn_and_never_grows(name, body, firing):
     check_request(formats.read(body), name, firing)
+
+
+@st.composite
+def agent_runs(draw: st.DrawFn) -> tuple:
+    """A run of user turns, each with calls of outputs large enough for the peers, made to fire,
+    to cut something (the generated requests above are mostly too small for a summary to pay)."""
+    turns: list = []
+    for number in range(draw(st.integers(1, 6))):
+        turns.append(("user", words(draw(st.integers(1, 300)), NAMES[number % len(NAMES)])))
+        for _ in range(draw(st.integers(0, 3))):
+            outputs = draw(st.lists(st.integers(1, 1_500), min_size=1, max_size=2))
+            turns.append(("calls", [("bash", words(size, "data")) for size in outputs]))
+        if draw(st.booleans()):
+            turns.append(("assistant", words(draw(st.integers(1, 200)), "done")))
+    return chat(*turns)
+
+
+@pytest.mark.parametrize("name", PEERS)
+@settings(max_examples=25, deadline=None)
+@given(agent_runs())
+def test_each_peer_made_to_fire_on_a_longer_run_keeps_its_invariants(name, run):
+    check_request(run, name, True)
+
+
+@pytest.mark.parametrize("name", PEERS)
+@settings(max_examples=10, deadline=None)
+@given(agent_runs(), st.sampled_from(["stored", "per-call"]))
+def test_a_replay_of_each_peer_made_to_fire_never_bills_more_prompt_tokens_than_none(name, run, mode):
+    done = replay(run, THEIR_FIRING[name](), METER, GPT4O, mode=mode, cache="none")
+    assert all(call.tokens_with <= call.tokens_without for call in done.calls)
+    assert all((call.summarization_cost > 0) == (call.summarization_output_tokens > 0) for call in done.calls)
 
 
 # --- Gemini CLI: tool-output masking ------------------------------------------------------------
@@ -189,3 +223,43 @@ def test_a_peer_built_with_a_negative_size_is_refused_with_its_name():
         with pytest.raises(InputError) as raised:
             build()
         assert raised.value.where == key
+
+
+# --- Aider: chat-history summarization -----------------------------------------------------------
+
+def aider_run(turns: int, size: int) -> tuple:
+    """``turns`` done exchanges of about ``size`` tokens a message, then the turn running."""
+    done = [message for k in range(turns) for message in (("user", words(size, NAMES[k])),
+                                                          ("assistant", words(size, NAMES[k])))]
+    return chat(*done, ("user", "Now."))
+
+
+def test_aider_limit_is_a_sixteenth_of_the_window_between_1024_and_8192():
+    assert [history_limit(window) for window in (8_000, 32_000, 128_000, 200_000)] == [1_024, 2_000, 8_000, 8_192]
+
+
+def test_aider_summarizes_the_done_turns_over_the_limit_and_keeps_the_newest_under_half_of_it():
+    run = aider_run(6, 300)  # 12 done messages of about 300 tokens: about 3,650
+    assert make("aider-summary", context_window=64_000).apply(run, METER).fired is None  # limit 4,000
+    policy = make("aider-summary", context_window=32_000)  # limit 2,000: the tail stays under 1,000
+    done = policy.apply(run, METER)
+    sent = done.conversation
+    assert done.fired == "summarization" and is_summary(sent.items[1])
+    # the newest three messages (about 912) fit under 1,000; the cut moves back to follow an assistant message
+    assert texts(sent)[2:] == [words(300, "five")] * 2 + [words(300, "six")] * 2 + ["Now."]
+    assert done.summarization.input_tokens > 8 * 300 and done.summarization.output_tokens == METER.count(sent).items[1]
+    grown = chat(*[(role_of_turn, text) for role_of_turn, text in _turns(run)], ("assistant", "Working."))
+    again = policy.apply(grown, METER)  # the same done turns, later in the turn: sent again, not summarized again
+    assert again.fired == "summarization" and again.summarization is None
+    assert again.conversation.items[1] == sent.items[1]
+
+
+def test_aider_summarizes_four_messages_or_fewer_whole_and_has_the_assistant_answer_ok():
+    done = make("aider-summary", context_window=32_000).apply(aider_run(2, 600), METER)
+    assert shape(done.conversation) == ["system", "user", "assistant", "user"]
+    assert texts(done.conversation)[2:] == [OK, "Now."]
+
+
+def _turns(conversation) -> list[tuple[str, str]]:
+    """A chat's messages after the system prompt, as (role, text) turns."""
+    return [(item.role, content_text(item.content)) for item in conversation.items[1:]]

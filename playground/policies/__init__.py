@@ -10,6 +10,7 @@ from typing import Any
 
 from ..conversation import Conversation
 from ..errors import InputError
+from .aider import AiderSummaryPolicy
 from .as_it_ran import AsItRanPolicy, held
 from .base import Policy, PolicyResult, unchanged
 from .clear_tool_uses import ClearToolUsesPolicy
@@ -50,6 +51,7 @@ THEIRS: dict[str, Callable[..., Policy]] = {
         Named("gemini-chat-compression", GeminiCompressionPolicy, takes=("context_window",)),
         Named("opencode-prune", PrunePolicy),
         Named("cline-truncation", ClineTruncationPolicy, takes=("context_window",)),
+        Named("aider-summary", AiderSummaryPolicy, takes=("context_window",)),
     )
 }
 # What the agent itself did, read from its log's own compactions (a row only where the log has them).

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from .. import formats
-from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, extends, is_instruction, links, role_of
+from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, extends, is_instruction, role_of
 from ..formats.cline_truncation import NOTICE, next_range
 from ..meter.tokens import Meter
 from .base import PolicyResult, RunningTotal, at_least_zero, unchanged
@@ -61,6 +61,26 @@ def _noticed(reply: list[Item]) -> list[Item]:
                     return [*reply[:number], replace(item, content=parts), *reply[number + 1:]]
         return [*reply[:number], replace(item, content=NOTICE), *reply[number + 1:]]
     return [Message(role="assistant", content=NOTICE), *reply]
+
+
+def _paired(items: tuple[Item, ...], kept: list[int]) -> list[int]:
+    """``kept`` less the calls whose results it lost and the results whose calls it lost, by call
+    id (a run that repeats an id keeps no call of it without a result of it)."""
+    answered = {item.call_id for item in items if isinstance(item, ToolResult)}
+    called = {item.call_id for item in items if isinstance(item, ToolCall)}
+    results = {items[p].call_id for p in kept if isinstance(items[p], ToolResult)}
+    seen: set[str] = set()
+    paired = []
+    for position in kept:
+        item = items[position]
+        if isinstance(item, ToolCall):
+            if item.call_id in answered and item.call_id not in results:
+                continue
+            seen.add(item.call_id)
+        elif isinstance(item, ToolResult) and item.call_id in called and item.call_id not in seen:
+            continue
+        paired.append(position)
+    return paired
 
 
 class _Deleted:
@@ -124,10 +144,7 @@ class ClineTruncationPolicy:
         items = conversation.items
         kept = [*range(first), *range(runs[0][0], runs[1][1]),
                 *(p for start, stop in runs[end + 1:] for p in range(start, stop))]
-        answers = links(items)
-        held, calls = set(kept), {call for result, call in answers.items() if result in set(kept)}
-        kept = [p for p in kept if not (isinstance(items[p], ToolResult) and p in answers and answers[p] not in held)
-                and not (isinstance(items[p], ToolCall) and p not in calls and p in answers.values())]
+        kept = _paired(items, kept)
         reply = [items[p] for p in kept if runs[1][0] <= p < runs[1][1]]
         head = [items[p] for p in kept if p < runs[1][0]]
         rest = [items[p] for p in kept if p >= runs[1][1]]

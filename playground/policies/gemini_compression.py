@@ -35,7 +35,7 @@ from ..summarize.call import SummaryCall, estimate
 from ..summarize.cut import is_summary
 from ..summarize.history import Plan, summary_message
 from ..summarize.offline import OfflineSummarizer
-from .base import PolicyResult, RunningTotal, at_least_zero, unchanged
+from .base import PolicyResult, RunningTotal, at_least_zero, unchanged, unread_from
 
 ACKNOWLEDGEMENT = "Got it. Thanks for the additional context!"
 HEAD_SHARE = 0.2  # of a cut output's characters, the share taken from its start (fileUtils.ts)
@@ -50,13 +50,6 @@ def truncated_output(text: str, path: str, max_chars: int) -> str:
     tail = max_chars - head
     return (f"Output too large. Showing first {head:,} and last {tail:,} characters. For full output see: {path}\n"
             f"{text[:head]}\n\n... [{len(text) - head - tail:,} characters omitted] ...\n\n{text[len(text) - tail:]}")
-
-
-def unread_from(items: tuple[Item, ...]) -> int | None:
-    """Where what the model has not answered yet begins: after the last assistant item (None:
-    the model has not spoken)."""
-    return next((position + 1 for position in range(len(items) - 1, -1, -1)
-                 if role_of(items[position]) == "assistant"), None)
 
 
 def _chars(item: Item) -> int:
