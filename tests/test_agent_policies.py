@@ -31,6 +31,7 @@ from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.cline import ClineTruncationPolicy
 from playground.policies.condense import CondensePolicy
 from playground.policies.gemini_compression import GeminiCompressionPolicy
+from playground.policies.llamaindex import LlamaIndexMemoryPolicy
 from playground.policies.masking import MaskingPolicy
 from playground.policies.provenance import read_provenance, source_of
 from playground.policies.prune import PrunePolicy
@@ -288,6 +289,7 @@ THEIR_FIRING = {
                                           placeholder="[c]"),
     "cline-truncation": lambda: ClineTruncationPolicy(context_window=0),
     "aider-summary": lambda: AiderSummaryPolicy(max_tokens=0),
+    "llamaindex-memory": lambda: LlamaIndexMemoryPolicy(token_limit=0, token_flush_size=1),
 }
 
 

@@ -26,7 +26,7 @@ from .test_agent_policies import GPT4O, METER, THEIR_FIRING, chat, check_request
 OPENCODE_CLEARED = "[Old tool result content cleared]"
 NAMES = ("one", "two", "three", "four", "five", "six")  # a token each, as " data" is
 PEERS = ("gemini-tool-output-masking", "gemini-chat-compression", "opencode-prune", "cline-truncation",
-         "aider-summary")
+         "aider-summary", "llamaindex-memory")
 
 
 @pytest.mark.parametrize("name", PEERS)
@@ -263,3 +263,30 @@ def test_aider_summarizes_four_messages_or_fewer_whole_and_has_the_assistant_ans
 def _turns(conversation) -> list[tuple[str, str]]:
     """A chat's messages after the system prompt, as (role, text) turns."""
     return [(item.role, content_text(item.content)) for item in conversation.items[1:]]
+
+
+# --- LlamaIndex: Memory's FIFO queue -----------------------------------------------------------
+
+def llamaindex_run(*sizes: int) -> tuple:
+    """One user turn per size: a short task, one call, an output of about that many tokens."""
+    return chat(*[turn for k, size in enumerate(sizes)
+                  for turn in (("user", f"Task {k}."), ("calls", [("bash", words(size, NAMES[k % len(NAMES)]))]))])
+
+
+def test_llamaindex_memory_flushes_over_70_percent_of_30000_the_oldest_turn_first():
+    assert make("llamaindex-memory").apply(llamaindex_run(5_000, 5_000, 5_000, 5_000), METER).fired is None
+    done = make("llamaindex-memory").apply(llamaindex_run(5_000, 5_000, 5_000, 5_000, 5_000), METER)  # > 21,000
+    assert done.fired == "flushing" and done.report == {"flushed": 3}  # the task, its call and its output
+    assert texts(done.conversation)[1] == "Task 1."
+    assert results(done.conversation) == [words(5_000, NAMES[k]) for k in range(1, 5)]
+
+
+def test_llamaindex_memory_flushes_3000_tokens_at_a_time_and_then_to_a_user_message():
+    # at the last output the queue holds about 22,500: the first flush takes the first turn (about 2,100, under
+    # 3,000) and goes on into the second; then on to the next user message, "Task 2."
+    done = make("llamaindex-memory").apply(llamaindex_run(2_000, 2_000, 6_000, 6_000, 6_000), METER)
+    assert texts(done.conversation)[1] == "Task 2." and done.report == {"flushed": 6}
+    assert len(results(done.conversation)) == 3
+    one_turn = chat(("user", "One long task."), *[("calls", [("bash", words(6_000))]) for _ in range(5)])
+    # a single turn over the limit: LlamaIndex would keep its newest message alone; the turn stays whole
+    assert make("llamaindex-memory").apply(one_turn, METER).fired is None

@@ -18,6 +18,7 @@ from .cline import ClineTruncationPolicy
 from .condense import CondensePolicy
 from .gemini_compression import GeminiCompressionPolicy
 from .hybrid import HybridPolicy
+from .llamaindex import LlamaIndexMemoryPolicy
 from .masking import MaskingPolicy
 from .named import Named
 from .none import NonePolicy
@@ -52,6 +53,7 @@ THEIRS: dict[str, Callable[..., Policy]] = {
         Named("opencode-prune", PrunePolicy),
         Named("cline-truncation", ClineTruncationPolicy, takes=("context_window",)),
         Named("aider-summary", AiderSummaryPolicy, takes=("context_window",)),
+        Named("llamaindex-memory", LlamaIndexMemoryPolicy),
     )
 }
 # What the agent itself did, read from its log's own compactions (a row only where the log has them).
