@@ -25,11 +25,16 @@ from playground.conversation import (
 )
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, POLICIES, THEIRS, make
+from playground.policies.aider import AiderSummaryPolicy
 from playground.policies.base import UserTurns
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
+from playground.policies.cline import ClineTruncationPolicy
 from playground.policies.condense import CondensePolicy
+from playground.policies.gemini_compression import GeminiCompressionPolicy
+from playground.policies.llamaindex import LlamaIndexMemoryPolicy
 from playground.policies.masking import MaskingPolicy
 from playground.policies.provenance import read_provenance, source_of
+from playground.policies.prune import PrunePolicy
 from playground.policies.summarize import SummarizePolicy
 from playground.policies.thinking import ClearThinkingPolicy
 from playground.policies.trimmer import ToolOutputTrimmerPolicy
@@ -93,7 +98,8 @@ def test_every_named_policy_has_its_parameters_source_and_date_in_the_data_file(
     data = read_provenance()
     assert set(THEIRS) | set(LOGGED) == set(data)
     for name, provenance in data.items():
-        assert provenance.source and provenance.read == "2026-12-01" and provenance.kept and provenance.dropped
+        assert provenance.source and provenance.read in ("2026-12-01", "2026-12-06") and provenance.kept \
+            and provenance.dropped
         assert source_of(name) == f"{provenance.source} (read {provenance.read})"
         assert make(name).params() or name in LOGGED  # the data file's parameters build the policy (the log's: none)
 
@@ -276,6 +282,14 @@ THEIR_FIRING = {
     "openhands-masking": lambda: MaskingPolicy(window=2, over_items=True, placeholder="<MASKED>"),
     "openhands-condenser": lambda: CondensePolicy(trigger_messages=2, keep_first=1, keep_last=1),
     "swe-agent-last-n": lambda: MaskingPolicy(window=1, placeholder="Old environment output: ({lines} lines omitted)"),
+    "gemini-tool-output-masking": lambda: PrunePolicy(protect_tokens=0, minimum=0, minimum_inclusive=True,
+                                                      placeholder="<m>", retrievable=True),
+    "gemini-chat-compression": lambda: GeminiCompressionPolicy(context_window=0, keep_share=0.05, budget=0),
+    "opencode-prune": lambda: PrunePolicy(protect_tokens=0, minimum=0, protect_user_turns=1, stop_at_pruned=True,
+                                          placeholder="[c]"),
+    "cline-truncation": lambda: ClineTruncationPolicy(context_window=0),
+    "aider-summary": lambda: AiderSummaryPolicy(max_tokens=0),
+    "llamaindex-memory": lambda: LlamaIndexMemoryPolicy(token_limit=0, token_flush_size=1),
 }
 
 
@@ -294,7 +308,12 @@ def answered_calls(conversation: Conversation) -> set[str]:
 @settings(max_examples=60, deadline=None)
 @given(st.one_of(*REQUESTS.values()), st.sampled_from(list(THEIR_FIRING)), st.booleans())
 def test_a_request_keeps_its_tool_pairs_and_newest_user_turn_and_never_grows(body, name, firing):
-    request = formats.read(body)
+    check_request(formats.read(body), name, firing)
+
+
+def check_request(request: Conversation, name: str, firing: bool) -> None:
+    """Named policy ``name`` (made to fire, or with its source's numbers) keeps every call with its
+    result and the newest user turn, never grows the request and leaves it valid in its format."""
     policy = THEIR_FIRING[name]() if firing else make(name)
     done = policy.apply(request, METER)
     sent = done.conversation

@@ -100,11 +100,11 @@ def test_compare_view_lists_every_policy_with_the_engines_costs():
 def test_compare_view_adds_the_agents_own_policies_with_their_sources_and_summaries_billed():
     at = start("Compare")
     conversation, model = at.session_state["conversation"], at.session_state["model"]
-    chosen = ["langchain-summarization", "swe-agent-last-n"]
+    chosen = ["langchain-summarization", "swe-agent-last-n", "gemini-chat-compression", "aider-summary"]
     healthy(at.multiselect(key=state.COMPARE_THEIRS).set_value(chosen).run())
     frame = next(table.value for table in at.dataframe if "policy" in table.value.columns)
     assert list(frame["policy"]) == [*OURS, *chosen]
-    assert list(frame["source"])[-2:] == [source_of(name) for name in chosen]
+    assert list(frame["source"])[-len(chosen):] == [source_of(name) for name in chosen]
     price = read_prices().get(model)
     rows = compare(conversation, [make(name) for name in chosen], Meter(model), price, cache=price.cache)
     shown = frame.set_index("policy")

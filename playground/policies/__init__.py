@@ -10,15 +10,20 @@ from typing import Any
 
 from ..conversation import Conversation
 from ..errors import InputError
+from .aider import AiderSummaryPolicy
 from .as_it_ran import AsItRanPolicy, held
 from .base import Policy, PolicyResult, unchanged
 from .clear_tool_uses import ClearToolUsesPolicy
+from .cline import ClineTruncationPolicy
 from .condense import CondensePolicy
+from .gemini_compression import GeminiCompressionPolicy
 from .hybrid import HybridPolicy
+from .llamaindex import LlamaIndexMemoryPolicy
 from .masking import MaskingPolicy
 from .named import Named
 from .none import NonePolicy
 from .provenance import read_provenance, source_of
+from .prune import PrunePolicy
 from .rules import RulesPolicy
 from .settings import OPTIONS, PolicySettings
 from .summarize import SummarizePolicy
@@ -43,6 +48,12 @@ THEIRS: dict[str, Callable[..., Policy]] = {
         Named("openhands-masking", MaskingPolicy),
         Named("openhands-condenser", CondensePolicy),
         Named("swe-agent-last-n", MaskingPolicy),
+        Named("gemini-tool-output-masking", PrunePolicy),
+        Named("gemini-chat-compression", GeminiCompressionPolicy, takes=("context_window",)),
+        Named("opencode-prune", PrunePolicy),
+        Named("cline-truncation", ClineTruncationPolicy, takes=("context_window",)),
+        Named("aider-summary", AiderSummaryPolicy, takes=("context_window",)),
+        Named("llamaindex-memory", LlamaIndexMemoryPolicy),
     )
 }
 # What the agent itself did, read from its log's own compactions (a row only where the log has them).

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from itertools import compress, count
 from typing import Any, Protocol
 
-from ..conversation import Conversation, Item, Message, ToolCall, extends, is_instruction
+from ..conversation import Conversation, Item, Message, ToolCall, extends, is_instruction, role_of
+from ..errors import InputError
 from ..meter.tokens import Meter
 from ..summarize.call import SummaryCall
 
@@ -163,6 +164,22 @@ def _changes_earlier_counts(item: Item, meter: Meter) -> bool:
     """An item whose arrival changes what earlier items cost: a system message (tool definitions)
     or, for Claude, a user message (thinking before it is no longer the current turn's)."""
     return is_instruction(item) or (meter.claude and isinstance(item, Message) and item.role == "user")
+
+
+def unread_from(items: tuple[Item, ...]) -> int | None:
+    """Where what the model has not answered yet begins: after the last assistant item (None:
+    the model has not spoken)."""
+    return next((position + 1 for position in range(len(items) - 1, -1, -1)
+                 if role_of(items[position]) == "assistant"), None)
+
+
+def at_least_zero(policy: object, *keys: str) -> None:
+    """Refuse a policy built with a negative count or size among ``keys`` (a located message, not
+    a policy that silently never or always fires)."""
+    for key in keys:
+        value = getattr(policy, key)
+        if value < 0:
+            raise InputError(f"{key} must be 0 or more", where=key, value=value)
 
 
 def unchanged(conversation: Conversation, report: Any = None) -> PolicyResult:

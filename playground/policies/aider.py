@@ -1,0 +1,161 @@
+"""Aider's chat-history summarization (``aider/history.py``, ``ChatSummary``), run offline.
+
+Aider keeps the turns already done apart from the one running, and only they are summarized:
+once they come to more than ``max_chat_history_tokens`` (a sixteenth of the model's input window,
+at least 1,024 and at most 8,192), the newest of them that stay under half that are kept and the
+older ones become one summary, which Aider's model writes and a user message carries. A head of
+four messages or fewer is summarized whole; a summary that with the kept tail is still over the
+limit is summarized again with the tail's older half, up to three times, then everything is. The
+split falls after an assistant message (and never between a call and its result). The turn
+running and the system prompt are never touched. Each summary is an LLM call, billed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any, ClassVar
+
+from .. import formats
+from ..conversation import Conversation, Item, Message, is_instruction, links, role_of
+from ..meter.tokens import Meter
+from ..summarize.call import SummaryCall, estimate
+from ..summarize.cut import is_summary
+from ..summarize.history import Plan, summary_message
+from ..summarize.offline import OfflineSummarizer
+from .base import PolicyResult, UserTurns, at_least_zero, unchanged, unread_from
+from .condense import message_starts
+
+MIN_SPLIT = 4  # a head of this many messages or fewer is summarized whole
+MAX_DEPTH = 3  # summaries of summaries before everything is summarized
+OK = "Ok."  # what Aider has the assistant answer a summary that ends the history with
+
+
+def history_limit(context_window: int) -> int:
+    """``max_chat_history_tokens``: a sixteenth of the window, between 1,024 and 8,192."""
+    return int(min(max(context_window / 16, 1024), 8192))
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One message of the history: its items and their tokens."""
+
+    items: tuple[Item, ...]
+    tokens: int
+
+
+def _parts(done: tuple[Item, ...], meter: Meter) -> list[_Part]:
+    """The done turns as Aider's messages (an assistant reply with its calls is one)."""
+    sizes = meter.items(done)
+    starts = [*message_starts(done), len(done)]
+    return [_Part(done[a:b], sum(sizes[a:b])) for a, b in pairwise(starts)]
+
+
+def _split(parts: list[_Part], limit: int) -> int:
+    """Where the kept tail begins: the newest messages under half the limit, moved back until the
+    head ends with an assistant message and no call in it waits for a result in the tail."""
+    tail, split = 0, len(parts)
+    for number in range(len(parts) - 1, -1, -1):
+        if tail + parts[number].tokens >= limit // 2:
+            break
+        tail, split = tail + parts[number].tokens, number
+    flat = [item for part in parts for item in part.items]
+    ends = [sum(len(part.items) for part in parts[:number]) for number in range(len(parts) + 1)]
+    answers = links(flat)
+    while split > 1 and (role_of(parts[split - 1].items[-1]) != "assistant"
+                         or any(call < ends[split] <= result for result, call in answers.items())):
+        split -= 1
+    return split
+
+
+def _running(items: tuple[Item, ...], newest_user: int) -> int:
+    """Where the turn running begins: at the newest user message, and no later than what the
+    model has not answered yet, moved back to the reply whose calls wait for a result after it."""
+    end = min(newest_user, unread_from(items) or 0)
+    waiting = [call for result, call in links(items).items() if call < end <= result]
+    if waiting:
+        end = min(waiting)
+        while end > 0 and role_of(items[end - 1]) == "assistant":
+            end -= 1
+    return end
+
+
+class _Done:
+    """The done turns last summarized and what they became: Aider summarizes them once, when a
+    turn ends, and every call of the next turn sends that (so only the first is billed). Owned
+    by one policy."""
+
+    def __init__(self) -> None:
+        self.done: tuple[Item, ...] = ()
+        self.history: tuple[Item, ...] = ()
+
+    def known(self, done: tuple[Item, ...]) -> tuple[Item, ...] | None:
+        return self.history if self.done and done == self.done else None
+
+    def remember(self, done: tuple[Item, ...], history: tuple[Item, ...]) -> None:
+        self.done, self.history = done, history
+
+
+@dataclass(frozen=True)
+class AiderSummaryPolicy:
+    context_window: int = 200_000  # the model's input window, which sets max_chat_history_tokens
+    max_tokens: int | None = None  # max_chat_history_tokens given (--max-chat-history-tokens); None: from the window
+    turns: UserTurns = field(default_factory=UserTurns, compare=False, repr=False)
+    last: _Done = field(default_factory=_Done, compare=False, repr=False)
+    name: ClassVar[str] = "aider-summary"
+
+    def __post_init__(self) -> None:
+        at_least_zero(self, "context_window", *(("max_tokens",) if self.max_tokens is not None else ()))
+
+    def limit(self) -> int:
+        return history_limit(self.context_window) if self.max_tokens is None else self.max_tokens
+
+    def params(self) -> dict[str, Any]:
+        return {"max_chat_history_tokens": self.limit(), "context_window": self.context_window}
+
+    def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
+        items = conversation.items
+        first = next((p for p, item in enumerate(items) if not is_instruction(item)), len(items))
+        running = _running(items, self.turns.read(conversation).newest(1) or 0)
+        if running <= first:
+            return unchanged(conversation)
+        done = items[first:running]
+        history, calls = self.last.known(done), []
+        if history is None:
+            parts = _parts(done, meter)
+            if sum(part.tokens for part in parts) <= self.limit():
+                return unchanged(conversation)
+            history, calls = self._summarized(parts, meter)
+            if role_of(history[-1]) != "assistant":
+                history = (*history, Message(role="assistant", content=OK))
+            self.last.remember(done, history)
+        result = formats.rewritten(conversation.with_items((*items[:first], *history, *items[running:])))
+        before, after = meter.count(conversation).total, meter.count(result).total
+        if after >= before:
+            return unchanged(conversation)
+        billed = SummaryCall(sum(call.input_tokens for call in calls), sum(call.output_tokens for call in calls))
+        return PolicyResult(result, "summarization", tokens_lost=before - after,
+                            summarization=billed if calls else None)
+
+    def _summarized(self, parts: list[_Part], meter: Meter) -> tuple[tuple[Item, ...], list[SummaryCall]]:
+        """``summarize_real``: the done turns as a summary and the kept tail, with every
+        summarization call it made."""
+        calls: list[SummaryCall] = []
+        for depth in range(MAX_DEPTH + 2):
+            split = _split(parts, self.limit())
+            whole = len(parts) <= MIN_SPLIT or depth > MAX_DEPTH or split <= MIN_SPLIT
+            head, tail = (parts, []) if whole else (parts[:split], parts[split:])
+            summary = self._summary(head, meter, calls)
+            if whole or summary.tokens + sum(part.tokens for part in tail) < self.limit():
+                break
+            parts = [summary, *tail]
+        return (*summary.items, *(item for part in tail for item in part.items)), calls
+
+    def _summary(self, head: list[_Part], meter: Meter, calls: list[SummaryCall]) -> _Part:
+        """One summary message for ``head`` (the offline summarizer's), its call noted in ``calls``."""
+        span = tuple(item for part in head for item in part.items)
+        text = OfflineSummarizer().summarize(Plan(0, len(span), span, "", any(map(is_summary, span)), 0, meter))
+        message = summary_message(text, len(span), "Aider chat-history summary: offline summary, no LLM")
+        tokens = meter.items((message,))[0]
+        calls.append(estimate(sum(part.tokens for part in head), tokens, meter))
+        return _Part((message,), tokens)

@@ -1,0 +1,151 @@
+"""Cline's context-manager truncation as a policy: once a request reaches ``maxAllowedSize`` (the
+window less a margin), the first user message and the first assistant reply stay, the reply's
+first text becoming Cline's notice, and half of the messages after them (three quarters, when
+half the request is still over the limit) are deleted, oldest first, in user-assistant pairs.
+Later requests keep the range deleted and widen it again the next time they reach the limit.
+
+The rule is ``formats.cline_truncation``'s (``next_range``, ``NOTICE``), which reads it to
+reconstruct what Cline sent from its logs; here it decides what a run would send. Cline's history
+alternates user and assistant messages: a run's items are grouped so (an assistant reply with
+its calls is one message, the results and user text that follow another). Cline's first message
+after the range loses the tool results whose calls were deleted, and so does a kept call whose
+result was: no call is parted from its result. What is deleted is lost; there is no summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from .. import formats
+from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, extends, is_instruction, role_of
+from ..formats.cline_truncation import NOTICE, next_range
+from ..meter.tokens import Meter
+from .base import PolicyResult, RunningTotal, at_least_zero, unchanged
+
+# getContextWindowInfo: the margin below the window for the windows it names
+MARGINS = {64_000: 27_000, 128_000: 30_000, 200_000: 40_000}
+
+
+def max_allowed(context_window: int) -> int:
+    """``maxAllowedSize`` for a window: less its named margin, else the larger of the window less
+    40,000 and 80 % of it."""
+    if context_window in MARGINS:
+        return context_window - MARGINS[context_window]
+    return int(max(context_window - 40_000, context_window * 0.8))
+
+
+def messages_of(items: tuple[Item, ...], first: int) -> list[tuple[int, int]]:
+    """Cline's messages in ``items`` from ``first`` on, as ``(start, end)`` positions: each run of
+    assistant items is one message, each run of the others (results, user text) another."""
+    runs: list[tuple[int, int]] = []
+    for position in range(first, len(items)):
+        speaking = role_of(items[position]) == "assistant"
+        if runs and (role_of(items[runs[-1][0]]) == "assistant") == speaking:
+            runs[-1] = (runs[-1][0], position + 1)
+        else:
+            runs.append((position, position + 1))
+    return runs
+
+
+def _noticed(reply: list[Item]) -> list[Item]:
+    """The first reply with its first text replaced by Cline's notice (a reply of calls alone
+    gets the notice before them)."""
+    for number, item in enumerate(reply):
+        if not isinstance(item, Message):
+            continue
+        if isinstance(item.content, tuple):
+            for part_number, part in enumerate(item.content):
+                if part.type == "text":
+                    parts = (*item.content[:part_number], replace(part, text=NOTICE), *item.content[part_number + 1:])
+                    return [*reply[:number], replace(item, content=parts), *reply[number + 1:]]
+        return [*reply[:number], replace(item, content=NOTICE), *reply[number + 1:]]
+    return [Message(role="assistant", content=NOTICE), *reply]
+
+
+def _paired(items: tuple[Item, ...], kept: list[int]) -> list[int]:
+    """``kept`` less the calls whose results it lost and the results whose calls it lost, by call
+    id (a run that repeats an id keeps no call of it without a result of it)."""
+    answered = {item.call_id for item in items if isinstance(item, ToolResult)}
+    called = {item.call_id for item in items if isinstance(item, ToolCall)}
+    results = {items[p].call_id for p in kept if isinstance(items[p], ToolResult)}
+    seen: set[str] = set()
+    paired = []
+    for position in kept:
+        item = items[position]
+        if isinstance(item, ToolCall):
+            if item.call_id in answered and item.call_id not in results:
+                continue
+            seen.add(item.call_id)
+        elif isinstance(item, ToolResult) and item.call_id in called and item.call_id not in seen:
+            continue
+        paired.append(position)
+    return paired
+
+
+class _Deleted:
+    """The range Cline deleted, as its task state keeps it: the last message deleted (None: none),
+    for the history it was decided on. A request that extends that history keeps it; another
+    starts afresh (a replay that stores what was sent hands on the history already cut, where
+    the next range starts again after the first reply). Owned by one policy."""
+
+    def __init__(self) -> None:
+        self.items: tuple[Item, ...] = ()
+        self.end: int | None = None
+
+    def end_for(self, conversation: Conversation) -> int | None:
+        return self.end if self.items and extends(conversation.items, self.items, conversation.grew) else None
+
+    def remember(self, conversation: Conversation, end: int | None) -> None:
+        self.items, self.end = conversation.items, end
+
+
+@dataclass(frozen=True)
+class ClineTruncationPolicy:
+    context_window: int = 200_000
+    deleted: _Deleted = field(default_factory=_Deleted, compare=False, repr=False)
+    totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
+    name: ClassVar[str] = "cline-truncation"
+
+    def __post_init__(self) -> None:
+        at_least_zero(self, "context_window")
+
+    def params(self) -> dict[str, Any]:
+        return {"context_window": self.context_window, "max_allowed": max_allowed(self.context_window)}
+
+    def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
+        items = conversation.items
+        first = next((p for p, item in enumerate(items) if not is_instruction(item)), len(items))
+        runs = messages_of(items, first)
+        if len(runs) < 3 or role_of(items[first]) == "assistant":
+            return unchanged(conversation)  # Cline's history begins with the user's task
+        end = self.deleted.end_for(conversation)
+        before = self.totals.total(conversation, meter)
+        total = before if end is None else meter.count(self._sent(conversation, first, runs, end)).total
+        limit = max_allowed(self.context_window)
+        if total >= limit:
+            widened = next_range(len(runs), end, "quarter" if total / 2 > limit else "half")
+            end = widened if widened >= 2 and (end is None or widened > end) else end
+        self.deleted.remember(conversation, end)
+        if end is None:
+            return unchanged(conversation)
+        result = self._sent(conversation, first, runs, end)
+        after = meter.count(result).total
+        if after >= before:
+            return unchanged(conversation)
+        return PolicyResult(result, "truncation", tokens_lost=before - after, report={"deleted": [2, end]})
+
+    def _sent(self, conversation: Conversation, first: int, runs: list[tuple[int, int]],
+              end: int | None) -> Conversation:
+        """What Cline sends with messages 2 to ``end`` deleted: the first two (the reply noticed),
+        then what follows ``end``; a call and its result only together."""
+        if end is None:
+            return conversation
+        items = conversation.items
+        kept = [*range(first), *range(runs[0][0], runs[1][1]),
+                *(p for start, stop in runs[end + 1:] for p in range(start, stop))]
+        kept = _paired(items, kept)
+        reply = [items[p] for p in kept if runs[1][0] <= p < runs[1][1]]
+        head = [items[p] for p in kept if p < runs[1][0]]
+        rest = [items[p] for p in kept if p >= runs[1][1]]
+        return formats.rewritten(conversation.with_items((*head, *_noticed(reply), *rest)))

@@ -1,0 +1,292 @@
+"""The peers' own compaction read from their code (issue 31): per policy a hand-made run that
+shows its trigger and what it keeps against the source's numbers. The invariants every named
+policy keeps (calls paired, the newest user turn, never growing) are in ``test_agent_policies``."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from playground import formats
+from playground.conversation import ToolResult, content_text
+from playground.formats.cline_truncation import NOTICE
+from playground.policies import make
+from playground.policies.aider import OK, history_limit
+from playground.policies.cline import max_allowed
+from playground.policies.gemini_compression import ACKNOWLEDGEMENT, truncated_output
+from playground.policies.prune import preview
+from playground.run.replay import replay
+from playground.summarize.cut import is_summary
+from playground.summarize.history import DEFAULT_PROMPT
+
+from .strategies import REQUESTS
+from .test_agent_policies import GPT4O, METER, THEIR_FIRING, chat, check_request, results, shape, texts, words
+
+OPENCODE_CLEARED = "[Old tool result content cleared]"
+NAMES = ("one", "two", "three", "four", "five", "six")  # a token each, as " data" is
+PEERS = ("gemini-tool-output-masking", "gemini-chat-compression", "opencode-prune", "cline-truncation",
+         "aider-summary", "llamaindex-memory")
+
+
+@pytest.mark.parametrize("name", PEERS)
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(*REQUESTS.values()), st.booleans())
+def test_each_peer_keeps_every_call_paired_and_the_newest_user_turn_and_never_grows(name, body, firing):
+    check_request(formats.read(body), name, firing)
+
+
+@st.composite
+def agent_runs(draw: st.DrawFn) -> tuple:
+    """A run of user turns, each with calls of outputs large enough for the peers, made to fire,
+    to cut something (the generated requests above are mostly too small for a summary to pay)."""
+    turns: list = []
+    for number in range(draw(st.integers(1, 6))):
+        turns.append(("user", words(draw(st.integers(1, 300)), NAMES[number % len(NAMES)])))
+        for _ in range(draw(st.integers(0, 3))):
+            outputs = draw(st.lists(st.integers(1, 1_500), min_size=1, max_size=2))
+            turns.append(("calls", [("bash", words(size, "data")) for size in outputs]))
+        if draw(st.booleans()):
+            turns.append(("assistant", words(draw(st.integers(1, 200)), "done")))
+    return chat(*turns)
+
+
+@pytest.mark.parametrize("name", PEERS)
+@settings(max_examples=25, deadline=None)
+@given(agent_runs())
+def test_each_peer_made_to_fire_on_a_longer_run_keeps_its_invariants(name, run):
+    check_request(run, name, True)
+
+
+@pytest.mark.parametrize("name", PEERS)
+@settings(max_examples=10, deadline=None)
+@given(agent_runs(), st.sampled_from(["stored", "per-call"]))
+def test_a_replay_of_each_peer_made_to_fire_never_bills_more_prompt_tokens_than_none(name, run, mode):
+    done = replay(run, THEIR_FIRING[name](), METER, GPT4O, mode=mode, cache="none")
+    assert all(call.tokens_with <= call.tokens_without for call in done.calls)
+    assert all((call.summarization_cost > 0) == (call.summarization_output_tokens > 0) for call in done.calls)
+
+
+# --- Gemini CLI: tool-output masking ------------------------------------------------------------
+
+def gemini_run(*sizes: int, last: str = "ok") -> tuple:
+    """One user task, then one call per size (an output of about that many tokens), then a last
+    call whose output is the request's newest (the turn Gemini protects)."""
+    return chat(("user", "Go."), *[("calls", [("read_file", words(n, NAMES[k]))]) for k, n in enumerate(sizes)],
+                ("calls", [("read_file", last)]))
+
+
+def test_gemini_masking_protects_the_newest_50000_tool_tokens_and_masks_once_30000_are_prunable():
+    policy = make("gemini-tool-output-masking")
+    # newest first: 20,000 and 20,000 are protected; the third crosses 50,000 and is prunable, 20,000 < 30,000
+    assert policy.apply(gemini_run(20_000, 20_000, 20_000), METER).fired is None
+    done = make("gemini-tool-output-masking").apply(gemini_run(20_000, 20_000, 20_000, 20_000), METER)
+    out = results(done.conversation)
+    assert done.fired == "pruning" and done.tokens_retrievable > 30_000 and done.tokens_lost == 0
+    assert [text.startswith("<tool_output_masked>") for text in out] == [True, True, False, False, False]
+    assert out[2:4] == [words(20_000, "three"), words(20_000, "four")] and out[4] == "ok"
+    first = out[0]
+    assert first.endswith("</tool_output_masked>") and "Full output available at: tool-outputs/read_file_" in first
+    assert preview(words(20_000, "one"), False) in first  # its first and last 250 characters
+    assert len(preview(words(20_000, "one"), False)) == 250 + len("\n... [TRUNCATED] ...\n") + 250
+
+
+def test_gemini_masking_never_masks_the_latest_turn_nor_its_exempt_tools():
+    latest = gemini_run(40_000, last=words(60_000, "new"))  # the newest turn alone is over both thresholds
+    assert make("gemini-tool-output-masking").apply(latest, METER).fired is None
+    asked = chat(("user", "Go."), ("calls", [("ask_user", words(40_000, "answer"))]),
+                 *[("calls", [("read_file", words(30_000, NAMES[k]))]) for k in range(3)], ("calls", [("x", "ok")]))
+    out = results(make("gemini-tool-output-masking").apply(asked, METER).conversation)
+    assert out[0] == words(40_000, "answer") and out[1].startswith("<tool_output_masked>")
+
+
+def test_gemini_masking_previews_a_shell_output_by_its_first_and_last_ten_lines():
+    text = "\n".join(f"line {n}" for n in range(50))
+    shown = preview(text, True)
+    assert shown.splitlines()[:10] == [f"line {n}" for n in range(10)] and "[30 lines omitted]" in shown
+    assert shown.splitlines()[-10:] == [f"line {n}" for n in range(40, 50)]
+
+
+# --- Gemini CLI: chat compression ----------------------------------------------------------------
+
+def test_gemini_compression_fires_at_half_the_window_and_keeps_the_newest_30_percent_of_the_history():
+    tasks = [turn for n in range(4) for turn in (("user", f"Task {n}."),
+                                                 ("calls", [("read_file", words(9_000, NAMES[n]))]),
+                                                 ("assistant", f"Done {n}."))]
+    request = chat(*tasks, ("user", "Task 4."))
+    assert make("gemini-chat-compression", context_window=80_000).apply(request, METER).fired is None  # < 40,000
+    done = make("gemini-chat-compression", context_window=60_000).apply(request, METER)  # 30,000: fires
+    sent = done.conversation
+    assert done.fired == "summarization"
+    # the split is the first user message with 70% of the history's characters before it: Task 3
+    assert is_summary(sent.items[1]) and content_text(sent.items[2].content) == ACKNOWLEDGEMENT
+    assert texts(sent)[3:] == ["Task 3.", words(9_000, "four"), "Done 3.", "Task 4."]
+    assert shape(sent) == ["system", "user", "assistant", "user", "assistant", "tool", "assistant", "user"]
+    summary = METER.count(sent).items[1]
+    # two calls: the summary, then the check that reads the span and the summary and writes it again
+    assert done.summarization.output_tokens == 2 * summary
+    assert done.summarization.input_tokens > 2 * (27_000 + METER.text(DEFAULT_PROMPT))
+
+
+def test_gemini_compression_cuts_older_outputs_past_50000_tokens_to_their_first_8000_and_last_32000_characters():
+    request = chat(("user", "Task one."), ("calls", [("read_file", words(30_000, "old"))]), ("assistant", "Read it."),
+                   ("user", "Task two."), ("calls", [("read_file", words(60_000, "big"))]), ("assistant", "Read more."),
+                   ("user", "Task three."))
+    # newest first, the 60,000-token output passes the budget and is cut (to about 10,000); 10,000 and the older
+    # 30,000 fit in 50,000; the split: "Task two." has 75% of the history's characters before it
+    done = make("gemini-chat-compression", context_window=170_000).apply(request, METER)  # fires at 85,000
+    kept = results(done.conversation)
+    assert done.fired == "summarization" and len(kept) == 1 and done.tokens_retrievable > 40_000
+    assert kept[0] == truncated_output(words(60_000, "big"), "tool-outputs/read_file_call_1.txt", 40_000)
+    assert kept[0].startswith("Output too large. Showing first 8,000 and last 32,000 characters. For full output "
+                              "see: tool-outputs/read_file_call_1.txt\n")
+    assert texts(done.conversation)[3:] == ["Task two.", kept[0], "Read more.", "Task three."]
+    assert make("gemini-chat-compression", context_window=200_000).apply(request, METER).fired is None  # 100,000
+
+
+# --- opencode: prune -----------------------------------------------------------------------------
+
+def opencode_run(*sizes: int, skill: int = 0) -> tuple:
+    """A first user turn with one call per size, a second turn with a 30,000-token output, and a
+    third (the one running) with a small one."""
+    first = [("calls", [("bash", words(n, NAMES[k]))]) for k, n in enumerate(sizes)]
+    return chat(("user", "Fix it."), *([("calls", [("skill", words(skill, "skill"))])] if skill else []), *first,
+                ("user", "Next."), ("calls", [("bash", words(30_000, "next"))]), ("user", "Again."),
+                ("calls", [("bash", "ok")]))
+
+
+def test_opencode_prune_protects_40000_tokens_and_prunes_only_when_it_frees_more_than_20000():
+    # the two newest user turns are whole; before them, newest first: 15,000 and 15,000 protected, the
+    # third crosses 40,000: 15,000 prunable, not more than 20,000
+    assert make("opencode-prune").apply(opencode_run(15_000, 15_000, 15_000), METER).fired is None
+    done = make("opencode-prune").apply(opencode_run(15_000, 15_000, 15_000, 15_000), METER)
+    out = results(done.conversation)
+    assert done.fired == "pruning" and done.tokens_lost > 20_000 and done.tokens_retrievable == 0
+    assert out[:2] == [OPENCODE_CLEARED] * 2 and out[2:4] == [words(15_000, "three"), words(15_000, "four")]
+    assert out[4:] == [words(30_000, "next"), "ok"]
+
+
+def test_opencode_prune_never_prunes_skill_and_stops_at_an_output_it_pruned_before():
+    done = make("opencode-prune").apply(opencode_run(15_000, 15_000, 15_000, 15_000, skill=30_000), METER)
+    assert results(done.conversation)[0] == words(30_000, "skill")
+    settled = opencode_run(15_000, 15_000, 15_000, 15_000)
+    cleared = settled.with_items(tuple(item.__class__(**{**item.__dict__, "content": OPENCODE_CLEARED})
+                                       if isinstance(item, ToolResult) and content_text(item.content)
+                                       == words(15_000, "two") else item for item in settled.items))
+    # newest first: four and three protected, then two, pruned before: the walk stops, one stays
+    assert make("opencode-prune").apply(cleared, METER).fired is None
+
+
+# --- Cline: the context manager's truncation ----------------------------------------------------
+
+def cline_run(size: int, calls: int = 8) -> tuple:
+    """Cline's history: the task, then one call per reply and its result, the result last."""
+    return chat(("user", "Go."), *[("calls", [("read_file", words(size, NAMES[k % len(NAMES)]))])
+                                   for k in range(calls)])
+
+
+def test_cline_truncation_limits_are_the_window_less_its_margin():
+    assert [max_allowed(window) for window in (64_000, 128_000, 200_000)] == [37_000, 98_000, 160_000]
+    assert max_allowed(1_000_000) == 960_000 and max_allowed(100_000) == 80_000  # else the larger of -40,000, 80%
+
+
+def test_cline_truncation_keeps_the_first_exchange_and_deletes_half_of_the_rest_with_its_notice():
+    # 17 messages (the task, 8 replies, 8 results); at 48,000 tokens of a 64,000 window (over 37,000, under
+    # twice it) half the 15 after the first two go: (15 // 4) * 2 = 6, messages 2 to 7
+    assert make("cline-truncation", context_window=64_000).apply(cline_run(4_000), METER).fired is None
+    policy = make("cline-truncation", context_window=64_000)
+    done = policy.apply(cline_run(6_000), METER)
+    assert done.fired == "truncation" and done.report == {"deleted": [2, 7]}
+    # message 1's call lost its result (message 2) and message 8's result its call (message 7): both go
+    assert results(done.conversation) == [words(6_000, NAMES[k % len(NAMES)]) for k in range(4, 8)]
+    assert texts(done.conversation)[:3] == ["You are a coding agent.", "Go.", NOTICE]
+    later = cline_run(6_000, calls=9)  # the next request: the range stays, though what is sent is under the limit
+    assert policy.apply(later, METER).report == {"deleted": [2, 7]}
+
+
+def test_cline_truncation_deletes_three_quarters_when_half_the_request_is_still_over_the_limit():
+    done = make("cline-truncation", context_window=64_000).apply(cline_run(10_000), METER)  # 80,000 / 2 > 37,000
+    assert done.report == {"deleted": [2, 11]}  # 15 * 3 // 4 // 2 * 2 = 10 messages
+    assert results(done.conversation) == [words(10_000, NAMES[k % len(NAMES)]) for k in range(6, 8)]
+
+
+def test_a_peer_built_with_a_negative_size_is_refused_with_its_name():
+    from playground.errors import InputError
+    from playground.policies.cline import ClineTruncationPolicy
+    from playground.policies.gemini_compression import GeminiCompressionPolicy
+    from playground.policies.prune import PrunePolicy
+
+    for build, key in ((lambda: PrunePolicy(minimum=-1), "minimum"),
+                       (lambda: GeminiCompressionPolicy(budget=-1), "budget"),
+                       (lambda: GeminiCompressionPolicy(keep_share=1.0), "keep_share"),
+                       (lambda: ClineTruncationPolicy(context_window=-5), "context_window")):
+        with pytest.raises(InputError) as raised:
+            build()
+        assert raised.value.where == key
+
+
+# --- Aider: chat-history summarization -----------------------------------------------------------
+
+def aider_run(turns: int, size: int) -> tuple:
+    """``turns`` done exchanges of about ``size`` tokens a message, then the turn running."""
+    done = [message for k in range(turns) for message in (("user", words(size, NAMES[k])),
+                                                          ("assistant", words(size, NAMES[k])))]
+    return chat(*done, ("user", "Now."))
+
+
+def test_aider_limit_is_a_sixteenth_of_the_window_between_1024_and_8192():
+    assert [history_limit(window) for window in (8_000, 32_000, 128_000, 200_000)] == [1_024, 2_000, 8_000, 8_192]
+
+
+def test_aider_summarizes_the_done_turns_over_the_limit_and_keeps_the_newest_under_half_of_it():
+    run = aider_run(6, 300)  # 12 done messages of about 300 tokens: about 3,650
+    assert make("aider-summary", context_window=64_000).apply(run, METER).fired is None  # limit 4,000
+    policy = make("aider-summary", context_window=32_000)  # limit 2,000: the tail stays under 1,000
+    done = policy.apply(run, METER)
+    sent = done.conversation
+    assert done.fired == "summarization" and is_summary(sent.items[1])
+    # the newest three messages (about 912) fit under 1,000; the cut moves back to follow an assistant message
+    assert texts(sent)[2:] == [words(300, "five")] * 2 + [words(300, "six")] * 2 + ["Now."]
+    assert done.summarization.input_tokens > 8 * 300 and done.summarization.output_tokens == METER.count(sent).items[1]
+    grown = chat(*[(role_of_turn, text) for role_of_turn, text in _turns(run)], ("assistant", "Working."))
+    again = policy.apply(grown, METER)  # the same done turns, later in the turn: sent again, not summarized again
+    assert again.fired == "summarization" and again.summarization is None
+    assert again.conversation.items[1] == sent.items[1]
+
+
+def test_aider_summarizes_four_messages_or_fewer_whole_and_has_the_assistant_answer_ok():
+    done = make("aider-summary", context_window=32_000).apply(aider_run(2, 600), METER)
+    assert shape(done.conversation) == ["system", "user", "assistant", "user"]
+    assert texts(done.conversation)[2:] == [OK, "Now."]
+
+
+def _turns(conversation) -> list[tuple[str, str]]:
+    """A chat's messages after the system prompt, as (role, text) turns."""
+    return [(item.role, content_text(item.content)) for item in conversation.items[1:]]
+
+
+# --- LlamaIndex: Memory's FIFO queue -----------------------------------------------------------
+
+def llamaindex_run(*sizes: int) -> tuple:
+    """One user turn per size: a short task, one call, an output of about that many tokens."""
+    return chat(*[turn for k, size in enumerate(sizes)
+                  for turn in (("user", f"Task {k}."), ("calls", [("bash", words(size, NAMES[k % len(NAMES)]))]))])
+
+
+def test_llamaindex_memory_flushes_over_70_percent_of_30000_the_oldest_turn_first():
+    assert make("llamaindex-memory").apply(llamaindex_run(5_000, 5_000, 5_000, 5_000), METER).fired is None
+    done = make("llamaindex-memory").apply(llamaindex_run(5_000, 5_000, 5_000, 5_000, 5_000), METER)  # > 21,000
+    assert done.fired == "flushing" and done.report == {"flushed": 3}  # the task, its call and its output
+    assert texts(done.conversation)[1] == "Task 1."
+    assert results(done.conversation) == [words(5_000, NAMES[k]) for k in range(1, 5)]
+
+
+def test_llamaindex_memory_flushes_3000_tokens_at_a_time_and_then_to_a_user_message():
+    # at the last output the queue holds about 22,500: the first flush takes the first turn (about 2,100, under
+    # 3,000) and goes on into the second; then on to the next user message, "Task 2."
+    done = make("llamaindex-memory").apply(llamaindex_run(2_000, 2_000, 6_000, 6_000, 6_000), METER)
+    assert texts(done.conversation)[1] == "Task 2." and done.report == {"flushed": 6}
+    assert len(results(done.conversation)) == 3
+    one_turn = chat(("user", "One long task."), *[("calls", [("bash", words(6_000))]) for _ in range(5)])
+    # a single turn over the limit: LlamaIndex would keep its newest message alone; the turn stays whole
+    assert make("llamaindex-memory").apply(one_turn, METER).fired is None
