@@ -441,16 +441,17 @@ class _WholeSpan(OfflineSummarizer):
         return OfflineSummarizer().summarize(plan)
 
 
-@settings(max_examples=60)
+@settings(max_examples=80)
 @given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]),
-       st.sampled_from(["hybrid", "summarize"]), st.integers(0, 600), st.integers(0, 3), st.integers(0, 2),
+       st.sampled_from(["hybrid", "summarize", "rules"]), st.integers(0, 600), st.integers(0, 3), st.integers(0, 2),
        st.sampled_from(["stored", "per-call"]))
 def test_summarizing_carried_from_the_last_call_sends_what_summarizing_each_request_whole_sends(
         body, model, name, limit, keep, window, mode):
-    """Hybrid and summarize carry the cut, the counts and the offline summary from the last call
-    (``summarize.history.Carry``); every call must come out exactly as summarizing each request whole."""
+    """Hybrid, summarize and the rules (summarizing after them, their default) carry the cut, the
+    counts and the offline summary from the last call (``summarize.history.Carry``); every call
+    must come out exactly as summarizing each request whole (the rules: walking it whole too)."""
     conversation = formats.read(body)
-    options = {"limit": limit, "keep_steps": keep, "window": window}
+    options = {"limit": limit, "keep_steps": keep, "window": window, "threshold": limit // 2}
     # (carry and summarizer are the policy's own fields, not options a person sets: built directly)
     factory = POLICIES[name]
     options = {key: value for key, value in options.items() if key in {f.name for f in dataclasses.fields(factory)}}
