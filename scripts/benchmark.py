@@ -140,6 +140,8 @@ def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False,
             else "each strategy's defaults" if summarize else "--no-summarize")
     print(f"\nreplay on {'/'.join(f'{s:,}' for s in sizes)} read_file calls (threshold 20,000, {what}), "
           f"{repeat} round(s), best time shown; ratio per doubling, median of the rounds' (target ≤ 2.2×):", flush=True)
+    # warm up first (the vocabulary loaded, the rules' patterns compiled): the first case's smallest run is no slower
+    compare(runs[sizes[0]], [make(key, settings) for key in POLICIES], Engine().meter("gpt-4o"), price)
     times: dict[tuple[str | None, str], list[float]] = {}
     for label, name, mode in cases:
         def one(size: int, name: str | None = name, mode: str = mode) -> None:
