@@ -650,3 +650,25 @@ def test_what_a_policy_says_it_kept_and_what_a_request_says_it_grew_from_are_so(
 @pytest.mark.parametrize("name", ["rules", "masking", "clear-tool-uses", "hybrid"])
 def test_a_long_run_stored_keeps_what_came_before_each_calls_edits(name):
     assert _check_kept_and_grew(reads(40), "gpt-4o", name, 2_000, 2, "stored") >= 5
+
+
+@pytest.mark.parametrize("until", [None, 3])
+def test_replay_tells_its_progress_call_by_call_and_changes_nothing(until):
+    """A page shows "call k of n" from what replay tells it after each call: every call once, in
+    order, out of the calls it replays (``until`` included), and the replay is the same as untold."""
+    conversation, told = reads(6), []
+    run = replay(conversation, MaskingPolicy(2), Meter("gpt-4o"), GPT4O, until=until,
+                 progress=lambda done, total: told.append((done, total)))
+    calls = len(run.calls)
+    assert told == [(done, calls) for done in range(1, calls + 1)] and calls == (until or 7)
+    assert run.calls == replay(conversation, MaskingPolicy(2), Meter("gpt-4o"), GPT4O, until=until).calls
+
+
+def test_compare_tells_its_progress_over_every_policy():
+    conversation, told = reads(4), []
+    policies = [make(name, threshold=2_000, trigger=2_000) for name in ("none", "rules", "masking")]
+    rows = compare(conversation, policies, Meter("gpt-4o"), GPT4O, progress=lambda *pair: told.append(pair))
+    calls = len(call_starts(conversation.items))
+    assert told == [(done, 3 * calls) for done in range(1, 3 * calls + 1)]
+    assert rows == compare(conversation, [make(name, threshold=2_000, trigger=2_000)
+                                          for name in ("none", "rules", "masking")], Meter("gpt-4o"), GPT4O)
