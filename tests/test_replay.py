@@ -18,6 +18,7 @@ from playground.conversation import Conversation, Message, ToolCall, ToolResult
 from playground.errors import InputError
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, OURS, POLICIES, MaskingPolicy, NonePolicy, RulesPolicy, make
+from playground.policies.condense import CondensePolicy
 from playground.run.compare import compare
 from playground.run.prices import load_prices, read_prices
 from playground.run.promptcache import CacheUse, PromptCache, call_cost
@@ -506,14 +507,20 @@ def test_replay_walks_only_what_is_new_on_a_long_run(monkeypatch):
 
 # Over their thresholds from the first few calls on (hybrid: masking at every call, and from the
 # tenth call or so on a summary of all the older history at nearly every call, as summarize does)
-LONG_RUN = {"rules": {"threshold": 2_000, "summarize": False}, "masking": {"window": 3},
-            "clear-tool-uses": {"trigger": 2_000, "keep": 3}, "hybrid": {"window": 3, "limit": 1_000, "keep_steps": 2},
-            "summarize": {"limit": 1_500, "keep_steps": 2}}
+LONG_RUN = {"rules": lambda: make("rules", threshold=2_000, summarize=False),
+            # the rules' default: summarizing too, once the references alone no longer keep the request under 1,000
+            "rules, summarizing": lambda: make("rules", threshold=1_000, keep_steps=2),
+            "masking": lambda: make("masking", window=3),
+            "clear-tool-uses": lambda: make("clear-tool-uses", trigger=2_000, keep=3),
+            "hybrid": lambda: make("hybrid", window=3, limit=1_000, keep_steps=2),
+            "summarize": lambda: make("summarize", limit=1_500, keep_steps=2),
+            # the agents' summarize-and-drop, condensing at every call from the tenth or so on
+            "condense": lambda: CondensePolicy(trigger=2_000, keep_last=4)}
 
 
 def _python_calls(conversation: Conversation, name: str, mode: str) -> int:
     """The Python function calls a replay makes: its work, counted exactly (a clock would be noisy)."""
-    policy, meter = make(name, **LONG_RUN[name]), Meter("gpt-4o")
+    policy, meter = LONG_RUN[name](), Meter("gpt-4o")
     calls = 0
 
     def count(frame, event, arg):
@@ -535,10 +542,11 @@ def test_each_call_of_a_long_run_costs_the_same_python_work_to_replay(name, mode
     Python work than calls 50–100 (a work of n·n would cost 5/3 as much), as walking every
     request whole did (hybrid masked and counted the whole history at each call, clear-tool-uses
     per call looked at every result of every request, rules per call summed every edit of the
-    run; hybrid and summarize per call cut, counted and summarized the whole older history again
-    at each call). Increments, not a ratio of totals: the first calls, under the threshold or
-    before the offline summary holds its most lines, are cheaper, and would count against a run
-    twice as long. Work in C (joining, encoding) is not counted here: the benchmark times it."""
+    run; hybrid, summarize, the rules summarizing after their pass and the agents' condensing per
+    call cut, counted and summarized the whole older history again at each call). Increments, not
+    a ratio of totals: the first calls, under the threshold or before the offline summary holds its
+    most lines, are cheaper, and would count against a run twice as long. Work in C (joining,
+    encoding) is not counted here: the benchmark times it."""
     work = [_python_calls(reads(calls), name, mode) for calls in (50, 100, 150)]
     assert work[2] - work[1] <= 1.1 * (work[1] - work[0]), f"{work} Python calls for 50, 100 and 150 calls"
 
