@@ -17,6 +17,12 @@ process (every assistant turn one call; the rules policy, stored, default settin
 ``compact`` process of the same conversation with default settings, and ``compare`` (every
 policy) ≤ 10×; the same ratios in process (fresh engines, no start-up or parsing to share) are
 printed too.
+
+    python scripts/benchmark.py --only linear [--sizes 500,1000,2000,4000] [--repeat 1]
+
+replays every strategy in both modes with its own defaults, and compares them in both modes, on runs
+of N read_file calls: each doubling's time ratio (target ≤ 2.2×), and the rules per call against the
+rules stored at 2,000 calls (target ≤ 3×).
 """
 
 from __future__ import annotations
@@ -122,20 +128,22 @@ STEADY_RULES = 1_700
 SIZES = (500, 1000, 2000)
 
 
-def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False, summarize: bool = True) -> None:
+def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False, summarize: bool = True,
+              strategies: tuple[str, ...] = ()) -> None:
     """Replay (every strategy, both modes) and compare (both modes) on runs of each size: the time
     ratio of each doubling (linear: 2×), and the rules per call against the rules stored at the
     largest size up to 2,000. ``steady``: every call is over the threshold and the summarization
     limit from the first, so each doubling compares the same work per call; in the plain runs a
     policy's requests fall back under the threshold for the first few hundred calls.
-    ``summarize`` False: the rules never summarize (``--no-summarize``), the rows measured before."""
+    ``summarize`` False: the rules never summarize (``--no-summarize``), the rows measured before.
+    ``strategies``: only these (and no compare); the rules per call against stored needs ``rules``."""
     price = read_prices().get("gpt-4o")
     settings = PolicySettings().with_options(**LINEAR_OPTIONS, summarize=summarize)
     runs = {size: formats.read(read_file_run(size, STEADY_RULES if steady else 0)) for size in sizes}
     # "none" changes nothing: the replay's own work per call (each request built, counted, matched against the
     # prompt cache, read for hidden uses), which every policy's replay does too — the floor of the others
-    cases = [(f"replay {name:<25} {mode:<8}", name, mode) for name in POLICIES for mode in MODES]
-    cases += [(f"compare, all strategies {'':<7} {mode:<8}", None, mode) for mode in MODES]
+    cases = [(f"replay {name:<25} {mode:<8}", name, mode) for name in strategies or POLICIES for mode in MODES]
+    cases += [] if strategies else [(f"compare, all strategies {'':<7} {mode:<8}", None, mode) for mode in MODES]
     what = ("a ~22,000-token system prompt: over the threshold and the limit at every call" if steady
             else "each strategy's defaults" if summarize else "--no-summarize")
     print(f"\nreplay on {'/'.join(f'{s:,}' for s in sizes)} read_file calls (threshold 20,000, {what}), "
@@ -155,6 +163,8 @@ def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False,
         times[name, mode] = [min(column) for column in columns]
         ratios = "  ".join(_ratio(later, earlier) for earlier, later in itertools.pairwise(columns))
         print(f"  {label} " + "  ".join(f"{min(t):6.2f} s" for t in columns) + f"   ratios {ratios}", flush=True)
+    if ("rules", "stored") not in times:
+        return
     at = max((k for k, size in enumerate(sizes) if size <= 2000), default=len(sizes) - 1)
     per_call, stored = times["rules", "per-call"][at], times["rules", "stored"][at]
     print(f"rules per call against rules stored at {sizes[at]:,} calls: {per_call:.2f} s / {stored:.2f} s = "
@@ -202,6 +212,17 @@ def all_text(conversation: formats.Conversation) -> str:
                    for item in conversation.items)
 
 
+def _linear_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``--only linear``."""
+    parser.add_argument("--sizes", type=lambda text: tuple(int(size) for size in text.split(",")), default=SIZES,
+                        help="with --only linear: the run lengths, each twice the last (500,1000,2000,4000)")
+    parser.add_argument("--steady", action="store_true", help="with --only linear: runs over the threshold at every "
+                                                             "call from the first (a long system prompt)")
+    parser.add_argument("--no-summarize", action="store_true", help="with --only linear: the rules never summarize")
+    parser.add_argument("--strategies", type=lambda text: tuple(text.split(",")), default=(),
+                        help="with --only linear: replay only these strategies (comma-separated), no compare")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, default=1_000_000, help="size of the synthetic conversation")
@@ -209,14 +230,11 @@ def main() -> None:
     parser.add_argument("--only", choices=("linear", "1m"), help="run only this part: linear = replay (every "
                         "strategy, both modes) and compare on runs of 500, 1,000 and 2,000 calls; 1m = the ~1M-token "
                         "processes and in-process figures")
-    parser.add_argument("--sizes", type=lambda text: tuple(int(size) for size in text.split(",")), default=SIZES,
-                        help="with --only linear: the run lengths, each twice the last (500,1000,2000,4000)")
-    parser.add_argument("--steady", action="store_true", help="with --only linear: runs over the threshold at every "
-                                                             "call from the first (a long system prompt)")
-    parser.add_argument("--no-summarize", action="store_true", help="with --only linear: the rules never summarize")
+    _linear_arguments(parser)
     args = parser.parse_args()
     if args.only == "linear":
-        linearity(args.repeat, args.sizes, steady=args.steady, summarize=not args.no_summarize)
+        linearity(args.repeat, args.sizes, steady=args.steady, summarize=not args.no_summarize,
+                  strategies=args.strategies)
         return
 
     body = synthetic(args.tokens)
