@@ -17,6 +17,12 @@ process (every assistant turn one call; the rules policy, stored, default settin
 ``compact`` process of the same conversation with default settings, and ``compare`` (every
 policy) ≤ 10×; the same ratios in process (fresh engines, no start-up or parsing to share) are
 printed too.
+
+    python scripts/benchmark.py --only linear [--sizes 500,1000,2000,4000] [--repeat 1]
+
+replays every strategy in both modes with its own defaults, and compares them in both modes, on runs
+of N read_file calls: each doubling's time ratio (target ≤ 2.2×), and the rules per call against the
+rules stored at 2,000 calls (target ≤ 3×).
 """
 
 from __future__ import annotations
@@ -41,11 +47,11 @@ from playground.conversation import ToolCall, content_text  # noqa: E402
 from playground.engine import Engine  # noqa: E402
 from playground.meter.encodings import get_encoding  # noqa: E402
 from playground.meter.tokens import Meter  # noqa: E402
-from playground.policies import POLICIES, MaskingPolicy, RulesPolicy, make  # noqa: E402
+from playground.policies import POLICIES, MaskingPolicy, PolicySettings, RulesPolicy, make  # noqa: E402
 from playground.rules.ruleset import book_rules, load_rules, rules_to_json  # noqa: E402
 from playground.run.compare import compare  # noqa: E402
 from playground.run.prices import read_prices  # noqa: E402
-from playground.run.replay import replay  # noqa: E402
+from playground.run.replay import MODES, replay  # noqa: E402
 
 WORDS = ("the", "solar", "grid", "storage", "battery", "capacity", "report", "analysis", "growth", "market",
          "energy", "price", "module", "inverter", "panel", "efficiency", "demand", "policy", "region", "install",
@@ -114,37 +120,55 @@ def read_file_run(calls: int, rules: int = 0) -> dict:
     return {"model": "gpt-4o", "messages": messages}
 
 
-LINEAR_OPTIONS = {"threshold": 20_000, "trigger": 20_000, "summarize": False, "window": 10}
-# every call over the threshold from the first: a long system prompt, and hybrid summarizes at the threshold too
-STEADY_RULES, STEADY_OPTIONS = 1_700, {**LINEAR_OPTIONS, "limit": 20_000}
+# each strategy with its own defaults, as ``replay --threshold 20000 --trigger 20000`` builds it: the rules summarize
+# when still over the threshold, and summarize's and hybrid's limits follow the threshold; the agents' own keep theirs
+LINEAR_OPTIONS = {"threshold": 20_000, "trigger": 20_000}
+# every call over the threshold (and the summarization limit) from the first: a long system prompt
+STEADY_RULES = 1_700
+SIZES = (500, 1000, 2000)
 
 
-def linearity(repeat: int, sizes: tuple[int, ...] = (500, 1000, 2000), steady: bool = False) -> None:
-    """Replay and compare on runs of each size: the time ratio of each doubling (linear: 2×).
-    ``steady``: every call is over the threshold (and hybrid's summarization limit) from the
-    first, so each doubling compares the same work per call; in the plain runs a policy's
-    requests fall back under the threshold for the first few hundred calls."""
+def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False, summarize: bool = True,
+              strategies: tuple[str, ...] = ()) -> None:
+    """Replay (every strategy, both modes) and compare (both modes) on runs of each size: the time
+    ratio of each doubling (linear: 2×), and the rules per call against the rules stored at the
+    largest size up to 2,000. ``steady``: every call is over the threshold and the summarization
+    limit from the first, so each doubling compares the same work per call; in the plain runs a
+    policy's requests fall back under the threshold for the first few hundred calls.
+    ``summarize`` False: the rules never summarize (``--no-summarize``), the rows measured before.
+    ``strategies``: only these (and no compare); the rules per call against stored needs ``rules``."""
     price = read_prices().get("gpt-4o")
-    options = STEADY_OPTIONS if steady else LINEAR_OPTIONS
+    settings = PolicySettings().with_options(**LINEAR_OPTIONS, summarize=summarize)
     runs = {size: formats.read(read_file_run(size, STEADY_RULES if steady else 0)) for size in sizes}
     # "none" changes nothing: the replay's own work per call (each request built, counted, matched against the
     # prompt cache, read for hidden uses), which every policy's replay does too — the floor of the others
-    cases = [(f"replay {name:<15} {mode:<8}", name, mode)
-             for name in ("none", "rules", "masking", "clear-tool-uses", "hybrid") for mode in ("stored", "per-call")]
-    what = ("a ~22,000-token system prompt: over the threshold and hybrid's limit at every call" if steady
-            else "--no-summarize")
+    cases = [(f"replay {name:<25} {mode:<8}", name, mode) for name in strategies or POLICIES for mode in MODES]
+    cases += [] if strategies else [(f"compare, all strategies {'':<7} {mode:<8}", None, mode) for mode in MODES]
+    what = ("a ~22,000-token system prompt: over the threshold and the limit at every call" if steady
+            else "each strategy's defaults" if summarize else "--no-summarize")
     print(f"\nreplay on {'/'.join(f'{s:,}' for s in sizes)} read_file calls (threshold 20,000, {what}), "
-          f"{repeat} round(s), best time shown; ratio per doubling, median of the rounds' (target ≤ 2.2×):")
-    for label, name, mode in [*cases, ("compare, all strategies   stored  ", None, "stored")]:
+          f"{repeat} round(s), best time shown; ratio per doubling, median of the rounds' (target ≤ 2.2×):", flush=True)
+    # warm up first (the vocabulary loaded, the rules' patterns compiled): the first case's smallest run is no slower
+    compare(runs[sizes[0]], [make(key, settings) for key in POLICIES], Engine().meter("gpt-4o"), price)
+    times: dict[tuple[str | None, str], list[float]] = {}
+    for label, name, mode in cases:
         def one(size: int, name: str | None = name, mode: str = mode) -> None:
             if name is None:
-                compare(runs[size], [make(key, **options) for key in POLICIES], Engine().meter("gpt-4o"), price)
+                compare(runs[size], [make(key, settings) for key in POLICIES], Engine().meter("gpt-4o"), price,
+                        mode=mode)
             else:
-                replay(runs[size], make(name, **options), Engine().meter("gpt-4o"), price, mode=mode)
+                replay(runs[size], make(name, settings), Engine().meter("gpt-4o"), price, mode=mode)
         rounds = [[_best(1, lambda size=size: one(size)) for size in sizes] for _ in range(repeat)]
         columns = [list(column) for column in zip(*rounds, strict=True)]
+        times[name, mode] = [min(column) for column in columns]
         ratios = "  ".join(_ratio(later, earlier) for earlier, later in itertools.pairwise(columns))
         print(f"  {label} " + "  ".join(f"{min(t):6.2f} s" for t in columns) + f"   ratios {ratios}", flush=True)
+    if ("rules", "stored") not in times:
+        return
+    at = max((k for k, size in enumerate(sizes) if size <= 2000), default=len(sizes) - 1)
+    per_call, stored = times["rules", "per-call"][at], times["rules", "stored"][at]
+    print(f"rules per call against rules stored at {sizes[at]:,} calls: {per_call:.2f} s / {stored:.2f} s = "
+          f"{per_call / stored:.2f}×  (target ≤ 3×)", flush=True)
 
 
 def _best(repeat: int, run) -> float:
@@ -188,17 +212,29 @@ def all_text(conversation: formats.Conversation) -> str:
                    for item in conversation.items)
 
 
+def _linear_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``--only linear``."""
+    parser.add_argument("--sizes", type=lambda text: tuple(int(size) for size in text.split(",")), default=SIZES,
+                        help="with --only linear: the run lengths, each twice the last (500,1000,2000,4000)")
+    parser.add_argument("--steady", action="store_true", help="with --only linear: runs over the threshold at every "
+                                                             "call from the first (a long system prompt)")
+    parser.add_argument("--no-summarize", action="store_true", help="with --only linear: the rules never summarize")
+    parser.add_argument("--strategies", type=lambda text: tuple(text.split(",")), default=(),
+                        help="with --only linear: replay only these strategies (comma-separated), no compare")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, default=1_000_000, help="size of the synthetic conversation")
     parser.add_argument("--repeat", type=int, default=5, help="repeats per timing (the best is kept)")
-    parser.add_argument("--only", choices=("linear", "1m"), help="run only this part: linear = replay and compare "
-                        "on runs of 500, 1,000 and 2,000 calls; 1m = the ~1M-token processes and in-process figures")
-    parser.add_argument("--steady", action="store_true", help="with --only linear: runs over the threshold at every "
-                                                             "call from the first (a long system prompt)")
+    parser.add_argument("--only", choices=("linear", "1m"), help="run only this part: linear = replay (every "
+                        "strategy, both modes) and compare on runs of 500, 1,000 and 2,000 calls; 1m = the ~1M-token "
+                        "processes and in-process figures")
+    _linear_arguments(parser)
     args = parser.parse_args()
     if args.only == "linear":
-        linearity(args.repeat, steady=args.steady)
+        linearity(args.repeat, args.sizes, steady=args.steady, summarize=not args.no_summarize,
+                  strategies=args.strategies)
         return
 
     body = synthetic(args.tokens)

@@ -19,6 +19,7 @@ from playground.conversation import (
     ToolCall,
     ToolResult,
     content_text,
+    is_instruction,
     role_of,
     turn_end,
     turn_starts,
@@ -26,10 +27,10 @@ from playground.conversation import (
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, POLICIES, THEIRS, make
 from playground.policies.aider import AiderSummaryPolicy
-from playground.policies.base import UserTurns
+from playground.policies.base import RunningTotal, UserTurns
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.cline import ClineTruncationPolicy
-from playground.policies.condense import CondensePolicy
+from playground.policies.condense import CondenseIndex, CondensePolicy, condense_span, message_starts
 from playground.policies.gemini_compression import GeminiCompressionPolicy
 from playground.policies.llamaindex import LlamaIndexMemoryPolicy
 from playground.policies.masking import MaskingPolicy
@@ -43,9 +44,10 @@ from playground.run.prices import read_prices
 from playground.run.replay import replay
 from playground.summarize.cut import MARKER, is_summary
 from playground.summarize.history import DEFAULT_PROMPT
+from playground.summarize.offline import OfflineSummarizer
 
 from .conftest import TRACES, load_shared, shared
-from .strategies import REQUESTS
+from .strategies import LONG_RUNS, REQUESTS
 from .test_cli import cli
 
 PRICES = read_prices()
@@ -440,3 +442,59 @@ def test_user_turns_read_from_a_grown_request_only_its_new_items_and_answer_as_a
         turns.read(conversation)
         assert turns.newest(count) == _newest_user(conversation.items, count)
         assert turns.kept_start(count) == _kept_start(conversation.items, count)
+
+
+# --- condensing at every call, read from the last request -----------------------------------------
+
+@st.composite
+def _grown_requests(draw):
+    """Requests as a condensing policy sees them per call: one run's items, each request the last
+    one grown by a few items, and now and then another request altogether (stored, after a summary)."""
+    items = formats.read(draw(st.one_of(*REQUESTS.values()))).items
+    requests, length = [], draw(st.integers(0, len(items)))
+    for _ in range(draw(st.integers(1, 8))):
+        length = min(len(items), length + draw(st.integers(0, 4)))
+        request = items[:length]
+        if request and draw(st.integers(0, 4)) == 0:
+            request = request[draw(st.integers(0, len(request) - 1)):]
+        requests.append(formats.read({"messages": []}).with_items(request))
+    return requests
+
+
+@settings(max_examples=80, deadline=None)
+@given(_grown_requests(), st.integers(0, 3), st.integers(0, 3))
+def test_the_condensed_span_read_from_the_last_request_is_the_span_of_each_request_whole(requests, first, last):
+    index = CondenseIndex()
+    for request in requests:
+        items = request.items
+        index.read(request)
+        assert index.span(first, last) == condense_span(items, first, last)
+        assert index.message_count == len(message_starts(items))
+        assert index.within(index.instructions, 0, len(items)) == tuple(filter(is_instruction, items))
+        assert index.within(index.summaries, 0, len(items)) == tuple(filter(is_summary, items))
+
+
+class _WholeSpan(OfflineSummarizer):
+    """Reads every span whole, as a fresh summarizer."""
+
+    def summarize(self, plan):
+        return OfflineSummarizer().summarize(plan)
+
+
+CONDENSING = [name for name, firing in THEIR_FIRING.items() if isinstance(firing(), CondensePolicy)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(CONDENSING), st.booleans(),
+       st.sampled_from(["stored", "per-call"]))
+def test_condensing_read_from_the_last_request_sends_what_condensing_each_request_whole_sends(body, name, firing,
+                                                                                              mode):
+    """The agents' summarize-and-drop policies, with the numbers that make them fire here and with
+    their sources' own: carried from the last call (``CondenseIndex``, the summarizer's reading),
+    every call comes out exactly as reading each request whole."""
+    conversation = formats.read(body)
+    policy = THEIR_FIRING[name]() if firing else make(name).inner
+    whole = dataclasses.replace(policy, index=None, summarizer=_WholeSpan(), totals=RunningTotal())
+    runs = [replay(conversation, each, METER, GPT4O, mode=mode) for each in (policy, whole)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+    assert runs[0].tokens_lost == runs[1].tokens_lost

@@ -18,6 +18,7 @@ from playground.conversation import Conversation, Message, ToolCall, ToolResult
 from playground.errors import InputError
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, OURS, POLICIES, MaskingPolicy, NonePolicy, RulesPolicy, make
+from playground.policies.condense import CondensePolicy
 from playground.run.compare import compare
 from playground.run.prices import load_prices, read_prices
 from playground.run.promptcache import CacheUse, PromptCache, call_cost
@@ -441,16 +442,17 @@ class _WholeSpan(OfflineSummarizer):
         return OfflineSummarizer().summarize(plan)
 
 
-@settings(max_examples=60)
+@settings(max_examples=80)
 @given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]),
-       st.sampled_from(["hybrid", "summarize"]), st.integers(0, 600), st.integers(0, 3), st.integers(0, 2),
+       st.sampled_from(["hybrid", "summarize", "rules"]), st.integers(0, 600), st.integers(0, 3), st.integers(0, 2),
        st.sampled_from(["stored", "per-call"]))
 def test_summarizing_carried_from_the_last_call_sends_what_summarizing_each_request_whole_sends(
         body, model, name, limit, keep, window, mode):
-    """Hybrid and summarize carry the cut, the counts and the offline summary from the last call
-    (``summarize.history.Carry``); every call must come out exactly as summarizing each request whole."""
+    """Hybrid, summarize and the rules (summarizing after them, their default) carry the cut, the
+    counts and the offline summary from the last call (``summarize.history.Carry``); every call
+    must come out exactly as summarizing each request whole (the rules: walking it whole too)."""
     conversation = formats.read(body)
-    options = {"limit": limit, "keep_steps": keep, "window": window}
+    options = {"limit": limit, "keep_steps": keep, "window": window, "threshold": limit // 2}
     # (carry and summarizer are the policy's own fields, not options a person sets: built directly)
     factory = POLICIES[name]
     options = {key: value for key, value in options.items() if key in {f.name for f in dataclasses.fields(factory)}}
@@ -505,14 +507,20 @@ def test_replay_walks_only_what_is_new_on_a_long_run(monkeypatch):
 
 # Over their thresholds from the first few calls on (hybrid: masking at every call, and from the
 # tenth call or so on a summary of all the older history at nearly every call, as summarize does)
-LONG_RUN = {"rules": {"threshold": 2_000, "summarize": False}, "masking": {"window": 3},
-            "clear-tool-uses": {"trigger": 2_000, "keep": 3}, "hybrid": {"window": 3, "limit": 1_000, "keep_steps": 2},
-            "summarize": {"limit": 1_500, "keep_steps": 2}}
+LONG_RUN = {"rules": lambda: make("rules", threshold=2_000, summarize=False),
+            # the rules' default: summarizing too, once the references alone no longer keep the request under 1,000
+            "rules, summarizing": lambda: make("rules", threshold=1_000, keep_steps=2),
+            "masking": lambda: make("masking", window=3),
+            "clear-tool-uses": lambda: make("clear-tool-uses", trigger=2_000, keep=3),
+            "hybrid": lambda: make("hybrid", window=3, limit=1_000, keep_steps=2),
+            "summarize": lambda: make("summarize", limit=1_500, keep_steps=2),
+            # the agents' summarize-and-drop, condensing at every call from the tenth or so on
+            "condense": lambda: CondensePolicy(trigger=2_000, keep_last=4)}
 
 
 def _python_calls(conversation: Conversation, name: str, mode: str) -> int:
     """The Python function calls a replay makes: its work, counted exactly (a clock would be noisy)."""
-    policy, meter = make(name, **LONG_RUN[name]), Meter("gpt-4o")
+    policy, meter = LONG_RUN[name](), Meter("gpt-4o")
     calls = 0
 
     def count(frame, event, arg):
@@ -534,10 +542,11 @@ def test_each_call_of_a_long_run_costs_the_same_python_work_to_replay(name, mode
     Python work than calls 50–100 (a work of n·n would cost 5/3 as much), as walking every
     request whole did (hybrid masked and counted the whole history at each call, clear-tool-uses
     per call looked at every result of every request, rules per call summed every edit of the
-    run; hybrid and summarize per call cut, counted and summarized the whole older history again
-    at each call). Increments, not a ratio of totals: the first calls, under the threshold or
-    before the offline summary holds its most lines, are cheaper, and would count against a run
-    twice as long. Work in C (joining, encoding) is not counted here: the benchmark times it."""
+    run; hybrid, summarize, the rules summarizing after their pass and the agents' condensing per
+    call cut, counted and summarized the whole older history again at each call). Increments, not
+    a ratio of totals: the first calls, under the threshold or before the offline summary holds its
+    most lines, are cheaper, and would count against a run twice as long. Work in C (joining,
+    encoding) is not counted here: the benchmark times it."""
     work = [_python_calls(reads(calls), name, mode) for calls in (50, 100, 150)]
     assert work[2] - work[1] <= 1.1 * (work[1] - work[0]), f"{work} Python calls for 50, 100 and 150 calls"
 
@@ -649,3 +658,25 @@ def test_what_a_policy_says_it_kept_and_what_a_request_says_it_grew_from_are_so(
 @pytest.mark.parametrize("name", ["rules", "masking", "clear-tool-uses", "hybrid"])
 def test_a_long_run_stored_keeps_what_came_before_each_calls_edits(name):
     assert _check_kept_and_grew(reads(40), "gpt-4o", name, 2_000, 2, "stored") >= 5
+
+
+@pytest.mark.parametrize("until", [None, 3])
+def test_replay_tells_its_progress_call_by_call_and_changes_nothing(until):
+    """A page shows "call k of n" from what replay tells it after each call: every call once, in
+    order, out of the calls it replays (``until`` included), and the replay is the same as untold."""
+    conversation, told = reads(6), []
+    run = replay(conversation, MaskingPolicy(2), Meter("gpt-4o"), GPT4O, until=until,
+                 progress=lambda done, total: told.append((done, total)))
+    calls = len(run.calls)
+    assert told == [(done, calls) for done in range(1, calls + 1)] and calls == (until or 7)
+    assert run.calls == replay(conversation, MaskingPolicy(2), Meter("gpt-4o"), GPT4O, until=until).calls
+
+
+def test_compare_tells_its_progress_over_every_policy():
+    conversation, told = reads(4), []
+    policies = [make(name, threshold=2_000, trigger=2_000) for name in ("none", "rules", "masking")]
+    rows = compare(conversation, policies, Meter("gpt-4o"), GPT4O, progress=lambda *pair: told.append(pair))
+    calls = len(call_starts(conversation.items))
+    assert told == [(done, 3 * calls) for done in range(1, 3 * calls + 1)]
+    assert rows == compare(conversation, [make(name, threshold=2_000, trigger=2_000)
+                                          for name in ("none", "rules", "masking")], Meter("gpt-4o"), GPT4O)

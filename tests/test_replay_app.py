@@ -15,7 +15,7 @@ from playground.policies.provenance import source_of
 from playground.run.compare import compare
 from playground.run.prices import read_prices
 from playground.run.replay import replay
-from playground.ui import state
+from playground.ui import run_setup, state
 from playground.ui.workspace_file import saved_values, snapshot
 from playground.workbench import presets, workspace
 
@@ -245,3 +245,34 @@ def test_run_settings_and_typed_prices_come_back_from_a_saved_workspace():
     assert fresh.session_state[f"replay_price_input_{model}"] == 7.5
     assert fresh.number_input(key=f"replay_price_input_{model}").value == 7.5
     assert _metric(fresh, "Cost") == cost and not fresh.warning
+
+
+def _reads(calls: int) -> bytes:
+    """A Chat run of ``calls`` file reads, as a person would upload it."""
+    messages: list[dict] = [{"role": "user", "content": "Read the modules."}]
+    for n in range(calls):
+        call = {"name": "read_file", "arguments": json.dumps({"path": f"m{n}.py"})}
+        messages += [{"role": "assistant", "content": None,
+                      "tool_calls": [{"id": f"c{n}", "type": "function", "function": call}]},
+                     {"role": "tool", "tool_call_id": f"c{n}", "content": f"line of module {n}\n" * 5}]
+    return json.dumps({"model": "gpt-4o", "messages": messages}).encode()
+
+
+@pytest.mark.parametrize("tab", ["Run", "Compare"])
+def test_a_long_replay_shows_how_many_calls_are_done_of_how_many(tab):
+    """Past the light run's length a replay (and a compare, each policy's calls) takes seconds: the
+    page shows a status box with a bar of calls done of calls, complete once the run is."""
+    at = start(tab)
+    calls = run_setup.LIGHT_RUN + 1
+    at.file_uploader(key="upload").set_value(("long.json", _reads(calls), "application/json"))
+    healthy(at.run())
+    if tab == "Compare":
+        at.session_state[state.COMPARE_SHOW] = True
+        healthy(at.run())
+    replays = calls * (len(OURS) if tab == "Compare" else 1)
+    [box] = [box for box in at.status if box.label.startswith(f"Replaying {calls:,} calls under")]
+    assert box.state == "complete"
+    [bar] = box.get("progress")
+    assert bar.value == 100 and bar.proto.text == f"{replays:,} of {replays:,} calls"
+    short = start(tab)  # the preset is a short run: the spinner, no box
+    assert not [box for box in short.status if box.label.startswith("Replaying")]

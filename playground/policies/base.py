@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from itertools import compress, count
 from typing import Any, Protocol
 
-from ..conversation import Conversation, Item, Message, ToolCall, extends, is_instruction, role_of
+from ..conversation import Conversation, Item, Message, ToolCall, extends, is_instruction, role_of, shared
 from ..errors import InputError
 from ..meter.tokens import Meter
 from ..summarize.call import SummaryCall
@@ -135,9 +135,17 @@ def _least_differing_first(usable: list[tuple[tuple[Item, ...], int]], items: tu
         yield from (([], known, known_total) for known, known_total in usable if known is grew[0])
     grown = [extends(items, known) for known, _ in usable]
     yield from (([], known, known_total) for (known, known_total), ok in zip(usable, grown, strict=True) if ok)
-    yield from sorted(((list(compress(count(), map(operator.is_not, items, known))), known, known_total)
+    yield from sorted(((_differing(known, items), known, known_total)
                        for (known, known_total), ok in zip(usable, grown, strict=True) if not ok),
                       key=lambda candidate: len(candidate[0]))
+
+
+def _differing(known: tuple[Item, ...], items: tuple[Item, ...]) -> list[int]:
+    """The positions where ``items`` holds another object than ``known``, from their first
+    difference on (``shared``, in C chunks): the equal items before it count alike, and comparing
+    every position item by item at every call made a long run's calls cost more and more."""
+    first = shared(known, items)
+    return list(compress(count(first), map(operator.is_not, items[first:], known[first:])))
 
 
 def _edited(known: tuple[Item, ...], items: tuple[Item, ...], differing: list[int], meter: Meter) -> int | None:

@@ -14,6 +14,8 @@ would have written it is reported (``summarycall``) and billed by replay. What i
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -23,7 +25,9 @@ from ..conversation import (
     Item,
     Message,
     ToolCall,
+    ToolResult,
     content_text,
+    extends,
     is_instruction,
     links,
     role_of,
@@ -82,12 +86,16 @@ def condense_span(items: tuple[Item, ...], keep_first: int, keep_last: int) -> t
     return start, end
 
 
-def _user_messages(span: tuple[Item, ...], budget: int | None, meter: Meter) -> tuple[Item, ...]:
-    """The user messages of ``span`` kept beside the summary, in order: all of them (``budget``
-    None), or the newest up to ``budget`` tokens, the one that overflows cut to what is left (as
-    Codex does); earlier summaries are summarized again, not kept."""
-    users = [item for item in span if isinstance(item, Message) and item.role == "user" and not is_summary(item)
-             and content_text(item.content).strip()]
+def _kept_user(item: Item) -> bool:
+    """A user message kept beside the summary: earlier summaries are summarized again, not kept."""
+    return isinstance(item, Message) and item.role == "user" and not is_summary(item) and bool(
+        content_text(item.content).strip())
+
+
+def _user_messages(users: Sequence[Item], budget: int | None, meter: Meter) -> tuple[Item, ...]:
+    """The user messages of the span (``users``, ``_kept_user``) kept beside the summary, in
+    order: all of them (``budget`` None), or the newest up to ``budget`` tokens, the one that
+    overflows cut to what is left (as Codex does)."""
     if budget is None:
         return tuple(users)
     kept: list[Item] = []
@@ -117,6 +125,103 @@ def _readable(span: tuple[Item, ...], cap: int | None, meter: Meter) -> tuple[It
     return span[start:]
 
 
+class CondenseIndex:
+    """What ``condense_span`` and the trigger read of a request, kept for requests that grow by
+    appending (per call, every request is the whole history so far): the turn starts, the message
+    starts, which call each result answers, and where the instructions, the user messages kept
+    beside a summary and earlier summaries stand, read only from what is new since the last
+    request. ``span`` finds what ``condense_span`` of the whole request finds, looking only at the
+    head and the tail it keeps; another request (stored, one a summary rewrote) is read whole.
+    Owned by one policy."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self.items: tuple[Item, ...] = ()
+        self.starts: list[int] = []  # every assistant turn's start (``turn_starts``)
+        self.message_count = 0  # every message's start (``message_starts``), instructions too
+        self.messages: list[int] = []  # the starts of the messages that are not instructions
+        self.instructions: list[int] = []
+        self.users: list[int] = []  # ``_kept_user``
+        self.summaries: list[int] = []
+        self.calls: list[int] = []
+        self.call_of: dict[int, int] = {}  # a result's position -> its call's (``links``)
+        self.last_answer: dict[int, int] = {}  # a call's position -> its last result's
+        self._open: dict[str, int] = {}  # call id -> its latest call's position
+
+    def read(self, conversation: Conversation) -> CondenseIndex:
+        items = conversation.items
+        if not extends(items, self.items, conversation.grew):
+            self._reset()
+        for position in range(len(self.items), len(items)):
+            self._read(items, position)
+        self.items = items
+        return self
+
+    def _read(self, items: tuple[Item, ...], position: int) -> None:
+        """One appended item, as ``turn_starts``, ``message_starts`` and ``links`` read it whole."""
+        item, before = items[position], items[position - 1] if position else None
+        if role_of(item) == "assistant" and (before is None or role_of(before) != "assistant"):
+            self.starts.append(position)
+        origin, earlier = item.origin, before.origin if before is not None else None
+        if origin is None or earlier is None or origin.index != earlier.index:
+            self.message_count += 1
+            if not is_instruction(item):
+                self.messages.append(position)
+        for kind, holds in ((self.instructions, is_instruction), (self.users, _kept_user),
+                            (self.summaries, is_summary)):
+            if holds(item):
+                kind.append(position)
+        if isinstance(item, ToolCall):
+            self._open[item.call_id] = position
+            self.calls.append(position)
+        elif isinstance(item, ToolResult) and item.call_id in self._open:
+            call = self.call_of[position] = self._open[item.call_id]
+            self.last_answer[call] = position
+
+    def span(self, keep_first: int, keep_last: int) -> tuple[int, int] | None:
+        """``condense_span(items, keep_first, keep_last)``. Each end moves as the whole pass moves
+        it, to the same place whatever order the parted pairs are found in (the start only forward
+        over points a pair parts, the end only back to the turn start at or before a parted call);
+        the end is not moved once it is at or before the start: nothing is left either way."""
+        items, starts, messages = self.items, self.starts, self.messages
+        if not starts or len(messages) <= keep_first:
+            return None
+        start = self._head_end(messages[keep_first])
+        end = turn_end(items, starts[-1])
+        if keep_last:
+            end = min(end, messages[-keep_last] if keep_last <= len(messages) else 0)
+        while end > start and (call := self._crossing(end)) is not None:
+            end = starts[bisect_right(starts, call) - 1]
+        if end - start <= 0 or (end - start == 1 and is_summary(items[start])):
+            return None
+        return start, end
+
+    def _head_end(self, start: int) -> int:
+        """The span's start moved past every result of a call the head keeps, and out of an
+        assistant turn: only the head's calls are read."""
+        items, moved = self.items, True
+        while moved:
+            moved = False
+            reach = max((self.last_answer.get(call, -1) for call in self.calls[:bisect_left(self.calls, start)]),
+                        default=-1)
+            if reach >= start:
+                start, moved = reach + 1, True
+            while 0 < start < len(items) and role_of(items[start]) == role_of(items[start - 1]) == "assistant":
+                start, moved = start + 1, True
+        return start
+
+    def _crossing(self, end: int) -> int | None:
+        """A call before ``end`` answered at or after it (only the tail's results are read), or None."""
+        return next((call for position in range(end, len(self.items))
+                     if (call := self.call_of.get(position)) is not None and call < end), None)
+
+    def within(self, positions: list[int], start: int, end: int) -> tuple[Item, ...]:
+        """The items at ``positions`` (one of this index's lists) from ``start`` to ``end``."""
+        return tuple(self.items[p] for p in positions[bisect_left(positions, start):bisect_left(positions, end)])
+
+
 @dataclass(frozen=True)
 class CondensePolicy:
     trigger: int | None = None  # fire when the request exceeds this many tokens
@@ -130,6 +235,10 @@ class CondensePolicy:
     input_cap: int | None = None  # the summarizer reads at most this many tokens of the span, the newest
     label: str = "compaction"
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
+    summarizer: OfflineSummarizer = field(default_factory=OfflineSummarizer, compare=False, repr=False)
+    # per call, condensing at every call reads only what is new since the last request (and the
+    # summarizer carries its reading of the span); None: each request read whole
+    index: CondenseIndex | None = field(default_factory=CondenseIndex, compare=False, repr=False)
     name: ClassVar[str] = "condense"
 
     def __post_init__(self) -> None:
@@ -165,22 +274,34 @@ class CondensePolicy:
 
     def _over(self, conversation: Conversation, total: int) -> bool:
         limit, most = self.threshold(), self.trigger_messages
-        return ((limit is not None and total > limit)
-                or (most is not None and len(message_starts(conversation.items)) > most))
+        if limit is not None and total > limit:
+            return True
+        if most is None:
+            return False
+        count = (len(message_starts(conversation.items)) if self.index is None
+                 else self.index.read(conversation).message_count)
+        return count > most
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         total = self.totals.total(conversation, meter)
         if not self._over(conversation, total):
             return unchanged(conversation)
-        items = conversation.items
-        found = condense_span(items, self.keep_first, self.keep_last)
+        items, index = conversation.items, self.index
+        found = (condense_span(items, self.keep_first, self.keep_last) if index is None
+                 else index.read(conversation).span(self.keep_first, self.keep_last))
         if found is None:
             return unchanged(conversation)
         start, end = found
         span = items[start:end]
-        kept = (*(item for item in span if is_instruction(item)), *_user_messages(span, self.keep_user_tokens, meter))
+        if index is None:
+            instructions, users = tuple(filter(is_instruction, span)), tuple(filter(_kept_user, span))
+        else:
+            instructions, users = index.within(index.instructions, start, end), index.within(index.users, start, end)
+        kept = (*instructions, *_user_messages(users, self.keep_user_tokens, meter))
         read = _readable(span, self.input_cap, meter)
-        text = OfflineSummarizer().summarize(Plan(start, end, read, "", any(map(is_summary, read)), 0, meter))
+        earlier = (any(map(is_summary, read)) if index is None
+                   else bool(index.within(index.summaries, end - len(read), end)))
+        text = self.summarizer.summarize(Plan(start, end, read, "", earlier, 0, meter))
         summary = summary_message(text, len(span) - len(kept), f"{self.label}: offline summary, no LLM")
         result = formats.rewritten(conversation.with_items((*items[:start], *kept, summary, *items[end:])))
         counted = meter.count(result)

@@ -118,22 +118,23 @@ class Frontier:
                     edits.saved_before(start), edits.lost_before(start, tools))
 
     def walked(self, given: tuple[Item, ...], sent: tuple[Item, ...], skipped: Iterable[tuple[int, str]],
-               edits: Iterable[Saving], rewritten: bool = False, kept_before: int | None = None) -> None:
+               edits: Iterable[Saving], kept_before: int | None = None) -> None:
         """Remember the request a pass was given, what it sent (``edits`` made the difference, with
         the last request's edits before ``kept_before`` when given: a pass from the frontier that
-        kept them), and which positions it skipped and why. ``rewritten``: more than the rules
-        changed it (a summary), so the next pass walks it whole."""
-        if self._pending is None or rewritten:
+        kept them), and which positions it skipped and why. A summary made after the rules is not
+        ``sent`` here: the next request either extends the one given (per call) or holds the summary
+        (stored), which extends neither and is walked whole."""
+        if self._pending is None:
             open_calls: dict[str, int] = {}
             carried: dict[str, Carried] = {}
             self._answered_by = {}
-            _add(sent, 0, open_calls, self._answered_by, carried)  # (a summary moved the items: read them again)
+            _add(sent, 0, open_calls, self._answered_by, carried)
         else:
             open_calls, answered_by, carried = self._pending
             self._answered_by.update(answered_by)
         again = [position for position, reason in skipped if reason in TRANSIENT]
-        self._input, self._output = (() if rewritten else given), sent
-        self._start = 0 if rewritten else min(again, default=len(sent))
+        self._input, self._output = given, sent
+        self._start = min(again, default=len(sent))
         self._open, self._carried, self._pending = open_calls, carried, None
         if kept_before is None:
             self._edits = Edits()

@@ -24,6 +24,7 @@ from .replay import (
     FULL,
     MODES,
     Call,
+    Progress,
     Replay,
     call_starts,
     chart_rows,
@@ -35,7 +36,7 @@ from .replay import (
 )
 
 __all__ = ["AS_RAN", "BILLED", "CACHE_MODELS", "CATALOGUE", "DEFAULT_MODEL", "FULL", "MODES", "PRICE_FIELDS",
-           "UNKNOWN_NOTE", "Call", "HiddenUse", "LogFit", "Price", "PriceTable", "Replay", "RequestCost", "Row",
-           "bill_rows", "cache_models", "call_starts", "calls_with", "chart_rows", "compaction_marks", "compare",
+           "UNKNOWN_NOTE", "Call", "HiddenUse", "LogFit", "Price", "PriceTable", "Progress", "Replay", "RequestCost",
+           "Row", "bill_rows", "cache_models", "call_starts", "calls_with", "chart_rows", "compaction_marks", "compare",
            "infer", "known", "log_fit", "lost_calls", "model_for", "money", "read_prices", "replay", "replay_to_json",
            "rounded", "rows_to_json", "sweep", "sweep_points"]

@@ -12,7 +12,7 @@ from ..policies import AsItRanPolicy, NonePolicy, Policy
 from ..policies.provenance import source_of
 from .hidden import SpanIndex, calls_with, lost_calls
 from .prices import Price, rounded
-from .replay import AS_RAN, FULL, Replay, baseline_of, replay
+from .replay import AS_RAN, FULL, Progress, Replay, baseline_of, call_starts, replay
 
 
 @dataclass(frozen=True)
@@ -35,14 +35,25 @@ class Row:
 
 def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter, price: Price, *,
             mode: str = "stored", cache: str | None = None, summarizer: Price | None = None,
-            baseline: str = "auto") -> tuple[Row, ...]:
+            baseline: str = "auto", progress: Progress | None = None) -> tuple[Row, ...]:
     """One row per policy; summaries billed at ``summarizer``'s prices (default: ``price``). The baseline
     row is ``as-it-ran`` where the log shows (or its bills imply) the agent cutting its own context, else
-    ``none`` (``replay.baseline_of``); each row's replay needs no baseline side of its own."""
+    ``none`` (``replay.baseline_of``); each row's replay needs no baseline side of its own. ``progress``
+    is told the calls replayed so far over every policy, and how many that makes in all."""
     spans = SpanIndex.of(conversation)  # every policy replays the same items: their spans are read once
     row = baseline_row(conversation, baseline)
+    chosen = tuple(policies)
+    calls = len(call_starts(conversation.items)) if progress is not None else 0
+
+    def told(number: int) -> Progress | None:
+        """The progress of the ``number``-th policy's replay, as calls of the whole comparison."""
+        if progress is None:
+            return None
+        return lambda done, _: progress(number * calls + done, len(chosen) * calls)
+
     return tuple(row_of(replay(conversation, policy, meter, price, mode=mode, cache=cache, summarizer=summarizer,
-                               spans=spans, baseline=FULL), row) for policy in policies)
+                               spans=spans, baseline=FULL, progress=told(number)), row)
+                 for number, policy in enumerate(chosen))
 
 
 def baseline_row(conversation: Conversation, baseline: str = "auto") -> str:

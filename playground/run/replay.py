@@ -44,6 +44,7 @@ from .prices import Price, rounded, summary_cost
 from .promptcache import PromptCache, call_cost, check_cache, input_cost, link
 
 MODES = ("stored", "per-call")
+Progress = Callable[[int, int], None]  # told the calls done and the calls in all
 FULL, AS_RAN = "full-history", "as-it-ran"
 BASELINES = ("auto", AS_RAN, FULL)
 
@@ -276,7 +277,7 @@ def baseline_of(conversation: Conversation, baseline: str = "auto") -> str:
 
 def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Price, *, mode: str = "stored",
            cache: str | None = None, until: int | None = None, summarizer: Price | None = None,
-           spans: SpanIndex | None = None, baseline: str = "auto") -> Replay:
+           spans: SpanIndex | None = None, baseline: str = "auto", progress: Progress | None = None) -> Replay:
     """Every call of the run with and without ``policy`` (stop after ``until`` calls if given), with
     the prompt cache of ``price``'s provider unless ``cache`` names one (it must fit the provider:
     ``promptcache.check_cache``). A summary the policy writes is billed as one more LLM call at
@@ -284,7 +285,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     used that its request had hidden (``Call.hidden_used``, see ``hidden``; ``spans``, the
     conversation's ``SpanIndex``, shares one between replays). The ``without`` side is ``baseline``
     (``baseline_of``); when that is the run as it ran, each call also carries the full history's
-    tokens and cost (``Call.tokens_full``), the second figure."""
+    tokens and cost (``Call.tokens_full``), the second figure. ``progress`` is told after each call
+    how many calls are done and how many there are in all, so a page can show a long replay's way."""
     if mode not in MODES:
         raise InputError(f"unknown mode (choose {', '.join(MODES)})", where="mode", value=mode)
     cache = price.cache if cache is None else cache
@@ -309,6 +311,7 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     previous = 0
     tracker = Tracker(conversation, SpanIndex.of(conversation) if spans is None else spans,
                       getattr(policy, "references", False), last_shared)
+    total = len(call_starts(items)[:until]) if progress is not None else 0
     for start, result in applied(conversation, policy, meter, mode, until):
         has_system = has_system or any(is_instruction(item) for item in items[previous:start])
         previous = start
@@ -349,6 +352,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
             hidden_used=tracker.call(len(calls), start, end, sent.items),
             tokens_full=prompts[2] if as_ran else None,
             cost_full=call_cost(prompts[2], uses[2], output, price) if as_ran else None))
+        if progress is not None:
+            progress(len(calls), total)
     positions = [call.position for call in calls]
     inferred = tuple(dict.fromkeys(bisect.bisect_left(positions, record.position) for record in conversation.compactions
                                    if record.inferred and record.position <= (positions[-1] if positions else -1)))

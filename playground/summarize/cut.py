@@ -18,10 +18,10 @@ from ..conversation import (
     ToolCall,
     ToolResult,
     content_text,
-    extends,
     is_instruction,
     links,
     role_of,
+    shared,
     turn_end,
     turn_starts,
 )
@@ -145,8 +145,10 @@ class CutIndex:
 
     def _update(self, items: tuple[Item, ...]) -> None:
         old = self.items
-        if not extends(items, old) and (len(items) < len(old) or any(
-                _shape(items[p]) != _shape(old[p]) for p in compress(count(), map(operator.is_not, items, old)))):
+        same = shared(old, items)  # the items before the first difference are the same or equal: their shapes too
+        if same < len(old) and (len(items) < len(old) or any(
+                _shape(items[p]) != _shape(old[p])
+                for p in compress(count(same), map(operator.is_not, items[same:], old[same:])))):
             self._reset()
         for position in range(len(self.items), len(items)):
             self._read(items, position)

@@ -27,7 +27,7 @@ from itertools import compress, count
 from typing import Protocol
 
 from .. import formats, words
-from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, content_text, extends
+from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, content_text, extends, shared
 from ..errors import InputError
 from ..llm.failure import LLMError
 from ..meter.claude import billed_thinking
@@ -285,7 +285,8 @@ class Carry:
         counted again — unless most of the request changed (each is counted in a window of three),
         or, for Claude, a user message moved where billed thinking ends."""
         old = self._items
-        changed = [] if extends(items, old) else list(compress(count(), map(operator.is_not, items, old)))
+        same = shared(old, items)  # (an equal item counts alike: only what follows the first difference is read)
+        changed = list(compress(count(same), map(operator.is_not, items[same:], old[same:])))
         recount = sorted({q for p in changed for q in (p - 1, p, p + 1) if 0 <= q < len(old)}
                          | set(range(max(0, len(old) - 1), len(items))))
         if (meter is not self._meter or len(items) < len(old) or 3 * len(recount) > len(items)

@@ -48,9 +48,11 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     price = run_setup.price(model, conversation.started)
     options = run_setup.policy_settings(rules, settings, summary, model)
     names = offered((*OURS, *theirs, *LOGGED), conversation)  # and the run as it ran, where the log compacted
-    with st.spinner(f"Replaying {plural(calls, 'call')} under {plural(len(names), 'policy', 'policies')}…"):
+    with widgets.replaying(f"Replaying {plural(calls, 'call')} under {plural(len(names), 'policy', 'policies')}…",
+                           calls * len(names)) as progress:
         rows = run.compare(conversation, [make(name, options) for name in names], state.engine().meter(model), price,
-                           mode=st.session_state[state.COMPARE_MODE], cache=st.session_state[state.COMPARE_CACHE])
+                           mode=st.session_state[state.COMPARE_MODE], cache=st.session_state[state.COMPARE_CACHE],
+                           progress=progress)
     # the long parameters last, so cost and what the policy hid from the agent are in view side by side
     table = [{"policy": row.policy, "baseline": row.baseline, "tokens final": row.tokens_final,
               "tokens billed": row.tokens_billed,

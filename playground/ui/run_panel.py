@@ -246,9 +246,9 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     policy, options = run_setup.chosen_policy(rules, settings, summary, model)
     meter = state.engine().meter(model)
     chosen_price = run_setup.price(model, conversation.started)
-    # st.spinner appears only after half a second: a small preset's rerun shows nothing
-    with st.spinner(f"Replaying {plural(len(call_starts(conversation.items)), 'call')} under {policy.name}…"):
-        run = run_setup.replayed(conversation, policy, model)
+    calls = len(call_starts(conversation.items))
+    with widgets.replaying(f"Replaying {plural(calls, 'call')} under {policy.name}…", calls) as progress:
+        run = run_setup.replayed(conversation, policy, model, progress=progress)
     if not run.calls:
         st.info("This conversation has no assistant turn, so there is no LLM call to replay.", icon=":material/info:")
         return

@@ -15,7 +15,7 @@ from ..conversation import Conversation
 from ..policies import Policy, PolicySettings, make
 from ..present import CallView, call_view
 from ..rules import Rules
-from ..run import CATALOGUE, FULL, PRICE_FIELDS, Price, Replay, cache_models, call_starts, read_prices
+from ..run import CATALOGUE, FULL, PRICE_FIELDS, Price, Progress, Replay, cache_models, call_starts, read_prices
 from ..summarize import DEFAULT_KEEP_STEPS, SummarySettings
 from ..workbench.workspace import ReplaySettings
 from . import state
@@ -80,13 +80,14 @@ def follow_cache(key: str, model: str) -> tuple[str, ...]:
 
 
 def replayed(conversation: Conversation, policy: Policy, model: str, until: int | None = None,
-             baseline: str = "auto") -> Replay:
-    """The run as the Run view's controls set it (the defaults while the view has not been drawn)."""
+             baseline: str = "auto", progress: Progress | None = None) -> Replay:
+    """The run as the Run view's controls set it (the defaults while the view has not been drawn),
+    telling ``progress`` how far it got."""
     state.start(state.REPLAY_MODE, DEFAULTS[state.REPLAY_MODE])
     follow_cache(state.REPLAY_CACHE, model)
     return run.replay(conversation, policy, state.engine().meter(model), price(model, conversation.started),
                       mode=st.session_state[state.REPLAY_MODE], cache=st.session_state[state.REPLAY_CACHE],
-                      until=until, baseline=baseline)
+                      until=until, baseline=baseline, progress=progress)
 
 
 def chosen_call(conversation: Conversation, rules: Rules, settings: Settings, summary: SummarySettings | None,

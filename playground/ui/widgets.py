@@ -1,11 +1,15 @@
-"""Controls more than one tab draws the same way: the replay mode, and the prompt-cache select
-that follows the model's provider. One definition each, so Run and Compare cannot drift apart."""
+"""Controls more than one tab draws the same way: the replay mode, the prompt-cache select that
+follows the model's provider, and a long replay's progress. One definition each, so Run and
+Compare cannot drift apart."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import streamlit as st
 
-from ..run import MODES
+from ..run import MODES, Progress
 from . import run_setup, state
 
 MODE_HELP = ("stored: edits are written into the history the agent keeps (the book's optimizer), so each edit "
@@ -29,3 +33,29 @@ def cache_choice(model: str, key: str) -> None:
     st.selectbox("Prompt cache", options, key=key, help=CACHE_HELP, on_change=state.changed, args=(key,))
     if state.origin(key) is None:
         st.caption(f"The model's own provider's cache ({st.session_state[key]}), until you choose one.")
+
+
+@contextmanager
+def replaying(label: str, calls: int) -> Iterator[Progress | None]:
+    """What the page shows while a replay or compare of ``calls`` calls runs. Past
+    ``run_setup.LIGHT_RUN`` calls (seconds of work): a status box whose bar says how many calls are
+    done of how many, from the ``Progress`` this yields for ``replay`` or ``compare``; each redraw
+    of the bar also lets a change of settings stop the run at once instead of after it. A short run
+    keeps the spinner, which shows only after half a second (a small preset's rerun shows nothing)."""
+    if calls <= run_setup.LIGHT_RUN:
+        with st.spinner(label):
+            yield None
+        return
+    with st.status(label, expanded=True) as box:
+        bar = st.progress(0.0, text=f"0 of {calls:,} calls")
+        shown = 0
+
+        def told(done: int, total: int) -> None:
+            nonlocal shown
+            percent = done * 100 // max(total, 1)
+            if percent != shown:  # once a percent: a message to the browser at every call would slow a long run
+                shown = percent
+                bar.progress(percent / 100, text=f"{done:,} of {total:,} calls")
+
+        yield told
+        box.update(label=label.removesuffix("…"), state="complete", expanded=False)
