@@ -1,0 +1,182 @@
+"""The ledger: the facts a run depends on, read from its log, typed, each with where it came from.
+
+What people report losing after a summary is rarely what the agent quoted last: the requirement the
+user stated once, the files touched, the command that failed, the approach already settled. So these
+are read out of the conversation model (every format's readers produce it), once per run:
+
+* ``requirement`` — a sentence of a person's message that binds the agent (``said.requirements``);
+* ``path_written`` / ``path_read`` — the files the tools wrote and read (``worked.paths``);
+* ``command`` — each shell command run, with how its last run ended (``worked.status``);
+* ``error`` — each failed result's error line, ``open`` until the same call succeeds later;
+* ``identifier`` — a distinctive name (the span grammar's) the agent wrote before anything showed it;
+* ``decision`` — a sentence of the agent's own words settling one course over another.
+
+A fact is its text, deduplicated per type; it keeps the first item that states it with the span there
+(characters of ``spans.searched_text`` of that item) and every item that states it. ``Reader`` reads
+items one at a time, so a summarizer that extends its span reads only the new items."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, content_text, role_of
+from ..rules.refetch import Carried, fetched_by
+from . import said, worked
+from .spans import searched_text, spans_of
+
+REQUIREMENT, PATH_WRITTEN, PATH_READ, COMMAND, ERROR, IDENTIFIER, DECISION = (
+    "requirement", "path_written", "path_read", "command", "error", "identifier", "decision")
+TYPES = (REQUIREMENT, PATH_WRITTEN, PATH_READ, COMMAND, ERROR, IDENTIFIER, DECISION)
+OPEN, RESOLVED = "open", "resolved"
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact of the run: its ``type`` (one of ``TYPES``) and ``text``, the first item that states it
+    (``item``, a position in the conversation's items) and the characters there (``span``), and every
+    item that states it (``items``). ``status``: for a command how its last run ended (``exit 1``,
+    ``ok``…), for an error ``open`` or ``resolved``; ``failed``: the command's last run failed."""
+
+    type: str
+    text: str
+    item: int
+    span: tuple[int, int]
+    items: tuple[int, ...] = ()
+    status: str | None = None
+    failed: bool = False
+
+
+@dataclass
+class _Entry:
+    fact: Fact
+    items: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The run's facts in the order they were first stated."""
+
+    facts: tuple[Fact, ...]
+
+    @classmethod
+    def of(cls, conversation: Conversation) -> Ledger:
+        reader = Reader(_fixed(conversation))
+        for position, item in enumerate(conversation.items):
+            reader.add(position, item)
+        return reader.ledger()
+
+    def of_type(self, kind: str) -> tuple[Fact, ...]:
+        return tuple(fact for fact in self.facts if fact.type == kind)
+
+    def counts(self) -> dict[str, int]:
+        return {kind: sum(1 for fact in self.facts if fact.type == kind) for kind in TYPES}
+
+
+def _fixed(conversation: Conversation) -> str:
+    """What the agent was given before it wrote anything: instructions and tool definitions."""
+    parts = [content_text(conversation.instructions)]
+    for tool in conversation.tools:
+        parts += [tool.name, tool.description, str(tool.parameters or "")]
+    return "\n".join(parts)
+
+
+def _identifiers(text: str) -> set[str]:
+    """The span grammar's plain identifiers of ``text`` (no paths, lines, numbers or dotted names)."""
+    return {span for span in spans_of(text) if span.replace("_", "a").isalnum() and not span[0].isdigit()}
+
+
+class Reader:
+    """Reads a run's items in order into its facts; owned by whoever reads (a ledger, a summarizer).
+    ``fixed``: text every request carries (instructions, tool definitions), whose names no agent introduced."""
+
+    def __init__(self, fixed: str = "") -> None:
+        self._entries: dict[tuple[str, str], _Entry] = {}
+        self._seen: set[str] = _identifiers(fixed)  # names any earlier item (or the instructions) showed
+        self._calls: dict[str, tuple[int, ToolCall]] = {}
+        self._carried: dict[str, Carried] = {}  # each tool's calls' argument names: does it read files?
+        self._errors: dict[tuple[str, str], list[tuple[str, str]]] = {}  # a call's key -> its open errors
+
+    def add(self, position: int, item: Item) -> None:
+        """Read one item (``position``: its place in the conversation)."""
+        text = searched_text(item)
+        if isinstance(item, Message) and item.role == "user" and said.from_human(text):
+            for start, end in said.requirements(text):
+                self._state(REQUIREMENT, text[start:end], position, (start, end))
+        elif isinstance(item, Message) and item.role == "assistant":
+            for start, end in said.decisions(text):
+                self._state(DECISION, text[start:end], position, (start, end))
+        elif isinstance(item, ToolCall):
+            self._call(position, item, text)
+        elif isinstance(item, ToolResult):
+            self._result(position, item, text)
+        names = _identifiers(text) if text else set()
+        if role_of(item) == "assistant":
+            for name in sorted(names - self._seen, key=text.find):
+                start = text.find(name)
+                self._state(IDENTIFIER, name, position, (start, start + len(name)))
+        self._seen |= names
+
+    def _state(self, kind: str, text: str, position: int, span: tuple[int, int], **status: Any) -> Fact:
+        entry = self._entries.get((kind, text))
+        if entry is None:
+            entry = self._entries[(kind, text)] = _Entry(Fact(kind, text, position, span))
+        if not entry.items or entry.items[-1] != position:
+            entry.items.append(position)
+        if status:
+            entry.fact = Fact(kind, text, entry.fact.item, entry.fact.span, status=status.get("status"),
+                              failed=status.get("failed", False))
+        return entry.fact
+
+    def _call(self, position: int, item: ToolCall, text: str) -> None:
+        arguments: Mapping[str, Any] = item.parsed_arguments() or {}
+        self._calls[item.call_id] = (position, item)
+        carried = self._carried.setdefault(item.name, Carried())
+        carried.add(arguments)
+        reads = (fetched_by(carried) or ("", ""))[0] == "read"
+        for path, written in worked.paths(item.name, arguments, reads):
+            start = max(0, text.find(path))
+            self._state(PATH_WRITTEN if written else PATH_READ, path, position, (start, start + len(path)))
+        command = worked.command_of(arguments)
+        if command:
+            line = worked.command_line(command)
+            start = max(0, text.find(line))
+            self._state(COMMAND, line, position, (start, start + len(line)))
+
+    def _result(self, position: int, item: ToolResult, text: str) -> None:
+        found = self._calls.get(item.call_id)
+        if found is None:
+            return
+        call_position, call = found
+        arguments = call.parsed_arguments() or {}
+        said_status, failed = worked.status(item)
+        command = worked.command_of(arguments)
+        key = (call.name, worked.command_line(command) if command else str(sorted(arguments.items()))[:300])
+        if command:
+            line = worked.command_line(command)
+            entry = self._entries[(COMMAND, line)]
+            self._state(COMMAND, line, call_position, entry.fact.span, status=said_status, failed=failed)
+        if not failed:
+            for kind, error in self._errors.pop(key, ()):
+                old = self._entries[(kind, error)]
+                self._state(kind, error, old.fact.item, old.fact.span, status=RESOLVED)
+            return
+        where = worked.error_line(text)
+        if where is not None:
+            line = text[where[0]:where[1]][:worked.MAX_COMMAND]
+            self._state(ERROR, line, position, (where[0], where[0] + len(line)), status=OPEN)
+            self._errors.setdefault(key, []).append((ERROR, line))
+
+    def ledger(self) -> Ledger:
+        """The facts read so far, in the order they were first stated."""
+        facts = [Fact(e.fact.type, e.fact.text, e.fact.item, e.fact.span, tuple(e.items), e.fact.status, e.fact.failed)
+                 for e in self._entries.values()]
+        return Ledger(tuple(sorted(facts, key=lambda fact: (fact.item, fact.span))))
+
+
+def ledger_to_json(ledger: Ledger) -> list[dict[str, Any]]:
+    return [{"type": f.type, "text": f.text, "item": f.item, "span": list(f.span), "items": list(f.items),
+             **({"status": f.status} if f.status else {})} for f in ledger.facts]
+
+
