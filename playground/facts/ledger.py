@@ -17,6 +17,7 @@ items one at a time, so a summarizer that extends its span reads only the new it
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,12 +92,14 @@ class Reader:
     """Reads a run's items in order into its facts; owned by whoever reads (a ledger, a summarizer).
     ``fixed``: text every request carries (instructions, tool definitions), whose names no agent introduced."""
 
-    def __init__(self, fixed: str = "") -> None:
+    def __init__(self, fixed: str = "", changes: bool = False) -> None:
         self._entries: dict[tuple[str, str], _Entry] = {}
         self._seen: set[str] = _identifiers(fixed)  # names any earlier item (or the instructions) showed
         self._calls: dict[str, tuple[int, ToolCall]] = {}
         self._carried: dict[str, Carried] = {}  # each tool's calls' argument names: does it read files?
-        self._errors: dict[tuple[str, str], list[tuple[str, str]]] = {}  # a call's key -> its open errors
+        self._errors: dict[str, list[str]] = {}  # a call's key -> its errors since it last succeeded
+        # with ``changes``: what went wrong or right, as it happened, for a summary to follow (``changed``)
+        self._changes: list[tuple[str, str, str | None]] | None = [] if changes else None
 
     def add(self, position: int, item: Item) -> None:
         """Read one item (``position``: its place in the conversation)."""
@@ -152,27 +155,49 @@ class Reader:
         arguments = call.parsed_arguments() or {}
         said_status, failed = worked.status(item)
         command = worked.command_of(arguments)
-        key = (call.name, worked.command_line(command) if command else str(sorted(arguments.items()))[:300])
+        key = call_key(call.name, arguments)
         if command:
             line = worked.command_line(command)
             entry = self._entries[(COMMAND, line)]
             self._state(COMMAND, line, call_position, entry.fact.span, status=said_status, failed=failed)
+            self._change(COMMAND, line.split("\n", 1)[0], said_status if failed else None)
         if not failed:
-            for kind, error in self._errors.pop(key, ()):
-                old = self._entries[(kind, error)]
-                self._state(kind, error, old.fact.item, old.fact.span, status=RESOLVED)
+            self._change(ERROR, key, None)
+            for error in self._errors.pop(key, ()):
+                old = self._entries[(ERROR, error)]
+                self._state(ERROR, error, old.fact.item, old.fact.span, status=RESOLVED)
             return
         where = worked.error_line(text)
         if where is not None:
             line = text[where[0]:where[1]][:worked.MAX_COMMAND]
             self._state(ERROR, line, position, (where[0], where[0] + len(line)), status=OPEN)
-            self._errors.setdefault(key, []).append((ERROR, line))
+            self._errors.setdefault(key, []).append(line)
+            self._change(ERROR, key, line)
+
+    def _change(self, kind: str, key: str, wrong: str | None) -> None:
+        if self._changes is not None:
+            self._changes.append((kind, key, wrong))
+
+    def changed(self) -> list[tuple[str, str, str | None]]:
+        """What went wrong or right since last asked (with ``changes``), in order: ``(COMMAND, its first
+        line, how it ended)`` when a command failed, ``(ERROR, a call's key, its error)`` when a call
+        failed, and ``None`` in place of the last when it succeeded."""
+        found, self._changes = self._changes or [], [] if self._changes is not None else None
+        return found
 
     def ledger(self) -> Ledger:
         """The facts read so far, in the order they were first stated."""
         facts = [Fact(e.fact.type, e.fact.text, e.fact.item, e.fact.span, tuple(e.items), e.fact.status, e.fact.failed)
                  for e in self._entries.values()]
         return Ledger(tuple(sorted(facts, key=lambda fact: (fact.item, fact.span))))
+
+
+def call_key(tool: str, arguments: Mapping[str, Any]) -> str:
+    """What makes two calls the same call, as a summary line can name it: the tool and its command's
+    first line, or its arguments."""
+    command = worked.command_of(arguments)
+    said = command.split("\n", 1)[0] if command else json.dumps(dict(sorted(arguments.items())), ensure_ascii=False)
+    return f"{tool}({said[:worked.MAX_COMMAND]})"
 
 
 def ledger_to_json(ledger: Ledger) -> list[dict[str, Any]]:

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..conversation import Conversation
+from ..facts.ledger import Ledger
 from ..meter.tokens import Meter
 from ..policies import AsItRanPolicy, NonePolicy, Policy
 from ..policies.provenance import source_of
+from .fates import Counts
 from .hidden import SpanIndex, calls_with, lost_calls
 from .prices import Price, rounded
 from .replay import AS_RAN, FULL, Replay, baseline_of, replay
@@ -31,6 +33,8 @@ class Row:
     hidden_used_lost: int = 0  # of those, calls that used one a tool call cannot bring back
     baseline: bool = False  # the row the others are measured against: the run as it ran, or none where it is that
     priced_as: str | None = None  # the catalogue's id of the price used; None: the price is unknown (cost NaN)
+    facts: Counts | None = None  # the ledger's facts at the end: per type, kept / recoverable / lost (``fates``)
+    facts_lost_then_used: int = 0  # lost facts the agent used later: the worst case
 
 
 def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter, price: Price, *,
@@ -40,9 +44,10 @@ def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter
     row is ``as-it-ran`` where the log shows (or its bills imply) the agent cutting its own context, else
     ``none`` (``replay.baseline_of``); each row's replay needs no baseline side of its own."""
     spans = SpanIndex.of(conversation)  # every policy replays the same items: their spans are read once
+    ledger = Ledger.of(conversation)  # and their facts
     row = baseline_row(conversation, baseline)
     return tuple(row_of(replay(conversation, policy, meter, price, mode=mode, cache=cache, summarizer=summarizer,
-                               spans=spans, baseline=FULL), row) for policy in policies)
+                               spans=spans, baseline=FULL, ledger=ledger), row) for policy in policies)
 
 
 def baseline_row(conversation: Conversation, baseline: str = "auto") -> str:
@@ -58,7 +63,8 @@ def row_of(run: Replay, baseline: str = NonePolicy.name) -> Row:
     return Row(run.policy, run.params, run.calls[-1].tokens_with if run.calls else 0, totals.tokens_with,
                totals.cached_tokens_with, totals.cost_with, run.tokens_lost, run.tokens_retrievable,
                sum(1 for call in run.calls if call.fired), totals.summarization_cost, calls_with(hidden),
-               lost_calls(hidden), run.policy == baseline, run.price.priced_as)
+               lost_calls(hidden), run.policy == baseline, run.price.priced_as, run.facts.end if run.facts else None,
+               len(run.facts.lost_then_used) if run.facts else 0)
 
 
 def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
@@ -67,5 +73,6 @@ def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
              "tokens_lost": row.tokens_lost, "tokens_retrievable": row.tokens_retrievable, "fired": row.fired,
              "summarization_cost": rounded(row.summarization_cost), "source": source_of(row.policy),
              "hidden_used_calls": row.hidden_used_calls, "hidden_used_lost": row.hidden_used_lost,
-             "baseline": row.baseline, "priced_as": row.priced_as}
+             "baseline": row.baseline, "priced_as": row.priced_as,
+             **({"facts": {"lost_then_used": row.facts_lost_then_used, **row.facts}} if row.facts else {})}
             for row in rows]
