@@ -30,7 +30,7 @@ _WRITING_NAME = re.compile(r"write|create|edit|replace|insert|patch|append|save"
 _FILE = re.compile(r"^[\w.~@+/-]*[\w-]\.[A-Za-z][A-Za-z0-9]{0,7}$|^[\w.~@+-]*(?:/[\w.@+-]+){2,}$")
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 _PATCH = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
-_EXIT = re.compile(r"(?:exit(?:ed with)? (?:code|status)|returncode>?)\s*[:=]?\s*(-?\d+)", re.I)
+_EXIT = re.compile(r"(?:exit(?:ed with)? (?:code|status)|\"?exit_code\"?|returncode>?)\s*[:=]?\s*(-?\d+)", re.I)
 _ERROR_LINE = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception)\b[^\n]*:|error\b|fatal\b|E\s)[^\n]*", re.I | re.M)
 _SHELL_WRITES = re.compile(r"(?:^|[\s;&|])(?:>>?|tee(?: -a)?|touch|"
                            r"sed -i(?:\.\w+)?(?: -e)?(?: '[^']*'| \"[^\"]*\"| \S+))\s+([^\s;&|<>]+)")
