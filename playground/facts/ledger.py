@@ -7,9 +7,11 @@ are read out of the conversation model (every format's readers produce it), once
 * ``requirement`` — a sentence of a person's message that binds the agent (``said.requirements``);
 * ``path_written`` / ``path_read`` — the files the tools wrote and read (``worked.paths``);
 * ``command`` — each shell command run, with how its last run ended (``worked.status``);
-* ``error`` — each failed result's error line, ``open`` until the same call succeeds later;
-* ``identifier`` — a distinctive name (the span grammar's) the agent wrote before anything showed it;
-* ``decision`` — a sentence of the agent's own words settling one course over another.
+* ``error`` — each failed result's error line, ``open`` until the same call succeeds later.
+
+Two more the issue names were tried and left out, each under 0.9 precision on the hand labels
+(``docs/ledger.md``): names the agent introduced (a library's API it had never been shown, a tool's enum
+value) and decisions it stated (*instead of* describes a bug as often as a choice).
 
 A fact is its text, deduplicated per type; it keeps the first item that states it with the span there
 (characters of ``spans.searched_text`` of that item) and every item that states it. ``Reader`` reads
@@ -22,14 +24,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, content_text, role_of
+from ..conversation import Conversation, Item, Message, ToolCall, ToolResult
 from ..rules.refetch import Carried, fetched_by
 from . import said, worked
-from .spans import searched_text, spans_of
+from .spans import searched_text
 
-REQUIREMENT, PATH_WRITTEN, PATH_READ, COMMAND, ERROR, IDENTIFIER, DECISION = (
-    "requirement", "path_written", "path_read", "command", "error", "identifier", "decision")
-TYPES = (REQUIREMENT, PATH_WRITTEN, PATH_READ, COMMAND, ERROR, IDENTIFIER, DECISION)
+REQUIREMENT, PATH_WRITTEN, PATH_READ, COMMAND, ERROR = "requirement", "path_written", "path_read", "command", "error"
+TYPES = (REQUIREMENT, PATH_WRITTEN, PATH_READ, COMMAND, ERROR)
 OPEN, RESOLVED = "open", "resolved"
 
 
@@ -63,7 +64,7 @@ class Ledger:
 
     @classmethod
     def of(cls, conversation: Conversation) -> Ledger:
-        reader = Reader(_fixed(conversation))
+        reader = Reader()
         for position, item in enumerate(conversation.items):
             reader.add(position, item)
         return reader.ledger()
@@ -75,26 +76,11 @@ class Ledger:
         return {kind: sum(1 for fact in self.facts if fact.type == kind) for kind in TYPES}
 
 
-def _fixed(conversation: Conversation) -> str:
-    """What the agent was given before it wrote anything: instructions and tool definitions."""
-    parts = [content_text(conversation.instructions)]
-    for tool in conversation.tools:
-        parts += [tool.name, tool.description, str(tool.parameters or "")]
-    return "\n".join(parts)
-
-
-def _identifiers(text: str) -> set[str]:
-    """The span grammar's plain identifiers of ``text`` (no paths, lines, numbers or dotted names)."""
-    return {span for span in spans_of(text) if span.replace("_", "a").isalnum() and not span[0].isdigit()}
-
-
 class Reader:
-    """Reads a run's items in order into its facts; owned by whoever reads (a ledger, a summarizer).
-    ``fixed``: text every request carries (instructions, tool definitions), whose names no agent introduced."""
+    """Reads a run's items in order into its facts; owned by whoever reads (a ledger, a summarizer)."""
 
-    def __init__(self, fixed: str = "", changes: bool = False) -> None:
+    def __init__(self, changes: bool = False) -> None:
         self._entries: dict[tuple[str, str], _Entry] = {}
-        self._seen: set[str] = _identifiers(fixed)  # names any earlier item (or the instructions) showed
         self._calls: dict[str, tuple[int, ToolCall]] = {}
         self._carried: dict[str, Carried] = {}  # each tool's calls' argument names: does it read files?
         self._errors: dict[str, list[str]] = {}  # a call's key -> its errors since it last succeeded
@@ -107,19 +93,10 @@ class Reader:
         if isinstance(item, Message) and item.role == "user" and said.from_human(text):
             for start, end in said.requirements(text):
                 self._state(REQUIREMENT, text[start:end], position, (start, end))
-        elif isinstance(item, Message) and item.role == "assistant":
-            for start, end in said.decisions(text):
-                self._state(DECISION, text[start:end], position, (start, end))
         elif isinstance(item, ToolCall):
             self._call(position, item, text)
         elif isinstance(item, ToolResult):
             self._result(position, item, text)
-        names = _identifiers(text) if text else set()
-        if role_of(item) == "assistant":
-            for name in sorted(names - self._seen, key=text.find):
-                start = text.find(name)
-                self._state(IDENTIFIER, name, position, (start, start + len(name)))
-        self._seen |= names
 
     def _state(self, kind: str, text: str, position: int, span: tuple[int, int], **status: Any) -> Fact:
         entry = self._entries.get((kind, text))
@@ -198,10 +175,3 @@ def call_key(tool: str, arguments: Mapping[str, Any]) -> str:
     command = worked.command_of(arguments)
     said = command.split("\n", 1)[0] if command else json.dumps(dict(sorted(arguments.items())), ensure_ascii=False)
     return f"{tool}({said[:worked.MAX_COMMAND]})"
-
-
-def ledger_to_json(ledger: Ledger) -> list[dict[str, Any]]:
-    return [{"type": f.type, "text": f.text, "item": f.item, "span": list(f.span), "items": list(f.items),
-             **({"status": f.status} if f.status else {})} for f in ledger.facts]
-
-

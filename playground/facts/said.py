@@ -1,7 +1,7 @@
-"""Facts stated in prose: what the user required, and what the agent decided.
+"""Facts stated in prose: what the user required.
 
-Both are sentences, found by the words people use to bind a course of action — a user's *must*,
-*never*, *always*, *only*, *don't*; an agent's *instead of*, *rather than*, *decided*. Only a human's
+Sentences, found by the words people use to bind a course of action — *must*, *never*, *always*,
+*only*, *don't*, *make sure*. Only a human's
 messages are read for requirements: an agent's harness also speaks as the user (a command's output,
 a caveat it prepends, an observation), and those are recognised by the tags and phrases that wrap
 them, so a tool's output never becomes a requirement. Code blocks are skipped: a ``never`` in a
@@ -20,11 +20,6 @@ MIN_LETTERS = 0.6  # share of a sentence that is letters or spaces: prose, not a
 _REQUIRE = re.compile(r"\b(?:must|mustn't|never|always|only|don't|do not|shouldn't|should not|should|need to|"
                       r"needs to|has to|have to|make sure|ensure|(?:is|are) required|avoid|at least|at most|"
                       r"no more than|not allowed|is crucial|are crucial)\b", re.I)
-# what an agent says when it settles on one course over another
-_DECIDE = re.compile(r"\b(?:instead of|rather than|I(?:'ve| have)? decided|I(?:'ll| will) go with|"
-                     r"I(?:'ll| will) use \S+ instead|"
-                     r"(?:better|best|simplest|cleanest) (?:approach|solution|fix|option) (?:is|would be)|"
-                     r"I chose|the approach (?:is|will be))\b", re.I)
 # text an agent's harness sends as the user: a local command, its output, a caveat, a reminder, an observation
 _HARNESS = re.compile(r"^\s*(?:<(?:command-[\w-]+|local-command-[\w-]+|system-reminder|returncode|output|"
                       r"bash-(?:input|stdout|stderr)|user-prompt-submit-hook)>|"
@@ -79,12 +74,4 @@ def requirements(text: str) -> Iterator[tuple[int, int]]:
     for start, end in sentences(text):
         sentence = text[start:end]
         if _prose(sentence) and _REQUIRE.search(sentence) and (not sentence.endswith("?") or _ASKS.match(sentence)):
-            yield start, end
-
-
-def decisions(text: str) -> Iterator[tuple[int, int]]:
-    """The spans of ``text`` (the agent's own words) that state a decision between courses."""
-    for start, end in sentences(text):
-        sentence = text[start:end]
-        if _prose(sentence) and _DECIDE.search(sentence):
             yield start, end

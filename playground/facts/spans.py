@@ -2,8 +2,8 @@
 identifiers with an ``_`` inside (8+ characters) or camelCase (11+), dotted names, paths, numbers of 4+
 digits and text lines of 20+ characters (tuned on hand-labelled cases, ``tests/labels/hidden_used.json``).
 
-Below ``run`` so that the ledger of a run's facts (``facts.ledger``) and the hidden-then-used detector
-(``run.hidden``) read the same pieces the same way: an identifier the agent introduced is one span."""
+Below ``run`` so that the ledger of a run's facts (``facts.ledger``) reads an item's text as the
+hidden-then-used detector (``run.hidden``) does (``searched_text``: a call's argument values, decoded)."""
 
 from __future__ import annotations
 

@@ -7,9 +7,10 @@ written when the call also carries new content (``content``, ``new_string``, a `
 tool's name says it writes (``write_file``, ``create``, ``replace``), else a file read when the
 path names a file (an extension: a directory listed or searched is not a file read). A shell
 command names files too: the target of ``>``, ``tee``, ``sed -i``, ``touch``, ``cp``/``mv`` is
-written, the file ``cat``/``head``/``tail``/``nl`` prints is read. A patch (Codex's ``apply_patch``)
-names the files it adds, updates and deletes. An exit status is read from the result's own words
-(``Exit code 1``, ``<returncode>1</returncode>``), else from the error flag or patterns."""
+written, the file ``cat``/``head``/``tail``/``nl``/``sed -n`` prints is read (a tool whose name says it
+finds or searches reads no file it is given: ``find_file(file_name=…)`` looked for it). A patch
+(Codex's ``apply_patch``) names the files it adds, updates and deletes. An exit status is read from the
+result's own words (``Exit code 1``, ``<returncode>1</returncode>``), else from the error flag or patterns."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ PATH_ARGUMENTS = ("file_path", "filePath", "path", "filename", "file_name", "not
 CONTENT_ARGUMENTS = ("content", "new_string", "newString", "new_str", "file_text", "new_text", "diff", "edits",
                      "code_edit", "new_content", "patch")
 _WRITING_NAME = re.compile(r"write|create|edit|replace|insert|patch|append|save", re.I)
+_SEARCHING_NAME = re.compile(r"find|search|grep|glob|list", re.I)  # a file name it was given is what it looked for
 _FILE = re.compile(r"^[\w.~@+/-]*[\w-]\.[A-Za-z][A-Za-z0-9]{0,7}$|^[\w.~@+-]*(?:/[\w.@+-]+){2,}$")
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 _PATCH = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
@@ -36,6 +38,7 @@ _SHELL_WRITES = re.compile(r"(?:^|[\s;&|])(?:>>?|tee(?: -a)?|touch|"
                            r"sed -i(?:\.\w+)?(?: -e)?(?: '[^']*'| \"[^\"]*\"| \S+))\s+([^\s;&|<>]+)")
 _SHELL_READS = re.compile(r"(?:^|[\s;&|(])(?:cat|head|tail|nl|less|more|wc)(?:\s+-\S+)*"
                           r"((?:\s+[^\s;&|<>-][^\s;&|<>]*)+)")
+_PRINTS = re.compile(r"(?:^|[\s;&|])sed -n\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+([^\s;&|<>]+)")  # sed -n '5,9p' file
 _COPIES = re.compile(r"(?:^|[\s;&|])(?:cp|mv)(?:\s+-\S+)*\s+\S+\s+([^\s;&|<>]+)")
 MAX_COMMAND = 200  # characters of a command (and an error line) kept as the fact
 
@@ -79,6 +82,7 @@ def paths(name: str, arguments: Mapping[str, Any], reads_files: bool) -> Iterato
     """The files a call touched, each with whether it wrote it. ``reads_files``: the tool's calls
     carry a path the same call fetches again (``refetch.fetched_by`` says ``read``)."""
     writes = any(name in arguments for name in CONTENT_ARGUMENTS) or bool(_WRITING_NAME.search(name))
+    reads_files = reads_files and not _SEARCHING_NAME.search(name)
     for value in _values(arguments, PATH_ARGUMENTS + tuple(n for n in READ_ARGUMENTS if n not in PATH_ARGUMENTS)):
         if _file(value) and (writes or reads_files):
             yield value, writes
@@ -92,7 +96,7 @@ def paths(name: str, arguments: Mapping[str, Any], reads_files: bool) -> Iterato
 
 def shell_paths(command: str) -> Iterator[tuple[str, bool]]:
     """The files a shell command writes (redirections, ``tee``, ``sed -i``, ``touch``, a copy's
-    target) and reads (``cat``, ``head``, ``tail``, ``nl``, ``less``, ``wc``), outside heredoc bodies."""
+    target) and reads (``cat``, ``head``, ``tail``, ``nl``, ``less``, ``wc``, ``sed -n``), outside heredoc bodies."""
     head, _, _ = command.partition("<<")
     body = head + command[len(head):].split("\n", 1)[0] if "<<" in command else command
     for found in _SHELL_WRITES.finditer(body):
@@ -105,6 +109,9 @@ def shell_paths(command: str) -> Iterator[tuple[str, bool]]:
         for word in found[1].split():
             if _file(word := _unquoted(word)):
                 yield word, False
+    for found in _PRINTS.finditer(body):
+        if _file(target := _unquoted(found[1])):
+            yield target, False
 
 
 def status(result: ToolResult) -> tuple[str, bool]:
