@@ -9,9 +9,9 @@ are read out of the conversation model (every format's readers produce it), once
 * ``command`` — each shell command run, with how its last run ended (``worked.status``);
 * ``error`` — each failed result's error line, ``open`` until the same call succeeds later.
 
-Two more the issue names were tried and left out, each under 0.9 precision on the hand labels
-(``docs/ledger.md``): names the agent introduced (a library's API it had never been shown, a tool's enum
-value) and decisions it stated (*instead of* describes a bug as often as a choice).
+Two more the issue names were tried and left out, each well under 0.9 precision on a first reading of
+their extraction on the fixtures (``docs/ledger.md``): names the agent introduced (a library's API it had
+never been shown, a tool's enum value) and decisions it stated (*instead of* describes a bug as often as a choice).
 
 A fact is its text, deduplicated per type; it keeps the first item that states it with the span there
 (characters of ``spans.searched_text`` of that item) and every item that states it. ``Reader`` reads
