@@ -102,6 +102,8 @@ class Reader:
         entry = self._entries.get((kind, text))
         if entry is None:
             entry = self._entries[(kind, text)] = _Entry(Fact(kind, text, position, span))
+            if kind not in (COMMAND, ERROR):
+                self._change(kind, text, text)
         if not entry.items or entry.items[-1] != position:
             entry.items.append(position)
         if status:
@@ -156,9 +158,10 @@ class Reader:
             self._changes.append((kind, key, wrong))
 
     def changed(self) -> list[tuple[str, str, str | None]]:
-        """What went wrong or right since last asked (with ``changes``), in order: ``(COMMAND, its first
-        line, how it ended)`` when a command failed, ``(ERROR, a call's key, its error)`` when a call
-        failed, and ``None`` in place of the last when it succeeded."""
+        """What happened since last asked (with ``changes``), in order: ``(kind, text, text)`` when a fact
+        of another kind is first stated; ``(COMMAND, its first line, how it ended)`` when a command failed,
+        ``(ERROR, a call's key, its error)`` when a call failed, and ``None`` in place of the last when it
+        succeeded. A summary follows these rather than reading the whole ledger again at every call."""
         found, self._changes = self._changes or [], [] if self._changes is not None else None
         return found
 

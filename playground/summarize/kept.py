@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..conversation import Item
-from ..facts.ledger import COMMAND, PATH_WRITTEN, REQUIREMENT, Reader
+from ..facts.ledger import COMMAND, ERROR, PATH_WRITTEN, REQUIREMENT, Reader
 
 REQUIREMENTS, WRITTEN, FAILING, OPEN_ERRORS = (
     "User requirements", "Files written", "Commands that last failed", "Open errors")
@@ -25,6 +25,7 @@ MOST = {REQUIREMENTS: 60, WRITTEN: 100, FAILING: 10, OPEN_ERRORS: 10}
 NOUN = {REQUIREMENTS: "requirement", WRITTEN: "file", FAILING: "command", OPEN_ERRORS: "error"}
 FAILED_AS = " → "  # a failing command's line: the command, then how its last run ended
 FROM = " ⟵ "  # an open error's line: the error, then the call that gave it
+STATED = {REQUIREMENT: REQUIREMENTS, PATH_WRITTEN: WRITTEN}  # the facts that join their section as stated
 _LATER = re.compile(r"… ([0-9,]+) later \w+")
 
 
@@ -34,16 +35,18 @@ def _line(title: str, key: str, wrong: str) -> str:
 
 
 class KeptSections:
-    """The four sections of one summary. Requirements and files written are every one read from the
-    span's items (``Reader``) after those an earlier offline summary carried. What still fails is
-    followed as it happens: a failure joins its section while there is room, and is counted as folded
-    otherwise (and forgotten, as a summary forgets it), a success takes its line away, a failure of a
-    line already shown moves it last. So the summary of (a summary of A, then B) is the summary of A then B."""
+    """The four sections of one summary, followed as the span's items are read (``Reader``), after what an
+    earlier offline summary carried. A requirement or a file written joins its section while there is
+    room; once one does not fit, it and every later one are counted as folded. A failure joins its section
+    while there is room and is counted otherwise (and forgotten, as a summary forgets it); a success takes
+    its line away; a failure of a line already shown moves it last. So the summary of (a summary of A,
+    then B) is the summary of A then B, and a summary written at every call costs what its new items do."""
 
     def __init__(self) -> None:
         self._reader = Reader(changes=True)
         self._read = 0
-        self._carried: dict[str, list[str]] = {title: [] for title in TITLES}
+        self._stated: dict[str, dict[str, None]] = {REQUIREMENTS: {}, WRITTEN: {}}  # shown lines, in order
+        self._used: dict[str, int] = dict.fromkeys(self._stated, 0)  # their characters
         self._wrong: dict[str, dict[str, str]] = {FAILING: {}, OPEN_ERRORS: {}}  # shown: key -> what went wrong
         self._folded: dict[str, int] = dict.fromkeys(TITLES, 0)
 
@@ -51,7 +54,20 @@ class KeptSections:
         self._reader.add(self._read, item)
         self._read += 1
         for kind, key, wrong in self._reader.changed():
-            self._note(FAILING if kind == COMMAND else OPEN_ERRORS, key, wrong)
+            if kind in STATED:
+                self._state(STATED[kind], key)
+            elif kind in (COMMAND, ERROR):
+                self._note(FAILING if kind == COMMAND else OPEN_ERRORS, key, wrong)
+
+    def _state(self, title: str, line: str) -> None:
+        shown = self._stated[title]
+        if line in shown:
+            return
+        if not self._folded[title] and len(shown) < MOST[title] and self._used[title] + len(line) <= BUDGET[title]:
+            shown[line] = None
+            self._used[title] += len(line)
+        else:
+            self._folded[title] += 1
 
     def _note(self, title: str, key: str, wrong: str | None) -> None:
         shown = self._wrong[title]
@@ -73,31 +89,20 @@ class KeptSections:
             if title in self._wrong:
                 key, _, wrong = line.rpartition(FAILED_AS) if title == FAILING else line.rpartition(FROM)[::-1]
                 self._wrong[title][key] = wrong
-            else:
-                self._carried[title].append(line)
-
-    def _lines(self) -> dict[str, list[str]]:
-        facts = self._reader.ledger().facts
-        found = {REQUIREMENTS: [f.text for f in facts if f.type == REQUIREMENT],
-                 WRITTEN: [f.text for f in facts if f.type == PATH_WRITTEN]}
-        lines = {title: list(dict.fromkeys(self._carried[title] + new)) for title, new in found.items()}
-        for title, shown in self._wrong.items():
-            lines[title] = [_line(title, key, wrong) for key, wrong in shown.items()]
-        return {title: lines[title] for title in TITLES}
+            elif line not in self._stated[title]:
+                self._stated[title][line] = None
+                self._used[title] += len(line)
 
     def render(self) -> list[str]:
-        """Each non-empty section as the summary shows it: its oldest lines within its budget, the rest
-        counted in a last line."""
+        """Each non-empty section as the summary shows it: its lines, then how many were folded."""
         shown = []
-        for title, lines in self._lines().items():
-            kept, used = [], 0
-            for line in lines:
-                if title not in self._wrong and (used + len(line) > BUDGET[title] or len(kept) == MOST[title]):
-                    break
-                kept.append(line)
-                used += len(line)
-            later = len(lines) - len(kept) + self._folded[title]
-            rows = [f"- {line}" for line in kept] + ([f"- … {later:,} later {NOUN[title]}s"] if later else [])
+        for title in TITLES:
+            if title in self._wrong:
+                lines = [_line(title, key, wrong) for key, wrong in self._wrong[title].items()]
+            else:
+                lines = list(self._stated[title])
+            later = self._folded[title]
+            rows = [f"- {line}" for line in lines] + ([f"- … {later:,} later {NOUN[title]}s"] if later else [])
             if rows:
                 shown.append(f"{title}:\n" + "\n".join(rows))
         return shown
