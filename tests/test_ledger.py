@@ -125,6 +125,27 @@ def test_masking_loses_the_errors_of_masked_outputs_and_a_reference_names_its_pa
     assert masked.firings and all(set(fates) == set(FATES) for _, counts in masked.firings for fates in counts.values())
 
 
+def test_a_lost_fact_the_agent_used_later_is_said_first():
+    """Masking hides the failing test's output; two calls later the agent quotes its error line."""
+    def call(call_id: str, name: str, arguments: dict, result: str) -> list[dict]:
+        return [{"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function",
+                 "function": {"name": name, "arguments": json.dumps(arguments)}}]},
+                {"role": "tool", "tool_call_id": call_id, "content": result}]
+    error = "ValueError: the parser rejected the input"
+    run = {"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "Fix the parser."},
+        *call("a", "bash", {"command": "pytest -q"}, f"Exit code 1\n{error}"),
+        *call("b", "read_file", {"path": "src/parse.py"}, "def parse(text): ..."),
+        *call("c", "read_file", {"path": "src/lex.py"}, "def lex(text): ..."),
+        {"role": "assistant", "content": f"The test said:\n{error}\nso the lexer must strip spaces."}]}
+    conversation = formats.read(run)
+    facts = _replay(conversation, "masking", window=1).facts
+    assert facts is not None and [(call, fact.type, fact.text) for call, fact in facts.lost_then_used] == [
+        (3, ERROR, error)]
+    assert replay_to_json(_replay(conversation, "masking", window=1))["facts"]["lost_then_used"][0]["text"] == error
+    assert not _replay(conversation, "none").facts.lost_then_used
+
+
 def test_replay_and_compare_json_carry_the_facts():
     conversation = formats.read(long_session(6, 30))
     run = replay_to_json(_replay(conversation, "summarize", limit=2_000))

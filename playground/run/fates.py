@@ -34,21 +34,14 @@ Counts = dict[str, dict[str, int]]  # type -> fate -> facts
 
 
 @dataclass(frozen=True)
-class LostThenUsed:
-    """At ``call``, the agent's reply used a piece of ``fact`` that the request had lost."""
-
-    call: int
-    fact: Fact
-
-
-@dataclass(frozen=True)
 class Fates:
-    """A replay's facts: their fates at the end of the run and at each call where the policy fired,
-    and the lost facts the agent used later (the worst case)."""
+    """A replay's facts: their fates at the end of the run and at each call where the policy fired
+    (``(call, counts)``), and the lost facts the agent used later (``(call, fact)``: at that call its
+    reply used a piece of the fact, which its request had lost — the worst case)."""
 
     end: Counts
     firings: tuple[tuple[int, Counts], ...] = ()
-    lost_then_used: tuple[LostThenUsed, ...] = ()
+    lost_then_used: tuple[tuple[int, Fact], ...] = ()
     lost: tuple[Fact, ...] = field(default=(), repr=False)  # lost at the end
 
 
@@ -93,7 +86,7 @@ class FateTracker:
         self._born = 0
         self._counts: Counts = {kind: dict.fromkeys(FATES, 0) for kind in TYPES}
         self._request: tuple[Item, ...] = ()
-        self._used: dict[int, LostThenUsed] = {}
+        self._used: dict[int, tuple[int, Fact]] = {}
         self._firings: list[tuple[int, Counts]] = []
 
     def _line_facts(self, line: str) -> tuple[int, ...]:
@@ -178,7 +171,7 @@ class FateTracker:
             for fact in self._holders.get(use.item, ()):
                 text = self._facts[fact].text
                 if self._fate[fact] == LOST and fact not in self._used and (use.span in text or text in use.span):
-                    self._used[fact] = LostThenUsed(number, self._facts[fact])
+                    self._used[fact] = (number, self._facts[fact])
         if fired:
             self._firings.append((number, self.counts()))
 
@@ -192,7 +185,7 @@ class FateTracker:
 
 def fates_to_json(fates: Fates) -> dict[str, Any]:
     """``replay --json``'s ``facts``: the lost facts the agent used later first, then the totals per type."""
-    return {"lost_then_used": [{"call": use.call, "type": use.fact.type, "text": use.fact.text, "item": use.fact.item}
-                               for use in fates.lost_then_used],
+    return {"lost_then_used": [{"call": call, "type": fact.type, "text": fact.text, "item": fact.item}
+                               for call, fact in fates.lost_then_used],
             "end": fates.end,
             "firings": [{"call": call, "totals": counts} for call, counts in fates.firings]}
