@@ -2,7 +2,10 @@
 (tests/labels/ledger.json), then how much of each run's ledger the offline summary keeps — on a long
 generated session at a threshold of 4,000 tokens and on the real runs in ../shared/fixtures at 5,000.
 
-    .venv/bin/python scripts/benchmark_ledger.py
+    .venv/bin/python scripts/benchmark_ledger.py [--without-ledger]
+
+``--without-ledger`` measures the summary as it was before it kept the ledger: its four ledger sections
+(``summarize.kept``) left out.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ FIXTURES = ROOT.parent / "shared" / "fixtures"
 
 
 def main() -> None:
+    if "--without-ledger" in sys.argv[1:]:
+        from playground.summarize.kept import KeptSections
+        KeptSections.render = lambda self: []  # the summary without its ledger sections, as it was before
     labels = json.loads((ROOT / "tests" / "labels" / "ledger.json").read_text(encoding="utf-8"))
     print(f"extraction, on {len(labels['cases'])} labelled facts and {len(labels['missed'])} found missing:")
     for kind, figures in measure(labels, lambda source: pg.load(FIXTURES / source)).items():
