@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..conversation import Conversation, Item, Origin, ToolCall, ToolResult, shared
@@ -42,7 +42,6 @@ class Fates:
     end: Counts
     firings: tuple[tuple[int, Counts], ...] = ()
     lost_then_used: tuple[tuple[int, Fact], ...] = ()
-    lost: tuple[Fact, ...] = field(default=(), repr=False)  # lost at the end
 
 
 def _probes(fact: Fact) -> tuple[str, ...]:
@@ -179,8 +178,7 @@ class FateTracker:
         return {kind: dict(fates) for kind, fates in self._counts.items()}
 
     def fates(self) -> Fates:
-        lost = tuple(fact for fact, fate in zip(self._facts, self._fate, strict=True) if fate == LOST)
-        return Fates(self.counts(), tuple(self._firings), tuple(self._used.values()), lost)
+        return Fates(self.counts(), tuple(self._firings), tuple(self._used.values()))
 
 
 def fates_to_json(fates: Fates) -> dict[str, Any]:
