@@ -18,6 +18,7 @@ STAGES = (
     ("formats",),  # wire formats and agent logs ⇄ conversation
     ("meter",),  # counting, as the provider bills
     ("rules",),  # the two rule tables, error patterns, the editor's rows
+    ("facts",),  # the span grammar and the ledger of a run's facts, read from its log
     ("compaction",),  # one pass behind the threshold
     ("summarize",),  # the last resort
     ("engine",),  # the whole optimizer, and the object that owns the caches

@@ -223,7 +223,8 @@ def test_replay_json_has_exactly_the_documented_shape(book_file):
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert set(data) == {"calls", "totals", "hidden_used", "hidden_used_calls", "hidden_used_lost", "priced_as",
-                         "price_note"}
+                         "price_note", "facts"}
+    assert list(data["facts"]) == ["lost_then_used", "end", "firings"]  # the worst case first (docs/ledger.md)
     assert data["priced_as"] == "gpt-4o" and data["price_note"] is None  # the book's example names gpt-4o
     assert all(set(use) == {"call", "item", "tool", "span", "retrievable"} for use in data["hidden_used"])
     assert data["hidden_used_calls"] == len({use["call"] for use in data["hidden_used"]})

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..conversation import Conversation
+from ..facts.ledger import Ledger
 from ..meter.tokens import Meter
 from ..policies import AsItRanPolicy, NonePolicy, Policy
 from ..policies.provenance import source_of
+from .fates import Counts
 from .hidden import SpanIndex, calls_with, lost_calls
 from .prices import Price, rounded
 from .replay import AS_RAN, FULL, Progress, Replay, baseline_of, call_starts, replay
@@ -31,6 +33,8 @@ class Row:
     hidden_used_lost: int = 0  # of those, calls that used one a tool call cannot bring back
     baseline: bool = False  # the row the others are measured against: the run as it ran, or none where it is that
     priced_as: str | None = None  # the catalogue's id of the price used; None: the price is unknown (cost NaN)
+    facts: Counts | None = None  # the ledger's facts at the end: per type, kept / recoverable / lost (``fates``)
+    facts_lost_then_used: int = 0  # lost facts the agent used later: the worst case
 
 
 def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter, price: Price, *,
@@ -41,6 +45,7 @@ def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter
     ``none`` (``replay.baseline_of``); each row's replay needs no baseline side of its own. ``progress``
     is told the calls replayed so far over every policy, and how many that makes in all."""
     spans = SpanIndex.of(conversation)  # every policy replays the same items: their spans are read once
+    ledger = Ledger.of(conversation)  # and their facts
     row = baseline_row(conversation, baseline)
     chosen = tuple(policies)
     calls = len(call_starts(conversation.items)) if progress is not None else 0
@@ -52,7 +57,7 @@ def compare(conversation: Conversation, policies: Iterable[Policy], meter: Meter
         return lambda done, _: progress(number * calls + done, len(chosen) * calls)
 
     return tuple(row_of(replay(conversation, policy, meter, price, mode=mode, cache=cache, summarizer=summarizer,
-                               spans=spans, baseline=FULL, progress=told(number)), row)
+                               spans=spans, baseline=FULL, ledger=ledger, progress=told(number)), row)
                  for number, policy in enumerate(chosen))
 
 
@@ -69,7 +74,8 @@ def row_of(run: Replay, baseline: str = NonePolicy.name) -> Row:
     return Row(run.policy, run.params, run.calls[-1].tokens_with if run.calls else 0, totals.tokens_with,
                totals.cached_tokens_with, totals.cost_with, run.tokens_lost, run.tokens_retrievable,
                sum(1 for call in run.calls if call.fired), totals.summarization_cost, calls_with(hidden),
-               lost_calls(hidden), run.policy == baseline, run.price.priced_as)
+               lost_calls(hidden), run.policy == baseline, run.price.priced_as, run.facts.end if run.facts else None,
+               len(run.facts.lost_then_used) if run.facts else 0)
 
 
 def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
@@ -78,5 +84,6 @@ def rows_to_json(rows: Iterable[Row]) -> list[dict[str, Any]]:
              "tokens_lost": row.tokens_lost, "tokens_retrievable": row.tokens_retrievable, "fired": row.fired,
              "summarization_cost": rounded(row.summarization_cost), "source": source_of(row.policy),
              "hidden_used_calls": row.hidden_used_calls, "hidden_used_lost": row.hidden_used_lost,
-             "baseline": row.baseline, "priced_as": row.priced_as}
+             "baseline": row.baseline, "priced_as": row.priced_as,
+             **({"facts": {"lost_then_used": row.facts_lost_then_used, **row.facts}} if row.facts else {})}
             for row in rows]

@@ -35,10 +35,12 @@ from ..conversation import (
     turn_starts,
 )
 from ..errors import InputError
+from ..facts.ledger import Ledger
 from ..meter.claude import billed_thinking
 from ..meter.tokens import Layout, Meter
 from ..policies import AsItRanPolicy, Policy, PolicyResult
 from ..words import plural
+from .fates import Fates, FateTracker, fates_to_json
 from .hidden import HiddenUse, SpanIndex, Tracker, calls_with, lost_calls, to_json
 from .prices import Price, rounded, summary_cost
 from .promptcache import PromptCache, call_cost, check_cache, input_cost, link
@@ -119,6 +121,7 @@ class Replay:
     summarizer: Price | None = None  # whose prices the summarization calls were billed at
     baseline: str = FULL  # what the ``without`` side sends: the log's whole history, or the run as it ran
     inferred: tuple[int, ...] = ()  # the calls (numbers in ``calls``) where a compaction inferred from bills acts
+    facts: Fates | None = None  # the ledger's facts: kept, recoverable or lost (``fates``)
 
     def full_history(self, call: Call) -> int:
         """The tokens of ``call``'s request had the agent sent the whole history its log holds."""
@@ -277,7 +280,8 @@ def baseline_of(conversation: Conversation, baseline: str = "auto") -> str:
 
 def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Price, *, mode: str = "stored",
            cache: str | None = None, until: int | None = None, summarizer: Price | None = None,
-           spans: SpanIndex | None = None, baseline: str = "auto", progress: Progress | None = None) -> Replay:
+           spans: SpanIndex | None = None, baseline: str = "auto", ledger: Ledger | None = None,
+           progress: Progress | None = None) -> Replay:
     """Every call of the run with and without ``policy`` (stop after ``until`` calls if given), with
     the prompt cache of ``price``'s provider unless ``cache`` names one (it must fit the provider:
     ``promptcache.check_cache``). A summary the policy writes is billed as one more LLM call at
@@ -285,8 +289,10 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     used that its request had hidden (``Call.hidden_used``, see ``hidden``; ``spans``, the
     conversation's ``SpanIndex``, shares one between replays). The ``without`` side is ``baseline``
     (``baseline_of``); when that is the run as it ran, each call also carries the full history's
-    tokens and cost (``Call.tokens_full``), the second figure. ``progress`` is told after each call
-    how many calls are done and how many there are in all, so a page can show a long replay's way."""
+    tokens and cost (``Call.tokens_full``), the second figure. The run's facts (``ledger``, shared like
+    ``spans``) are followed too: kept, recoverable or lost at each firing and at the end (``fates``).
+    ``progress`` is told after each call how many calls are done and how many there are in all, so a page
+    can show a long replay's way."""
     if mode not in MODES:
         raise InputError(f"unknown mode (choose {', '.join(MODES)})", where="mode", value=mode)
     cache = price.cache if cache is None else cache
@@ -312,6 +318,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     tracker = Tracker(conversation, SpanIndex.of(conversation) if spans is None else spans,
                       getattr(policy, "references", False), last_shared)
     total = len(call_starts(items)[:until]) if progress is not None else 0
+    fates = FateTracker(conversation, Ledger.of(conversation) if ledger is None else ledger,
+                        getattr(policy, "references", False), last_shared)
     for start, result in applied(conversation, policy, meter, mode, until):
         has_system = has_system or any(is_instruction(item) for item in items[previous:start])
         previous = start
@@ -336,6 +344,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
         origin = items[start].origin
         summary = result.summarization
         summarizing = summary_cost(summary, summarizer) if summary else 0.0
+        used = tracker.call(len(calls), start, end, sent.items)
+        fates.call(len(calls), start, sent.items, used, bool(result.fired))
         calls.append(Call(
             index=origin.index if origin else start, position=start,
             tokens_without=prompts[0], tokens_with=prompts[1],
@@ -349,16 +359,20 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
             input_cost_with=input_cost(prompts[1], uses[1], price),
             summarization_input_tokens=summary.input_tokens if summary else 0,
             summarization_output_tokens=summary.output_tokens if summary else 0, summarization_cost=summarizing,
-            hidden_used=tracker.call(len(calls), start, end, sent.items),
+            hidden_used=used,
             tokens_full=prompts[2] if as_ran else None,
             cost_full=call_cost(prompts[2], uses[2], output, price) if as_ran else None))
         if progress is not None:
             progress(len(calls), total)
-    positions = [call.position for call in calls]
-    inferred = tuple(dict.fromkeys(bisect.bisect_left(positions, record.position) for record in conversation.compactions
-                                   if record.inferred and record.position <= (positions[-1] if positions else -1)))
     return Replay(tuple(calls), policy.name, policy.params(), mode, cache, price, lost, retrievable, sent, summarizer,
-                  baseline, inferred if baseline == AS_RAN else ())
+                  baseline, _inferred_calls(conversation, calls) if baseline == AS_RAN else (), fates.fates())
+
+
+def _inferred_calls(conversation: Conversation, calls: list[Call]) -> tuple[int, ...]:
+    """The calls at which the agent's compactions inferred from the bills fell (each once)."""
+    positions = [call.position for call in calls]
+    return tuple(dict.fromkeys(bisect.bisect_left(positions, record.position) for record in conversation.compactions
+                               if record.inferred and record.position <= (positions[-1] if positions else -1)))
 
 
 def _as_ran(conversation: Conversation, meter: Meter, mode: str, until: int | None) -> Iterator[PolicyResult]:
@@ -404,6 +418,7 @@ def replay_to_json(run: Replay) -> dict[str, Any]:
         "summarizer": run.summarizer.model if run.summarizer else None},
         "priced_as": run.price.priced_as, "price_note": None if run.price.known else run.price.source,
         "hidden_used": to_json(hidden), "hidden_used_calls": calls_with(hidden), "hidden_used_lost": lost_calls(hidden),
+        **({"facts": fates_to_json(run.facts)} if run.facts else {}),
         **({"notes": [window]} if window else {})}
 
 

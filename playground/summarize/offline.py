@@ -22,6 +22,7 @@ from ..rules.breakdown import most_telling
 from ..rules.errorpatterns import error_detail
 from .cut import is_summary
 from .history import Plan
+from .kept import TITLES, KeptSections
 
 OFFLINE_LABEL = "offline summary — no LLM"
 EARLIER, REQUESTS, CALLS, ERRORS, CONCLUSIONS = (
@@ -131,7 +132,7 @@ def _read_back(body: str) -> _Earlier | None:
     sections: dict[str, tuple[list[str], Counter[str]]] = {}
     for block in rest.split("\n\n") if rest else ():
         title, _, text = block.partition(":\n")
-        if title not in SECTIONS or title in sections or not text:
+        if title not in SECTIONS + TITLES or title in sections or not text:
             return None
         lines: list[str] = []
         folded: Counter[str] = Counter()
@@ -161,6 +162,7 @@ class _Reading:
         self.names: dict[str, Counter[str]] = {}
         self.telling: dict[str, str | None] = {}  # per tool with a result: the argument its lines name
         self.sections: dict[str, _Section] = {title: _Section() for title in SECTIONS}
+        self.kept = KeptSections()  # the ledger's facts no section may fold like any line (``kept``)
 
     def count_names(self, items: tuple[Item, ...]) -> None:
         """Count the argument names of the calls among ``items``: a tool's telling argument is
@@ -177,13 +179,16 @@ class _Reading:
         """An earlier offline summary's lines, as if this reading had read what it was extracted from."""
         self.extracted += earlier.extracted
         for title, (lines, folded) in earlier.sections.items():
+            if title in TITLES:
+                self.kept.carry(title, lines)
+                continue
             keys = [line.partition("(")[0] for line in lines] if title == CALLS else [""] * len(lines)
             self.sections[title].extend(lines, keys, folded)
 
     def text(self) -> str:
         head = f"({OFFLINE_LABEL}: extracted from {words.plural(self.extracted, 'item')}, not written by a model.)"
         shown = [section.render(title) for title, section in self.sections.items()]
-        return "\n\n".join([head, *filter(None, shown)])
+        return "\n\n".join([head, *filter(None, shown[:2]), *self.kept.render(), *filter(None, shown[2:])])
 
 
 class OfflineSummarizer:
@@ -227,7 +232,10 @@ class OfflineSummarizer:
                 reading.fold_in(earlier)
                 return
             sections[EARLIER].add(body)
-        elif isinstance(item, ToolCall):
+            reading.extracted += 1
+            return
+        reading.kept.add(item)
+        if isinstance(item, ToolCall):
             reading.calls[item.call_id] = item
         elif isinstance(item, ToolResult):
             call = reading.calls.get(item.call_id)
