@@ -93,7 +93,7 @@ def test_a_file_over_the_limit_is_refused_from_its_size(tmp_path):
                          "api_conversation_history.json; an SDK session, <id>.messages.json); opencode session "
                          "(storage folder or .zip, opencode.db, opencode export .json); Gemini API contents "
                          "(a generateContent request, or "
-                         "a Gemini CLI chat checkpoint)\n")
+                         "a Gemini CLI chat checkpoint); Compaction Playground agent run log (JSONL)\n")
 
 
 def test_a_bad_limit_setting_is_named():

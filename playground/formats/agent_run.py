@@ -51,6 +51,8 @@ def looks_like(data: Any) -> int:
 def read(data: Any) -> Conversation:
     lines = log_lines(data) or []
     numbered = [(f"line {number}", check(found, dict, f"line {number}")) for number, found in enumerate(lines, 1)]
+    if not numbered:
+        raise InputError("not a wrapped run's log: it holds no JSON line (pg.compacting writes one per call)")
     for where, found in numbered:
         if found.get("kind") != KIND:
             raise InputError(f"not a call of a wrapped run (its \"kind\" is not {KIND!r})", where=where)
