@@ -5,6 +5,13 @@ prints it (each file at its own model's prices and prompt cache, every other opt
 summaries billed at the same model's prices and included in the cost):
 
     python scripts/compare_agents.py [FILE ...]
+
+With ``--summary`` it prints instead the README's one table: every policy summed over the files, with
+the rules policy running the rules suggested for each file's own tools (``--preset suggested``): prompt
+tokens billed and their share of running no policy, cost, the share read from the prompt cache, the
+calls whose reply used something the policy had hidden, and the run's facts lost at the end by type:
+
+    python scripts/compare_agents.py --summary [FILE ...]
 """
 
 from __future__ import annotations
@@ -19,13 +26,57 @@ FIXTURES = ROOT.parent / "shared" / "fixtures"
 FILES = [*sorted((FIXTURES / "traces").glob("*.json")), *sorted((FIXTURES / "sessions").glob("*.jsonl"))]
 
 
-def rows(path: Path) -> list[dict]:
-    done = subprocess.run([sys.executable, "-m", "playground", "compare", str(path), "--json"], cwd=ROOT,
+FACT_TYPES = ("requirement", "path_written", "path_read", "command", "error")
+
+
+def rows(path: Path, *options: str) -> list[dict]:
+    done = subprocess.run([sys.executable, "-m", "playground", "compare", str(path), "--json", *options], cwd=ROOT,
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
 
+def facts(total: dict[str, float], kind: str) -> float:
+    """How many facts of ``kind`` the runs had: each is kept, recoverable or lost."""
+    return sum(total[f"{kind}.{fate}"] for fate in ("lost", "kept", "recoverable"))
+
+
+def summed(files: list[Path]) -> int:
+    """One row per policy, summed over ``files``: what the README shows of every policy side by side."""
+    totals: dict[str, dict[str, float]] = {}
+    for path in files:
+        found = rows(path, "--preset", "suggested")
+        unchanged = next(row["tokens_billed"] for row in found if row["strategy"] == "none")
+        for row in found:  # as-it-ran has a row only where the log compacted: its share is of those runs
+            total = totals.setdefault(row["strategy"], {"runs": 0, "none": 0})
+            total["runs"] += 1
+            total["none"] += unchanged
+            for field in ("tokens_billed", "cached_tokens", "cost", "summarization_cost", "hidden_used_calls",
+                          "fired"):
+                total[field] = total.get(field, 0) + row[field]
+            for kind in FACT_TYPES:
+                for fate in ("lost", "kept", "recoverable"):
+                    total[f"{kind}.{fate}"] = total.get(f"{kind}.{fate}", 0) + row["facts"][kind][fate]
+            total["lost_then_used"] = total.get("lost_then_used", 0) + row["facts"]["lost_then_used"]
+    print(f"Summed over {len(files)} runs; `rules`: the rules suggested for each run's tools. Tokens: prompt tokens "
+          "billed over the run (and as a share of no policy); cached: the share of them read from the prompt cache; "
+          "cost in US$ (of it, summarization calls); hidden→used: calls whose reply used what the request had "
+          "hidden; facts lost at the end (of all the run's facts of that type): requirements, paths written, "
+          "paths read, commands, errors.\n")
+    print("| policy | runs | tokens (share) | cached | cost (summaries) | fired | hidden→used | facts lost: req · "
+          "written · read · cmd · err |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for name, total in totals.items():
+        lost = " · ".join(f"{total[kind + '.lost']:,.0f}/{facts(total, kind):,.0f}" for kind in FACT_TYPES)
+        share = total["tokens_billed"] / total["none"]
+        print(f"| `{name}` | {total['runs']} | {total['tokens_billed']:,.0f} ({share:.0%}) | "
+              f"{total['cached_tokens'] / max(total['tokens_billed'], 1):.0%} | {total['cost']:.2f} "
+              f"({total['summarization_cost']:.2f}) | {total['fired']:,.0f} | {total['hidden_used_calls']:,.0f} | "
+              f"{lost} |")
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--summary"]:
+        return summed([Path(arg) for arg in argv[1:]] or FILES)
     sys.path.insert(0, str(ROOT))
     from playground.policies.provenance import read_provenance
 
