@@ -3,9 +3,9 @@ and ``compact.py``), run offline.
 
 Letta compacts once a step's prompt is over ``trigger_share`` (0.9) of the model's context window.
 Its messages are the system message and then each message in context (an assistant reply with its
-tool calls is one, each tool return one). The cut starts at ``sliding_window_percentage`` (0.3) of
-the message count and grows by a tenth of it until the system message and the messages from the
-cut on come under ``1 - sliding_window_percentage`` of the window; the cut is the newest assistant
+tool calls is one, each tool return one). The cut starts a tenth past ``sliding_window_percentage``
+(0.3, so at 40 %) of the message count and grows by tenths until the system message and the messages
+from the cut on come under ``1 - sliding_window_percentage`` of the window; the cut is the newest assistant
 message at or before that point, so the kept messages begin with a reply and every tool return
 follows its call. Everything between the system message and the cut becomes one summary (clipped
 to ``clip_chars`` characters). When no cut fits (the growth passes the whole list, or the cut would
