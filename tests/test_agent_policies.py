@@ -32,6 +32,7 @@ from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.cline import ClineTruncationPolicy
 from playground.policies.condense import CondenseIndex, CondensePolicy, condense_span, message_starts
 from playground.policies.gemini_compression import GeminiCompressionPolicy
+from playground.policies.letta import LettaSlidingWindowPolicy
 from playground.policies.llamaindex import LlamaIndexMemoryPolicy
 from playground.policies.masking import MaskingPolicy
 from playground.policies.provenance import read_provenance, source_of
@@ -292,6 +293,9 @@ THEIR_FIRING = {
     "cline-truncation": lambda: ClineTruncationPolicy(context_window=0),
     "aider-summary": lambda: AiderSummaryPolicy(max_tokens=0),
     "llamaindex-memory": lambda: LlamaIndexMemoryPolicy(token_limit=0, token_flush_size=1),
+    "anthropic-compaction-on-demand": lambda: CondensePolicy(trigger=0, reads_request=True),
+    "letta-sliding-window": lambda: LettaSlidingWindowPolicy(context_window=4_000, trigger_share=0.01),
+    "adk-token-compaction": lambda: CondensePolicy(trigger=0, keep_last=2),
 }
 
 

@@ -15,6 +15,7 @@ from playground.policies import make
 from playground.policies.aider import OK, history_limit
 from playground.policies.cline import max_allowed
 from playground.policies.gemini_compression import ACKNOWLEDGEMENT, truncated_output
+from playground.policies.letta import LettaSlidingWindowPolicy
 from playground.policies.prune import preview
 from playground.run.replay import replay
 from playground.summarize.cut import is_summary
@@ -27,6 +28,7 @@ OPENCODE_CLEARED = "[Old tool result content cleared]"
 NAMES = ("one", "two", "three", "four", "five", "six")  # a token each, as " data" is
 PEERS = ("gemini-tool-output-masking", "gemini-chat-compression", "opencode-prune", "cline-truncation",
          "aider-summary", "llamaindex-memory")
+PEERS += ("anthropic-compaction-on-demand", "letta-sliding-window", "adk-token-compaction")
 
 
 @pytest.mark.parametrize("name", PEERS)
@@ -290,3 +292,90 @@ def test_llamaindex_memory_flushes_3000_tokens_at_a_time_and_then_to_a_user_mess
     one_turn = chat(("user", "One long task."), *[("calls", [("bash", words(6_000))]) for _ in range(5)])
     # a single turn over the limit: LlamaIndex would keep its newest message alone; the turn stays whole
     assert make("llamaindex-memory").apply(one_turn, METER).fired is None
+
+
+# --- Anthropic: on-demand compaction (compact-2026-09-04) ---------------------------------------
+
+def test_anthropic_on_demand_compaction_keeps_the_unread_turn_and_bills_the_request_up_to_the_cut():
+    request = chat(("user", "Fix the bug."), ("calls", [("read", words(80_000))]), ("assistant", "Found it."),
+                   ("user", "Read the other one."), ("calls", [("read", words(75_000))]), ("user", "Run the tests."))
+    assert make("anthropic-compaction-on-demand").params() == {"trigger": 150_000, "reads_request": True}
+    done = make("anthropic-compaction-on-demand").apply(request, METER)
+    threshold = make("anthropic-compaction").apply(request, METER)
+    sent = done.conversation
+    # what is kept is threshold compaction's at the same limit: the block, then the turn not yet answered
+    assert done.fired == "summarization" and sent == threshold.conversation
+    assert shape(sent) == ["system", "user", "assistant", "tool", "user"] and is_summary(sent.items[1])
+    # the summarization request is sent the system prompt and tools with the messages it summarizes
+    tail = sum(METER.count(sent).items[2:])
+    assert done.summarization.input_tokens == METER.count(request).total - tail + METER.text(DEFAULT_PROMPT)
+    assert done.summarization.input_tokens > threshold.summarization.input_tokens
+    assert done.summarization.output_tokens == threshold.summarization.output_tokens
+
+
+# --- Letta: the sliding-window summarizer -----------------------------------------------------
+
+def letta_run(calls: int, size: int) -> tuple:
+    """A task, then one reply with a call and its return per call (two Letta messages each)."""
+    return chat(("user", "Go."), *[("calls", [("bash", words(size, NAMES[k % len(NAMES)]))]) for k in range(calls)])
+
+
+def test_letta_fires_over_90_percent_of_the_window_and_keeps_the_messages_from_the_cut_under_70_percent():
+    run = letta_run(12, 8_000)  # about 96,100 tokens; Letta's list: system, task, 12 replies and 12 returns (26)
+    assert make("letta-sliding-window", context_window=110_000).apply(run, METER).fired is None  # 99,000
+    done = make("letta-sliding-window", context_window=100_000).apply(run, METER)  # over 90,000
+    sent = done.conversation
+    # the first try evicts 40%: round(0.4 * 26) = 10, the fifth reply; the system message and the 8 returns from
+    # it on come to about 64,000, under 70,000: the task and the first four calls are summarized
+    assert done.fired == "summarization" and is_summary(sent.items[1])
+    assert results(sent) == [words(8_000, NAMES[k % len(NAMES)]) for k in range(4, 12)]
+    assert shape(sent)[2:4] == ["assistant", "tool"] and "Go." not in texts(sent)
+    assert done.summarization.input_tokens > 4 * 8_000 and done.summarization.output_tokens == \
+        METER.count(sent).items[1]
+
+
+def test_letta_summarizes_everything_when_no_cut_fits_and_again_when_what_it_kept_is_still_over():
+    # the newest return alone is over 70% of the window: no cut fits, every message up to the newest turn goes
+    whole = chat(("user", "Go."), ("calls", [("bash", words(5_000))]), ("calls", [("bash", words(95_000, "big"))]))
+    done = make("letta-sliding-window", context_window=100_000).apply(whole, METER)
+    assert done.fired == "summarization" and results(done.conversation) == [words(95_000, "big")]
+    assert shape(done.conversation) == ["system", "user", "assistant", "tool"]
+    # a trigger under the goal: the cut's kept messages (about 64,000) are at or over 50,000, so they are
+    # summarized again, from themselves alone; two calls billed
+    policy = LettaSlidingWindowPolicy(context_window=100_000, trigger_share=0.5)
+    again = policy.apply(letta_run(12, 8_000), METER)
+    assert [is_summary(item) for item in again.conversation.items].count(True) == 1
+    assert results(again.conversation) == [words(8_000, NAMES[11 % len(NAMES)])]
+    assert again.summarization.input_tokens > 4 * 8_000 + 7 * 8_000 + 2 * METER.text(DEFAULT_PROMPT)
+
+
+# --- Google ADK: token-threshold event compaction ----------------------------------------------
+
+def adk_run(calls: int) -> tuple:
+    return chat(("user", "Go."), *[("calls", [("read_file", words(700, NAMES[k % len(NAMES)]))])
+                                   for k in range(calls)])
+
+
+def test_adk_compacts_at_4000_tokens_and_keeps_the_newest_5_events_with_their_calls():
+    assert METER.count(adk_run(5)).total < 4_000 < METER.count(adk_run(6)).total
+    assert make("adk-token-compaction").apply(adk_run(5), METER).fired is None
+    done = make("adk-token-compaction").apply(adk_run(6), METER)
+    sent = done.conversation
+    # the newest 5 events begin at the fourth return, whose call is kept with it: six events stay raw
+    assert done.fired == "summarization" and is_summary(sent.items[1])
+    assert shape(sent) == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant", "tool"]
+    assert results(sent) == [words(700, NAMES[k]) for k in range(3, 6)]
+    # over a longer run each compaction summarizes the last summary again with the events after it: one stays
+    rolled = replay(adk_run(14), make("adk-token-compaction"), METER, GPT4O, cache="none")
+    assert sum(call.summarization_output_tokens > 0 for call in rolled.calls) >= 2
+    assert [is_summary(item) for item in rolled.final.items].count(True) == 1
+
+
+def test_letta_built_with_a_negative_size_or_a_share_out_of_range_is_refused_with_its_name():
+    from playground.errors import InputError
+
+    for options, key in (({"clip_chars": -1}, "clip_chars"), ({"trigger_share": 1.5}, "trigger_share"),
+                         ({"sliding_window_percentage": 0}, "sliding_window_percentage")):
+        with pytest.raises(InputError) as raised:
+            LettaSlidingWindowPolicy(**options)
+        assert raised.value.where == key

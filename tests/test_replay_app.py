@@ -276,3 +276,12 @@ def test_a_long_replay_shows_how_many_calls_are_done_of_how_many(tab):
     assert bar.value == 100 and bar.proto.text == f"{replays:,} of {replays:,} calls"
     short = start(tab)  # the preset is a short run: the spinner, no box
     assert not [box for box in short.status if box.label.startswith("Replaying")]
+
+
+def test_compare_view_offers_the_on_demand_letta_and_adk_compaction_with_their_sources():
+    at = start("Compare")
+    chosen = ["anthropic-compaction-on-demand", "letta-sliding-window", "adk-token-compaction"]
+    healthy(at.multiselect(key=state.COMPARE_THEIRS).set_value(chosen).run())
+    frame = next(table.value for table in at.dataframe if "policy" in table.value.columns)
+    assert list(frame["policy"]) == [*OURS, *chosen]
+    assert list(frame["source"])[-len(chosen):] == [source_of(name) for name in chosen]

@@ -18,6 +18,7 @@ from .cline import ClineTruncationPolicy
 from .condense import CondensePolicy
 from .gemini_compression import GeminiCompressionPolicy
 from .hybrid import HybridPolicy
+from .letta import LettaSlidingWindowPolicy
 from .llamaindex import LlamaIndexMemoryPolicy
 from .masking import MaskingPolicy
 from .named import Named
@@ -54,6 +55,9 @@ THEIRS: dict[str, Callable[..., Policy]] = {
         Named("cline-truncation", ClineTruncationPolicy, takes=("context_window",)),
         Named("aider-summary", AiderSummaryPolicy, takes=("context_window",)),
         Named("llamaindex-memory", LlamaIndexMemoryPolicy),
+        Named("anthropic-compaction-on-demand", CondensePolicy),
+        Named("letta-sliding-window", LettaSlidingWindowPolicy, takes=("context_window",)),
+        Named("adk-token-compaction", CondensePolicy),
     )
 }
 # What the agent itself did, read from its log's own compactions (a row only where the log has them).

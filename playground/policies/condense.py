@@ -6,7 +6,9 @@ One mechanism, several sources with their own numbers (``data/policies.json``): 
 ``compact_20260112`` keeps nothing of the history but the summary; OpenAI's Responses compaction
 keeps the user messages beside its opaque item; Claude Code fires near the window less its
 reserve; Codex keeps the newest user messages up to 20,000 tokens; LangChain keeps the newest 20
-messages; OpenHands keeps the first events and the newest half. Every one of them keeps what the
+messages; OpenHands keeps the first events and the newest half; Anthropic's on-demand compaction is
+sent the request up to the cut, its system prompt and tools too; Google ADK's token-threshold
+compaction keeps the newest events. Every one of them keeps what the
 model has not answered yet (the items after the last assistant turn) and never parts a call from
 its result. The summary is the offline summarizer's, so a replay needs no LLM; the call that
 would have written it is reported (``summarycall``) and billed by replay. What it replaced is lost.
@@ -233,6 +235,8 @@ class CondensePolicy:
     keep_last: int = 0  # newest messages kept verbatim, besides what the model has not read
     keep_user_tokens: int | None = 0  # user messages kept beside the summary, newest first (None: all)
     input_cap: int | None = None  # the summarizer reads at most this many tokens of the span, the newest
+    # the summarizer is sent the request up to the cut, system prompt and tools too (Anthropic on demand)
+    reads_request: bool = False
     label: str = "compaction"
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     summarizer: OfflineSummarizer = field(default_factory=OfflineSummarizer, compare=False, repr=False)
@@ -270,6 +274,8 @@ class CondensePolicy:
                 shown[key] = getattr(self, key)
         if self.keep_user_tokens != 0:
             shown["keep_user_tokens"] = "all" if self.keep_user_tokens is None else self.keep_user_tokens
+        if self.reads_request:
+            shown["reads_request"] = True
         return {key: value for key, value in shown.items() if value is not None}
 
     def _over(self, conversation: Conversation, total: int) -> bool:
@@ -309,5 +315,7 @@ class CondensePolicy:
             return unchanged(conversation)  # a summary that saves nothing is pure loss
         summary_tokens = counted.items[start + len(kept)]
         self.totals.remember(result, counted.total, meter)
-        call = estimate(total - counted.total + summary_tokens, summary_tokens, meter, self.input_cap)
+        read_tokens = (total - sum(counted.items[start + len(kept) + 1:]) if self.reads_request
+                       else total - counted.total + summary_tokens)  # the request less its kept tail, or the span
+        call = estimate(read_tokens, summary_tokens, meter, self.input_cap)
         return PolicyResult(result, "summarization", tokens_lost=total - counted.total, summarization=call)
