@@ -266,3 +266,18 @@ def test_replay_and_compare_say_when_the_rules_match_no_tool(command):
     assert done.returncode == 0, done.stderr
     assert "note: No rule matched any tool; the largest are shell (" in done.stderr
     assert cli(command, str(log), "--policy", "masking").stderr == ""
+
+
+def test_compare_all_runs_every_policy_as_no_policy_option_does_and_lines_up_the_longest_name(book_file):
+    from playground import load
+    from playground.policies import POLICIES, offered
+
+    every = json.loads(cli("compare", str(book_file), "--json").stdout)
+    named = json.loads(cli("compare", str(book_file), "--json", "--strategy", "all").stdout)
+    assert named == every
+    assert [row["strategy"] for row in every] == list(offered(POLICIES, load(book_file)))
+    lines = cli("compare", str(book_file), "--strategy", "all").stdout.splitlines()
+    rows = [line for line in lines[2:] if line.split(" ")[0].rstrip("*") in POLICIES]
+    assert len(rows) == len(every)
+    header_end = lines[1].index("tokens final") + len("tokens final")
+    assert all(row[header_end - 1].isdigit() for row in rows)  # every row's count ends under its header

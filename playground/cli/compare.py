@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import Any
 
+from ..corpus.evaluate import ALL
 from ..policies import POLICIES, make, offered
 from ..policies.provenance import source_of
 from ..run.compare import compare, rows_to_json
@@ -21,16 +22,18 @@ def add_parser(commands: Any) -> None:
     p = commands.add_parser("compare", help="replay a run under every policy and print one row each")
     p.add_argument("file", help=FILE_HELP)
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
-    p.add_argument("--policy", "--strategy", dest="policy", choices=list(POLICIES), action="append",
-                   metavar="POLICY", help="compare only these (repeat the option; default: every policy): %(choices)s")
+    p.add_argument("--policy", "--strategy", dest="policy", choices=[*POLICIES, ALL], action="append",
+                   metavar="POLICY", help="compare only these (repeat the option; default and all: every policy): "
+                                          "%(choices)s")
     add_run_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     loaded = load_run(args)
-    names = offered(args.policy or list(POLICIES), loaded.conversation)
-    if set(args.policy or ()) - set(names):
+    asked = list(POLICIES) if not args.policy or ALL in args.policy else args.policy
+    names = offered(asked, loaded.conversation)
+    if args.policy and ALL not in args.policy and set(args.policy) - set(names):
         note("as-it-ran left out: the log records no compaction by the agent, so the run as it ran is the none row")
     settings = loaded.settings()
     policies = [make(name, settings) for name in names]
@@ -44,11 +47,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write(dump(rows_to_json(rows)), None)
         return 0
+    width = max(len("strategy"), *(len(r.policy) + 2 for r in rows))  # the longest name, with " *"
     lines = [f"mode {options.mode}, cache {cache}, {price.model} prices ({price.source}); summaries billed at "
              f"{summarizer.model} prices (the span as input, the summary as output) and included in cost",
-             f"{'strategy':<25} {'tokens final':>12} {'tokens billed':>14} {'cached':>12} {'cost':>10} "
+             f"{'strategy':<{width}} {'tokens final':>12} {'tokens billed':>14} {'cached':>12} {'cost':>10} "
              f"{'summaries':>10} {'hidden used':>11} {'lost':>9} {'retrievable':>11}  parameters"]
-    lines += [f"{r.policy + (' *' if r.baseline else ''):<25} {r.tokens_final:>12,} {r.tokens_billed:>14,} "
+    lines += [f"{r.policy + (' *' if r.baseline else ''):<{width}} {r.tokens_final:>12,} {r.tokens_billed:>14,} "
               f"{r.cached_tokens:>12,} "
               f"{money(r.cost):>10} {money(r.summarization_cost):>10} "
               f"{f'{r.hidden_used_calls} ({r.hidden_used_lost})':>11} {r.tokens_lost:>9,} "
