@@ -62,8 +62,9 @@ def templates() -> dict[str, Any]:
 class Question:
     """One question at one call: its ``type`` (one of ``TYPES``), the words asked, what a right answer
     must repeat (``expected``: exact tokens; empty when only a judge can grade it), what the judge is
-    shown as right (``reference``), the items of the facts it comes from (``sources``, all before the
-    call), and the call's two requests it is appended to."""
+    shown as right (``reference``), the items of the ledger's facts it comes from (``sources``, all
+    before the call; none for the next step, whose reference is the call's own reply), and the call's
+    two requests it is appended to."""
 
     call: int  # position among the run's calls
     index: int  # the assistant turn's position in the input's own list
@@ -182,7 +183,7 @@ def _at_call(call: _Call, items: tuple[Any, ...], ledger: Ledger, calls: dict[st
         ask(LAST_ERROR, _longest(exact_tokens(fact.text)), fact.text, (fact.item,), subject=subject)
     step = _next_step(items, call.start)
     if step:
-        ask(NEXT_STEP, (), step, (call.start,))
+        ask(NEXT_STEP, (), step, ())  # its reference is the call's own reply, no fact
     return found
 
 

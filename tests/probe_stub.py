@@ -13,8 +13,8 @@ A request that lets no tool be called (``tool_choice`` none: ``probe --questions
 the run's facts, answered from memory like a model: the ``PLANTED`` facts its messages before the
 question hold, listed, or "I do not remember" — so a policy that hid a fact gets a wrong answer. A
 request with one message holding ``Reference:`` and ``Answer:`` lines is the judge's: ``YES`` when the
-answer names a planted fact the reference names, ``NO`` when not, and a sentence when the answer
-holds ``BAD-VERDICT``. ``facts_run`` is the hand-made run with those facts planted."""
+answer names a planted fact the reference names, ``NO`` when not; a question's failure is planted in
+the result before it, as for any request. ``facts_run`` is the hand-made run with those facts planted."""
 
 from __future__ import annotations
 
@@ -84,8 +84,6 @@ def _judged(body: dict[str, Any]) -> bool:
 def _verdict(body: dict[str, Any]) -> str:
     text = " ".join(_texts(body["messages"]))
     reference, answer = text.split("\nReference: ", 1)[1].split("\nAnswer: ", 1)
-    if "BAD-VERDICT" in answer:
-        return "It depends."
     return "YES" if any(fact in reference and fact in answer for fact in PLANTED) else "NO"
 
 
@@ -133,7 +131,9 @@ class _Handler(BaseHTTPRequestHandler):
         if wrong:
             self._send(400, json.dumps({"error": {"message": wrong}}).encode())
             return
-        last = " ".join(_texts(body["messages"][-1]))
+        choice = body.get("tool_choice")
+        asked = choice in ("none", {"type": "none"})  # a question: the failure is planted in the result before it
+        last = " ".join(_texts(body["messages"][-2:] if asked else body["messages"][-1]))
         if "FAIL-500" in last:
             key = headers.get("x-api-key") or headers.get("authorization", "")
             self._send(500, json.dumps({"error": {"message": f"internal error for {key}"}}).encode())
@@ -143,9 +143,8 @@ class _Handler(BaseHTTPRequestHandler):
         if "BAD-JSON" in last:
             self._send(200, b"<html>this is not json</html>")
             return
-        choice = body.get("tool_choice")
-        if choice in ("none", {"type": "none"}) or _judged(body):
-            said = _recalled(body) if choice else _verdict(body)
+        if asked or _judged(body):
+            said = _recalled(body) if asked else _verdict(body)
             reply = (_messages_reply if anthropic else _chat_reply)(False, True, body.get("model", ""), said)
             self._send(200, json.dumps(reply).encode())
             return
