@@ -210,10 +210,10 @@ class ProbeServer(StubServer):
         return f"http://127.0.0.1:{self.server_address[1]}"
 
 
-if __name__ == "__main__":  # docs/probe.md's example: python -m tests.probe_stub PORT RUN.json
+if __name__ == "__main__":  # docs/probe.md's examples: python -m tests.probe_stub PORT RUN.json [--facts]
     port, path = int(sys.argv[1]), Path(sys.argv[2])
     with ProbeServer(port=port) as server:  # bound before the run is written: once it exists, requests are answered
-        path.write_text(json.dumps(run()))
+        path.write_text(json.dumps(facts_run() if sys.argv[3:] == ["--facts"] else run()))
         print(f"serving {server.url} (Chat Completions at /v1/chat/completions, Messages at /v1/messages); "
               f"the hand-made run is in {path}", flush=True)
         threading.Event().wait()

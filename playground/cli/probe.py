@@ -183,6 +183,10 @@ def run_questions(args: argparse.Namespace, loaded: Any, policy: Any, price: Any
     return 0
 
 
+def _cut(text: str, at: int = 64) -> str:
+    return text if len(text) <= at else text[:at - 1] + "…"
+
+
 def _mark(correct: bool | None) -> str:
     return "-" if correct is None else "yes" if correct else "no"
 
@@ -194,11 +198,13 @@ def answers_report(result: recall.Asking) -> str:
         question = answer.question
         expected = ", ".join(question.expected) if question.expected else "(judge) " + question.reference[:60]
         lines.append(f"{question.call:>6}  {question.type:<15} {_mark(answer.correct_full):<10} "
-                     f"{_mark(answer.correct_compacted):<10} {question.text[question.text.find(':') + 2:][:70]} "
-                     f"→ {expected[:70]}")
+                     f"{_mark(answer.correct_compacted):<10} {_cut(question.text[question.text.find(':') + 2:])} "
+                     f"→ {_cut(expected)}")
     for kind, n in result.by_type().items():
-        lines.append(f"{kind}: right as it was {n['correct_full']} of {n['graded_full']}, as compacted "
-                     f"{n['correct_compacted']} of {n['graded_compacted']} (asked {n['asked']})")
+        lines.append(f"{kind}: " + (f"right as it was {n['correct_full']} of {n['graded_full']}, as compacted "
+                                    f"{n['correct_compacted']} of {n['graded_compacted']}"
+                                    if n["graded_full"] or n["graded_compacted"] else "not graded")
+                     + f" (asked {n['asked']})")
     lines.append(f"{plural(result.sent_requests, 'request')} sent, {result.tokens_sent:,} prompt tokens; "
                  "- is not graded (a failed request, or no --judge)")
     return "\n".join(lines) + "\n"
