@@ -170,7 +170,7 @@ def _asks_about_facts_before_its_call(conversation, policy) -> set[str]:
             else:
                 assert any(token in fact.text for fact in stated), (question, token)
         full = "\n".join(searched_text(item) for item in question.full.items)
-        assert question.full.items == conversation.items[:start] and recall.grade(question, full) is not False
+        assert question.full.items == conversation.items[:start] and recall.grade(question.expected, full) is not False
     return {question.type for question in asked}
 
 

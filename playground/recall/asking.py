@@ -1,236 +1,27 @@
-"""Probes that ask the model what it kept: at chosen calls, a question about the run's facts (the
-ledger's, as they stood at that call) goes to the same model twice — after the request as it was and
-after the policy's request at that call — and each answer is graded.
-
-``replay``'s fates say whether a fact is still *in* the request; this asks whether the model can still
-*say* it. Questions come from the ledger (``facts.ledger``), one per type at a call, from templates in
-``data/probe_questions.json``: the files written so far (paths), what the user said about a topic
-(requirements), the exit status of the last failing command with a code, the last error of a call,
-and what the agent will do next (the log's own next step is the reference). An answer is graded
-offline where the fact is exact — every expected path, number or identifier appears in it, compared
-lower-cased, a path also by its file name — and otherwise only by an optional judge: one more call to
-the same model, with a prompt from the same data file, counted in the estimate.
-
-``questions`` (offline, free) chooses the calls and writes the questions; ``plan`` builds the
-requests in the provider's wire format and the estimate; ``ask`` sends them through any ``probe.Send``
-and grades. A failed request (an error, a timeout, a reply that is not JSON) is named with its
-question and side, and the other questions go on."""
+"""Asking: each question sent after the request as it was and after the policy's request at its
+call, as a last user message, to the same model (tools defined, none callable), the estimate before
+anything is sent, each answer graded (exact tokens offline, else an optional judge: one more request
+to the same model, with a prompt from the data file), and the answers as ``probe --questions --json``
+gives them. A failed request is named with its question and side, and the others go on."""
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-from . import formats, probe
-from .conversation import Conversation, Message, ToolCall, content_text
-from .errors import InputError
-from .facts import worked
-from .facts.ledger import COMMAND, ERROR, PATH_WRITTEN, REQUIREMENT, Fact, Ledger, Reader
-from .meter.tokens import Meter
-from .policies import Policy
-from .run.prices import Price, rounded
-from .run.replay import applied
-from .words import plural
+from .. import formats, probe
+from ..conversation import Conversation, Message
+from ..errors import InputError
+from ..meter.tokens import Meter
+from ..run.prices import Price, rounded
+from ..words import plural
+from .grading import grade
+from .questions import TYPES, Question, templates
 
-DATA_FILE = Path(__file__).resolve().parent / "data" / "probe_questions.json"
-FILES_WRITTEN, COMMAND_STATUS, LAST_ERROR, NEXT_STEP = "files_written", "command_status", "last_error", "next_step"
-TYPES = (FILES_WRITTEN, REQUIREMENT, COMMAND_STATUS, LAST_ERROR, NEXT_STEP)
 FULL, COMPACTED = "full", "compacted"
 SIDES = {FULL: "as it was", COMPACTED: "as compacted"}
-DEFAULT_QUESTIONS = 20
 JUDGE_MAX_TOKENS = 8  # YES or NO
-EXACT_AT_MOST = 2  # tokens of a requirement or an error line an answer must repeat: the longest
-SHOWN = 80  # characters of a command quoted in a question
-REFERENCE = 500  # characters of the log's next step the judge is shown
-_TOKEN = re.compile(r"[\w./~+-]+")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
-
-
-@cache
-def templates() -> dict[str, Any]:
-    """The question templates, the judge's prompt and the words never a topic (the data file)."""
-    data = json.loads(DATA_FILE.read_text(encoding="utf-8"))
-    return {**data, "topic_skip": frozenset(data["topic_skip"])}
-
-
-@dataclass(frozen=True)
-class Question:
-    """One question at one call: its ``type`` (one of ``TYPES``), the words asked, what a right answer
-    must repeat (``expected``: exact tokens; empty when only a judge can grade it), what the judge is
-    shown as right (``reference``), the items of the ledger's facts it comes from (``sources``, all
-    before the call; none for the next step, whose reference is the call's own reply), and the call's
-    two requests it is appended to."""
-
-    call: int  # position among the run's calls
-    index: int  # the assistant turn's position in the input's own list
-    type: str
-    text: str
-    expected: tuple[str, ...]
-    reference: str
-    sources: tuple[int, ...]
-    full: Conversation = field(repr=False, compare=False)
-    compacted: Conversation = field(repr=False, compare=False)
-
-    @property
-    def graded(self) -> str:
-        return "exact" if self.expected else "judge"
-
-
-def exact_tokens(text: str) -> tuple[str, ...]:
-    """The tokens of ``text`` a right answer repeats as they are: paths, numbers and identifiers (a
-    digit, or a dot, underscore or slash between word characters, or a capital after a small letter)."""
-    found = (token.rstrip(".-") for token in _TOKEN.findall(text))
-    return tuple(dict.fromkeys(token for token in found if len(token) >= 3 and (
-        re.search(r"\d|\w[._/]\w", token) or re.search(r"[a-z][A-Z]", token))))
-
-
-def _longest(tokens: tuple[str, ...]) -> tuple[str, ...]:
-    kept = set(sorted(tokens, key=len, reverse=True)[:EXACT_AT_MOST])
-    return tuple(token for token in tokens if token in kept)
-
-
-def _normal(text: str) -> str:
-    return text.lower().replace("\\", "/")
-
-
-def found(token: str, answer: str) -> bool:
-    """Whether ``answer`` says ``token``: as a whole token (not inside a longer name; a sentence's
-    full stop after it is fine), ignoring case; a path also by its file name alone."""
-    said, token = _normal(answer), _normal(token)
-    forms = {token, token.rstrip("/").rsplit("/", 1)[-1]}
-    return any(re.search(rf"(?<![\w.-]){re.escape(form)}(?![\w-]|\.\w)", said) for form in forms if form)
-
-
-def grade(question: Question, answer: str) -> bool | None:
-    """Right when every expected token is in the answer; None when only a judge can say."""
-    return all(found(token, answer) for token in question.expected) if question.expected else None
-
-
-def _shown(command: str) -> str:
-    line = command.split("\n", 1)[0]
-    return line if len(line) <= SHOWN else line[:SHOWN - 1] + "…"
-
-
-def _topic(fact: Fact, exact: tuple[str, ...]) -> str | None:
-    """What a requirement is about, named without giving it away: its longest word that is not a
-    modal or a filler word (``topic_skip``) nor part of what the answer must repeat."""
-    skip = templates()["topic_skip"]
-    words = [w for w in _WORD.findall(fact.text) if w.lower() not in skip and not any(w in token for token in exact)]
-    return max(words, key=len) if words else None
-
-
-def _next_step(items: tuple[Any, ...], start: int) -> str:
-    """What the log's agent did at the call starting at ``start``: its reply's text and tool calls."""
-    said = []
-    for item in items[start:]:
-        if isinstance(item, ToolCall):
-            said.append(f"{item.name} {item.arguments}")
-        elif isinstance(item, Message) and item.role == "assistant":
-            said.append(content_text(item.content))
-        else:
-            break
-    return " ".join(text for text in said if text)[:REFERENCE]
-
-
-@dataclass(frozen=True)
-class _Call:
-    number: int
-    index: int
-    start: int
-    full: Conversation
-    compacted: Conversation
-
-
-def _at_call(call: _Call, items: tuple[Any, ...], ledger: Ledger, calls: dict[str, ToolCall],
-             ordinal: int) -> list[Question]:
-    """A question of each type whose facts the ledger holds at this call."""
-    words = templates()["questions"]
-    found: list[Question] = []
-
-    def ask(kind: str, expected: tuple[str, ...], reference: str, sources: tuple[int, ...], **fill: str) -> None:
-        found.append(Question(call.number, call.index, kind, words[kind].format(**fill), expected, reference,
-                              sources, call.full, call.compacted))
-
-    written = ledger.of_type(PATH_WRITTEN)
-    if written:
-        paths = tuple(fact.text for fact in written)
-        ask(FILES_WRITTEN, paths, ", ".join(paths), tuple(fact.item for fact in written))
-    said = ledger.of_type(REQUIREMENT)
-    if said:
-        fact = said[ordinal % len(said)]  # successive calls ask about successive requirements
-        exact = _longest(exact_tokens(fact.text))
-        topic = _topic(fact, exact)
-        if topic:
-            ask(REQUIREMENT, exact, fact.text, (fact.item,), topic=topic)
-    coded = [fact for fact in ledger.of_type(COMMAND) if (fact.status or "").startswith("exit ")]
-    if coded:
-        fact = max([f for f in coded if f.failed] or coded, key=lambda f: f.items[-1])  # the last run, failing first
-        ask(COMMAND_STATUS, (fact.status.split()[1],), fact.status, (fact.item,), command=_shown(fact.text))
-    errors = ledger.of_type(ERROR)
-    if errors:
-        fact = errors[-1]
-        result = call.full.items[fact.item]
-        tool = calls.get(getattr(result, "call_id", ""))
-        command = worked.command_of(tool.parsed_arguments() or {}) if tool else None
-        subjects = templates()["subjects"]
-        subject = (subjects["command"].format(command=_shown(command)) if command else
-                   subjects["tool"].format(tool=tool.name if tool else "a tool"))
-        ask(LAST_ERROR, _longest(exact_tokens(fact.text)), fact.text, (fact.item,), subject=subject)
-    step = _next_step(items, call.start)
-    if step:
-        ask(NEXT_STEP, (), step, ())  # its reference is the call's own reply, no fact
-    return found
-
-
-def _calls(conversation: Conversation, policy: Policy, meter: Meter, mode: str) -> tuple[list[_Call], list[int]]:
-    """Every call (its number, index, where its request ends, the request as it was and as the
-    policy made it) and the numbers of those where the policy fired."""
-    calls, fired = [], []
-    items = conversation.items
-    for number, (start, result) in enumerate(applied(conversation, policy, meter, mode)):
-        origin = items[start].origin
-        calls.append(_Call(number, origin.index if origin else start, start,
-                           conversation.with_items(items[:start]), result.conversation))
-        if result.fired:
-            fired.append(number)
-    return calls, fired
-
-
-def questions(conversation: Conversation, policy: Policy, meter: Meter, *, mode: str = "stored",
-              at: tuple[int, ...] | None = None, limit: int = DEFAULT_QUESTIONS) -> tuple[Question, ...]:
-    """The questions to ask, nothing sent: at the calls ``at`` (numbers among the run's calls), by
-    default at the calls where the policy fired, spread evenly with the last among them; at most
-    ``limit``, spread evenly too. Each asks about the ledger as it stood at its call (a command's
-    status is its last run's before that call), so a request as it was holds every fact asked."""
-    conversation, _ = probe.with_tools(conversation)
-    calls, fired = _calls(conversation, policy, meter, mode)
-    if at is not None:
-        wrong = [number for number in at if not 0 <= number < len(calls)]
-        if wrong:
-            raise InputError(f"the run has {plural(len(calls), 'call')}, numbered from 0", where="--at",
-                             value=", ".join(map(str, wrong)))
-        chosen = sorted(set(at))
-    else:
-        chosen = list(probe.sample(tuple(fired), max(1, -(-limit // len(TYPES)))))
-    reader, tools, read = Reader(), {}, 0
-    asked: list[Question] = []
-    items = conversation.items
-    for ordinal, number in enumerate(chosen):
-        call = calls[number]
-        for position in range(read, call.start):
-            reader.add(position, items[position])
-            if isinstance(items[position], ToolCall):
-                tools[items[position].call_id] = items[position]
-        read = call.start
-        asked += _at_call(call, items, reader.ledger(), tools, ordinal)
-    if len(asked) > limit:
-        asked = [asked[k] for k in probe.sample(tuple(range(len(asked))), limit)]
-    return tuple(asked)
 
 
 @dataclass(frozen=True)
@@ -392,7 +183,7 @@ def ask(quiz: Quiz, send: probe.Send, report: Callable[[Answer], None] = lambda 
                 errors.append(f"{SIDES[side]}: {failure}")
                 continue
             said[side] = _words(action)
-            correct[side] = grade(question, said[side])
+            correct[side] = grade(question.expected, said[side])
             if correct[side] is None and quiz.judge:
                 request = judge_request(question, said[side])
                 sent, tokens = sent + 1, tokens + quiz.meter.count(request).total
