@@ -20,8 +20,10 @@ import playground as pg
 from playground import cli, formats, recall
 from playground.facts.ledger import Ledger
 from playground.facts.spans import searched_text
+from playground.llm.failure import LLMError
 from playground.meter.tokens import Meter
 from playground.policies import make
+from playground.probe import Action
 from playground.run.prices import read_prices
 from playground.run.replay import call_starts
 
@@ -231,3 +233,43 @@ def test_a_token_said_in_a_sentence_is_found(token, sentence):
 def test_planted_facts_are_what_the_stub_recalls():
     run = json.dumps(facts_run())
     assert all(fact in run for fact in PLANTED)
+
+
+# --- asking, offline: the function a page calls, with any sender ---------------------------------
+
+def test_a_judge_that_fails_or_answers_neither_yes_nor_no_is_named_and_leaves_the_answer_ungraded():
+    conversation = formats.read(facts_run())
+    meter = Meter("gpt-4o")
+    asked = [q for q in recall.questions(conversation, make("clear-tool-uses", **CLEAR), meter, at=(2,))
+             if q.type == "next_step"]
+    quiz = recall.plan(conversation, tuple(asked), meter, read_prices().get("gpt-4o"), "openai", judge=True)
+    verdicts = iter([LLMError("127.0.0.1:1 answered with an error (500): down"), "Perhaps."])
+
+    def send(body, size):
+        if "tools" in body:  # the question itself
+            return Action(text="I will read f0.py next.")
+        verdict = next(verdicts)
+        if isinstance(verdict, Exception):
+            raise verdict
+        return Action(text=verdict)
+
+    seen = []
+    asking = recall.ask(quiz, send, seen.append)
+    (answer,) = asking.answers
+    assert seen == [answer] and answer.full == answer.compacted == "I will read f0.py next."
+    assert answer.correct_full is None and answer.correct_compacted is None
+    assert answer.errors == ("the judge of as it was: 127.0.0.1:1 answered with an error (500): down",
+                             "the judge of as compacted: answered neither YES nor NO ('Perhaps.')")
+    assert asking.sent_requests == 4 and asking.tokens_sent > quiz.asked[0].tokens_full
+
+
+@pytest.mark.parametrize(("provider", "name"), [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")])
+def test_a_key_is_never_in_the_output_even_when_the_server_echoes_it(tmp_path, capsys, monkeypatch, provider, name):
+    key = "sk-recall-secret-0123456789abcdef"
+    monkeypatch.setenv(name, key)
+    monkeypatch.setenv("PLAYGROUND_KEY_HOSTS", "127.0.0.1")
+    path = write(tmp_path, facts_run({1: "\nFAIL-500"}))  # call 2's questions: the server echoes the key
+    with ProbeServer() as server:
+        code, out, err = ask_cli(capsys, path, server, provider, "--at", "2", "--yes", "--json")
+    assert code == 0, err
+    assert "(500)" in err and key not in out + err
