@@ -273,3 +273,9 @@ def test_a_key_is_never_in_the_output_even_when_the_server_echoes_it(tmp_path, c
         code, out, err = ask_cli(capsys, path, server, provider, "--at", "2", "--yes", "--json")
     assert code == 0, err
     assert "(500)" in err and key not in out + err
+
+
+def test_the_question_options_without_questions_are_refused(tmp_path, server, capsys):
+    code = cli.main(["probe", str(write(tmp_path, facts_run())), *POLICY, "--base-url", server.url + "/v1",
+                     "--llm-model", "probe-model", "--judge"])
+    assert code == 2 and "add --questions" in capsys.readouterr().err and server.requests == []

@@ -110,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
     key = api_key(args.base_url, args.provider)  # before the plan: a withheld key stops the run at once
     if args.questions:
         return run_questions(args, loaded, policy, price, key)
+    if args.judge or args.at is not None or args.max_questions != recall.DEFAULT_QUESTIONS:
+        raise InputError("--at, --max-questions and --judge choose and grade questions: add --questions")
     plan = probe.plan(loaded.conversation, policy, loaded.meter, price, args.provider, mode=options.mode,
                       calls=args.calls, budget=args.budget_tokens, max_tokens=args.max_tokens)
     shown = sys.stderr if args.json else sys.stdout
