@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any
 
-from .. import probe, recall
+from .. import probe, quiz
 from ..errors import InputError
 from ..policies import make
 from ..words import plural
@@ -70,9 +70,9 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--questions", action="store_true",
                    help="ask the model about the run's facts (files written, requirements, exit statuses, errors, "
                         "its next step) after the request as it was and as compacted, and grade the answers")
-    p.add_argument("--max-questions", type=number, default=recall.DEFAULT_QUESTIONS,
+    p.add_argument("--max-questions", type=number, default=quiz.DEFAULT_QUESTIONS,
                    help=f"--questions: ask at most this many, spread over the calls (default "
-                        f"{recall.DEFAULT_QUESTIONS})")
+                        f"{quiz.DEFAULT_QUESTIONS})")
     p.add_argument("--at", type=call_numbers, metavar="CALLS",
                    help="--questions: the calls to ask at, e.g. 3,7 (default: where the policy fired, spread evenly)")
     p.add_argument("--judge", action="store_true",
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     key = api_key(args.base_url, args.provider)  # before the plan: a withheld key stops the run at once
     if args.questions:
         return run_questions(args, loaded, policy, price, key)
-    if args.judge or args.at is not None or args.max_questions != recall.DEFAULT_QUESTIONS:
+    if args.judge or args.at is not None or args.max_questions != quiz.DEFAULT_QUESTIONS:
         raise InputError("--at, --max-questions and --judge choose and grade questions: add --questions")
     plan = probe.plan(loaded.conversation, policy, loaded.meter, price, args.provider, mode=options.mode,
                       calls=args.calls, budget=args.budget_tokens, max_tokens=args.max_tokens)
@@ -158,28 +158,28 @@ def report(result: probe.Probe) -> str:
 
 def run_questions(args: argparse.Namespace, loaded: Any, policy: Any, price: Any, key: str | None) -> int:
     """``--questions``: the questions and the estimate, then (with ``--yes``) each answer and grade."""
-    asked = recall.questions(loaded.conversation, policy, loaded.meter, mode=loaded.options.mode, at=args.at,
+    asked = quiz.questions(loaded.conversation, policy, loaded.meter, mode=loaded.options.mode, at=args.at,
                              limit=args.max_questions)
-    quiz = recall.plan(loaded.conversation, asked, loaded.meter, price, args.provider, budget=args.budget_tokens,
+    planned = quiz.plan(loaded.conversation, asked, loaded.meter, price, args.provider, budget=args.budget_tokens,
                        max_tokens=args.max_tokens, judge=args.judge)
     shown = sys.stderr if args.json else sys.stdout
-    print("\n".join(recall.estimate_lines(quiz, args.timeout)), file=shown)
-    if quiz.over_budget and not quiz.asked:
+    print("\n".join(quiz.estimate_lines(planned, args.timeout)), file=shown)
+    if planned.over_budget and not planned.asked:
         raise InputError("the token budget leaves no question to ask (raise --budget-tokens)")
-    if quiz.asked and not args.yes:
-        print(f"nothing sent: add --yes to send {plural(quiz.requests, 'request')}", file=shown)
-    numbers = {id(asked.question): n for n, asked in enumerate(quiz.asked, 1)}
+    if planned.asked and not args.yes:
+        print(f"nothing sent: add --yes to send {plural(planned.requests, 'request')}", file=shown)
+    numbers = {id(asked.question): n for n, asked in enumerate(planned.asked, 1)}
 
-    def failed(answer: recall.Answer) -> None:
+    def failed(answer: quiz.Answer) -> None:
         question = answer.question
         for error in answer.errors:
             print(f"{PROG}: probe: question {numbers[id(question)]} ({question.type}, call {question.call}), "
                   f"{error}", file=sys.stderr)
 
-    unsent = recall.Asking(quiz, (), 0, 0)
-    result = recall.ask(quiz, sender(args, key), failed) if quiz.asked and args.yes else unsent
+    unsent = quiz.Asking(planned, (), 0, 0)
+    result = quiz.ask(planned, sender(args, key), failed) if planned.asked and args.yes else unsent
     if args.json:
-        write(dump(recall.asking_to_json(result)), None)
+        write(dump(quiz.asking_to_json(result)), None)
     elif result is not unsent:
         write(answers_report(result), None)
     return 0
@@ -193,7 +193,7 @@ def _mark(correct: bool | None) -> str:
     return "-" if correct is None else "yes" if correct else "no"
 
 
-def answers_report(result: recall.Asking) -> str:
+def answers_report(result: quiz.Asking) -> str:
     """Each question with both grades, then the totals per type and what was sent."""
     lines = [f"{'call':>6}  {'type':<15} {'as it was':<10} {'compacted':<10} question → expected"]
     for answer in result.answers:

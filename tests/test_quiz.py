@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import playground as pg
-from playground import cli, formats, recall
+from playground import cli, formats, quiz
 from playground.facts.ledger import Ledger
 from playground.facts.spans import searched_text
 from playground.llm.failure import LLMError
@@ -77,7 +77,7 @@ def test_a_hidden_fact_is_answered_right_as_it_was_and_wrong_as_compacted(tmp_pa
     assert code == 0, err
     data = json.loads(out)
     assert [(row["call"], row["type"]) for row in data["questions"]] == [
-        (call, kind) for call in (2, 3) for kind in recall.TYPES]
+        (call, kind) for call in (2, 3) for kind in quiz.TYPES]
     written = _row(data, 2, "files_written")
     assert written["expected"] == ["src/planted_fix.py"] and written["graded"] == "exact"
     assert (written["correct_full"], written["correct_compacted"]) == (True, False)  # the policy hid the path
@@ -100,10 +100,10 @@ def test_a_hidden_fact_is_answered_right_as_it_was_and_wrong_as_compacted(tmp_pa
     assert first["tool_choice"] in ("none", {"type": "none"}) and first["temperature"] == 0
     assert "which files have you created or modified" in json.dumps(first["messages"][-1])
     conversation = formats.read(json.loads(write(tmp_path, facts_run(), wire).read_text()))
-    quiz = recall.plan(conversation, recall.questions(conversation, make("clear-tool-uses", **CLEAR),
+    planned = quiz.plan(conversation, quiz.questions(conversation, make("clear-tool-uses", **CLEAR),
                                                       Meter(conversation.model), at=(2, 3)),
                        Meter(conversation.model), read_prices().get("probe-model"), provider)
-    assert data["tokens_sent"] == quiz.tokens > 0
+    assert data["tokens_sent"] == planned.tokens > 0
 
 
 def test_the_judge_grades_what_no_exact_token_can_and_is_in_the_estimate(tmp_path, server, capsys):
@@ -160,7 +160,7 @@ def _asks_about_facts_before_its_call(conversation, policy) -> set[str]:
     """The types of the questions asked at every call (at most the default number), each checked."""
     ledger = Ledger.of(conversation)
     starts = call_starts(conversation.items)
-    asked = recall.questions(conversation, policy, Meter("gpt-4o"), at=tuple(range(len(starts))))
+    asked = quiz.questions(conversation, policy, Meter("gpt-4o"), at=tuple(range(len(starts))))
     for question in asked:
         start = starts[question.call]
         assert all(source < start for source in question.sources)
@@ -172,7 +172,7 @@ def _asks_about_facts_before_its_call(conversation, policy) -> set[str]:
             else:
                 assert any(token in fact.text for fact in stated), (question, token)
         full = "\n".join(searched_text(item) for item in question.full.items)
-        assert question.full.items == conversation.items[:start] and recall.grade(question.expected, full) is not False
+        assert question.full.items == conversation.items[:start] and quiz.grade(question.expected, full) is not False
     return {question.type for question in asked}
 
 
@@ -216,18 +216,18 @@ def test_on_real_runs_too(name):
 # --- grading ------------------------------------------------------------------------------------
 
 def test_exact_tokens_are_found_as_whole_tokens_ignoring_case_and_a_path_by_its_file_name():
-    assert recall.found("src/planted_fix.py", "I changed `planted_fix.py`.")
-    assert recall.found("3", "It exited with status 3.") and not recall.found("3", "exit 13, line 3.5")
-    assert recall.found("PlantedConfigError", "a plantedconfigerror") and not recall.found("alpha_9", "alpha_90")
-    assert not recall.found("src/planted_fix.py", "old_planted_fix.py")
-    assert recall.exact_tokens("Write out/summary_v2.csv and run make 3 times (v1.2, fooBar).") == (
+    assert quiz.found("src/planted_fix.py", "I changed `planted_fix.py`.")
+    assert quiz.found("3", "It exited with status 3.") and not quiz.found("3", "exit 13, line 3.5")
+    assert quiz.found("PlantedConfigError", "a plantedconfigerror") and not quiz.found("alpha_9", "alpha_90")
+    assert not quiz.found("src/planted_fix.py", "old_planted_fix.py")
+    assert quiz.exact_tokens("Write out/summary_v2.csv and run make 3 times (v1.2, fooBar).") == (
         "out/summary_v2.csv", "v1.2", "fooBar")
 
 
 @given(st.from_regex(r"[A-Za-z0-9_./-]{1,30}", fullmatch=True).filter(lambda t: t.strip("./-")),
        st.sampled_from(["{}", "`{}`", "It was {}.", "({}), then", "'{}'"]))
 def test_a_token_said_in_a_sentence_is_found(token, sentence):
-    assert recall.found(token, sentence.format(token))
+    assert quiz.found(token, sentence.format(token))
 
 
 def test_planted_facts_are_what_the_stub_recalls():
@@ -240,9 +240,9 @@ def test_planted_facts_are_what_the_stub_recalls():
 def test_a_judge_that_fails_or_answers_neither_yes_nor_no_is_named_and_leaves_the_answer_ungraded():
     conversation = formats.read(facts_run())
     meter = Meter("gpt-4o")
-    asked = [q for q in recall.questions(conversation, make("clear-tool-uses", **CLEAR), meter, at=(2,))
+    asked = [q for q in quiz.questions(conversation, make("clear-tool-uses", **CLEAR), meter, at=(2,))
              if q.type == "next_step"]
-    quiz = recall.plan(conversation, tuple(asked), meter, read_prices().get("gpt-4o"), "openai", judge=True)
+    planned = quiz.plan(conversation, tuple(asked), meter, read_prices().get("gpt-4o"), "openai", judge=True)
     verdicts = iter([LLMError("127.0.0.1:1 answered with an error (500): down"), "Perhaps."])
 
     def send(body, size):
@@ -254,13 +254,13 @@ def test_a_judge_that_fails_or_answers_neither_yes_nor_no_is_named_and_leaves_th
         return Action(text=verdict)
 
     seen = []
-    asking = recall.ask(quiz, send, seen.append)
+    asking = quiz.ask(planned, send, seen.append)
     (answer,) = asking.answers
     assert seen == [answer] and answer.full == answer.compacted == "I will read f0.py next."
     assert answer.correct_full is None and answer.correct_compacted is None
     assert answer.errors == ("the judge of as it was: 127.0.0.1:1 answered with an error (500): down",
                              "the judge of as compacted: answered neither YES nor NO ('Perhaps.')")
-    assert asking.sent_requests == 4 and asking.tokens_sent > quiz.asked[0].tokens_full
+    assert asking.sent_requests == 4 and asking.tokens_sent > planned.asked[0].tokens_full
 
 
 @pytest.mark.parametrize(("provider", "name"), [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")])
