@@ -156,7 +156,7 @@ def sample(changed: tuple[int, ...], calls: int | None) -> tuple[int, ...]:
     return tuple(changed[round(k * last / (calls - 1))] for k in range(calls))
 
 
-def _body(conversation: Conversation, wire: str, max_tokens: int) -> dict[str, Any]:
+def body_of(conversation: Conversation, wire: str, max_tokens: int) -> dict[str, Any]:
     """The request as the provider takes it, at temperature 0 with a small reply limit; options
     that would change the reply's shape (streaming, several choices, extended thinking) dropped.
     Its model is the endpoint's, set as it is sent."""
@@ -184,7 +184,7 @@ def plan(conversation: Conversation, policy: Policy, meter: Meter, price: Price,
     if provider not in PROVIDERS:
         raise InputError(f"unknown provider (choose {', '.join(PROVIDERS)})", where="--provider", value=provider)
     wire = PROVIDERS[provider]
-    conversation, defined = _with_tools(conversation)
+    conversation, defined = with_tools(conversation)
     changed = list(_changed(conversation, policy, meter, mode))
     numbers = tuple(number for number, *_ in changed)
     chosen = set(sample(numbers, calls))
@@ -200,7 +200,7 @@ def plan(conversation: Conversation, policy: Policy, meter: Meter, price: Price,
             over.append(number)
             continue
         spent += sum(tokens)
-        pairs.append(Pair(number, index, _body(before, wire, max_tokens), _body(after, wire, max_tokens), *tokens))
+        pairs.append(Pair(number, index, body_of(before, wire, max_tokens), body_of(after, wire, max_tokens), *tokens))
     notes = formats.convert(conversation, wire).notes[len(conversation.notes):] if pairs else ()
     if defined:
         notes += (f"the log defines no tools: {', '.join(defined)} defined from its calls' names, with any "
@@ -208,7 +208,7 @@ def plan(conversation: Conversation, policy: Policy, meter: Meter, price: Price,
     return Plan(len(call_starts(conversation.items)), numbers, tuple(pairs), tuple(over), price, max_tokens, notes)
 
 
-def _with_tools(conversation: Conversation) -> tuple[Conversation, tuple[str, ...]]:
+def with_tools(conversation: Conversation) -> tuple[Conversation, tuple[str, ...]]:
     """The conversation with a definition for each tool its calls name, when it has none at all
     (agent traces often keep only the messages), and those names."""
     if conversation.tools:
@@ -264,8 +264,19 @@ def messages_action(reply: dict[str, Any]) -> Action:
 Send = Callable[[dict[str, Any], int], Action]  # a body and its size in bytes → the reply's next step
 
 
-def _size(body: dict[str, Any]) -> int:
+def size_of(body: dict[str, Any]) -> int:
     return len(json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def attempt(send: Send, body: dict[str, Any]) -> tuple[Action | None, str | None]:
+    """One request sent: its reply's next step, or why there is none (the provider's error, with no
+    key in it, or a reply with no message in it). No retries: the caller reports it and goes on."""
+    try:
+        return send(body, size_of(body)), None
+    except LLMError as exc:
+        return None, str(exc)
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None, "the reply has no message to read a next step from (malformed reply)"
 
 
 def run(plan: Plan, send: Send, report: Callable[[Outcome], None] = lambda outcome: None) -> Probe:
@@ -280,14 +291,11 @@ def run(plan: Plan, send: Send, report: Callable[[Outcome], None] = lambda outco
         for side, body, prompt in (("as it was", pair.before, pair.tokens_before),
                                   ("as compacted", pair.after, pair.tokens_after)):
             sent, tokens = sent + 1, tokens + prompt
-            try:
-                actions.append(send(body, _size(body)))
-            except LLMError as exc:
-                error = f"{side}: {exc}"
+            action, failure = attempt(send, body)
+            if action is None:
+                error = f"{side}: {failure}"
                 break
-            except (AttributeError, IndexError, KeyError, TypeError):
-                error = f"{side}: the reply has no message to read a next step from (malformed reply)"
-                break
+            actions.append(action)
         outcome = Outcome(pair.number, pair.index, error=error)
         if len(actions) == 2:
             before, after = actions

@@ -27,7 +27,7 @@ STAGES = (
     ("tune",),  # suggested rules (checked by replaying the run they are for) and rule presets
     ("present",),  # reports and what the screen shows, as values
     ("export",),  # what is written out
-    ("probe",),  # compacted requests sent to a live model beside the originals
+    ("probe", "quiz"),  # requests sent to a live model beside the originals: the next step, questions on facts
     ("workbench",),  # presets, lessons, builder, workspaces: the page's material without Streamlit
     ("corpus",),  # all of a person's runs: find, evaluate, executors, sweep
     ("agent",),  # the tuned policy inside an agent's own client: wrappers, the policy file, the run log

@@ -1,6 +1,7 @@
 """``probe``: sampled calls sent as they were and as the policy compacted them to a live model —
-does the next step change? The estimate comes first and nothing is sent without ``--yes``; each
-failed request is one line on stderr naming its call, and the others go on."""
+does the next step change? With ``--questions``, questions on the run's facts asked after both
+requests instead — what did it keep? The estimate comes first and nothing is sent without ``--yes``;
+each failed request is one line on stderr naming its call (or question) and side, and the others go on."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import argparse
 import sys
 from typing import Any
 
-from .. import probe
+from .. import probe, quiz
 from ..errors import InputError
 from ..policies import make
 from ..words import plural
-from .arguments import FILE_HELP, PROG, seconds, tokens
+from .arguments import FILE_HELP, PROG, number, seconds, tokens
 from .keys import api_key
 from .output import dump, write
 from .policy_flags import add_policy_choice
@@ -35,6 +36,17 @@ def calls(text: str) -> int | None:
     return value
 
 
+def call_numbers(text: str) -> tuple[int, ...]:
+    """An argparse type: call numbers, comma-separated."""
+    try:
+        found = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected call numbers separated by commas, got {text!r}") from None
+    if any(n < 0 for n in found):
+        raise argparse.ArgumentTypeError(f"call numbers start at 0, got {text!r}")
+    return found
+
+
 def add_parser(commands: Any) -> None:
     p = commands.add_parser("probe", help="send sampled calls as they were and as compacted to a live model: does "
                                           "the next step change?")
@@ -55,6 +67,17 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--timeout", type=seconds, default=60.0,
                    help="seconds each request may take, every read included; the whole run takes at most this "
                         "times the number of requests (default 60)")
+    p.add_argument("--questions", action="store_true",
+                   help="ask the model about the run's facts (files written, requirements, exit statuses, errors, "
+                        "its next step) after the request as it was and as compacted, and grade the answers")
+    p.add_argument("--max-questions", type=number, default=quiz.DEFAULT_QUESTIONS,
+                   help=f"--questions: ask at most this many, spread over the calls (default "
+                        f"{quiz.DEFAULT_QUESTIONS})")
+    p.add_argument("--at", type=call_numbers, metavar="CALLS",
+                   help="--questions: the calls to ask at, e.g. 3,7 (default: where the policy fired, spread evenly)")
+    p.add_argument("--judge", action="store_true",
+                   help="--questions: ask the same model to grade the answers no exact token can (one more "
+                        "request per answer, in the estimate)")
     add_policy_choice(p, "probe")
     p.add_argument("--json", action="store_true", help="print the calls and totals as JSON")
     add_run_arguments(p)
@@ -85,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
     policy = make(args.policy, loaded.settings())  # as replay builds it: the run model's context window too
     price = options.prices.get(args.llm_model, probe.PROVIDERS[args.provider])
     key = api_key(args.base_url, args.provider)  # before the plan: a withheld key stops the run at once
+    if args.questions:
+        return run_questions(args, loaded, policy, price, key)
+    if args.judge or args.at is not None or args.max_questions != quiz.DEFAULT_QUESTIONS:
+        raise InputError("--at, --max-questions and --judge choose and grade questions: add --questions")
     plan = probe.plan(loaded.conversation, policy, loaded.meter, price, args.provider, mode=options.mode,
                       calls=args.calls, budget=args.budget_tokens, max_tokens=args.max_tokens)
     shown = sys.stderr if args.json else sys.stdout
@@ -126,4 +153,60 @@ def report(result: probe.Probe) -> str:
                  + (f"; {failed} failed (see above)" if failed else "")
                  + f"; {plural(result.sent_requests, 'request')} sent, {result.tokens_sent:,} prompt tokens"
                  + f"; text replies count as the same at a similarity of {probe.TEXT_THRESHOLD:g} or more")
+    return "\n".join(lines) + "\n"
+
+
+def run_questions(args: argparse.Namespace, loaded: Any, policy: Any, price: Any, key: str | None) -> int:
+    """``--questions``: the questions and the estimate, then (with ``--yes``) each answer and grade."""
+    asked = quiz.questions(loaded.conversation, policy, loaded.meter, mode=loaded.options.mode, at=args.at,
+                             limit=args.max_questions)
+    planned = quiz.plan(loaded.conversation, asked, loaded.meter, price, args.provider, budget=args.budget_tokens,
+                       max_tokens=args.max_tokens, judge=args.judge)
+    shown = sys.stderr if args.json else sys.stdout
+    print("\n".join(quiz.estimate_lines(planned, args.timeout)), file=shown)
+    if planned.over_budget and not planned.asked:
+        raise InputError("the token budget leaves no question to ask (raise --budget-tokens)")
+    if planned.asked and not args.yes:
+        print(f"nothing sent: add --yes to send {plural(planned.requests, 'request')}", file=shown)
+    numbers = {id(asked.question): n for n, asked in enumerate(planned.asked, 1)}
+
+    def failed(answer: quiz.Answer) -> None:
+        question = answer.question
+        for error in answer.errors:
+            print(f"{PROG}: probe: question {numbers[id(question)]} ({question.type}, call {question.call}), "
+                  f"{error}", file=sys.stderr)
+
+    unsent = quiz.Asking(planned, (), 0, 0)
+    result = quiz.ask(planned, sender(args, key), failed) if planned.asked and args.yes else unsent
+    if args.json:
+        write(dump(quiz.asking_to_json(result)), None)
+    elif result is not unsent:
+        write(answers_report(result), None)
+    return 0
+
+
+def _cut(text: str, at: int = 64) -> str:
+    return text if len(text) <= at else text[:at - 1] + "…"
+
+
+def _mark(correct: bool | None) -> str:
+    return "-" if correct is None else "yes" if correct else "no"
+
+
+def answers_report(result: quiz.Asking) -> str:
+    """Each question with both grades, then the totals per type and what was sent."""
+    lines = [f"{'call':>6}  {'type':<15} {'as it was':<10} {'compacted':<10} question → expected"]
+    for answer in result.answers:
+        question = answer.question
+        expected = ", ".join(question.expected) if question.expected else "(judge) " + question.reference[:60]
+        lines.append(f"{question.call:>6}  {question.type:<15} {_mark(answer.correct_full):<10} "
+                     f"{_mark(answer.correct_compacted):<10} {_cut(question.text[question.text.find(':') + 2:])} "
+                     f"→ {_cut(expected)}")
+    for kind, n in result.by_type().items():
+        lines.append(f"{kind}: " + (f"right as it was {n['correct_full']} of {n['graded_full']}, as compacted "
+                                    f"{n['correct_compacted']} of {n['graded_compacted']}"
+                                    if n["graded_full"] or n["graded_compacted"] else "not graded")
+                     + f" (asked {n['asked']})")
+    lines.append(f"{plural(result.sent_requests, 'request')} sent, {result.tokens_sent:,} prompt tokens; "
+                 "- is not graded (a failed request, or no --judge)")
     return "\n".join(lines) + "\n"
