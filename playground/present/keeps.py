@@ -58,7 +58,6 @@ class Keeps:
     step line: the share holds until the next row). ``unreached``: facts stated only in the last reply,
     which no request reached."""
 
-    policy: str
     calls: int
     facts: tuple[KeptFact, ...]
     totals: Counts
@@ -107,7 +106,7 @@ def _survival(changes: tuple[tuple[int, int, str], ...], types: list[str], calls
 def what_it_keeps(run: Replay) -> Keeps:
     """The view's values for ``run`` (a replay: its ``facts`` are followed whenever it is made)."""
     if run.facts is None or not run.calls:
-        return Keeps(run.policy, len(run.calls), (), {kind: dict.fromkeys(FATES, 0) for kind in TYPES}, (), 0)
+        return Keeps(len(run.calls), (), {kind: dict.fromkeys(FATES, 0) for kind in TYPES}, (), 0)
     fates = run.facts
     end: dict[int, str] = {number: fate for _, number, fate in fates.changes}
     used = {(fact.type, fact.text): call for call, fact in fates.lost_then_used}  # (a type's texts are unique)
@@ -116,7 +115,7 @@ def what_it_keeps(run: Replay) -> Keeps:
     order = {kind: rank for rank, kind in enumerate(TYPES)}
     facts.sort(key=lambda fact: (fact.used_at is None, fact.used_at or 0, order[fact.type], _FATE_ORDER[fact.fate]))
     survival = _survival(fates.changes, [fact.type for fact in fates.facts], len(run.calls))
-    return Keeps(run.policy, len(run.calls), tuple(facts), fates.end, tuple(survival), len(fates.facts) - len(end))
+    return Keeps(len(run.calls), tuple(facts), fates.end, tuple(survival), len(fates.facts) - len(end))
 
 
 def dropped_line(found: Mapping[str, tuple[int, int]]) -> str:
