@@ -28,7 +28,7 @@ from .test_hostile_property import DRIVER
 PROG = "python -m playground: error: "
 EMPTY = Conversation(items=(), format="chat")
 TABS = ["Before / after", "Where the tokens go", "Rules", "Conversation", "Export", "Lessons", "Step-through", "Run",
-        "Compare", "Corpus"]
+        "What it keeps", "Compare", "Corpus"]
 # A conversation with a lone surrogate in a message, a tool argument and a result: JSON can spell
 # them (an emoji cut in two), UTF-8 cannot carry them.
 SURROGATES = ('{"model": "gpt-4o", "messages": [{"role": "user", "content": "hi \\ud800 there"}, '

@@ -32,6 +32,7 @@ from .spans import searched_text
 REQUIREMENT, PATH_WRITTEN, PATH_READ, COMMAND, ERROR = "requirement", "path_written", "path_read", "command", "error"
 TYPES = (REQUIREMENT, PATH_WRITTEN, PATH_READ, COMMAND, ERROR)
 OPEN, RESOLVED = "open", "resolved"
+PROBE = 80  # characters of a fact a text must show to name it (a summary cuts long lines)
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,14 @@ class Reader:
         facts = [Fact(e.fact.type, e.fact.text, e.fact.item, e.fact.span, tuple(e.items), e.fact.status, e.fact.failed)
                  for e in self._entries.values()]
         return Ledger(tuple(sorted(facts, key=lambda fact: (fact.item, fact.span))))
+
+
+def probes(fact: Fact) -> tuple[str, ...]:
+    """What a text must hold to name ``fact``: its start (first line, ``PROBE`` characters), as
+    written or as JSON writes it inside a string (a summary's call line quotes arguments so)."""
+    head = fact.text.split("\n", 1)[0][:PROBE].strip()
+    escaped = json.dumps(head, ensure_ascii=False)[1:-1]
+    return (head,) if escaped == head else (head, escaped)
 
 
 def call_key(tool: str, arguments: Mapping[str, Any]) -> str:

@@ -13,21 +13,19 @@ request first reaches the item that states it."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..conversation import Conversation, Item, Origin, ToolCall, ToolResult, shared
-from ..facts.ledger import TYPES, Fact, Ledger
+from ..facts.ledger import TYPES, Fact, Ledger, probes
 from ..facts.spans import searched_text
 from ..rules.refetch import one_off_tools
 from .hidden import HiddenUse
 
 KEPT, RECOVERABLE, LOST = "kept", "recoverable", "lost"
 FATES = (KEPT, RECOVERABLE, LOST)
-PROBE = 80  # characters of a fact a made text must show to keep it (a summary cuts long lines)
 _TOKEN = re.compile(r"[\w./~@+-]{3,}")
 
 Counts = dict[str, dict[str, int]]  # type -> fate -> facts
@@ -37,19 +35,16 @@ Counts = dict[str, dict[str, int]]  # type -> fate -> facts
 class Fates:
     """A replay's facts: their fates at the end of the run and at each call where the policy fired
     (``(call, counts)``), and the lost facts the agent used later (``(call, fact)``: at that call its
-    reply used a piece of the fact, which its request had lost — the worst case)."""
+    reply used a piece of the fact, which its request had lost — the worst case). ``facts`` are the
+    ledger's, and ``changes`` says when each one's fate changed (``(call, fact, fate)``, the fact by
+    its place in ``facts``; its first is the call that first reached it): each fact's fate at any call
+    follows from them, and they are few — a fate changes when the policy fires or a fact is stated again."""
 
     end: Counts
     firings: tuple[tuple[int, Counts], ...] = ()
     lost_then_used: tuple[tuple[int, Fact], ...] = ()
-
-
-def _probes(fact: Fact) -> tuple[str, ...]:
-    """What a text must hold to name ``fact``: its start (first line, ``PROBE`` characters), as
-    written or as JSON writes it inside a string (a summary's call line quotes arguments so)."""
-    head = fact.text.split("\n", 1)[0][:PROBE].strip()
-    escaped = json.dumps(head, ensure_ascii=False)[1:-1]
-    return (head,) if escaped == head else (head, escaped)
+    facts: tuple[Fact, ...] = ()
+    changes: tuple[tuple[int, int, str], ...] = ()
 
 
 def _anchor(probe: str) -> str:
@@ -73,7 +68,7 @@ class FateTracker:
         self._by_origin = {item.origin: p for p, item in enumerate(self._items) if item.origin is not None}
         self._anchors: dict[str, list[tuple[int, str]]] = {}
         for number, fact in enumerate(self._facts):
-            for probe in _probes(fact):
+            for probe in probes(fact):
                 self._anchors.setdefault(_anchor(probe), []).append((number, probe))
         self._followable = references
         self._one_off = one_off_tools(conversation) if references else {}
@@ -87,6 +82,7 @@ class FateTracker:
         self._request: tuple[Item, ...] = ()
         self._used: dict[int, tuple[int, Fact]] = {}
         self._firings: list[tuple[int, Counts]] = []
+        self._changes: list[tuple[int, int, str]] = []
 
     def _line_facts(self, line: str) -> tuple[int, ...]:
         found = self._lines.get(line)
@@ -145,7 +141,7 @@ class FateTracker:
         made = self._made.get(original.origin)
         return type(made) is type(original) and made.call_id == original.call_id  # type: ignore[union-attr]
 
-    def _judge(self, number: int) -> None:
+    def _judge(self, call: int, number: int) -> None:
         fact = self._facts[number]
         fate = KEPT if self._shown[number] > 0 else RECOVERABLE if any(map(self._followed, fact.items)) else LOST
         old = self._fate[number]
@@ -155,6 +151,7 @@ class FateTracker:
                 counts[old] -= 1
             counts[fate] += 1
             self._fate[number] = fate
+            self._changes.append((call, number, fate))
 
     def call(self, number: int, start: int, request: tuple[Item, ...], uses: Iterable[HiddenUse],
              fired: bool) -> None:
@@ -165,7 +162,7 @@ class FateTracker:
             changed.add(self._born)
             self._born += 1
         for fact in sorted(n for n in changed if n < self._born):
-            self._judge(fact)
+            self._judge(number, fact)
         for use in uses:
             for fact in self._holders.get(use.item, ()):
                 text = self._facts[fact].text
@@ -178,7 +175,8 @@ class FateTracker:
         return {kind: dict(fates) for kind, fates in self._counts.items()}
 
     def fates(self) -> Fates:
-        return Fates(self.counts(), tuple(self._firings), tuple(self._used.values()))
+        return Fates(self.counts(), tuple(self._firings), tuple(self._used.values()), self._facts,
+                     tuple(self._changes))
 
 
 def fates_to_json(fates: Fates) -> dict[str, Any]:

@@ -49,6 +49,7 @@ from . import (
     corpus_panel,
     export_panel,
     headline,
+    keeps_panel,
     lessons_panel,
     probe_panel,
     rules_panel,
@@ -203,7 +204,7 @@ def _page() -> None:
         export_panel.panel(conversation, optimized, rules, settings, model_name, summary.limit if summary else None)
         agent_panel.panel(conversation, rules, settings, model_name)
     _teach(drawn["Lessons"], drawn["Step-through"], conversation, rules, settings, optimized, model_name)
-    _runs(drawn["Run"], drawn["Compare"], log, rules, settings, summary, model_name)
+    _runs(drawn["Run"], drawn["What it keeps"], drawn["Compare"], log, rules, settings, summary, model_name)
     if drawn["Corpus"].open:  # many runs at once: only while its tab is open
         with drawn["Corpus"].place:
             corpus_panel.panel(rules, settings, summary)
@@ -223,14 +224,17 @@ def _before_after(shown: bool, log, conversation, optimized: Optimized, checks, 
         tokenview_panel.panel(conversation, optimized.compaction.conversation, state.engine().meter(model_name))
 
 
-def _runs(run_tab: tabs.Tab, compare_tab: tabs.Tab, conversation, rules, settings: Settings, summary,
-          model_name: str) -> None:
-    """Run and Compare replay the whole run: only while their tab is open (the tabs rerun on change)."""
+def _runs(run_tab: tabs.Tab, keeps_tab: tabs.Tab, compare_tab: tabs.Tab, conversation, rules, settings: Settings,
+          summary, model_name: str) -> None:
+    """Run, What it keeps and Compare replay the whole run: only while their tab is open (the tabs rerun on change)."""
     state.keep_hidden()
     if run_tab.open:
         with run_tab.place:
             run_panel.panel(conversation, rules, settings, summary, model_name)
             probe_panel.panel(conversation, rules, settings, summary, model_name)
+    if keeps_tab.open:
+        with keeps_tab.place:
+            keeps_panel.panel(conversation, rules, settings, summary, model_name)
     if compare_tab.open:
         with compare_tab.place:
             compare_panel.panel(conversation, rules, settings, summary, model_name)

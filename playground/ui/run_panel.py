@@ -12,7 +12,7 @@ import streamlit as st
 from ..compaction import Settings
 from ..conversation import Conversation
 from ..limits import MAX_COUNT, MAX_PRICE, MAX_TOKENS
-from ..policies import POLICIES, Policy, PolicySettings, make, read_provenance, source_of
+from ..policies import Policy, PolicySettings, make, read_provenance, source_of
 from ..present import literal
 from ..rules import Rules
 from ..run import (
@@ -47,11 +47,7 @@ def _controls(model: str) -> None:
     for key, value in run_setup.DEFAULTS.items():
         state.start(key, value)
     left, middle, right = st.columns(3)
-    left.selectbox("Policy", list(POLICIES), key=state.REPLAY_POLICY,
-                   help="rules: the two tables behind the threshold (the book); masking: old tool outputs become a "
-                        "placeholder; clear-tool-uses: Anthropic's context editing; summarize: older history becomes "
-                        "a summary; hybrid: masking, then a summary when still over; none: the baseline. The rest "
-                        "are the agents' and providers' own compaction, each with its source's parameters.")
+    widgets.policy_choice(left, state.REPLAY_POLICY)
     widgets.mode_choice(middle, state.REPLAY_MODE)
     with right:
         widgets.cache_choice(model, state.REPLAY_CACHE)

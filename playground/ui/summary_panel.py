@@ -12,8 +12,8 @@ import streamlit as st
 from ..engine import Optimized
 from ..limits import MAX_COUNT, MAX_TOKENS
 from ..llm import LLMError
-from ..present import literal
-from ..summarize import DEFAULT_PROMPT, LOSS, STATUS_WORDS
+from ..present import dropped_line, literal
+from ..summarize import DEFAULT_PROMPT, LOSS, STATUS_WORDS, dropped_facts
 from ..summarize.online import OpenAISummarizer
 from ..words import plural
 from . import llm_endpoint, state, summary_settings
@@ -127,6 +127,10 @@ def panel(optimized: Optimized, prefer: str | None) -> None:
                                                             if report.status == "summarized" else "."))
         if report.status == "summarized":
             st.warning(LOSS, icon=":material/warning:")
+            if prefer and report.summarizer == prefer and done.plan is not None:  # the endpoint's, kept by input
+                made = st.session_state[state.LLM_SUMMARIES].get((prefer, done.plan.key))
+                if made is not None:
+                    st.caption(dropped_line(dropped_facts(done.plan.items, made)))
         if report.error:
             st.error(literal(f"{report.error}. Nothing was dropped: the request is as compaction left it."))
         if report.still_over:

@@ -17,7 +17,7 @@ LAYOUT: dict[str, tuple[str, ...]] = {
     "Rules": ("Presets and patterns", "Where the tokens go"),
     "Conversation": ("Bring one in", "Export"),
     "Learn": ("Lessons", "Step-through"),
-    "Whole run": ("Run", "Compare", "Corpus"),
+    "Whole run": ("Run", "What it keeps", "Compare", "Corpus"),
 }
 INNER_KEYS = {"Rules": state.TAB_RULES, "Conversation": state.TAB_CONVERSATION, "Learn": state.TAB_LEARN,
               "Whole run": state.TAB_RUN}

@@ -1,6 +1,6 @@
-"""Controls more than one tab draws the same way: the replay mode, the prompt-cache select that
-follows the model's provider, and a long replay's progress. One definition each, so Run and
-Compare cannot drift apart."""
+"""Controls more than one tab draws the same way: the replay's policy, the replay mode, the
+prompt-cache select that follows the model's provider, and a long replay's progress. One definition
+each, so Run, What it keeps and Compare cannot drift apart."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
+from ..policies import POLICIES
 from ..run import MODES, Progress
 from . import run_setup, state
 
@@ -20,6 +21,19 @@ CACHE_HELP = ("openai: automatic prefix caching, prompts of 1,024+ tokens, hits 
               "breakpoint on the last message, writes at 1.25× input, reads at 0.1×. none: no prompt cache. Only the "
               "model's own provider's cache (or none) is offered: another provider's rules would make a bill no one "
               "sends.")
+
+
+POLICY_HELP = ("rules: the two tables behind the threshold (the book); masking: old tool outputs become a placeholder; "
+               "clear-tool-uses: Anthropic's context editing; summarize: older history becomes a summary; hybrid: "
+               "masking, then a summary when still over; none: the baseline. The rest are the agents' and providers' "
+               "own compaction, each with its source's parameters.")
+
+
+def policy_choice(column, key: str) -> None:
+    """The policy a replay applies (one of ``POLICIES``), drawn in ``column``: the Run view and What it
+    keeps draw the same select on the same key, so the one chosen in either is the other's."""
+    state.start(key, run_setup.DEFAULTS[key])
+    column.selectbox("Policy", list(POLICIES), key=key, help=POLICY_HELP)
 
 
 def mode_choice(column, key: str) -> None:
