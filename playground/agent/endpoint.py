@@ -94,8 +94,6 @@ class Endpoint:
         return response
 
     def __getattr__(self, name: str) -> Any:
-        if self._real is None:
-            raise AttributeError(name)
         return getattr(self._real, name)
 
 
