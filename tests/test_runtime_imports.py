@@ -20,16 +20,24 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from playground.agent import EXTRAS
+
 from .conftest import ROOT
 
 OWN = {"playground", "__future__"}
 
 
+def module_name(path: Path, root: Path = ROOT) -> str:
+    return ".".join(path.relative_to(root).with_suffix("").parts)
+
+
 def runtime_imports(files: list[Path], root: Path = ROOT) -> dict[str, str]:
     """Third-party top-level modules imported anywhere in ``files`` (inside functions too), each
-    with the first place it is imported (``path:line``)."""
+    with the first place it is imported (``path:line``); a framework adapter's own framework
+    (``playground.agent.EXTRAS``) is not one: the app never imports the adapter."""
     found: dict[str, str] = {}
     for path in files:
+        extras = EXTRAS.get(module_name(path, root), ())
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -39,7 +47,7 @@ def runtime_imports(files: list[Path], root: Path = ROOT) -> dict[str, str]:
                 continue
             for name in names:
                 top = name.split(".")[0]
-                if top not in sys.stdlib_module_names and top not in OWN:
+                if top not in sys.stdlib_module_names and top not in OWN and top not in extras:
                     found.setdefault(top, f"{path.relative_to(root)}:{node.lineno}")
     return found
 
@@ -123,3 +131,24 @@ def test_a_requirement_removed_from_the_file_is_caught():
                       if not line.startswith("tiktoken")]
     missing = not_provided(runtime_imports(app_files()), installed_closure(_requirements(without_tiktoken)))
     assert [line.split(" ")[0] for line in missing] == ["tiktoken", "tiktoken_ext"]
+
+
+def test_no_module_of_the_app_imports_a_framework_adapter():
+    """The adapters import frameworks the app does not install (``EXTRAS``): only a caller that has
+    the framework imports them, by their path; nothing in ``playground`` does, not even lazily."""
+    adapters = set(EXTRAS)
+    importers = []
+    for path in app_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = module_name(path).split(".")[: -node.level or None] if node.level else []
+                target = ".".join([*base, node.module or ""]).strip(".")
+                names = [target, *(f"{target}.{alias.name}" for alias in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            if adapters & set(names) and module_name(path) not in adapters:
+                importers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert importers == []
+    assert all(module_name(ROOT / (name.replace(".", "/") + ".py")) == name for name in adapters)  # they exist

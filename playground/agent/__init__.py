@@ -3,7 +3,11 @@
 ``load_policy`` reads the workspace the page saves (or a rules file) into one ``PolicyFile``;
 ``compacting`` wraps an official ``openai`` or ``anthropic`` client so every ``chat.completions``,
 ``responses`` and ``messages`` request sends what replay would send at that call (``client``; its
-core ``endpoint``; ``session``: the run's state; ``record``: each call's log line).
+core ``endpoint``; ``session``: the run's state; ``record``: each call's log line). The framework
+adapters run the same core where a framework calls the model itself: ``langchain_middleware``
+(LangChain v1's ``CompactingMiddleware``) and ``agents_sdk`` (the OpenAI Agents SDK's
+``CompactingFilter``). Each imports its framework, which the app does not install, so they are
+imported by their module path only (``EXTRAS``), never from here.
 """
 
 from .client import Compacting, compacting
@@ -11,4 +15,9 @@ from .policy_file import PolicyFile, load_policy
 from .record import CallRecord, ItemEdit
 from .session import Session
 
-__all__ = ["CallRecord", "Compacting", "ItemEdit", "PolicyFile", "Session", "compacting", "load_policy"]
+# The adapter modules and the packages each imports that requirements.txt does not bring in: the app
+# never imports these modules (tests/test_runtime_imports.py, scripts/check_runtime.py hold it).
+EXTRAS = {"playground.agent.langchain_middleware": ("langchain", "langchain_core"),
+          "playground.agent.agents_sdk": ("agents",)}
+
+__all__ = ["EXTRAS", "CallRecord", "Compacting", "ItemEdit", "PolicyFile", "Session", "compacting", "load_policy"]

@@ -33,16 +33,21 @@ def compacting(client: Any, policy: Policy | PolicyFile, log: str | Path | None 
     per endpoint, and its model, calibration and cache model count and predict the calls).
     ``model``: whose meter counts the requests (default: the policy file's, else each call's
     ``model``). ``log``: a path each call appends one JSON line to (a run ``replay`` reads)."""
-    if isinstance(policy, PolicyFile):
-        if policy.mode != "stored":
-            raise InputError(f"{policy.source or 'the policy file'} was replayed in {policy.mode} mode; the wrapper "
-                             "runs stored mode only (set the Run view's mode to stored, or replace(policy_file, "
-                             "mode='stored') to run it so)", where="replay.mode", value=policy.mode)
-        sessions = {api: Session(policy.make(), api, model or policy.model, policy.calibration, policy.cache)
-                    for api in APIS}
-    else:
-        sessions = {api: Session(policy, api, model) for api in APIS}
-    return Compacting(client, sessions, Path(log) if log is not None else None)
+    return Compacting(client, {api: session(policy, api, model) for api in APIS}, Path(log) if log is not None
+                      else None)
+
+
+def session(policy: Policy | PolicyFile, api: str, model: str | None = None) -> Session:
+    """A run's session on ``api`` under ``policy``, as ``compacting`` opens one per endpoint (and
+    each framework adapter one for its model calls): a policy file gives a fresh policy, its model,
+    calibration and cache model, and is refused unless it was replayed in stored mode."""
+    if not isinstance(policy, PolicyFile):
+        return Session(policy, api, model)
+    if policy.mode != "stored":
+        raise InputError(f"{policy.source or 'the policy file'} was replayed in {policy.mode} mode; the wrapper "
+                         "runs stored mode only (set the Run view's mode to stored, or replace(policy_file, "
+                         "mode='stored') to run it so)", where="replay.mode", value=policy.mode)
+    return Session(policy.make(), api, model or policy.model, policy.calibration, policy.cache)
 
 
 class Compacting:

@@ -26,7 +26,8 @@ from .session import Pending, Session
 class Endpoint:
     """One endpoint's ``create``, compacting, the rest of it the real one's. ``create`` is a
     coroutine function when the real one is (``AsyncOpenAI``, ``AsyncAnthropic``), so ``await
-    wrapped….create(…)`` works as before."""
+    wrapped….create(…)`` works as before. A framework's adapter, whose framework calls the model
+    itself, gives no real endpoint (``real=None``) and calls ``prepare`` and ``finish`` around it."""
 
     key = "messages"  # the request's argument: the list the caller's history is in
 
@@ -34,7 +35,9 @@ class Endpoint:
         self._real = real
         self._session = session
         self._log = log
-        self.create = self._create_async if inspect.iscoroutinefunction(inspect.unwrap(real.create)) else self._create
+        if real is not None:
+            self.create = self._create_async if inspect.iscoroutinefunction(inspect.unwrap(real.create)) \
+                else self._create
 
     def _create(self, **kwargs: Any) -> Any:
         call, request = self.prepare(kwargs)
@@ -62,6 +65,10 @@ class Endpoint:
         """The provider's reply as items of the request's list, for the log (None: not known)."""
         raise NotImplementedError
 
+    def usage(self, response: Any) -> Any:
+        """The provider's counts in ``response``, for the log (None: not known)."""
+        return getattr(response, "usage", None)
+
     def prepare(self, kwargs: dict[str, Any]) -> tuple[Call | None, dict[str, Any]]:
         """The arguments to call the real client with: the request compacted, the rest as given."""
         given = kwargs.get(self.key)
@@ -79,7 +86,7 @@ class Endpoint:
         """The provider took the call: the run moves on, its record is kept (and logged)."""
         if call is not None:
             if not call.pending.record.stream:
-                usage, reply = getattr(response, "usage", None), self.reply(response)
+                usage, reply = self.usage(response), self.reply(response)
             record = call.pending.commit(plain(usage) if usage is not None else None)
             if self._log is not None:
                 head = self._session.head_to_log(call.head)
