@@ -121,7 +121,10 @@ def _run_shell(pairs: list[tuple[str, str]]) -> str | None:
         return _run_app(pairs[0][0])
     script = "set -e\n" + "".join(f"echo '--- sybil command {n} ---'\n{command}\n"
                                       for n, (command, _) in enumerate(pairs))
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as own:
+        # The pages write to /tmp/… as a reader would; each block gets a /tmp of its own, so two suites
+        # (or two blocks) running at once never read each other's files.
+        script = re.sub(r"(?<![\w.~-])/tmp/", own + "/", script)
         process = subprocess.Popen(["bash", "-c", script], cwd=ROOT, env=_environment(), stdout=out, stderr=err,
                                    stdin=subprocess.DEVNULL, start_new_session=True)
         try:
