@@ -132,8 +132,7 @@ def _clear_tool_uses(tuned: _Tuned) -> list[NativeSetting]:
     cannot = [*found.lost, *tuned.summary_reasons()]
     params = {key: found.langchain[key] for key in ("trigger", "keep", "clear_at_least", "clear_tool_inputs")}
     params["exclude_tools"] = tuple(found.langchain["exclude_tools"])
-    text = json.dumps({"context_management": found.anthropic}, indent=2) + "\n"
-    return [_setting("anthropic", text, cannot, params),
+    return [_setting("anthropic", found.anthropic_snippet(), cannot, params),
             _setting("langchain", found.langchain_snippet(), cannot, params)]
 
 

@@ -79,3 +79,21 @@ def to_json(found: NativeComparison) -> dict[str, Any]:
                 "gap": None if gap.row is None else {"tokens_billed": gap.tokens_billed, "cost": rounded(gap.cost),
                                                      "hidden_used_calls": gap.hidden_used_calls}}
     return {"tuned": rows_to_json([found.tuned])[0], "native": [one(gap) for gap in found.gaps]}
+
+
+def gap_table(found: NativeComparison) -> list[dict[str, Any]]:
+    """The comparison as the page's table: the tuned policy's row, then one per target with its
+    figures and their difference from the tuned policy's (empty where nothing was run)."""
+    base = found.tuned
+    table = [{"target": TUNED, "emulated as": "", "mode": "", "tokens billed": base.tokens_billed,
+              "vs tuned (tokens)": 0, "cost (US$)": rounded(base.cost), "vs tuned (US$)": 0.0,
+              "hidden then used (calls)": base.hidden_used_calls, "vs tuned (calls)": 0, "cannot express": 0}]
+    for gap in found.gaps:
+        row, setting = gap.row, gap.setting
+        table.append({"target": setting.target, "emulated as": setting.emulation or "(nothing to run)",
+                      "mode": setting.mode, "tokens billed": row.tokens_billed if row else None,
+                      "vs tuned (tokens)": gap.tokens_billed, "cost (US$)": rounded(row.cost) if row else None,
+                      "vs tuned (US$)": rounded(gap.cost) if gap.cost is not None else None,
+                      "hidden then used (calls)": row.hidden_used_calls if row else None,
+                      "vs tuned (calls)": gap.hidden_used_calls, "cannot express": len(setting.cannot)})
+    return table
