@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import playground as pg
-from playground.export import exports, snippets
+from playground.export import exports, snippets, targets
 from playground.workbench import workspace
 
 from .anthropic_stub import AnthropicStub
@@ -78,6 +78,34 @@ def test_the_export_tab_shows_the_agent_code_for_the_client_chosen_and_the_nativ
     at = healthy(at.radio(key="agent_target").set_value("native").run())
     assert any("context_management=" in block.value for block in at.code)  # the book's rules clear read_file
     assert any("ClearToolUsesEdit(" in block.value for block in at.code)
+
+
+def test_the_native_settings_show_every_target_and_on_the_button_their_gap_to_the_tuned_policy() -> None:
+    at = show_tab(start(), "Export")
+    at.session_state["agent_target"] = "native"
+    at = healthy(at.run())
+    titles = [expander.label for expander in at.expander]
+    compiled = _native_titles()
+    assert [title for title in titles if title in compiled] == compiled  # every target, in order
+    assert any(block.value.startswith("export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=") for block in at.code)
+    assert any(block.value.startswith("model_auto_compact_token_limit = ") for block in at.code)
+    assert any("ToolOutputTrimmer(" in block.value for block in at.code)
+    assert any("compressionThreshold" in block.value for block in at.code)
+    assert any("Cannot express" in text.value for text in at.markdown)
+    assert not _gap_tables(at)  # nothing replayed until asked
+    at = healthy(at.button(key="native_run").click().run())
+    (table,) = _gap_tables(at)
+    assert list(table.value["target"]) == ["tuned", *targets()]
+    assert any("beside the tuned policy" in caption.value for caption in at.caption)
+
+
+def _gap_tables(at) -> list:
+    return [frame for frame in at.dataframe if "vs tuned (tokens)" in getattr(frame.value, "columns", ())]
+
+
+def _native_titles() -> list[str]:
+    return [json.loads((ROOT / "playground" / "data" / "native.json").read_text())["targets"][name]["title"]
+            for name in targets()]
 
 
 def test_the_agents_workspace_is_the_file_save_workspace_writes() -> None:

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from typing import Any
 
+from ..agent.policy_file import load_policy
 from ..corpus.evaluate import ALL
+from ..export.native import native_settings
+from ..export.native_gap import native_compare, to_json
 from ..policies import POLICIES, make, offered
 from ..policies.provenance import source_of
 from ..run.compare import compare, rows_to_json
@@ -15,7 +19,7 @@ from ..run.prices import money
 from ..tune.suggest import unmatched_message
 from .arguments import FILE_HELP
 from .output import dump, note, say_unmatched, write
-from .run_options import add_run_arguments, load_run
+from .run_options import LoadedRun, add_run_arguments, load_run
 
 
 def add_parser(commands: Any) -> None:
@@ -25,12 +29,18 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--policy", "--strategy", dest="policy", choices=[*POLICIES, ALL], action="append",
                    metavar="POLICY", help="compare only these (repeat the option; default and all: every policy): "
                                           "%(choices)s")
+    p.add_argument("--native", metavar="WORKSPACE_OR_RULES",
+                   help="compile the policy in this workspace (or rules) file into each agent's and provider's own "
+                        "setting, and compare each, run under its emulation here, with the tuned policy (the other "
+                        "policy options are not read)")
     add_run_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     loaded = load_run(args)
+    if args.native:
+        return _native(args, loaded)
     asked = list(POLICIES) if not args.policy or ALL in args.policy else args.policy
     names = offered(asked, loaded.conversation)
     if args.policy and ALL not in args.policy and set(args.policy) - set(names):
@@ -64,5 +74,40 @@ def run(args: argparse.Namespace) -> int:
                                                                        for r in rows) else
                                        "none, the run as the log holds it"))
     lines += ["", "sources:"] + [f"  {r.policy}: {source_of(r.policy)}" for r in rows]
+    write("\n".join(lines) + "\n", None)
+    return 0
+
+
+def _native(args: argparse.Namespace, loaded: LoadedRun) -> int:
+    """``--native``: the tuned policy's row, then one per native setting with its gap to it, and
+    what each cannot express."""
+    tuned = load_policy(args.native, args.max_input_mb)
+    settings = tuned.settings
+    if settings.context_window is None:
+        settings = replace(settings, context_window=loaded.price.context_window)
+    compiled = native_settings(loaded.conversation, settings, settings.context_window or 0)
+    found = native_compare(loaded.conversation, tuned.make(), compiled, loaded.meter, loaded.price, mode=tuned.mode,
+                           cache=loaded.cache, summarizer=loaded.options.summarizer_price(loaded.price))
+    if args.json:
+        write(dump(to_json(found)), None)
+        return 0
+    base = found.tuned
+    lines = [f"{tuned.name} from {args.native} (mode {tuned.mode}) beside each agent's own setting compiled from it, "
+             f"run here under its emulation; cache {loaded.cache}, {loaded.price.model} prices",
+             f"{'target':<20} {'emulated as':<28} {'mode':<8} {'tokens billed':>14} {'cost':>10} {'hidden used':>11}"
+             f"  cannot express",
+             f"{'tuned':<20} {tuned.name:<28} {tuned.mode:<8} {base.tokens_billed:>14,} {money(base.cost):>10} "
+             f"{base.hidden_used_calls:>11}"]
+    for gap in found.gaps:
+        setting, row = gap.setting, gap.row
+        figures = (f"{row.tokens_billed:>14,} {money(row.cost):>10} {row.hidden_used_calls:>11}" if row else
+                   f"{'-':>14} {'-':>10} {'-':>11}")
+        lines.append(f"{setting.target:<20} {setting.emulation or '-':<28} {setting.mode:<8} {figures}  "
+                     f"{len(setting.cannot)}")
+    for gap in found.gaps:
+        setting = gap.setting
+        lines += ["", f"{setting.target}: {setting.title}, in {setting.where}"]
+        lines += [f"  {line}" for line in setting.text.splitlines()]
+        lines += [f"  cannot: {reason}" for reason in setting.cannot]
     write("\n".join(lines) + "\n", None)
     return 0

@@ -9,8 +9,8 @@ rules are finer — a reference per tool, guards for errors and unread results, 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from pprint import pformat
 from typing import Any
 
 from ..compaction import Settings
@@ -31,11 +31,12 @@ class FrameworkSettings:
     lost: tuple[str, ...]  # what the frameworks do not do that our rules do (or the other way)
 
     def anthropic_snippet(self) -> str:
+        """The request with the edit, as Python (a JSON ``true`` would not run)."""
         return (f"# pip install anthropic — context editing is a beta ({ANTHROPIC_BETA})\n"
                 "response = client.beta.messages.create(\n"
                 "    model=MODEL, max_tokens=4096, messages=messages, tools=tools,\n"
                 f"    betas=[{ANTHROPIC_BETA!r}],\n"
-                f"    context_management={json.dumps(self.anthropic, indent=4)},\n"
+                f"    context_management={pformat(self.anthropic, sort_dicts=False)},\n"
                 ")\n")
 
     def langchain_snippet(self) -> str:

@@ -43,7 +43,11 @@ class Named:
     takes: tuple[str, ...] = ()
 
     def __call__(self, **options: Any) -> NamedPolicy:
-        params = {key: tuple(value) if isinstance(value, list) else value
-                  for key, value in read_provenance()[self.name].params.items()}
-        params.update({key: options[key] for key in self.takes if options.get(key) is not None})
-        return NamedPolicy(self.name, self.build(**params))
+        return self.with_params(**{key: options[key] for key in self.takes if options.get(key) is not None})
+
+    def with_params(self, **params: Any) -> NamedPolicy:
+        """The source's mechanism with ``params`` over the data file's, any of ``build``'s: a setting of
+        the agent's own compiled from a tuned policy (``export.native``), run as the agent runs it."""
+        given = {key: tuple(value) if isinstance(value, list) else value
+                 for key, value in read_provenance()[self.name].params.items()}
+        return NamedPolicy(self.name, self.build(**{**given, **params}))

@@ -202,7 +202,7 @@ def _page() -> None:
         _conversation_tab(log, conversation, before)
     with drawn["Export"].place:
         export_panel.panel(conversation, optimized, rules, settings, model_name, summary.limit if summary else None)
-        agent_panel.panel(conversation, rules, settings, model_name)
+        agent_panel.panel(log, rules, settings, summary, model_name)
     _teach(drawn["Lessons"], drawn["Step-through"], conversation, rules, settings, optimized, model_name)
     _runs(drawn["Run"], drawn["What it keeps"], drawn["Compare"], log, rules, settings, summary, model_name)
     if drawn["Corpus"].open:  # many runs at once: only while its tab is open

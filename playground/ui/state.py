@@ -57,6 +57,9 @@ OWN = "own_conversations"  # picker key -> OwnConversation, newest last
 OWN_PREFIX = "own:"
 EXPORT_FORMAT, EXPORT_NOTES = "export_format", "export_notes"
 AGENT_TARGET = "agent_target"  # the Export tab's *Use it in your agent*: a client to wrap, or the native settings
+# The native settings' gap: the button that replays each emulation beside the tuned policy, and its
+# result, kept for the exact inputs it was made for.
+NATIVE_RUN, NATIVE_GAP = "native_run", "native_gap"
 ORIGINS = "setting_origins"  # setting (defaults.SETTINGS, or a cache select's key) -> where its value came from
 REPLAY_CACHE, COMPARE_CACHE = "replay_cache", "compare_cache"  # the Run and Compare views' prompt-cache models
 # The Run tab's chosen call (its slider), and whether Before / after shows it: a call of one
