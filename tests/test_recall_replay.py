@@ -10,17 +10,21 @@ import sys
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 import playground as pg
 from playground.conversation import Conversation, Message, ToolCall, ToolResult
 from playground.meter.tokens import Meter
-from playground.policies import NonePolicy, RulesPolicy
+from playground.policies import NonePolicy, RulesPolicy, make
 from playground.recall import recall_key
 from playground.rules.ruleset import load_rules
-from playground.run.prices import read_prices
+from playground.run.prices import money, read_prices
 from playground.run.promptcache import OPENAI_STEP
 from playground.run.replay import replay
 from playground.run.roundtrip import recall_to_json, round_trips
+from playground.ui import state
+
+from .conftest import show_tab
 
 ROOT = Path(__file__).resolve().parent.parent
 GPT4O = read_prices().get("gpt-4o")
@@ -92,3 +96,22 @@ def test_the_cli_json_gains_the_fields(tmp_path: Path) -> None:
     assert charged["recall_totals"]["cost_with_recall"] > plain["totals"]["cost_with"]
     text = subprocess.run([*args[:-1], "--recall"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert "recall: 1 round trip (1 original recalled)" in text
+
+
+def test_the_run_view_shows_the_recall_figures() -> None:
+    """The Run tab's toggle charges the round trips; its figures are ``round_trips``'s on the same replay."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    show_tab(at, "Run")
+    at.run()
+    at.selectbox(key=state.PRESET).select("long-session").run()
+    at.selectbox(key=state.REPLAY_POLICY).select("masking").run()
+    at.toggle(key=state.REPLAY_RECALL).set_value(True).run()
+    assert not at.exception, at.exception
+    conversation, model = at.session_state["conversation"], at.session_state["model"]
+    price = read_prices().get(model)
+    run = replay(conversation, make("masking", window=10), Meter(model), price, cache=price.cache)
+    trips = round_trips(run, conversation, Meter(model))
+    metrics = {metric.label: metric.value for metric in at.metric}
+    assert metrics["Recall round trips"] == f"{len(trips):,}" and trips
+    assert metrics["Re-fetched prompt tokens"] == f"{sum(trip.prompt_tokens for trip in trips):,}"
+    assert metrics["Cost with recall"] == money(run.totals.cost_with + sum(trip.cost for trip in trips))
