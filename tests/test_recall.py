@@ -19,6 +19,7 @@ from playground.recall import KEY_CHARS, RecallStore, recall_key
 from playground.tune.suggest import RECALL_TEMPLATE
 from tests.anthropic_stub import AnthropicStub
 from tests.openai_stub import RECALL_ID, StubServer
+from tests.test_export_python import _same
 
 TEMPLATE = "File content from {file_path} stored as {recall_key}; call recall(key) to read it."
 TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "Read a file.", "parameters": {
@@ -177,3 +178,18 @@ def test_store_is_sqlite(tmp_path: Path) -> None:
     key = RecallStore(tmp_path / "recall.sqlite").put("x")
     with sqlite3.connect(tmp_path / "recall.sqlite") as db:
         assert db.execute("SELECT data FROM originals WHERE key = ?", (key,)).fetchone() == (b"x",)
+
+
+# --- the key in a template: the engine and the exported compactor agree, and twice changes nothing
+
+
+def test_recall_key_renders_alike_in_the_engine_and_the_export(tmp_path: Path) -> None:
+    conversation = pg.load_preset("presets/coding-agent.json").conversation
+    rules = pg.load_rules({"tool_results": [{"tool": "*", "template": RECALL_TEMPLATE}]})
+    settings = pg.Settings(threshold=0, keep_recent=1)
+    assert _same(conversation, rules, settings, tmp_path)  # edits made, and the same bytes both ways
+    once = pg.compact(conversation, rules, settings)
+    assert pg.compact(once.conversation, rules, settings).report.edits == ()  # a reference is not keyed again
+    for edit in once.report.edits:  # each reference names the key of the very text it replaced
+        was, now = conversation.items[edit.position], once.conversation.items[edit.position]
+        assert f"stored as {recall_key(was.content)} " in now.content
