@@ -157,6 +157,30 @@ def test_anthropic_recall_returns_the_exact_original(tmp_path: Path) -> None:
                                          "required": ["key"]}}
 
 
+def test_responses_requests_offer_recall_as_a_responses_function(tmp_path: Path) -> None:
+    """On the Responses API the tool is a Responses function (name at the top level), and the
+    reference it follows names a key whose original the store holds."""
+    store = RecallStore(tmp_path / "recall.sqlite")
+    tools = [{"type": "function", **TOOLS[0]["function"]}]
+    with StubServer() as server:
+        client = pg.compacting(openai.OpenAI(base_url=server.base_url, api_key="sk-not-a-key"), _policy(),
+                               model="gpt-4o", recall=store)
+        items: list = [{"role": "user", "content": "Read the modules."}]
+        while True:
+            response = client.responses.create(model="tool-loop-4", input=items, tools=tools)
+            items += response.output
+            asked = [item for item in response.output if item.type == "function_call"]
+            if not asked:
+                break
+            items += [{"type": "function_call_output", "call_id": call.call_id,
+                       "output": read_file(**json.loads(call.arguments))} for call in asked]
+        last = server.requests[-1]["body"]
+    assert [tool["name"] for tool in last["tools"]] == ["read_file", "recall"]
+    assert last["tools"][1]["parameters"]["required"] == ["key"] and "function" not in last["tools"][1]
+    key = json.dumps(last["input"]).split("stored as ")[1][:KEY_CHARS]
+    assert client.recall.answer({"key": key}) in [read_file(f"src/module_{n}.py") for n in range(4)]
+
+
 def test_no_store_no_tool(tmp_path: Path) -> None:
     """Without ``recall=`` the request is the one replay sends: no tool is added, nothing stored."""
     with StubServer() as server:
