@@ -28,6 +28,7 @@ from .errors import InputError
 from .formats import dumps, loads
 from .meter import Calibration, Meter, TokenCount, count
 from .policies import POLICIES, Policy, PolicySettings, make
+from .recall import RecallStore, recall_key
 from .rules import Rules, Template, book_rules, load_rules, rules_to_json
 from .run import Replay, compare, read_prices, replay
 from .summarize import OfflineSummarizer, SummarySettings
@@ -43,9 +44,9 @@ def load(path: str | Path, format: str | None = None) -> Conversation:
 
 __all__ = [
     "POLICIES", "RULESETS", "Calibration", "Compaction", "Conversation", "DecisionCache", "Engine", "InputError",
-    "Message", "Meter", "OfflineSummarizer", "Optimized", "Policy", "PolicySettings", "Replay", "RuleSet", "Rules",
-    "Settings", "SummarySettings", "Template", "TokenCount", "ToolCall", "ToolResult", "book_rules", "compact",
-    "compacting", "compare", "count", "dumps", "formats", "load", "load_policy", "load_preset", "load_rules",
-    "loads", "make", "optimize",
-    "read_prices", "replay", "rules_to_json", "ruleset", "suggest_rules",
+    "Message", "Meter", "OfflineSummarizer", "Optimized", "Policy", "PolicySettings", "RecallStore", "Replay",
+    "RuleSet", "Rules", "Settings", "SummarySettings", "Template", "TokenCount", "ToolCall", "ToolResult",
+    "book_rules", "compact", "compacting", "compare", "count", "dumps", "formats", "load", "load_policy",
+    "load_preset", "load_rules", "loads", "make", "optimize", "read_prices", "recall_key", "replay",
+    "rules_to_json", "ruleset", "suggest_rules",
 ]

@@ -1,7 +1,8 @@
 """A real HTTP server on 127.0.0.1 that speaks enough of Anthropic's Messages API (``POST /v1/messages``)
 for the real ``anthropic`` client: an agent's model ``tool-loop-N`` (a text block and a ``tool_use``
 asking for a file per reply, until the request holds N tool results; streamed as the API streams
-events when asked) and ``busy`` (a 429 in the API's error shape). Every request is recorded, so
+events when asked; it follows a reference's key back with ``recall`` when offered, as the Chat
+Completions one does) and ``busy`` (a 429 in the API's error shape). Every request is recorded, so
 tests can check what was sent."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 from typing import Any
 
 from . import openai_stub
-from .openai_stub import TOOL_LOOP, StubServer
+from .openai_stub import RECALL_ID, TOOL_LOOP, StubServer, recall_wanted
 
 
 def _results(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -22,9 +23,14 @@ def _tool_loop(request: dict[str, Any], model: str) -> dict[str, Any]:
     """Asks for file ``N`` (N: the calls answered so far, read from the id of the newest result, as
     a compacted or summarized request still holds it), then, at the count its name gives, answers."""
     results = _results(request)
-    done = int(results[-1]["tool_use_id"].removeprefix("toolu_")) + 1 if results else 0
-    if done >= int(model.removeprefix(TOOL_LOOP)):
-        content: list[dict[str, Any]] = [{"type": "text", "text": f"Read {done} files."}]
+    reads = [result for result in results if result["tool_use_id"].startswith("toolu_")]
+    done = int(reads[-1]["tool_use_id"].removeprefix("toolu_")) + 1 if reads else 0
+    key = recall_wanted(request, [result["tool_use_id"] for result in results])
+    if done >= int(model.removeprefix(TOOL_LOOP)) and key is not None:
+        content: list[dict[str, Any]] = [{"type": "text", "text": "Reading the original back."},
+                                         {"type": "tool_use", "id": RECALL_ID, "name": "recall", "input": {"key": key}}]
+    elif done >= int(model.removeprefix(TOOL_LOOP)):
+        content = [{"type": "text", "text": f"Read {done} files."}]
     else:
         content = [{"type": "text", "text": f"Reading module {done}."},
                    {"type": "tool_use", "id": f"toolu_{done}", "name": "read_file",

@@ -3,12 +3,15 @@
 provider's message, a 502 in HTML, a hang, a malformed or empty body) and the hostile ones
 (a 300 MB summary, a 2 GB body that is not JSON, a reply trickled a byte at a time, one cut off
 half way), and an agent's model (``tool-loop-N``: a tool call per reply, streamed when asked; on
-``/responses`` too). Every request is recorded, so tests can check what was sent."""
+``/responses`` too; when the request offers the ``recall`` tool and holds a reference naming a key,
+it follows the first one back before it answers). Every request is recorded, so tests can check
+what was sent."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -28,6 +31,16 @@ def _completion(text: str | None, model: str) -> dict[str, Any]:
 
 
 TOOL_LOOP = "tool-loop-"  # tool-loop-N: a read_file call per reply until the request holds N tool results
+RECALL_ID = "recall_0"  # the id of the one recall call a tool loop makes
+_KEY = re.compile(r"stored as ([0-9a-f]{12})")
+
+
+def recall_wanted(request: dict[str, Any], ids: Iterable[str]) -> str | None:
+    """The key a tool loop follows back before it answers: the first a reference in the request
+    names, when the request offers the ``recall`` tool and has not recalled yet (``ids``: its results' ids)."""
+    names = {tool.get("name") or tool.get("function", {}).get("name") for tool in request.get("tools") or ()}
+    found = _KEY.search(json.dumps(request.get("messages", request.get("input"))))
+    return found.group(1) if "recall" in names and found and RECALL_ID not in ids else None
 
 
 def _tool_loop(request: dict[str, Any], model: str) -> dict[str, Any]:
@@ -35,9 +48,17 @@ def _tool_loop(request: dict[str, Any], model: str) -> dict[str, Any]:
     newest result, as a compacted or summarized request still holds it), then, at the count its name
     gives, answers in text; so a real loop runs as many calls as a test asks for."""
     results = [message for message in request.get("messages", []) if message.get("role") == "tool"]
-    done = int(results[-1]["tool_call_id"].removeprefix("call_")) + 1 if results else 0
+    reads = [result for result in results if result["tool_call_id"].startswith("call_")]
+    done = int(reads[-1]["tool_call_id"].removeprefix("call_")) + 1 if reads else 0
     if done >= int(model.removeprefix(TOOL_LOOP)):
-        return _completion(f"Read {done} files.", model)
+        key = recall_wanted(request, [result["tool_call_id"] for result in results])
+        if key is None:
+            return _completion(f"Read {done} files.", model)
+        body = _completion(None, model)
+        body["choices"][0]["finish_reason"] = "tool_calls"
+        body["choices"][0]["message"]["tool_calls"] = [{"id": RECALL_ID, "type": "function", "function": {
+            "name": "recall", "arguments": json.dumps({"key": key})}}]
+        return body
     body = _completion(None, model)
     body["choices"][0]["finish_reason"] = "tool_calls"
     body["choices"][0]["message"]["tool_calls"] = [{"id": f"call_{done}", "type": "function", "function": {

@@ -12,7 +12,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "playground"
 # Lowest first. A stage is a top-level module or a folder of playground/.
 STAGES = (
-    ("errors", "limits", "words"),  # what every stage shares
+    ("errors", "limits", "words", "recall"),  # what every stage shares (recall: the store of originals)
     ("llm",),  # the clients for LLM APIs, used by summarization and the probe alike
     ("conversation",),  # the model every format reads into
     ("formats",),  # wire formats and agent logs ⇄ conversation

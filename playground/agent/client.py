@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..policies import Policy
+from ..recall import RecallStore
 from .anthropic_client import Messages
 from .openai_client import ChatCompletions, Responses
 from .policy_file import PolicyFile
@@ -26,15 +27,18 @@ APIS = (CHAT, RESPONSES, MESSAGES)
 
 
 def compacting(client: Any, policy: Policy | PolicyFile, log: str | Path | None = None, *,
-               model: str | None = None) -> Compacting:
+               model: str | None = None, recall: RecallStore | None = None) -> Compacting:
     """``client`` (``openai.OpenAI`` or ``AsyncOpenAI``, ``anthropic.Anthropic`` or ``AsyncAnthropic``)
     with ``policy`` applied to every request as replay's stored mode applies it. ``policy``: a policy
     (``pg.make``; the endpoints share it) or a policy file (``pg.load_policy``: a policy of its own
     per endpoint, and its model, calibration and cache model count and predict the calls).
     ``model``: whose meter counts the requests (default: the policy file's, else each call's
-    ``model``). ``log``: a path each call appends one JSON line to (a run ``replay`` reads)."""
-    return Compacting(client, {api: session(policy, api, model) for api in APIS}, Path(log) if log is not None
-                      else None)
+    ``model``). ``log``: a path each call appends one JSON line to (a run ``replay`` reads).
+    ``recall``: a ``RecallStore`` that keeps every original a reference naming its key replaced
+    (``{recall_key}`` in a rule's template); from the first such reference on, each request offers
+    the ``recall`` tool, which ``client.recall.answer(arguments)`` answers."""
+    return Compacting(client, {api: session(policy, api, model) for api in APIS},
+                      Path(log) if log is not None else None, recall)
 
 
 def session(policy: Policy | PolicyFile, api: str, model: str | None = None) -> Session:
@@ -56,16 +60,19 @@ class Compacting:
     far), so one ``Compacting`` is one agent run; ``with_options`` gives the same run with other
     options."""
 
-    def __init__(self, client: Any, sessions: dict[str, Session], log: Path | None) -> None:
+    def __init__(self, client: Any, sessions: dict[str, Session], log: Path | None,
+                 recall: RecallStore | None = None) -> None:
         self._client = client
         self.sessions = sessions
         self.log = log
+        self.recall = recall  # the store the ``recall`` tool reads (None: no recall)
         if hasattr(client, "chat"):
-            self.chat = _Proxy(client.chat, completions=ChatCompletions(client.chat.completions, sessions[CHAT], log))
+            self.chat = _Proxy(client.chat, completions=ChatCompletions(client.chat.completions, sessions[CHAT], log,
+                                                                        recall))
         if hasattr(client, "responses"):
-            self.responses = Responses(client.responses, sessions[RESPONSES], log)
+            self.responses = Responses(client.responses, sessions[RESPONSES], log, recall)
         if hasattr(client, "messages"):
-            self.messages = Messages(client.messages, sessions[MESSAGES], log)
+            self.messages = Messages(client.messages, sessions[MESSAGES], log, recall)
 
     @property
     def records(self) -> tuple[CallRecord, ...]:
@@ -74,7 +81,7 @@ class Compacting:
 
     def with_options(self, **options: Any) -> Compacting:
         """The real client's ``with_options``, still compacting, and still this run."""
-        return Compacting(self._client.with_options(**options), self.sessions, self.log)
+        return Compacting(self._client.with_options(**options), self.sessions, self.log, self.recall)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)

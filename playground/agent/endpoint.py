@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..conversation import Conversation
+from ..recall import RecallStore
+from .recalling import keep, with_tool
 from .record import append
 from .session import Pending, Session
 
@@ -31,10 +33,11 @@ class Endpoint:
 
     key = "messages"  # the request's argument: the list the caller's history is in
 
-    def __init__(self, real: Any, session: Session, log: Path | None) -> None:
+    def __init__(self, real: Any, session: Session, log: Path | None, recall: RecallStore | None = None) -> None:
         self._real = real
         self._session = session
         self._log = log
+        self._recall = recall
         if real is not None:
             self.create = self._create_async if inspect.iscoroutinefunction(inspect.unwrap(real.create)) \
                 else self._create
@@ -79,7 +82,13 @@ class Endpoint:
         if conversation is None:
             return None, kwargs
         pending = self._session.prepare(conversation, stream=bool(kwargs.get("stream")))
-        return Call(pending, wire, self.head(kwargs)), self.write(kwargs, pending.sent)
+        request = self.write(kwargs, pending.sent)
+        if self._recall is not None:  # originals behind a reference with a key are stored before the model sees it
+            if keep(self._recall, pending.record.edits, pending.request, pending.sent.items):
+                self._session.recalling = True
+            if self._session.recalling:
+                request = with_tool(request, self._session.api)
+        return Call(pending, wire, self.head(kwargs)), request
 
     def finish(self, call: Call | None, response: Any, reply: list[Any] | None = None,
                usage: Any = None) -> Any:

@@ -42,6 +42,7 @@ class Pending:
     prompts: tuple[Prompt, Prompt] = field(repr=False)  # as given, as sent
     caches: tuple[PromptCache, PromptCache] = field(repr=False)
     head: Hashable = field(repr=False)
+    request: tuple[Item, ...] = field(default=(), repr=False)  # what the policy was given: the edits' positions
 
     def commit(self, usage: dict[str, Any] | None = None) -> CallRecord:
         return self.session.commit(self, usage)
@@ -60,6 +61,7 @@ class Session:
         self.calibration = calibration
         self.cache = cache
         self.records: list[CallRecord] = []  # every committed call's, in order
+        self.recalling = False  # a request of the run has held a reference the recall tool follows
         self._given: tuple[Item, ...] = ()  # the caller's history at the last call
         self._sent: tuple[Item, ...] = ()  # what the last call sent: the history the policy is given
         self._head: Hashable = None  # the last call's head (tool definitions, instructions)
@@ -102,7 +104,7 @@ class Session:
             prefix_tokens=prompts[1].offsets[prefix] if continued else 0,
             edits=edits(request, sent, self.policy, result.fired), restarted=restarted and bool(self.records),
             stream=stream)
-        return Pending(self, items, len(given), sent, record, prompts, self._cache_for(model), head)
+        return Pending(self, items, len(given), sent, record, prompts, self._cache_for(model), head, request.items)
 
     def commit(self, pending: Pending, usage: dict[str, Any] | None = None) -> CallRecord:
         """The provider took ``pending``: it is the history the next call grows, its prompts are in

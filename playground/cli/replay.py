@@ -14,6 +14,7 @@ from ..run.billed import log_fit, with_bills
 from ..run.hidden import calls_with, lost_calls
 from ..run.prices import money
 from ..run.replay import AS_RAN, Replay, replay, replay_to_json
+from ..run.roundtrip import RoundTrip, recall_to_json, round_trips
 from ..tune.suggest import unmatched_message
 from ..words import plural
 from .arguments import FILE_HELP
@@ -28,6 +29,9 @@ def add_parser(commands: Any) -> None:
     p.add_argument("file", help=FILE_HELP)
     add_policy_choice(p, "replay")
     p.add_argument("--json", action="store_true", help="print the calls and totals as JSON")
+    p.add_argument("--recall", action="store_true",
+                   help="charge each call whose reply used something its request had hidden a recall round trip: "
+                        "the recall calls, the originals and one more request (docs/replay.md)")
     add_run_arguments(p)
     p.set_defaults(run=run)
 
@@ -44,8 +48,9 @@ def run(args: argparse.Namespace) -> int:
     done = replay(conversation, policy, meter, price, mode=options.mode, cache=cache, summarizer=summarizer,
                   baseline=options.baseline)
     bills = log_fit(conversation, price, done if meter.calibration is None else None)  # (its counts are ours)
+    trips = round_trips(done, conversation, meter) if args.recall else None
     if args.json:
-        data = replay_to_json(done)
+        data = replay_to_json(done) | (recall_to_json(done, trips) if trips is not None else {})
         write(dump(with_bills(data, bills, meter.choice.model, conversation.source) if bills else data), None)
         return 0
     lines = [f"{policy.name} {json.dumps(policy.params())}, mode {done.mode}, cache {cache}, "
@@ -70,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
     hidden = done.hidden_used
     lines.append(f"hidden then used: {plural(calls_with(hidden), 'call')} used a piece of an earlier item their "
                  f"request had hidden ({lost_calls(hidden)} of them one no tool call brings back; --json lists each)")
+    if trips is not None:
+        lines.append(recall_line(done, trips))
     if bills:
         lines.append(f"{bills.describe()} --json gives each call's bill (billed_input_tokens) and "
                      "the fit as log_calibration.calibration, which --calibration reads from a file.")
@@ -88,3 +95,13 @@ def baseline_lines(replayed: Replay) -> list[str]:
     return [f"without = the run as it ran (what the agent really sent{inferred}); the full history the log holds "
             f"would have been {full:,} tokens, {money(sum(call.cost_full or 0.0 for call in replayed.calls))} "
             "(--baseline full-history replays against it)", *([f"note: {window}"] if window else [])]
+
+
+def recall_line(replayed: Replay, trips: tuple[RoundTrip, ...]) -> str:
+    """The recall round trips charged (``--recall``), and the run's cost with them."""
+    cost = sum(trip.cost for trip in trips)
+    return (f"recall: {plural(len(trips), 'round trip')} ({plural(sum(len(t.items) for t in trips), 'original')} "
+            f"recalled): {sum(t.call_tokens for t in trips):,} tokens of recall calls, "
+            f"{sum(t.result_tokens for t in trips):,} of originals, {sum(t.prompt_tokens for t in trips):,} prompt "
+            f"tokens in the extra requests ({sum(t.cached_tokens for t in trips):,} cached), {money(cost)}; "
+            f"cost with recall {money(replayed.totals.cost_with + cost)}")

@@ -23,6 +23,9 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--suggest", metavar="CONVERSATION",
                    help="print rules suggested for this conversation's tools (JSON; why each row, on stderr)")
     p.add_argument("--model", help="with --suggest: model whose tokenizer sizes the tools (default: the request's)")
+    p.add_argument("--recall", action="store_true",
+                   help="with --suggest: tools that cannot be re-run get a reference naming the key their output is "
+                        "stored under, for an agent wrapped with a recall store (docs/agent.md)")
     add_input_limit(p)
     p.set_defaults(run=run)
 
@@ -30,7 +33,7 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.suggest:
         conversation = load_conversation(args.suggest, args.max_input_mb)
-        suggestion = checked_rules(conversation, Meter(accounting.model(args.model, conversation)))
+        suggestion = checked_rules(conversation, Meter(accounting.model(args.model, conversation)), args.recall)
         print(suggestion.explain(), file=sys.stderr)
         write(dump(suggestion.rules_json()), None)
         return 0

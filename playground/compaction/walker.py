@@ -22,6 +22,7 @@ from ..conversation import (
     role_of,
 )
 from ..meter.tokens import Layout, Meter
+from ..recall import recall_key
 from ..rules.errorpatterns import ErrorPatterns, error_detail
 from ..rules.refetch import one_off_tools
 from ..rules.ruleset import FALLBACKS, CallRule, ResultRule, Rules, Template, book_rules, field_values
@@ -152,7 +153,8 @@ def _builtins(ctx: _Context, c: _Candidate) -> dict[str, Any]:
     """The built-in fields this template uses (lines and tokens cost a pass over the text)."""
     text = str(c.text)
     measures = {"tool": lambda: c.item.name, "call_id": lambda: c.item.call_id, "chars": lambda: len(text),
-                "lines": lambda: len(text.splitlines()), "tokens": lambda: ctx.meter.text(text)}
+                "lines": lambda: len(text.splitlines()), "tokens": lambda: ctx.meter.text(text),
+                "recall_key": lambda: recall_key(text)}
     return {field: measures[field]() for field in c.template.fields if field in measures}
 
 

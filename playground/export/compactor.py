@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 NUMERIC = ("chars", "lines", "tokens")
-BUILTINS = ("tool", "call_id", *NUMERIC)
+KEYED = ("recall_key",)  # the key of the text replaced (playground.recall): any text once it is replaced
+BUILTINS = ("tool", "call_id", *NUMERIC, *KEYED)
+RECALL_KEY_CHARS = 12  # hex characters of the SHA-256 of the text's UTF-8 bytes
 FALLBACKS = {"file_path": ("file_path", "path")}  # as in the book
 UNKNOWN = "unknown"
 ERROR_HEAD = 2000  # error patterns read the head of a result
@@ -203,7 +205,8 @@ class _Template:
         if not self.pieces:
             return text == ""
         pattern = "".join(re.escape(literal) + ("" if field is None else r"\d+" if field in NUMERIC
-                                                else ".*" if field in loose else re.escape(values[field]))
+                                                else ".*" if field in loose or field in KEYED
+                                                else re.escape(values[field]))
                           for literal, field in self.pieces)
         return re.fullmatch(pattern, text, re.DOTALL) is not None
 
@@ -374,7 +377,9 @@ def _apply(config: dict, count: Callable[[str], int], item: _Item, rule: dict, t
         return
     template = _Template(rule["pieces"])
     builtins = {"tool": lambda: item.name, "call_id": lambda: item.call_id, "chars": lambda: len(text),
-                "lines": lambda: len(text.splitlines()), "tokens": lambda: _text_tokens(config, count, text)}
+                "lines": lambda: len(text.splitlines()), "tokens": lambda: _text_tokens(config, count, text),
+                "recall_key": lambda: hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[
+                    :RECALL_KEY_CHARS]}
     values = _values(template, arguments, builtins, config["value_limit"])
     if (template.matches(text, values, _loose(template, argument)) or waiting
             or (failed and not config["compact_errors"]) or protected):

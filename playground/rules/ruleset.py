@@ -31,8 +31,10 @@ BUILTINS = {
     "chars": "characters in the text replaced",
     "lines": "lines in the text replaced (as str.splitlines counts them)",
     "tokens": "tokens in the text replaced",
+    "recall_key": "the key the text replaced is stored under: the recall tool gives it back (playground.recall)",
 }
 _NUMERIC = ("chars", "lines", "tokens")
+_KEYED = ("recall_key",)  # a hash of the text replaced: once replaced, the text is the reference, of another hash
 # The book falls back from file_path to path; a template may name either.
 FALLBACKS = {"file_path": ("file_path", "path")}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -91,8 +93,8 @@ class Template:
     def matches(self, text: str, values: Mapping[str, str], loose: frozenset[str] = frozenset()) -> bool:
         """Whether ``text`` is already this template rendered for the same call — with any
         numbers in the numeric built-ins, and anything in the ``loose`` fields (a call rule's
-        template naming the very argument it replaces: that value is gone after the edit) — so
-        compacting twice changes nothing."""
+        template naming the very argument it replaces: that value is gone after the edit) and in
+        ``{recall_key}`` (the key of the text it replaced) — so compacting twice changes nothing."""
         if not self.pieces:
             return text == ""
         head, tail = self.pieces[0][0], self.pieces[-1][0] if self.pieces[-1][1] is None else ""
@@ -100,7 +102,7 @@ class Template:
             return False
         pieces: list[tuple[str, str | None]] = []
         for literal, name in self.pieces:  # a value is a literal too; numbers and loose fields are slots
-            if name is None or name in _NUMERIC or name in loose:
+            if name is None or name in _NUMERIC or name in loose or name in _KEYED:
                 pieces.append((literal, None if name is None else "digits" if name in _NUMERIC else "any"))
             else:
                 pieces.append((literal + values[name], None))

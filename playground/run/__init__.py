@@ -34,9 +34,11 @@ from .replay import (
     sweep,
     sweep_points,
 )
+from .roundtrip import RoundTrip, recall_to_json, round_trips
 
 __all__ = ["AS_RAN", "BILLED", "CACHE_MODELS", "CATALOGUE", "DEFAULT_MODEL", "FULL", "MODES", "PRICE_FIELDS",
            "UNKNOWN_NOTE", "Call", "HiddenUse", "LogFit", "Price", "PriceTable", "Progress", "Replay", "RequestCost",
-           "Row", "bill_rows", "cache_models", "call_starts", "calls_with", "chart_rows", "compaction_marks", "compare",
-           "infer", "known", "log_fit", "lost_calls", "model_for", "money", "read_prices", "replay", "replay_to_json",
-           "rounded", "rows_to_json", "sweep", "sweep_points"]
+           "RoundTrip", "Row", "bill_rows", "cache_models", "call_starts", "calls_with", "chart_rows",
+           "compaction_marks", "compare", "infer", "known", "log_fit", "lost_calls", "model_for", "money",
+           "read_prices", "recall_to_json", "replay", "replay_to_json", "round_trips", "rounded", "rows_to_json",
+           "sweep", "sweep_points"]

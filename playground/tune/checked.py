@@ -104,7 +104,7 @@ def _dropped(row: Row, saved: float, hidden: float, spared: int) -> str:
             f"{KEEP_RECENT})")
 
 
-def checked_rules(conversation: Conversation, meter: Meter) -> Suggestion:
+def checked_rules(conversation: Conversation, meter: Meter, recall: bool = False) -> Suggestion:
     """The suggestion for ``conversation``, checked on it: what the page, the CLI and the
-    ``suggested`` preset offer."""
-    return check(conversation, suggest_rules(conversation, meter), meter)
+    ``suggested`` preset offer (``recall``: references with a recall key for tools that cannot be re-run)."""
+    return check(conversation, suggest_rules(conversation, meter, recall), meter)

@@ -9,7 +9,9 @@ text argument (``content``, ``new_string``, ``patch``…, or a long script in ``
 done that the call rule replaces once its result is in, and that work's own result keeps its
 status ("Edit on a.py succeeded"). A tool whose output calling again does not bring back
 (``refetch``: a running session, a sub-agent, an action) gets a reference that promises no
-re-fetch. ``min_tokens`` is one figure for all result rows (and one for all call rows), from the
+re-fetch — or, with ``recall`` (the agent runs with a recall store, ``playground.recall``), one
+that names the key its output is stored under, which the ``recall`` tool gives back.
+``min_tokens`` is one figure for all result rows (and one for all call rows), from the
 size distribution of every tool together, so small items — a 60-character command, a two-line
 output — are never touched, and no tool's item is kept while a smaller one of another tool is
 replaced. A row that could not fire on this conversation is not offered.
@@ -151,7 +153,10 @@ def _result_kind(tool: _Tool) -> tuple[str, str | None]:
     return found if found is not None else ("one-off", None)
 
 
-def _result_template(kind: str, argument: str | None) -> str:
+RECALL_TEMPLATE = "Output of {tool} stored as {recall_key} ({lines} lines); call recall(key) to read it."
+
+
+def _result_template(kind: str, argument: str | None, recall: bool = False) -> str:
     if kind == "write":  # failed results stay as they are (the error guard): one replaced succeeded
         where = f" on {{{argument}}}" if argument else ""
         see = f" Read {{{argument}}} to see the file." if argument else ""
@@ -164,6 +169,8 @@ def _result_template(kind: str, argument: str | None) -> str:
         return f"File content from {{{argument}}}. Re-read if needed."
     if kind == "shell":
         return f"Output of `{{{argument}}}` omitted ({{lines}} lines). Run it again if needed."
+    if recall:
+        return RECALL_TEMPLATE
     return "Output of {tool} omitted ({lines} lines); calling it again may not bring it back."
 
 
@@ -174,6 +181,8 @@ _RESULT_WHY = {
     "read": "read-like (a {argument!r} argument): the reference names where it came from",
     "shell": "shell-like (a {argument!r} argument): the reference names the command (long ones cut with …)",
     "one-off": "not re-fetchable — {why}: the reference promises no re-fetch, and what it replaces counts as lost",
+    "recall": "not re-fetchable — {why}: the reference names the key its output is stored under, and the recall "
+              "tool gives it back",
 }
 
 
@@ -194,13 +203,14 @@ class _Candidate:
     reference: int
 
 
-def _result_row(tool: _Tool, meter: Meter) -> _Candidate | None:
+def _result_row(tool: _Tool, meter: Meter, recall: bool = False) -> _Candidate | None:
     if not tool.results or max(tool.results) < LARGE_RESULT:
         return None
     kind, argument = _result_kind(tool)
-    template = _result_template(kind, argument)
+    template = _result_template(kind, argument, recall)
     where = f" and names the file (its {argument!r})" if argument else ""
-    why = _RESULT_WHY[kind].format(argument=argument, where=where, why=why_not(tool.arguments))
+    why = _RESULT_WHY["recall" if recall and kind == "one-off" else kind].format(
+        argument=argument, where=where, why=why_not(tool.arguments))
     rule = {"tool": tool.name, "template": template, "enabled": True}
     return _Candidate("tool_results", rule, kind, f"{why}. Results: {_sizes(tool.results)}", tool.results,
                       meter.text(template))
@@ -291,10 +301,12 @@ def _refused(conversation: Conversation, rows: tuple[Row, ...], meter: Meter, be
                    f"edit here ({_stopped(skipped) or 'nothing to replace'}), so none is offered")
 
 
-def suggest_rules(conversation: Conversation, meter: Meter) -> Suggestion:
+def suggest_rules(conversation: Conversation, meter: Meter, recall: bool = False) -> Suggestion:
     """Rules for the tools ``conversation`` uses: a result rule for each tool with large results,
     a call rule for each large text argument, each row with its explanation — only rows that can
-    fire here, all rows of a table sharing one ``min_tokens``."""
+    fire here, all rows of a table sharing one ``min_tokens``. ``recall``: the tools that cannot be
+    re-run get a reference naming the key of their stored output (``RECALL_TEMPLATE``) instead of
+    one that promises nothing."""
     count = meter.count(conversation)
     candidates: list[_Candidate] = []
     notes: list[str] = []
@@ -303,7 +315,7 @@ def suggest_rules(conversation: Conversation, meter: Meter) -> Suggestion:
             notes.append("a tool with an empty name: no rule can name it")
             continue
         found = _call_rows(tool, meter)
-        result = _result_row(tool, meter)
+        result = _result_row(tool, meter, recall)
         if result is not None:
             found.append(result)
         if not found:

@@ -12,6 +12,7 @@ import streamlit as st
 from ..compaction import Settings
 from ..conversation import Conversation
 from ..limits import MAX_COUNT, MAX_PRICE, MAX_TOKENS
+from ..meter import Meter
 from ..policies import Policy, PolicySettings, make, read_provenance, source_of
 from ..present import literal
 from ..rules import Rules
@@ -31,6 +32,7 @@ from ..run import (
     lost_calls,
     money,
     read_prices,
+    round_trips,
     sweep,
     sweep_points,
 )
@@ -162,6 +164,25 @@ def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy, conve
                    "with the slider below to see the item and the piece in *Before / after*.")
 
 
+def _recall(run: Replay, conversation: Conversation, meter: Meter) -> None:
+    """The totals with each hidden-then-used call charged a recall round trip (``replay --recall``)."""
+    if not run.hidden_used or not st.toggle("Charge recall round trips", key=state.REPLAY_RECALL,
+                                            help="An agent with the recall tool asks for what its reply used back "
+                                                 "first: the recall calls, the originals and one more request, "
+                                                 "priced with the prompt cache (docs/replay.md)."):
+        return
+    trips = round_trips(run, conversation, meter)
+    extra = sum(trip.cost for trip in trips)
+    one, two, three, four = st.columns(4)
+    one.metric("Recall round trips", f"{len(trips):,}", help="One per call whose reply used what its request hid.")
+    two.metric("Re-fetched prompt tokens", f"{sum(trip.prompt_tokens for trip in trips):,}",
+               help=f"The extra requests: the call's prompt again, the recall calls and the originals "
+                    f"({sum(trip.result_tokens for trip in trips):,} tokens).")
+    three.metric("Cached in them", f"{sum(trip.cached_tokens for trip in trips):,}")
+    four.metric("Cost with recall", money(run.totals.cost_with + extra), delta=money(extra), delta_color="inverse",
+                help="The cost with the policy, plus the round trips.")
+
+
 def _baseline_caption(run: Replay) -> None:
     """What the changes are measured against, where that is not simply the log: the run as it ran
     (the full history a second figure), and a history no window could hold."""
@@ -263,6 +284,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                 delta_color="inverse", help=f"Prompts and replies over the run at {chosen_price.model} prices "
                                             f"({chosen_price.source}; the change is against {against}).")
     _baseline_caption(run)
+    _recall(run, conversation, meter)
     rows = chart_rows(run)
     found = bills.fit_of(conversation, chosen_price)
     _tokens_chart(run, rows, policy, conversation, found)

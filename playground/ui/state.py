@@ -78,6 +78,7 @@ MAX_OWN = 8  # the oldest of the person's own conversations goes when a ninth ar
 REPLAY_POLICY, REPLAY_MODE, REPLAY_SWEEP = "replay_policy", "replay_mode", "replay_sweep"
 REPLAY_WINDOW, REPLAY_TRIGGER, REPLAY_KEEP = "replay_window", "replay_trigger", "replay_keep"
 REPLAY_CLEAR_AT_LEAST = "replay_clear_at_least"
+REPLAY_RECALL = "replay_recall"  # charge each hidden-then-used call a recall round trip (replay --recall)
 REPLAY_CALL_WHOLE = "replay_call_whole_run"  # the button that sends Before / after back to the whole conversation
 PRICE_PREFIX = "replay_price_"
 # The Compare tab: its mode, whether it replays, and the agents' own compactions chosen beside ours.
@@ -128,8 +129,8 @@ LESSON_BANNER, LESSON_SHOW_ME, LESSON_NEXT = "lesson_banner", "lesson_show_me", 
 LESSON_END, LESSON_START = "lesson_end", "lesson_start"
 # Values Streamlit forgets while their tab is not drawn, kept by ``keep_hidden``.
 KEPT_HIDDEN = (REPLAY_POLICY, REPLAY_MODE, REPLAY_WINDOW, REPLAY_TRIGGER, REPLAY_KEEP, REPLAY_CLEAR_AT_LEAST,
-               REPLAY_CACHE, REPLAY_CALL, REPLAY_SWEEP, COMPARE_MODE, COMPARE_CACHE, COMPARE_SHOW, COMPARE_THEIRS,
-               PROBE_ON, PROBE_PROVIDER, PROBE_CALLS, PROBE_BUDGET, PROBE_RESULT)
+               REPLAY_CACHE, REPLAY_CALL, REPLAY_SWEEP, REPLAY_RECALL, COMPARE_MODE, COMPARE_CACHE, COMPARE_SHOW,
+               COMPARE_THEIRS, PROBE_ON, PROBE_PROVIDER, PROBE_CALLS, PROBE_BUDGET, PROBE_RESULT)
 
 
 def price_key(field: str, model: str) -> str:
