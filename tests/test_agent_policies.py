@@ -34,6 +34,7 @@ from playground.policies.condense import CondenseIndex, CondensePolicy, condense
 from playground.policies.gemini_compression import GeminiCompressionPolicy
 from playground.policies.llamaindex import LlamaIndexMemoryPolicy
 from playground.policies.masking import MaskingPolicy
+from playground.policies.opencode_summary import OpencodeSummaryPolicy
 from playground.policies.provenance import read_provenance, source_of
 from playground.policies.prune import PrunePolicy
 from playground.policies.summarize import SummarizePolicy
@@ -292,6 +293,8 @@ THEIR_FIRING = {
     "cline-truncation": lambda: ClineTruncationPolicy(context_window=0),
     "aider-summary": lambda: AiderSummaryPolicy(max_tokens=0),
     "llamaindex-memory": lambda: LlamaIndexMemoryPolicy(token_limit=0, token_flush_size=1),
+    "roo-code-condense": lambda: CondensePolicy(context_window=0, window_fraction=0.9, window_reserve=0),
+    "opencode-summary": lambda: OpencodeSummaryPolicy(context_window=52_000, preserve_recent_tokens=40),
 }
 
 

@@ -22,6 +22,7 @@ from .llamaindex import LlamaIndexMemoryPolicy
 from .masking import MaskingPolicy
 from .named import Named
 from .none import NonePolicy
+from .opencode_summary import OpencodeSummaryPolicy
 from .provenance import read_provenance, source_of
 from .prune import PrunePolicy
 from .rules import RulesPolicy
@@ -54,6 +55,8 @@ THEIRS: dict[str, Callable[..., Policy]] = {
         Named("cline-truncation", ClineTruncationPolicy, takes=("context_window",)),
         Named("aider-summary", AiderSummaryPolicy, takes=("context_window",)),
         Named("llamaindex-memory", LlamaIndexMemoryPolicy),
+        Named("roo-code-condense", CondensePolicy, takes=("context_window",)),
+        Named("opencode-summary", OpencodeSummaryPolicy, takes=("context_window",)),
     )
 }
 # What the agent itself did, read from its log's own compactions (a row only where the log has them).
