@@ -69,24 +69,24 @@ def tail_start(items: tuple[Item, ...], base: int, budget: int, meter: Meter) ->
     """compaction.ts ``select``: where the kept tail of ``items[base:]`` begins, None when nothing
     is kept. Newest first, whole user turns while the tail stays within ``budget``; then, of the
     turn that overflows it, the earliest message whose rest still fits. A suffix only grows
-    walking back, so both are the earliest message start after that turn's user message whose
-    suffix fits. When every turn fits, the tail begins at the first user message, unless that is
-    the history's first message: then opencode keeps nothing and summarizes it all."""
-    suffix, kept, first_user = 0, None, None
+    walking back, so both are the earliest message start whose suffix fits, and the walk stops at
+    the first item over the budget. When every turn fits, the tail begins at the first user
+    message, unless that is the history's first message: then opencode keeps nothing and
+    summarizes it all."""
+    suffix, kept = 0, None
     for position, tokens in _sizes_back(items, base, meter):
         suffix += tokens
-        item = items[position]
-        if is_summary(item):
-            continue
-        user = isinstance(item, Message) and item.role == "user"
         if suffix > budget:
-            if user:
-                return kept
-            continue
-        if _message_start(items, position):
+            break
+        if _message_start(items, position) and not is_summary(items[position]):
             kept = position
-        first_user = position if user else first_user
-    return None if first_user is None or first_user == base else first_user
+    first_user = next((p for p in range(base, len(items)) if isinstance(items[p], Message)
+                       and items[p].role == "user" and not is_summary(items[p])), None)
+    if first_user is None or kept is None:
+        return None
+    if kept <= first_user:  # every turn fits
+        return None if first_user == base else first_user
+    return kept
 
 
 def _whole(items: tuple[Item, ...], start: int) -> int:
