@@ -35,6 +35,7 @@ from playground.policies.gemini_compression import GeminiCompressionPolicy
 from playground.policies.letta import LettaSlidingWindowPolicy
 from playground.policies.llamaindex import LlamaIndexMemoryPolicy
 from playground.policies.masking import MaskingPolicy
+from playground.policies.opencode_summary import OpencodeSummaryPolicy
 from playground.policies.provenance import read_provenance, source_of
 from playground.policies.prune import PrunePolicy
 from playground.policies.summarize import SummarizePolicy
@@ -296,6 +297,8 @@ THEIR_FIRING = {
     "anthropic-compaction-on-demand": lambda: CondensePolicy(trigger=0, reads_request=True),
     "letta-sliding-window": lambda: LettaSlidingWindowPolicy(context_window=4_000, trigger_share=0.01),
     "adk-token-compaction": lambda: CondensePolicy(trigger=0, keep_last=2),
+    "roo-code-condense": lambda: CondensePolicy(context_window=0, window_fraction=0.9, window_reserve=0),
+    "opencode-summary": lambda: OpencodeSummaryPolicy(context_window=52_000, preserve_recent_tokens=40),
 }
 
 

@@ -16,6 +16,7 @@ from playground.policies.aider import OK, history_limit
 from playground.policies.cline import max_allowed
 from playground.policies.gemini_compression import ACKNOWLEDGEMENT, truncated_output
 from playground.policies.letta import LettaSlidingWindowPolicy
+from playground.policies.opencode_summary import OpencodeSummaryPolicy, preserve_budget, usable
 from playground.policies.prune import preview
 from playground.run.replay import replay
 from playground.summarize.cut import is_summary
@@ -27,7 +28,7 @@ from .test_agent_policies import GPT4O, METER, THEIR_FIRING, chat, check_request
 OPENCODE_CLEARED = "[Old tool result content cleared]"
 NAMES = ("one", "two", "three", "four", "five", "six")  # a token each, as " data" is
 PEERS = ("gemini-tool-output-masking", "gemini-chat-compression", "opencode-prune", "cline-truncation",
-         "aider-summary", "llamaindex-memory")
+         "aider-summary", "llamaindex-memory", "roo-code-condense", "opencode-summary")
 PEERS += ("anthropic-compaction-on-demand", "letta-sliding-window", "adk-token-compaction")
 
 
@@ -379,3 +380,74 @@ def test_letta_built_with_a_negative_size_or_a_share_out_of_range_is_refused_wit
         with pytest.raises(InputError) as raised:
             LettaSlidingWindowPolicy(**options)
         assert raised.value.where == key
+
+
+# --- Roo Code: context condensing ---------------------------------------------------------------
+
+def condensing_run(first: int) -> tuple:
+    """Three user turns: the first with an output of about ``first`` tokens, the second with 6,000,
+    the third (the one running) with two of 5,000, the last not yet answered."""
+    return chat(("user", "Task 0."), ("calls", [("bash", words(first, "one"))]), ("assistant", "Done 0."),
+                ("user", "Task 1."), ("calls", [("bash", words(6_000, "two"))]), ("assistant", "Done 1."),
+                ("user", "Task 2."), ("calls", [("bash", words(5_000, "three"))]),
+                ("calls", [("bash", words(5_000, "four"))]))
+
+
+def window_for(threshold, wanted: int) -> int:
+    """A context window whose trigger (``threshold(window)``) is ``wanted``."""
+    return next(window for window in range(wanted, 4 * wanted + 100_000) if threshold(window) == wanted)
+
+
+def test_roo_code_condenses_over_90_percent_of_the_window_less_8192_and_keeps_only_the_summary():
+    assert make("roo-code-condense").params() == {"trigger": 171_808, "context_window": 200_000}  # 180,000 - 8,192
+    run = condensing_run(33_000)
+    total = METER.count(run).total
+    roo = lambda window: make("roo-code-condense", context_window=window)  # noqa: E731
+    # prevContextTokens > allowedTokens: strictly over
+    assert roo(window_for(lambda w: roo(w).params()["trigger"], total)).apply(run, METER).fired is None
+    done = roo(window_for(lambda w: roo(w).params()["trigger"], total - 1)).apply(run, METER)
+    sent = done.conversation
+    # a fresh start: the summary alone stands for the history; the step not yet answered stays after it
+    assert done.fired == "summarization" and is_summary(sent.items[1])
+    assert shape(sent) == ["system", "user", "assistant", "tool"] and results(sent) == [words(5_000, "four")]
+    summary = METER.count(sent).items[1]
+    assert done.summarization.output_tokens == summary
+    assert done.summarization.input_tokens > 33_000 + 6_000 + 5_000 + METER.text(DEFAULT_PROMPT)
+
+
+# --- opencode: session compaction ---------------------------------------------------------------
+
+def test_opencode_usable_window_and_tail_budget_are_its_sources_numbers():
+    assert usable(200_000, 32_000) == 148_000  # the window less 32,000 for the reply less 20,000 reserved
+    assert usable(200_000, 8_000) == 184_000  # a reply of 8,000 reserves 8,000 too
+    assert [preserve_budget(tokens) for tokens in (4_000, 48_000, 148_000)] == [2_000, 12_000, 15_000]
+    assert make("opencode-summary").params()["trigger"] == 148_000
+
+
+def test_opencode_summary_fires_at_the_usable_window_and_keeps_the_newest_turns_that_fit_its_budget():
+    run = condensing_run(33_000)
+    total = METER.count(run).total
+    opencode = lambda window: make("opencode-summary", context_window=window)  # noqa: E731
+    assert opencode(total + 52_001).apply(run, METER).fired is None  # usable = total + 1
+    assert opencode(total + 52_000).apply(run, METER).fired == "summarization"  # count >= usable
+    # at a 100,000 window: usable 48,000, the tail budget a quarter of it, 12,000. The running turn (about 10,000)
+    # fits whole; the turn before overflows it, so of it only its newest message that fits stays: "Done 1."
+    assert METER.count(condensing_run(20_000)).total < 48_000 <= total
+    assert make("opencode-summary", context_window=100_000).apply(condensing_run(20_000), METER).fired is None
+    done = make("opencode-summary", context_window=100_000).apply(run, METER)
+    sent = done.conversation
+    assert is_summary(sent.items[1]) and texts(sent)[2:] == ["Done 1.", "Task 2.", words(5_000, "three"),
+                                                            words(5_000, "four")]
+    assert done.summarization.output_tokens == METER.count(sent).items[1]
+    assert done.summarization.input_tokens > 33_000 + 6_000 + METER.text(DEFAULT_PROMPT)
+
+
+def test_opencode_summary_keeps_nothing_when_the_tail_would_hold_it_all_but_never_what_is_unanswered():
+    run = condensing_run(33_000)
+    # a budget over the whole history: opencode summarizes all of it; the step not yet answered stays here
+    done = OpencodeSummaryPolicy(context_window=100_000, preserve_recent_tokens=100_000).apply(run, METER)
+    assert shape(done.conversation) == ["system", "user", "assistant", "tool"]
+    assert results(done.conversation) == [words(5_000, "four")]
+    # a budget under the newest step: opencode would summarize that step too; it and its result stay
+    small = OpencodeSummaryPolicy(context_window=100_000, preserve_recent_tokens=10).apply(run, METER)
+    assert results(small.conversation) == [words(5_000, "four")]

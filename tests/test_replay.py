@@ -516,7 +516,11 @@ LONG_RUN = {"rules": lambda: make("rules", threshold=2_000, summarize=False),
             "hybrid": lambda: make("hybrid", window=3, limit=1_000, keep_steps=2),
             "summarize": lambda: make("summarize", limit=1_500, keep_steps=2),
             # the agents' summarize-and-drop, condensing at every call from the tenth or so on
-            "condense": lambda: CondensePolicy(trigger=2_000, keep_last=4)}
+            "condense": lambda: CondensePolicy(trigger=2_000, keep_last=4),
+            # Roo Code's (90% of 11,325 less 8,192: 2,000) and opencode's (54,000 less 32,000 less 20,000: 2,000,
+            # its tail a quarter of that, at least 2,000 tokens)
+            "roo-code-condense": lambda: make("roo-code-condense", context_window=11_325),
+            "opencode-summary": lambda: make("opencode-summary", context_window=54_000)}
 
 
 def _python_calls(conversation: Conversation, name: str, mode: str) -> int:

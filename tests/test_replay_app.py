@@ -100,7 +100,8 @@ def test_compare_view_lists_every_policy_with_the_engines_costs():
 def test_compare_view_adds_the_agents_own_policies_with_their_sources_and_summaries_billed():
     at = start("Compare")
     conversation, model = at.session_state["conversation"], at.session_state["model"]
-    chosen = ["langchain-summarization", "swe-agent-last-n", "gemini-chat-compression", "aider-summary"]
+    chosen = ["langchain-summarization", "swe-agent-last-n", "gemini-chat-compression", "aider-summary",
+              "roo-code-condense", "opencode-summary"]
     healthy(at.multiselect(key=state.COMPARE_THEIRS).set_value(chosen).run())
     frame = next(table.value for table in at.dataframe if "policy" in table.value.columns)
     assert list(frame["policy"]) == [*OURS, *chosen]

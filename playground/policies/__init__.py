@@ -23,6 +23,7 @@ from .llamaindex import LlamaIndexMemoryPolicy
 from .masking import MaskingPolicy
 from .named import Named
 from .none import NonePolicy
+from .opencode_summary import OpencodeSummaryPolicy
 from .provenance import read_provenance, source_of
 from .prune import PrunePolicy
 from .rules import RulesPolicy
@@ -58,6 +59,8 @@ THEIRS: dict[str, Callable[..., Policy]] = {
         Named("anthropic-compaction-on-demand", CondensePolicy),
         Named("letta-sliding-window", LettaSlidingWindowPolicy, takes=("context_window",)),
         Named("adk-token-compaction", CondensePolicy),
+        Named("roo-code-condense", CondensePolicy, takes=("context_window",)),
+        Named("opencode-summary", OpencodeSummaryPolicy, takes=("context_window",)),
     )
 }
 # What the agent itself did, read from its log's own compactions (a row only where the log has them).

@@ -8,7 +8,8 @@ keeps the user messages beside its opaque item; Claude Code fires near the windo
 reserve; Codex keeps the newest user messages up to 20,000 tokens; LangChain keeps the newest 20
 messages; OpenHands keeps the first events and the newest half; Anthropic's on-demand compaction is
 sent the request up to the cut, its system prompt and tools too; Google ADK's token-threshold
-compaction keeps the newest events. Every one of them keeps what the
+compaction keeps the newest events; Roo Code fires at 90% of the window less the reply's reserve and
+keeps nothing but the summary. Every one of them keeps what the
 model has not answered yet (the items after the last assistant turn) and never parts a call from
 its result. The summary is the offline summarizer's, so a replay needs no LLM; the call that
 would have written it is reported (``summarycall``) and billed by replay. What it replaced is lost.
@@ -228,8 +229,8 @@ class CondenseIndex:
 class CondensePolicy:
     trigger: int | None = None  # fire when the request exceeds this many tokens
     context_window: int = 200_000  # the model's, for a trigger stated as part of it
-    window_reserve: int | None = None  # trigger: the window less this many tokens (Claude Code)
-    window_fraction: float | None = None  # trigger: this share of the window (Codex)
+    window_reserve: int | None = None  # trigger: the window (or its share) less this many tokens (Claude Code)
+    window_fraction: float | None = None  # trigger: this share of the window (Codex), less any reserve (Roo Code)
     trigger_messages: int | None = None  # fire when the request holds more messages than this (OpenHands)
     keep_first: int = 0  # messages after the system messages kept verbatim
     keep_last: int = 0  # newest messages kept verbatim, besides what the model has not read
@@ -256,14 +257,14 @@ class CondensePolicy:
                              where="trigger")
 
     def threshold(self) -> int | None:
-        """The token trigger: given, or derived from the context window as the source states it."""
+        """The token trigger: given, or derived from the context window as the source states it: a
+        share of it (Codex), less a reserve (Claude Code), or a share less a reserve (Roo Code)."""
         if self.trigger is not None:
             return self.trigger
-        if self.window_reserve is not None:
-            return max(0, self.context_window - self.window_reserve)
-        if self.window_fraction is not None:
-            return int(self.context_window * self.window_fraction)
-        return None
+        if self.window_reserve is None and self.window_fraction is None:
+            return None
+        share = self.context_window if self.window_fraction is None else int(self.context_window * self.window_fraction)
+        return max(0, share - (self.window_reserve or 0))
 
     def params(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"trigger": self.threshold()}
