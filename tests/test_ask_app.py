@@ -25,6 +25,7 @@ from .probe_stub import ProbeServer, facts_run
 from .test_replay_app import healthy
 
 QUESTIONS = 10  # calls 3 and 6, five types each
+KEY = "sk-ask-secret-0123456789abcdef"
 
 
 @pytest.fixture(autouse=True)
@@ -98,13 +99,18 @@ def test_the_questions_are_listed_sent_only_on_the_click_and_graded_per_type(pro
         assert len(server.requests) == 20 and _frame(at, quiz.FULL_RIGHT) is not None
 
 
-def test_a_500_is_one_located_line_each_and_the_other_questions_are_shown():
-    # step 5's result ends call 6's request, just before each question: both sides of call 6 get a 500
+def test_a_500_is_one_located_line_each_and_the_other_questions_are_shown(monkeypatch):
+    # step 5's result ends call 6's request, just before each question: both sides of call 6 get a 500, whose
+    # body echoes the key the operator allowed for this host; the page never shows it
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("PLAYGROUND_KEY_HOSTS", "127.0.0.1")
     with ProbeServer() as server:
         at = _asking(server, "openai", {5: "\nFAIL-500"})
         healthy(_send(at).click().run())
         assert len(server.requests) == 20
+        assert server.requests[0]["headers"]["authorization"] == f"Bearer {KEY}"
     lines = [error.value.replace("\\", "") for error in at.error]  # as written, without markdown's escapes
+    assert not [element for element in at.main if KEY in str(getattr(element, "value", ""))]
     assert len(lines) == 10, lines
     assert lines[0].startswith("Question 6 (files_written, call 6), as it was: ") and "(500)" in lines[0]
     assert lines[1].startswith("Question 6 (files_written, call 6), as compacted: ")
