@@ -9,9 +9,13 @@ The run is ``facts_run`` (7 calls; a file written at step 0, ``python run_checks
 with exit code 3 and a PlantedConfigError). The page's clear-tool-uses with trigger 100 and keep 1
 clears every tool result but the newest, never the calls' arguments: at call 3 step 1's result (the
 exit status and the error) is gone from the policy's request, while the path written stays in the
-write call's arguments. Ten questions are asked at calls 3 and 6, one per type at each."""
+write call's arguments. Ten questions are asked at calls 3 and 6, one per type at each. The written path
+itself goes where a policy deletes the write call: Cline's truncation on a gpt-4 run (an 8,192-token
+window) with longer results, at call 6."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 import streamlit
@@ -21,7 +25,8 @@ from playground import formats, quiz
 from playground.ui import state
 
 from .conftest import ROOT, show_tab
-from .probe_stub import ProbeServer, facts_run
+from .probe_stub import FILLER, ProbeServer, facts_run
+from .test_app import paste
 from .test_replay_app import healthy
 
 QUESTIONS = 10  # calls 3 and 6, five types each
@@ -34,23 +39,29 @@ def no_keys(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
-def _asking(server: ProbeServer, provider: str, extra: dict[int, str] | None = None) -> AppTest:
-    """The What it keeps tab on the planted run under clear-tool-uses, the questions switched on and
-    the endpoint set to the stub: everything up to the send button."""
+def _planted(extra: dict[int, str] | None = None) -> AppTest:
+    """The page with the planted run as its conversation, clear-tool-uses' trigger 100 and keep 1."""
     streamlit.cache_data.clear()
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    show_tab(at, "What it keeps")
-    healthy(at.run())
+    at = healthy(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run())
     at.session_state[state.CONVERSATION] = formats.read(facts_run(extra))
     at.session_state[state.REPLAY_TRIGGER] = 100
     at.session_state[state.REPLAY_KEEP] = 1
-    healthy(at.selectbox(key=state.REPLAY_POLICY).select("clear-tool-uses").run())
+    return at
+
+
+def _asking(server: ProbeServer, provider: str, at: AppTest, policy: str = "clear-tool-uses",
+            questions: int = QUESTIONS) -> AppTest:
+    """The What it keeps tab under ``policy``, the questions switched on and the endpoint set to the
+    stub: everything up to the send button."""
+    show_tab(at, "What it keeps")
+    healthy(at.run())
+    healthy(at.selectbox(key=state.REPLAY_POLICY).select(policy).run())
     assert not [toggle for toggle in at.toggle if toggle.key == state.ASK_JUDGE]  # nothing drawn until switched on
     healthy(at.toggle(key=state.ASK_ON).set_value(True).run())
     at.radio(key=state.PROBE_PROVIDER).set_value(provider)
     at.text_input(key=state.BASE_URL).set_value(server.url + ("/v1" if provider == "openai" else ""))
     at.text_input(key=state.LLM_MODEL).set_value("probe-model")
-    at.number_input(key=state.ASK_QUESTIONS).set_value(QUESTIONS)
+    at.number_input(key=state.ASK_QUESTIONS).set_value(questions)
     return healthy(at.run())
 
 
@@ -65,7 +76,7 @@ def _send(at: AppTest):
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_the_questions_are_listed_sent_only_on_the_click_and_graded_per_type(provider):
     with ProbeServer() as server:
-        at = _asking(server, provider)
+        at = _asking(server, provider, _planted())
         listed = _frame(at, "graded")
         assert [(row.call, row.type) for row in listed.itertuples()] == [
             (call, kind.replace("_", " ")) for call in (3, 6) for kind in quiz.TYPES]
@@ -99,13 +110,38 @@ def test_the_questions_are_listed_sent_only_on_the_click_and_graded_per_type(pro
         assert len(server.requests) == 20 and _frame(at, quiz.FULL_RIGHT) is not None
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_written_path_the_policy_deleted_is_answered_right_in_full_and_wrong_as_compacted(provider):
+    """Cline's truncation on gpt-4's 8,192-token window (its limit 6,553) deletes half the history at call 6 of
+    the planted run with a longer result at steps 2 to 4: the write call and the failing command go with it."""
+    streamlit.cache_data.clear()
+    run = facts_run({step: "\n" + FILLER for step in (2, 3, 4)}) | {"model": "gpt-4"}
+    with ProbeServer() as server:
+        at = paste(healthy(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()), json.dumps(run))
+        assert at.session_state[state.MODEL] == "gpt-4"
+        at = _asking(server, provider, at, policy="cline-truncation", questions=5)
+        assert "Asking 5 questions at 1 call (6)" in "\n".join(caption.value for caption in at.caption)
+        assert server.requests == []
+        healthy(_send(at).click().run())
+        assert len(server.requests) == 10
+    per_type = {row["type"]: (row[quiz.FULL_RIGHT], row[quiz.COMPACTED_RIGHT])
+                for row in _frame(at, quiz.FULL_RIGHT).to_dict("records")}
+    assert per_type["files written"] == ("1 of 1", "0 of 1")
+    assert per_type["command status"] == per_type["last error"] == ("1 of 1", "0 of 1")
+    written = _frame(at, "answer, full request").iloc[0]
+    assert (written["a right answer says"], written["full"], written["policy's"]) == (
+        "src/planted_fix.py", "right", "wrong")
+    assert "src/planted_fix.py" in written["answer, full request"]
+    assert "src/planted_fix.py" not in written["answer, policy's request"]
+
+
 def test_a_500_is_one_located_line_each_and_the_other_questions_are_shown(monkeypatch):
     # step 5's result ends call 6's request, just before each question: both sides of call 6 get a 500, whose
     # body echoes the key the operator allowed for this host; the page never shows it
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("PLAYGROUND_KEY_HOSTS", "127.0.0.1")
     with ProbeServer() as server:
-        at = _asking(server, "openai", {5: "\nFAIL-500"})
+        at = _asking(server, "openai", _planted({5: "\nFAIL-500"}))
         healthy(_send(at).click().run())
         assert len(server.requests) == 20
         assert server.requests[0]["headers"]["authorization"] == f"Bearer {KEY}"
