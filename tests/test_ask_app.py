@@ -91,6 +91,8 @@ def test_the_questions_are_listed_sent_only_on_the_click_and_graded_per_type(pro
         healthy(at.toggle(key=state.ASK_JUDGE).set_value(False).run())
         healthy(_send(at).click().run())
         assert len(server.requests) == 20
+        [bar] = at.get("progress")  # question by question, inside the status
+        assert (bar.proto.value, bar.proto.text) == (100, "Question 10 of 10 answered")
         path = "/v1/messages" if provider == "anthropic" else "/v1/chat/completions"
         assert {request["path"] for request in server.requests} == {path}
         per_type = {row["type"]: (row[quiz.FULL_RIGHT], row[quiz.COMPACTED_RIGHT])

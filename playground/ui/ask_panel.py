@@ -46,7 +46,7 @@ def _ask(planned: quiz.Quiz, send: probe.Send, where: str) -> quiz.Asking:
     """Send the questions with their progress shown: question i of n."""
     total = len(planned.asked)
     with st.status(f"Asking {plural(total, 'question')} at {where}…", expanded=True) as status:
-        bar = st.progress(0.0, text=f"Question 1 of {total}")
+        bar = st.progress(0.0, text=f"Question 0 of {total} answered")
         answered: list[quiz.Answer] = []
 
         def report(answer: quiz.Answer) -> None:
