@@ -18,7 +18,7 @@ DOOR = {
     "playground.engine", "playground.compaction", "playground.conversation", "playground.errors", "playground.limits",
     "playground.words", "playground.formats", "playground.meter", "playground.rules", "playground.summarize",
     "playground.policies", "playground.run", "playground.tune", "playground.present", "playground.export",
-    "playground.probe", "playground.corpus",
+    "playground.probe", "playground.quiz", "playground.corpus",
     "playground.present.stepthrough", "playground.present.tokenview", "playground.present.render",
     "playground.present.view", "playground.export.exports", "playground.rules.breakdown",
     "playground.workbench.builder", "playground.workbench.defaults", "playground.workbench.presets",

@@ -279,3 +279,37 @@ def test_the_question_options_without_questions_are_refused(tmp_path, server, ca
     code = cli.main(["probe", str(write(tmp_path, facts_run())), *POLICY, "--base-url", server.url + "/v1",
                      "--llm-model", "probe-model", "--judge"])
     assert code == 2 and "add --questions" in capsys.readouterr().err and server.requests == []
+
+
+# --- what a page shows: the rows and the located failures (quiz.results) ---------------------------
+
+def test_the_pages_rows_say_per_type_and_per_question_what_was_right_and_locate_each_failure():
+    conversation = formats.read(facts_run())
+    meter = Meter("gpt-4o")
+    asked = quiz.questions(conversation, make("clear-tool-uses", **CLEAR), meter, at=(2,))
+    planned = quiz.plan(conversation, asked, meter, read_prices().get("gpt-4o"), "openai")
+    assert [row["#"] for row in quiz.question_rows(planned)] == [1, 2, 3, 4, 5]
+    first = quiz.question_rows(planned)[0]
+    assert (first["type"], first["a right answer says"], first["graded"]) == (
+        "files written", "src/planted_fix.py", "exact")
+    assert first["question"].startswith("which files have you created or modified")
+
+    def send(body, size):  # a model that recalls the path when its request holds it; the error question fails
+        text = json.dumps(body["messages"][:-1])
+        if "last error" in json.dumps(body["messages"][-1]):
+            raise LLMError("127.0.0.1:1 answered with an error (500): down")
+        return Action(text="I wrote src/planted_fix.py." if "planted_fix" in text else "I do not remember.")
+
+    asking = quiz.ask(planned, send)
+    rows = {row["type"]: row for row in quiz.type_rows(asking)}
+    assert (rows["files written"][quiz.FULL_RIGHT], rows["files written"][quiz.COMPACTED_RIGHT]) == (
+        "1 of 1", "0 of 1")  # clear-inputs took the path from the policy's request at call 2
+    assert rows["last error"][quiz.FULL_RIGHT] == "not graded" and rows["next step"]["asked"] == 1
+    answer = quiz.answer_rows(asking)[0]
+    assert (answer["full"], answer["policy's"], answer["answer, policy's request"]) == (
+        "right", "wrong", "I do not remember.")
+    assert quiz.failures(asking) == [
+        "question 4 (last_error, call 2), as it was: 127.0.0.1:1 answered with an error (500): down",
+        "question 4 (last_error, call 2), as compacted: 127.0.0.1:1 answered with an error (500): down"]
+    failed = quiz.answer_rows(asking)[3]
+    assert (failed["full"], failed["answer, full request"]) == ("—", "")

@@ -171,10 +171,8 @@ def run_questions(args: argparse.Namespace, loaded: Any, policy: Any, price: Any
     numbers = {id(asked.question): n for n, asked in enumerate(planned.asked, 1)}
 
     def failed(answer: quiz.Answer) -> None:
-        question = answer.question
-        for error in answer.errors:
-            print(f"{PROG}: probe: question {numbers[id(question)]} ({question.type}, call {question.call}), "
-                  f"{error}", file=sys.stderr)
+        for line in quiz.located(numbers[id(answer.question)], answer):
+            print(f"{PROG}: probe: {line}", file=sys.stderr)
 
     unsent = quiz.Asking(planned, (), 0, 0)
     result = quiz.ask(planned, sender(args, key), failed) if planned.asked and args.yes else unsent
@@ -198,10 +196,8 @@ def answers_report(result: quiz.Asking) -> str:
     lines = [f"{'call':>6}  {'type':<15} {'as it was':<10} {'compacted':<10} question → expected"]
     for answer in result.answers:
         question = answer.question
-        expected = ", ".join(question.expected) if question.expected else "(judge) " + question.reference[:60]
         lines.append(f"{question.call:>6}  {question.type:<15} {_mark(answer.correct_full):<10} "
-                     f"{_mark(answer.correct_compacted):<10} {_cut(question.text[question.text.find(':') + 2:])} "
-                     f"→ {_cut(expected)}")
+                     f"{_mark(answer.correct_compacted):<10} {_cut(question.asks)} → {_cut(question.answer_key)}")
     for kind, n in result.by_type().items():
         lines.append(f"{kind}: " + (f"right as it was {n['correct_full']} of {n['graded_full']}, as compacted "
                                     f"{n['correct_compacted']} of {n['graded_compacted']}"

@@ -14,12 +14,15 @@ the same model, with a prompt from the same data file, counted in the estimate.
 The room's public face (what the CLI and a page call): ``questions`` (offline, free: ``questions.py``)
 chooses the calls and writes the questions; ``plan`` builds the requests in the provider's wire format
 and the estimate, ``ask`` sends them through any ``probe.Send`` and grades (``asking.py``); ``grading``
-says whether an answer repeats an exact fact. A failed request (an error, a timeout, a reply that is
-not JSON) is named with its question and side, and the other questions go on."""
+says whether an answer repeats an exact fact; ``results`` gives what a page shows of the questions
+and answers (rows, the right answers per type, the failures located). A failed request (an error, a
+timeout, a reply that is not JSON) is named with its question and side, and the other questions go on."""
 
-from .asking import Answer, Asking, Quiz, ask, asking_to_json, estimate_lines, judge_request, plan
+from .asking import Answer, Asking, Quiz, ask, asking_to_json, estimate_lines, judge_request, located, plan
 from .grading import exact_tokens, found, grade
 from .questions import DEFAULT_QUESTIONS, TYPES, Question, questions
+from .results import COMPACTED_RIGHT, FULL_RIGHT, answer_rows, failures, question_rows, type_rows
 
-__all__ = ["DEFAULT_QUESTIONS", "TYPES", "Answer", "Asking", "Question", "Quiz", "ask", "asking_to_json",
-           "estimate_lines", "exact_tokens", "found", "grade", "judge_request", "plan", "questions"]
+__all__ = ["COMPACTED_RIGHT", "DEFAULT_QUESTIONS", "FULL_RIGHT", "TYPES", "Answer", "Asking", "Question", "Quiz",
+           "answer_rows", "ask", "asking_to_json", "estimate_lines", "exact_tokens", "failures", "found", "grade",
+           "judge_request", "located", "plan", "question_rows", "questions", "type_rows"]

@@ -199,8 +199,16 @@ def ask(quiz: Quiz, send: probe.Send, report: Callable[[Answer], None] = lambda 
     return Asking(quiz, tuple(answers), sent, tokens)
 
 
-def estimate_lines(quiz: Quiz, timeout: float | None = None) -> list[str]:
-    """What will be asked and what it may cost, in the words ``probe``'s estimate uses."""
+def located(number: int, answer: Answer) -> list[str]:
+    """Each failure of the ``number``-th question asked (from 1) as one line naming the question, its
+    type, its call and the side: the CLI prints them as they come, the page lists them after."""
+    question = answer.question
+    return [f"question {number} ({question.type}, call {question.call}), {error}" for error in answer.errors]
+
+
+def estimate_lines(quiz: Quiz, timeout: float | None = None, judge_named: str = "--judge") -> list[str]:
+    """What will be asked and what it may cost, in the words ``probe``'s estimate uses; ``judge_named``
+    is what turns the judge on where the lines are read (the CLI's flag, the page's switch)."""
     if not quiz.asked and not quiz.over_budget:
         return ["no question to ask: the policy fired at no call, or the ledger holds no fact by the calls chosen"]
     calls = sorted({asked.question.call for asked in quiz.asked})
@@ -211,7 +219,7 @@ def estimate_lines(quiz: Quiz, timeout: float | None = None) -> list[str]:
         lines.append(f"left out by the token budget: {plural(len(quiz.over_budget), 'question')} (at calls "
                      + ", ".join(str(question.call) for question in quiz.over_budget) + ")")
     judged = (f", {quiz.judged} judge calls at most" if quiz.judge else
-              "; without --judge the questions only a judge can grade are asked but not graded")
+              f"; without {judge_named} the questions only a judge can grade are asked but not graded")
     at_most = (f"${quiz.cost:,.4f} at {quiz.price.model} prices" if quiz.price.known
                else f"a cost unknown ({quiz.price.source})")
     wait = f"; each may take up to {timeout:g} s" if timeout else ""

@@ -62,6 +62,17 @@ class Question:
     def graded(self) -> str:
         return "exact" if self.expected else "judge"
 
+    @property
+    def asks(self) -> str:
+        """The question without the preamble every template shares (*Pause the task …:*): what a
+        table shows."""
+        return self.text[self.text.find(":") + 2:]
+
+    @property
+    def answer_key(self) -> str:
+        """What a right answer says, in words: the exact tokens, or the judge's reference."""
+        return ", ".join(self.expected) if self.expected else f"(judge) {self.reference}"
+
 
 def _shown(command: str) -> str:
     line = command.split("\n", 1)[0]

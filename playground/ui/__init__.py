@@ -12,8 +12,8 @@ holds the list). Each room through its package, its public face (``playground.ru
 ``playground.conversation``, ``playground.errors``, ``playground.limits``, ``playground.words``,
 ``playground.formats``, ``playground.meter``, ``playground.rules``, ``playground.summarize``,
 ``playground.policies``, ``playground.run``, ``playground.tune``, ``playground.present``,
-``playground.export``, ``playground.probe``, ``playground.corpus``. Besides, modules that are
-each one thing the page alone uses: the step-through's and token view's values
+``playground.export``, ``playground.probe``, ``playground.quiz``, ``playground.corpus``. Besides, modules
+that are each one thing the page alone uses: the step-through's and token view's values
 (``playground.present.stepthrough``, ``playground.present.tokenview``), the views and
 the HTML they are drawn in (``playground.present.view``, ``playground.present.render``), the
 export files (``playground.export.exports``), the rule breakdown (``playground.rules.breakdown``), the page's material
@@ -42,6 +42,7 @@ from ..summarize import OfflineSummarizer
 from ..words import plural
 from . import (
     agent_panel,
+    ask_panel,
     before_after_panel,
     calibration_panel,
     compare_panel,
@@ -235,6 +236,7 @@ def _runs(run_tab: tabs.Tab, keeps_tab: tabs.Tab, compare_tab: tabs.Tab, convers
     if keeps_tab.open:
         with keeps_tab.place:
             keeps_panel.panel(conversation, rules, settings, summary, model_name)
+            ask_panel.panel(conversation, rules, settings, summary, model_name)
     if compare_tab.open:
         with compare_tab.place:
             compare_panel.panel(conversation, rules, settings, summary, model_name)

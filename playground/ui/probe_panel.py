@@ -15,57 +15,23 @@ from .. import probe
 from ..compaction import Settings
 from ..conversation import Conversation
 from ..errors import InputError
-from ..limits import MAX_COUNT, MAX_TOKENS
-from ..llm import Endpoint
-from ..llm.anthropic import ANTHROPIC_URL, AnthropicClient
-from ..llm.openai_compatible import OpenAIClient
+from ..limits import MAX_COUNT
 from ..present import literal
 from ..rules import Rules
-from ..run import call_starts, money, read_prices
+from ..run import call_starts, read_prices
 from ..summarize import SummarySettings
 from ..words import plural
 from . import llm_endpoint, run_setup, state
 
-PROVIDER_TITLES = {"openai": "OpenAI-compatible (Chat Completions)", "anthropic": "Anthropic (Messages API)"}
 
-
-def _endpoint(provider: str) -> Endpoint:
-    """The shared endpoint settings, with the key the one rule gives this provider at this host.
-    No retries: a failed request is reported for its call."""
-    base_url = st.session_state[state.BASE_URL].strip() or (ANTHROPIC_URL if provider == "anthropic" else None)
-    return Endpoint(model=st.session_state[state.LLM_MODEL].strip(), base_url=base_url,
-                    api_key=llm_endpoint.key_choice(provider).key, max_retries=0)
-
-
-def _sender(provider: str, endpoint: Endpoint) -> probe.Send:
-    if provider == "anthropic":
-        client = AnthropicClient(endpoint)
-        return lambda body, size: probe.messages_action(client.send(body, size))
-    chat = OpenAIClient(endpoint)
-    return lambda body, size: probe.chat_action(chat.send(body, size))
-
-
-def _settings() -> str:
-    """The probe's own controls and the endpoint's; returns the provider."""
-    st.session_state.setdefault(state.PROBE_PROVIDER, "openai")
+def _settings() -> tuple[str, int | None]:
+    """The probe's own controls and those it shares with the questions; returns the provider and budget."""
     st.session_state.setdefault(state.PROBE_CALLS, probe.DEFAULT_CALLS)
-    st.session_state.setdefault(state.PROBE_BUDGET, 0)
-    provider = st.radio("Provider", list(PROVIDER_TITLES), key=state.PROBE_PROVIDER, format_func=PROVIDER_TITLES.get,
-                        horizontal=True, help="The wire format the requests are sent in (converted from the "
-                                              "conversation's own when it differs) and whose key rule applies.")
+    provider = llm_endpoint.provider_choice()
     one, two = st.columns(2)
     one.number_input("Calls to probe", min_value=1, max_value=MAX_COUNT, step=1, key=state.PROBE_CALLS,
                      help="Of the calls the policy changed, spread evenly over the run, the last always among them.")
-    two.number_input("Token budget (0: none)", min_value=0, max_value=MAX_TOKENS, step=10_000, key=state.PROBE_BUDGET,
-                     help="Send no more than this many prompt tokens in all; sampled calls that do not fit are "
-                          "left out.")
-    if llm_endpoint.endpoint_drawn():
-        where = _endpoint(provider)
-        st.caption(literal(f"Endpoint: {where.model} at {where.where} (set under Summarization in the "
-                                  f"sidebar's Settings). Key: {llm_endpoint.key_choice(provider).label}."))
-    else:
-        llm_endpoint.draw_endpoint_elsewhere(provider)
-    return provider
+    return provider, llm_endpoint.budget(two)
 
 
 SAME_WORDS = {True: "yes", False: "no", None: "—"}  # None: not compared (a request failed)
@@ -109,9 +75,8 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                    "compare what it would do next. Nothing is sent until you press the button.")
     if not st.session_state[state.PROBE_ON]:
         return
-    provider = _settings()
-    endpoint = _endpoint(provider)
-    budget = int(st.session_state[state.PROBE_BUDGET]) or None
+    provider, budget = _settings()
+    endpoint = llm_endpoint.endpoint_shown(provider)
     price = read_prices().get(endpoint.model or None, probe.PROVIDERS[provider])
     policy, _ = run_setup.chosen_policy(rules, settings, summary, model)
     mode = st.session_state[state.REPLAY_MODE]
@@ -127,16 +92,14 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
         st.caption(literal(line[:1].upper() + line[1:] + "."))
     key = (id(conversation), policy.name, repr(policy.params()), mode, provider, endpoint.model, endpoint.where,
            int(st.session_state[state.PROBE_CALLS]), budget)
-    if plan.pairs:
-        label = (f"Send {plan.requests:,} requests ({plan.tokens:,} prompt tokens, at most {money(plan.cost)}) "
-                 f"to {endpoint.model or 'the model'}")
-        if st.button(literal(label), type="primary", disabled=not endpoint.model,
-                     help="Each call's request as it was and as compacted, at temperature 0 with a small reply "
-                          "limit."):
-            with st.status(f"Probing {len(plan.pairs)} calls at {endpoint.where}…") as progress:
-                result = probe.run(plan, _sender(provider, endpoint))
-                progress.update(label="Probe done", state="complete")
-            st.session_state[state.PROBE_RESULT] = (key, result)
+    if plan.pairs and st.button(llm_endpoint.send_label(plan.requests, plan.tokens, plan.cost, endpoint),
+                                type="primary", disabled=not endpoint.model,
+                                help="Each call's request as it was and as compacted, at temperature 0 with a small "
+                                     "reply limit."):
+        with st.status(f"Probing {len(plan.pairs)} calls at {endpoint.where}…") as progress:
+            result = probe.run(plan, llm_endpoint.sender(provider, endpoint))
+            progress.update(label="Probe done", state="complete")
+        st.session_state[state.PROBE_RESULT] = (key, result)
     kept = st.session_state.get(state.PROBE_RESULT)
     if kept and kept[0] == key:
         _show(kept[1])

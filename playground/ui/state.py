@@ -86,6 +86,9 @@ COMPARE_MODE, COMPARE_SHOW, COMPARE_THEIRS = "compare_mode", "compare_show", "co
 # The live probe under the Run tab, and its last result (kept for the plan it was made for).
 PROBE_ON, PROBE_PROVIDER, PROBE_CALLS = "probe_on", "probe_provider", "probe_calls"
 PROBE_BUDGET, PROBE_RESULT = "probe_budget", "probe_result"
+# What it keeps' *Ask the model*: its switch, how many questions, the judge, and the last answers (kept for
+# the inputs they were asked with). The provider, budget and endpoint are the probe's.
+ASK_ON, ASK_QUESTIONS, ASK_JUDGE, ASK_RESULT = "ask_on", "ask_questions", "ask_judge", "ask_result"
 # The log's own bills: the fit kept per log, and the button that calibrates from it.
 BILLED_FIT, BILLED_CALIBRATE = "billed_fit", "billed_calibrate"
 # Calibration from pasted usage: the pasted text, the apply switch, the last reading (kept per text).
@@ -130,7 +133,8 @@ LESSON_END, LESSON_START = "lesson_end", "lesson_start"
 # Values Streamlit forgets while their tab is not drawn, kept by ``keep_hidden``.
 KEPT_HIDDEN = (REPLAY_POLICY, REPLAY_MODE, REPLAY_WINDOW, REPLAY_TRIGGER, REPLAY_KEEP, REPLAY_CLEAR_AT_LEAST,
                REPLAY_CACHE, REPLAY_CALL, REPLAY_SWEEP, REPLAY_RECALL, COMPARE_MODE, COMPARE_CACHE, COMPARE_SHOW,
-               COMPARE_THEIRS, PROBE_ON, PROBE_PROVIDER, PROBE_CALLS, PROBE_BUDGET, PROBE_RESULT)
+               COMPARE_THEIRS, PROBE_ON, PROBE_PROVIDER, PROBE_CALLS, PROBE_BUDGET, PROBE_RESULT, ASK_ON, ASK_QUESTIONS,
+               ASK_JUDGE, ASK_RESULT)
 
 
 def price_key(field: str, model: str) -> str:
