@@ -60,12 +60,14 @@ def summed(files: list[Path]) -> int:
     print(f"Summed over {len(files)} runs; `rules`: the rules suggested for each run's tools. Tokens: prompt tokens "
           "billed over the run (and as a share of no policy); cached: the share of them read from the prompt cache; "
           "cost in US$ (of it, summarization calls); hidden→used: calls whose reply used what the request had "
-          "hidden; facts lost at the end (of all the run's facts of that type): requirements, paths written, "
-          "paths read, commands, errors.\n")
-    print("| policy | runs | tokens (share) | cached | cost (summaries) | fired | hidden→used | facts lost: req · "
-          "written · read · cmd · err |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+          "hidden; the run's facts at its end, lost / recoverable (behind a reference that names them) / all of that "
+          "type: requirements, paths written, paths read, commands, errors.\n")
+    print("| policy | runs | tokens (share) | cached | cost (summaries) | fired | hidden→used | "
+          "facts lost/recoverable/all: req · written · read · cmd · err |\n"
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for name, total in totals.items():
-        lost = " · ".join(f"{total[kind + '.lost']:,.0f}/{facts(total, kind):,.0f}" for kind in FACT_TYPES)
+        lost = " · ".join(f"{total[kind + '.lost']:,.0f}/{total[kind + '.recoverable']:,.0f}/"
+                          f"{facts(total, kind):,.0f}" for kind in FACT_TYPES)
         share = total["tokens_billed"] / total["none"]
         print(f"| `{name}` | {total['runs']} | {total['tokens_billed']:,.0f} ({share:.0%}) | "
               f"{total['cached_tokens'] / max(total['tokens_billed'], 1):.0%} | {total['cost']:.2f} "
