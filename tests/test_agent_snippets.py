@@ -23,6 +23,8 @@ from .test_app import _fresh_caches, healthy, start  # noqa: F401 - the caches f
 
 CALLS = 4  # the stubs' tool-loop-4 asks for a file per reply four times, then answers
 ENVIRONMENT = {"openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY", StubServer),
+               "langchain": ("OPENAI_BASE_URL", "OPENAI_API_KEY", StubServer),
+               "agents-sdk": ("OPENAI_BASE_URL", "OPENAI_API_KEY", StubServer),
                "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", AnthropicStub)}
 
 

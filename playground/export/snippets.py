@@ -12,13 +12,16 @@ from ..errors import InputError
 from ..meter.claude import is_claude
 
 SNIPPETS = Path(__file__).resolve().parents[1] / "data" / "snippets"
-# Each client the wrapper takes, and the words the page shows for it.
+# Each client the wrapper takes and each framework an adapter plugs into, and the words the page shows.
 CLIENTS: dict[str, str] = {
     "openai": "OpenAI client (chat.completions, any OpenAI-compatible server)",
     "anthropic": "Anthropic client (messages)",
+    "langchain": "LangChain agent (middleware)",
+    "agents-sdk": "OpenAI Agents SDK (input filter)",
 }
 WORKSPACE_FILE = "playground.workspace.json"  # the name the page's Save workspace gives the file
-MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-5"}  # a model of the client's own, when the page's is not
+# a model of the client's own, when the page's is not (the frameworks here call OpenAI-compatible servers)
+MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-5", "langchain": "gpt-4o", "agents-sdk": "gpt-4o"}
 
 
 def wrapper_snippet(client: str, model: str | None = None, workspace_file: str = WORKSPACE_FILE) -> str:
