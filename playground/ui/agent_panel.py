@@ -88,7 +88,9 @@ def _gap(conversation, compiled, rules, settings: Settings, summary, model_name:
     kept = st.session_state.get(state.NATIVE_GAP)
     if not kept or kept[0] != key:
         return None
-    st.dataframe(gap_table(kept[1]), hide_index=True, width="stretch")
+    tokens = st.column_config.NumberColumn(format="localized")  # 19,601, not 19601
+    st.dataframe(gap_table(kept[1]), hide_index=True, width="stretch",
+                 column_config={"tokens billed": tokens, "vs tuned (tokens)": tokens})
     st.caption("Each native setting run here by the named policy that emulates it, with the compiled numbers, in the "
                "feature's own mode (per-call: the client keeps the whole history and each request is edited). "
                "*vs tuned*: native less tuned; more hidden-then-used calls mean the agent lost what it went on using.")
