@@ -238,6 +238,17 @@ def test_without_done_each_call_is_committed_at_the_next_and_a_retry_is_the_same
     assert all(record.usage is None for record in hook.records)
 
 
+def test_contents_that_do_not_begin_with_the_last_calls_start_the_run_again() -> None:
+    hook = pg.seed_hook(pg.make("rules", threshold=0, summarize=False), model=MODEL)
+    first = [Message("user", "Read a.py."), ToolCall("c1", "read_file", {"file_path": "a.py"}),
+             ToolResult("c1", "read_file", "success", [_file("a.py")])]
+    hook(ExecutionContext(), LlmRequest(first[:1]))
+    hook(ExecutionContext(), LlmRequest(first))
+    hook(ExecutionContext(), LlmRequest([Message("user", "Another task.")]))
+    hook.done()
+    assert [(record.call, record.restarted) for record in hook.records] == [(0, False), (1, False), (2, True)]
+
+
 def test_the_callers_items_are_never_changed_and_kept_items_are_its_own() -> None:
     contents = [Message("user", "Read a.py."), ToolCall("c1", "read_file", {"file_path": "a.py"}),
                 ToolResult("c1", "read_file", "success", [_file("a.py")]), Message("assistant", "Read it."),

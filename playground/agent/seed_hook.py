@@ -19,10 +19,10 @@ Chat Completions run). The listing's ``context`` is not read.
 The hook never sees the reply, so a call it prepared is committed (the run moves on, its record is
 kept and logged) when the provider is known to have taken it: at ``done(usage=…)``, which an agent
 calls after each model call as the Agents SDK's ``on_llm_end`` is called, or else at the next hook
-call whose contents grew past the last call's (the reply read from them: the assistant items that
-follow). The same contents again is the same call retried, never one more; contents that do not
-begin with the last call's start the run again. The last call's reply reaches the log only through
-``done(reply=…)``.
+call whose contents are not the last call's (the reply read from them where they grew past it: the
+assistant items that follow). The same contents again is the same call retried, never one more;
+contents that do not begin with the last call's start the run again. The last call's reply reaches
+the log only through ``done(reply=…)``.
 """
 
 from __future__ import annotations
