@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..conversation import ABSENT, Item, Message, Origin, ToolCall, ToolResult, content_text
+from ..conversation import ABSENT, Item, Message, Origin, ToolCall, ToolResult, content_text, shared
 from ..errors import InputError
 from ..policies import Policy
 from ..summarize.cut import is_summary
@@ -161,7 +161,7 @@ def _contents(request: Any) -> list[Any]:
     return list(contents)
 
 
-def kind(item: Any, where: str) -> str:
+def _kind(item: Any, where: str) -> str:
     """``call``, ``result`` or ``message``: what an item of the contents is, by the attributes the
     listing reads of it."""
     for name, attributes in FIELDS.items():
@@ -179,7 +179,7 @@ def _wire(contents: list[Any]) -> tuple[list[dict[str, Any]], dict[Origin, int]]
     places: dict[Origin, int] = {}
     for n, item in enumerate(contents):
         where = f"request.contents[{n}]"
-        found = kind(item, where)
+        found = _kind(item, where)
         if found == "call":
             if not isinstance(item.arguments, Mapping):
                 raise InputError("a tool call's arguments are not a dict", where=f"{where}.arguments",
@@ -216,7 +216,7 @@ def _align(request: tuple[Item, ...], sent: tuple[Item, ...]) -> list[int | None
     share, a middle of one length is edited in place, and one a summary shortened pairs its items
     before the summary from the left and those after it from the right."""
     limit = min(len(request), len(sent))
-    head = 0
+    head = shared(request, sent)  # (the items kept as they were, compared in C)
     while head < limit and _same(request[head], sent[head]):
         head += 1
     tail = 0
@@ -252,7 +252,7 @@ def _written(now: Item, source: int | None, originals: dict[int, Item], contents
     original = contents[source]
     if _same(now, originals[source]):
         return original
-    found = kind(original, f"request.contents[{source}]")
+    found = _kind(original, f"request.contents[{source}]")
     if found == "call" and isinstance(now, ToolCall):
         return _copy(original, found, arguments=json.loads(now.arguments))
     if found == "result" and isinstance(now, ToolResult):
@@ -284,7 +284,7 @@ def _new(now: Item, contents: list[Any]) -> Any:
     if not isinstance(now, Message):
         raise InputError("the policy sent a tool call or result no item of the contents holds; the hook can write "
                          "back only the caller's own", where="request.contents", value=getattr(now, "name", ""))
-    template = next((item for n, item in enumerate(contents) if kind(item, f"request.contents[{n}]") == "message"),
+    template = next((item for n, item in enumerate(contents) if _kind(item, f"request.contents[{n}]") == "message"),
                     None)
     if template is None:
         raise InputError("the policy wrote a message, and the contents hold none whose class could hold it",
