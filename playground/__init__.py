@@ -21,6 +21,7 @@ from pathlib import Path
 
 from . import formats
 from .agent import compacting, load_policy
+from .agent.seed_hook import seed_hook
 from .compaction import Compaction, DecisionCache, Settings, compact
 from .conversation import Conversation, Message, ToolCall, ToolResult
 from .engine import Engine, Optimized, optimize
@@ -48,5 +49,5 @@ __all__ = [
     "RuleSet", "Rules", "Settings", "SummarySettings", "Template", "TokenCount", "ToolCall", "ToolResult",
     "book_rules", "compact", "compacting", "compare", "count", "dumps", "formats", "load", "load_policy",
     "load_preset", "load_rules", "loads", "make", "optimize", "read_prices", "recall_key", "replay",
-    "rules_to_json", "ruleset", "suggest_rules",
+    "rules_to_json", "ruleset", "seed_hook", "suggest_rules",
 ]

@@ -6,13 +6,16 @@
 core ``endpoint``; ``session``: the run's state; ``record``: each call's log line). The framework
 adapters run the same core where a framework calls the model itself: ``langchain_middleware``
 (LangChain v1's ``CompactingMiddleware``) and ``agents_sdk`` (the OpenAI Agents SDK's
-``CompactingFilter``). Each imports its framework, which the app does not install, so they are
-imported by their module path only (``EXTRAS``), never from here.
+``CompactingFilter``). Those two each import their framework, which the app does not install, so
+they are imported by their module path only (``EXTRAS``), never from here. ``seed_hook`` is the
+book's own loop's (``CompactionHook``, called in the place of Listing 6.5's ``apply_compaction``),
+which imports no framework (``pg.seed_hook`` makes one; the name stays the module's here).
 """
 
 from .client import Compacting, compacting
 from .policy_file import PolicyFile, load_policy
 from .record import CallRecord, ItemEdit
+from .seed_hook import CompactionHook
 from .session import Session
 
 # The adapter modules and the packages each imports that requirements.txt does not bring in: the app
@@ -20,4 +23,5 @@ from .session import Session
 EXTRAS = {"playground.agent.langchain_middleware": ("langchain", "langchain_core"),
           "playground.agent.agents_sdk": ("agents",)}
 
-__all__ = ["EXTRAS", "CallRecord", "Compacting", "ItemEdit", "PolicyFile", "Session", "compacting", "load_policy"]
+__all__ = ["EXTRAS", "CallRecord", "Compacting", "CompactionHook", "ItemEdit", "PolicyFile", "Session", "compacting",
+           "load_policy"]
