@@ -451,3 +451,19 @@ def test_opencode_summary_keeps_nothing_when_the_tail_would_hold_it_all_but_neve
     # a budget under the newest step: opencode would summarize that step too; it and its result stay
     small = OpencodeSummaryPolicy(context_window=100_000, preserve_recent_tokens=10).apply(run, METER)
     assert results(small.conversation) == [words(5_000, "four")]
+
+
+def test_letta_never_cuts_between_two_calls_of_one_reply_listed_one_by_one():
+    """A format that lists each call as an item of its own (the native one) gave Letta's cut a start
+    between two calls of one reply: the first call's result was kept without its call, a request no
+    API takes (hypothesis found it)."""
+    body = {"format": "compaction-playground", "version": 1, "model": "gpt-4o", "items": [
+        {"type": "tool_call", "call_id": "call_a", "name": "read_file", "arguments": {"path": "a.py"}},
+        {"type": "tool_call", "call_id": "call_b", "name": "read_file", "arguments": {"path": "a.py"}},
+        {"type": "tool_result", "call_id": "call_a", "name": "read_file", "status": "success", "content": ""},
+        {"type": "tool_result", "call_id": "call_b", "name": "read_file", "status": "success", "content": ""},
+        {"type": "message", "role": "assistant", "content": ""}]}
+    conversation = formats.read(body)
+    check_request(conversation, "letta-sliding-window", True)
+    for mode in ("stored", "per-call"):  # the request of every call, as replay builds it, is read back whole
+        assert replay(conversation, THEIR_FIRING["letta-sliding-window"](), METER, GPT4O, mode=mode, cache="none")

@@ -22,7 +22,7 @@ from itertools import accumulate
 from typing import Any, ClassVar
 
 from .. import formats
-from ..conversation import Conversation, Item, is_instruction, role_of
+from ..conversation import Conversation, Item, ToolCall, ToolResult, is_instruction, role_of
 from ..errors import InputError
 from ..meter.tokens import Meter
 from ..summarize.call import SummaryCall, estimate
@@ -85,7 +85,8 @@ class LettaSlidingWindowPolicy:
         first = next((p for p, item in enumerate(items) if not is_instruction(item)), len(items))
         sizes = meter.items(items)
         starts = [first + start for start in message_starts(items[first:])]
-        valid = [False, *(role_of(items[start]) == "assistant" for start in starts)]
+        parting = _parting(items)
+        valid = [False, *(role_of(items[start]) == "assistant" and not parting[start] for start in starts)]
         tail = list(accumulate(reversed(sizes), initial=0))[::-1]  # tail[p]: the items from p on
         kept_tokens = [0, *(tail[start] for start in starts)]
         cut = sliding_cut(valid, kept_tokens, sum(sizes[:first]), (1 - self.sliding_window_percentage)
@@ -127,3 +128,19 @@ class LettaSlidingWindowPolicy:
         message = summary_message(text, len(span), "Letta sliding-window summary: offline summary, no LLM")
         calls.append(estimate(sum(meter.items(span)), meter.items((message,))[0], meter))
         return message
+
+
+def _parting(items: tuple[Item, ...]) -> list[bool]:
+    """``parting[p]``: a cut at ``p`` would part a call before it from its result at or after it. In
+    Letta a reply and its calls are one message, so a cut at a reply never does; here each call of a
+    format that lists them one by one is a message of its own, and a cut between two calls of one
+    reply left the first one's result without its call (a request no API takes)."""
+    called: dict[str, int] = {}
+    opened = [0] * (len(items) + 1)  # +1 where a call's open range starts, -1 past its result
+    for position, item in enumerate(items):
+        if isinstance(item, ToolCall):
+            called[item.call_id] = position
+        elif isinstance(item, ToolResult) and called.get(item.call_id, position) < position:
+            opened[called[item.call_id] + 1] += 1
+            opened[position + 1] -= 1
+    return [depth > 0 for depth in accumulate(opened[:-1])]
