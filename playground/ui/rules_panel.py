@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas
@@ -210,12 +211,20 @@ TOOLBARLESS = ("<style>.st-key-rule_tables [data-testid=\"stElementToolbar\"] :i
                "[aria-label=\"Fullscreen\"]){display:none}</style>")
 
 
+# What the tables' cell editor needs so that a fast Enter keeps the typed text (the file says why),
+# in an element that takes no room: a gap above the tables would push the first screen down.
+CELL_EDITOR_ENTER = Path(__file__).resolve().parents[1] / "data" / "cell_editor_enter.js"
+_HIDDEN_SCRIPT = ("<style>[data-testid=stElementContainer]:has(#cp-cell-editor-enter){{display:none}}</style>"
+                  "<script id=\"cp-cell-editor-enter\">{}</script>")
+
+
 def tables(checks: list[RowCheck]) -> None:
     """The two rule tables side by side, each with its rows' checks, compact enough to share the
     first screen with the meters and the before / after rows. Their toolbars' search, download, full
     screen and add-row buttons are hidden (five icons per table crowded the first screen): rows are
     added in the table's own empty last row, as the hint under the tables says."""
     st.html(TOOLBARLESS)
+    st.html(_HIDDEN_SCRIPT.format(CELL_EDITOR_ENTER.read_text(encoding="utf-8")), unsafe_allow_javascript=True)
     with st.container(key=state.RULE_TABLES):
         calls, results = st.columns(2, gap="medium")
         with calls:
