@@ -38,9 +38,11 @@ def test_parsed_arguments_live_with_their_item():
 def test_no_module_level_cache_of_conversation_data():
     """A module-level lru_cache or dict filled at run time would be shared by every browser session of
     a server. Only what ships with the program and is the same for everyone may cache at module level:
-    the vocabularies, the agents' policies catalogue and the price catalogue as shipped (read-only)."""
+    the vocabularies, the agents' policies catalogue, the price catalogue and the data files as shipped
+    (read-only): the recall tool's definition, the native settings' words, the probe's question templates."""
     allowed = {("encodings.py", "get_encoding"), ("provenance.py", "read_provenance"), ("prices.py", "_snapshot"),
-               ("prices.py", "_version"), ("prices.py", "_catalogue_table")}
+               ("prices.py", "_version"), ("prices.py", "_catalogue_table"), ("recalling.py", "_tool"),
+               ("native.py", "_data"), ("questions.py", "templates")}
     found = []
     for path in ENGINE.rglob("*.py"):
         if "ui" in path.parts:
