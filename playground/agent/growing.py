@@ -1,0 +1,100 @@
+"""The caller's list and the request's list, each carried from call to call, so that a wrapped call
+does work for what is new at it, not for the whole run again: replay is linear in a run because it
+carries its state, and a wrapped agent's list only grows.
+
+``Seen`` is the caller's list as last read: each element's snapshot (its lists and dicts copied,
+everything else the very object), its plain form (as the SDK sends it) and the items read from
+it. The next list extends it when its leading part equals the snapshots — one comparison in C,
+identity first, so the shared strings and SDK objects compare at once and a dict the caller
+changed in place since (a content replaced, a block appended) differs and is read again from the
+start, as a whole read would (the run then restarts, as it does for any history that did not only
+grow). Only the new elements are turned plain and read, linked after the calls so far. An SDK
+object (a ``ChatCompletionMessage`` appended as it came) is its own snapshot: one the caller changes
+in place after sending it is not read again.
+
+``Written`` is the request's list as last written: the next request shares its leading items
+(the stored edits of earlier calls are the same objects again), so the wire messages up to the
+last message that begins within them are the last request's, and only the rest is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..conversation import Item, shared
+
+ReadItems = Callable[[list[Any], int, dict[str, str]], tuple[Item, ...]]  # (list from start, start, latest)
+
+
+def snapshot(value: Any) -> Any:
+    """``value`` with its lists, tuples and dicts copied and everything else kept: equal to
+    ``value`` while nothing in it changes in place, and compared with it at C speed."""
+    if isinstance(value, dict):
+        return {key: snapshot(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [snapshot(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(snapshot(item) for item in value)
+    return value
+
+
+@dataclass(frozen=True)
+class Seen:
+    """The caller's list as read at a call: ``snapshots`` and ``wire`` (plain) per element, the
+    ``items`` read from it, and the calls' names by id after them (``latest``, which the next
+    read of a list that grew takes on: it belongs to the newest ``Seen``)."""
+
+    snapshots: list[Any]
+    wire: list[Any]
+    items: tuple[Item, ...]
+    latest: dict[str, str]
+
+    def grown(self, given: Sequence[Any], plain: Callable[[Any], Any], read: ReadItems) -> Seen:
+        """The caller's list ``given`` read: from where this one ends when it only grew from it,
+        else whole. A read that fails leaves this ``Seen`` as it was only if the caller drops it."""
+        known = len(self.snapshots)
+        grew = known and len(given) >= known and list(given[:known]) == self.snapshots
+        return read_list(given, plain, read, self if grew else None)
+
+
+def read_list(given: Sequence[Any], plain: Callable[[Any], Any], read: ReadItems, last: Seen | None = None) -> Seen:
+    """``given`` read (after ``last``, a ``Seen`` it extends, when given)."""
+    start = len(last.snapshots) if last is not None else 0
+    new = list(given[start:])
+    wire = [plain(element) for element in new]
+    latest = last.latest if last is not None else {}
+    items = read(wire, start, latest)
+    if last is None:
+        return Seen([snapshot(element) for element in new], wire, items, latest)
+    return Seen(last.snapshots + [snapshot(element) for element in new], last.wire + wire, last.items + items,
+                latest)
+
+
+class Written:
+    """The request's list as last written by ``write`` (items → wire messages), where
+    ``begins(items, position)`` says the item there begins a wire message whatever precedes it."""
+
+    def __init__(self, write: Callable[[tuple[Item, ...]], list[Any]],
+                 begins: Callable[[tuple[Item, ...], int], bool]) -> None:
+        self._write = write
+        self._begins = begins
+        self._items: tuple[Item, ...] = ()
+        self._messages: list[Any] = []
+
+    def __call__(self, items: tuple[Item, ...]) -> list[Any]:
+        """``write(items)``: the last list's messages before the last point both lists share where a
+        message begins, then the rest written. The list is new; its earlier dicts are the last
+        request's (already sent; nothing here changes them)."""
+        old = self._items
+        at = shared(old, items)
+        while at > 0 and not (self._starts(old, at) and self._starts(items, at)):
+            at -= 1
+        kept = len(self._messages) - len(self._write(old[at:]))
+        messages = self._messages[:kept] + self._write(items[at:])
+        self._items, self._messages = items, messages
+        return messages
+
+    def _starts(self, items: tuple[Item, ...], position: int) -> bool:
+        return position >= len(items) or self._begins(items, position)
