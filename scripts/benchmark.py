@@ -19,7 +19,7 @@ policy) ≤ 10×; the same ratios in process (fresh engines, no start-up or pars
 printed too.
 
     python scripts/benchmark.py --only linear [--sizes 500,1000,2000,4000] [--repeat 1]
-    python scripts/benchmark.py --only agent [--sizes 500,1000,2000]   (the wrapper beside replay: benchmark_agent)
+    python scripts/benchmark.py --only agent [--sizes 500,1000,2000] [--repeat 5]   (the wrapper beside replay)
 
 replays every strategy in both modes with its own defaults, and compares them in both modes, on runs
 of N read_file calls: each doubling's time ratio (target ≤ 2.2×), and the rules per call against the
@@ -224,11 +224,11 @@ def _linear_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --only linear: replay only these strategies (comma-separated), no compare")
 
 
-def _agent(sizes: tuple[int, ...]) -> None:
+def _agent(sizes: tuple[int, ...], repeat: int) -> None:
     """``--only agent``: the wrapper beside replay (``benchmark_agent``), on its own sizes unless given."""
     from scripts.benchmark_agent import SIZES as AGENT_SIZES
     from scripts.benchmark_agent import report
-    report(AGENT_SIZES if sizes == SIZES else sizes)
+    report(AGENT_SIZES if sizes == SIZES else sizes, repeat=repeat)
 
 
 def main() -> None:
@@ -242,7 +242,7 @@ def main() -> None:
     _linear_arguments(parser)
     args = parser.parse_args()
     if args.only == "agent":
-        _agent(args.sizes)
+        _agent(args.sizes, args.repeat)
         return
     if args.only == "linear":
         linearity(args.repeat, args.sizes, steady=args.steady, summarize=not args.no_summarize,

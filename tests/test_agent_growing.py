@@ -1,6 +1,7 @@
 """The wrapper carries the caller's list and the request from call to call (``agent.growing``): what it
 reads as the list grows is what a whole read gives, what it writes is what a whole write gives, and a
-message the caller changed in place is noticed (the run starts again, as for any rewritten history)."""
+message whose fields the caller changed in place is noticed (the run starts again, as for any rewritten
+history)."""
 
 from __future__ import annotations
 
@@ -102,13 +103,17 @@ def _replaced_content(history: list[dict[str, Any]]) -> None:
     history[1]["content"] = "Read only the tests."
 
 
-def _nested_arguments(history: list[dict[str, Any]]) -> None:
-    call = next(message for message in history if message.get("tool_calls"))
-    call["tool_calls"][0]["function"]["arguments"] = '{"path": "elsewhere.py"}'
+def _replaced_result(history: list[dict[str, Any]]) -> None:
+    result = next(message for message in history if message["role"] == "tool")
+    result["content"] = "(the file was deleted)"
+
+
+def _added_field(history: list[dict[str, Any]]) -> None:
+    history[1]["name"] = "reviewer"
 
 
 def test_an_earlier_message_changed_in_place_starts_the_run_again_and_is_read() -> None:
-    for change in (_replaced_content, _nested_arguments):
+    for change in (_replaced_content, _replaced_result, _added_field):
         wrapped, server, history = _changed_in_place(change)
         assert wrapped.records[-1].restarted, change.__name__
         fresh, fresh_server = _wrapped()

@@ -2,15 +2,20 @@
 does work for what is new at it, not for the whole run again: replay is linear in a run because it
 carries its state, and a wrapped agent's list only grows.
 
-``Seen`` is the caller's list as last read: each element's snapshot (its lists and dicts copied,
-everything else the very object), its plain form (as the SDK sends it) and the items read from
-it. The next list extends it when its leading part equals the snapshots — one comparison in C,
-identity first, so the shared strings and SDK objects compare at once and a dict the caller
-changed in place since (a content replaced, a block appended) differs and is read again from the
-start, as a whole read would (the run then restarts, as it does for any history that did not only
-grow). Only the new elements are turned plain and read, linked after the calls so far. An SDK
-object (a ``ChatCompletionMessage`` appended as it came) is its own snapshot: one the caller changes
-in place after sending it is not read again.
+``Seen`` is the caller's list as last read: each element's snapshot (a message dict's fields
+copied, their values the very objects; anything else the very object), its plain form (as the SDK
+sends it) and the items read from it. The next list extends it when its leading part equals the
+snapshots — one comparison in C, identity first, so the shared strings and SDK objects compare at
+once and a message whose fields the caller changed in place since (its content replaced, a field
+added or dropped) differs and is read again from the start, as a whole read would (the run then
+restarts, as it does for any history that did not only grow). Only the new elements are turned
+plain and read, linked after the calls so far.
+
+That comparison is the one thing still done over the whole history at every call, so it is kept to
+a message's own fields: a change deeper in an earlier message (a block appended to its content
+list, a call's arguments edited inside ``tool_calls``) or inside an SDK object (a
+``ChatCompletionMessage`` appended as it came) is not seen. Comparing every nested list and dict
+too costs about as much again as the rest of the wrapper's work on a long run (docs/benchmarks.md).
 
 ``Written`` is the request's list as last written: the next request shares its leading items
 (the stored edits of earlier calls are the same objects again), so the wire messages up to the
@@ -29,15 +34,10 @@ ReadItems = Callable[[list[Any], int, dict[str, str]], tuple[Item, ...]]  # (lis
 
 
 def snapshot(value: Any) -> Any:
-    """``value`` with its lists, tuples and dicts copied and everything else kept: equal to
-    ``value`` while nothing in it changes in place, and compared with it at C speed."""
-    if isinstance(value, dict):
-        return {key: snapshot(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [snapshot(item) for item in value]
-    if isinstance(value, tuple):
-        return tuple(snapshot(item) for item in value)
-    return value
+    """An element of the caller's list as it is now: a dict's (a message's) fields copied, anything
+    else the object itself; equal to ``value`` while its fields are not replaced in place, and
+    compared with it at C speed (the values by identity first)."""
+    return dict(value) if isinstance(value, dict) else value
 
 
 @dataclass(frozen=True)

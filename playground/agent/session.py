@@ -90,18 +90,19 @@ class Session:
         result = self.policy.apply(request, meter)
         sent = result.conversation
         fixed, sides = self._counting(model, conversation, items[len(given):])
-        instructed = bool(content_text(conversation.instructions))
-        has_system = [instructed or side.has_instruction(side_items) for side, side_items in
-                      zip(sides, (items, sent.items), strict=True)]
+        last_sent = sides[1].prompt.items  # (what the last call prepared sent: most often the last one sent)
+        same = [side.follow(side_items) for side, side_items in zip(sides, (items, sent.items), strict=True)]
         # as replay keys the head: instructions outside the items (Responses') or a system message among them
+        instructed = bool(content_text(conversation.instructions))
+        has_system = [instructed or side.instruction is not None for side in sides]
         head_tokens = fixed.head(has_system[1])
         head: Hashable = ("head", has_system[0], head_tokens)
-        sides[0].prompt.update(items, fixed.head(has_system[0]), head, again=1)
-        sides[1].prompt.update(sent.items, head_tokens, head, again=1)
+        sides[0].prompt.update(items, fixed.head(has_system[0]), head, same[0], again=1)
+        sides[1].prompt.update(sent.items, head_tokens, head, same[1], again=1)
         prompts = tuple(Prompt(tuple(side.prompt.chain), tuple(side.prompt.offsets),
                                side.prompt.offsets[-1] + fixed.tail) for side in sides)
         continued = bool(self.records) and not restarted and head == self._head
-        prefix = shared(self._sent, sent.items) if continued else 0
+        prefix = (same[1] if last_sent is self._sent else shared(self._sent, sent.items)) if continued else 0
         record = CallRecord(
             call=len(self.records), api=self.api, model=model, policy=self.policy.name, fired=result.fired,
             items_before=len(items), items_after=len(sent.items), tokens_before=prompts[0].tokens,
@@ -166,13 +167,12 @@ class _Side:
 
     def __init__(self, meter: Meter) -> None:
         self.prompt = GrowingPrompt(counter((), (), meter))
-        self._items: tuple[Item, ...] = ()
-        self._instruction: int | None = None  # the position of the first system or developer message
+        self.instruction: int | None = None  # the position of the first system or developer message
 
-    def has_instruction(self, items: tuple[Item, ...]) -> bool:
-        """Whether ``items`` hold a system or developer message, looked for past what they share with the last."""
-        same = shared(self._items, items)
-        if self._instruction is None or self._instruction >= same:
-            self._instruction = next((p for p in range(same, len(items)) if is_instruction(items[p])), None)
-        self._items = items
-        return self._instruction is not None
+    def follow(self, items: tuple[Item, ...]) -> int:
+        """How many leading items the next request ``items`` shares with the last (the prompt is
+        then updated from there); where its first instruction is, looked for only past them."""
+        same = shared(self.prompt.items, items)
+        if self.instruction is None or self.instruction >= same:
+            self.instruction = next((p for p in range(same, len(items)) if is_instruction(items[p])), None)
+        return same
