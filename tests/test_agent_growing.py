@@ -15,7 +15,7 @@ from openai.types.chat import ChatCompletion
 import playground as pg
 from playground import formats
 from playground.agent.endpoint import plain
-from playground.agent.growing import Written, read_list
+from playground.agent.growing import Seen, Written
 
 REPLY = {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "gpt-4o",
          "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}]}
@@ -57,12 +57,11 @@ def _calls(messages: list[dict[str, Any]]) -> list[int]:
 @given(st.lists(st.integers(min_value=0, max_value=80), max_size=12))
 def test_a_list_read_as_it_grows_is_read_as_a_whole_read_reads_it(cuts: list[int]) -> None:
     messages = _messages()
-    seen = None
+    seen = Seen()
     for end in [*sorted(cuts), len(messages)]:
         part = messages[:end]
-        seen = seen.grown(part, plain, formats.chat.read_items) if seen else read_list(part, plain,
-                                                                                         formats.chat.read_items)
-        assert seen.items == formats.chat.read({"messages": part}).items
+        grown = seen.read(part, plain, formats.chat.read_items, formats.chat.read({"messages": []}).grown)
+        assert grown.items == seen.items == formats.chat.read({"messages": part}).items
         assert seen.wire == part
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..conversation import Conversation, Item
 from ..recall import RecallStore
-from .growing import Seen, Written, read_list
+from .growing import Seen, Written
 from .recalling import keep, with_tool
 from .record import append
 from .session import Pending, Session
@@ -39,7 +39,7 @@ class Endpoint:
         self._session = session
         self._log = log
         self._recall = recall
-        self._seen: Seen | None = None  # the caller's list as last read
+        self._seen = Seen()  # the caller's list as last read
         self.written = self.writer()  # the request's list as last written
         if real is not None:
             self.create = self._create_async if inspect.iscoroutinefunction(inspect.unwrap(real.create)) \
@@ -92,11 +92,7 @@ class Endpoint:
         conversation = self.read(kwargs)
         if conversation is None:
             return None, kwargs
-        seen, self._seen = self._seen, None  # (a read that fails leaves none: the next reads whole)
-        seen = seen.grown(given, plain, self.read_items) if seen else read_list(given, plain, self.read_items)
-        self._seen = seen
-        wire = seen.wire
-        conversation = conversation.with_items(seen.items)
+        conversation = self._seen.read(given, plain, self.read_items, conversation.grown)
         pending = self._session.prepare(conversation, stream=bool(kwargs.get("stream")))
         request = self.write(kwargs, pending.sent)
         if self._recall is not None:  # originals behind a reference with a key are stored before the model sees it
@@ -104,7 +100,7 @@ class Endpoint:
                 self._session.recalling = True
             if self._session.recalling:
                 request = with_tool(request, self._session.api)
-        return Call(pending, wire, self.head(kwargs)), request
+        return Call(pending, _added(pending, self._seen.wire), self.head(kwargs)), request
 
     def finish(self, call: Call | None, response: Any, reply: list[Any] | None = None,
                usage: Any = None) -> Any:
@@ -115,7 +111,7 @@ class Endpoint:
             record = call.pending.commit(plain(usage) if usage is not None else None)
             if self._log is not None:
                 head = self._session.head_to_log(call.head)
-                append(self._log, record, call.added(), head, reply)
+                append(self._log, record, call.added, head, reply)
         return response
 
     def __getattr__(self, name: str) -> Any:
@@ -124,20 +120,22 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class Call:
-    """A call prepared: the session's pending call, the caller's list as the SDK sends it and the
-    request's head, kept for its log line."""
+    """A call prepared: the session's pending call, what the caller's list added since the last
+    call (``_added``) and the request's head, kept for its log line."""
 
     pending: Pending
-    wire: list[Any]
+    added: tuple[int, list[Any]]
     head: dict[str, Any]
 
-    def added(self) -> tuple[int, list[Any]]:
-        """Where the caller's list first holds what the last call had not (its index) and that part:
-        the log appends only it, so it grows with the run, not with the run's square."""
-        given, seen = self.pending.given, self.pending.seen
-        origin = given[seen].origin if seen < len(given) else None
-        at = origin.index if origin is not None else len(self.wire)
-        return at, self.wire[at:]
+
+def _added(pending: Pending, wire: list[Any]) -> tuple[int, list[Any]]:
+    """Where the caller's list (``wire``: as the SDK sends it) first holds what the last call had
+    not (its index) and that part: the log appends only it, so it grows with the run, not with the
+    run's square."""
+    given, seen = pending.given, pending.seen
+    origin = given[seen].origin if seen < len(given) else None
+    at = origin.index if origin is not None else len(wire)
+    return at, wire[at:]
 
 
 def body(kwargs: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:

@@ -25,10 +25,9 @@ last message that begins within them are the last request's, and only the rest i
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from ..conversation import Item, shared
+from ..conversation import Conversation, Item, shared
 
 ReadItems = Callable[[list[Any], int, dict[str, str]], tuple[Item, ...]]  # (list from start, start, latest)
 
@@ -40,36 +39,42 @@ def snapshot(value: Any) -> Any:
     return dict(value) if isinstance(value, dict) else value
 
 
-@dataclass(frozen=True)
 class Seen:
-    """The caller's list as read at a call: ``snapshots`` and ``wire`` (plain) per element, the
-    ``items`` read from it, and the calls' names by id after them (``latest``, which the next
-    read of a list that grew takes on: it belongs to the newest ``Seen``)."""
+    """The caller's list as last read, kept by one endpoint and grown in place from call to call:
+    each element's ``snapshots`` and ``wire`` (plain) form, the ``items`` read from it, and the
+    calls' names by id after them (``latest``, which the next read of a list that grew goes on from)."""
 
-    snapshots: list[Any]
-    wire: list[Any]
-    items: tuple[Item, ...]
-    latest: dict[str, str]
+    def __init__(self) -> None:
+        self._forget()
 
-    def grown(self, given: Sequence[Any], plain: Callable[[Any], Any], read: ReadItems) -> Seen:
-        """The caller's list ``given`` read: from where this one ends when it only grew from it,
-        else whole. A read that fails leaves this ``Seen`` as it was only if the caller drops it."""
+    def _forget(self) -> None:
+        self.snapshots: list[Any] = []
+        self.wire: list[Any] = []
+        self.items: tuple[Item, ...] = ()
+        self._latest: dict[str, str] = {}
+
+    def read(self, given: Sequence[Any], plain: Callable[[Any], Any], read: ReadItems,
+             grow: Callable[[tuple[Item, ...], tuple[Item, ...]], Conversation]) -> Conversation:
+        """The caller's list ``given`` read, as ``grow(items read before, items new)`` builds the
+        request from them: from where the last list ends when ``given`` only grew from it, else whole
+        (a read that fails leaves nothing: the next one reads whole)."""
         known = len(self.snapshots)
-        grew = known and len(given) >= known and list(given[:known]) == self.snapshots
-        return read_list(given, plain, read, self if grew else None)
-
-
-def read_list(given: Sequence[Any], plain: Callable[[Any], Any], read: ReadItems, last: Seen | None = None) -> Seen:
-    """``given`` read (after ``last``, a ``Seen`` it extends, when given)."""
-    start = len(last.snapshots) if last is not None else 0
-    new = list(given[start:])
-    wire = [plain(element) for element in new]
-    latest = last.latest if last is not None else {}
-    items = read(wire, start, latest)
-    if last is None:
-        return Seen([snapshot(element) for element in new], wire, items, latest)
-    return Seen(last.snapshots + [snapshot(element) for element in new], last.wire + wire, last.items + items,
-                latest)
+        head = given[:known] if isinstance(given, list) else list(given[:known])
+        if not known or len(given) < known or head != self.snapshots:
+            self._forget()
+            known = 0
+        new = list(given[known:])
+        wire = [plain(element) for element in new]
+        try:
+            items = read(wire, known, self._latest)
+        except BaseException:
+            self._forget()
+            raise
+        conversation = grow(self.items, items)
+        self.snapshots.extend(snapshot(element) for element in new)
+        self.wire.extend(wire)
+        self.items = conversation.items
+        return conversation
 
 
 class Written:

@@ -82,7 +82,7 @@ class Session:
     def prepare(self, conversation: Conversation, stream: bool = False) -> Pending:
         """The request to send for the caller's ``conversation`` (its whole history, as given)."""
         items = conversation.items
-        restarted = not extends(items, self._given)
+        restarted = not extends(items, self._given, conversation.grew)  # (the wrapper's reading says it grew)
         given, history = ((), ()) if restarted else (self._given, self._sent)
         request = conversation.grown(history, items[len(given):])  # replay's request, as ``applied`` builds it
         model = self.model or conversation.model
