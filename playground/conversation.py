@@ -290,14 +290,16 @@ def tool_name(item: Item) -> str | None:
     return item.name if isinstance(item, ToolCall | ToolResult) else None
 
 
-def link(items: Iterable[Item], where: Any = str) -> tuple[Item, ...]:
+def link(items: Iterable[Item], where: Any = str, latest: dict[str, str] | None = None) -> tuple[Item, ...]:
     """Give each tool result the name of the most recent earlier call with its id.
 
     Real traces reuse call ids, so we pair with the latest call rather than reject the file.
     A result whose id matches no earlier call is an error; ``where`` turns an item's origin
-    into the location named in that error.
+    into the location named in that error. ``latest``: the calls' names by id before ``items``
+    (a list read before, up to where these begin), updated as they are read, so a list that
+    only grows is linked as it grows, as a whole read links it.
     """
-    latest: dict[str, str] = {}
+    latest = {} if latest is None else latest
     linked: list[Item] = []
     for position, item in enumerate(items):
         if isinstance(item, ToolCall):

@@ -19,6 +19,7 @@ policy) ≤ 10×; the same ratios in process (fresh engines, no start-up or pars
 printed too.
 
     python scripts/benchmark.py --only linear [--sizes 500,1000,2000,4000] [--repeat 1]
+    python scripts/benchmark.py --only agent [--sizes 500,1000,2000] [--repeat 5]   (the wrapper beside replay)
 
 replays every strategy in both modes with its own defaults, and compares them in both modes, on runs
 of N read_file calls: each doubling's time ratio (target ≤ 2.2×), and the rules per call against the
@@ -223,15 +224,26 @@ def _linear_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --only linear: replay only these strategies (comma-separated), no compare")
 
 
+def _agent(sizes: tuple[int, ...], repeat: int) -> None:
+    """``--only agent``: the wrapper beside replay (``benchmark_agent``), on its own sizes unless given."""
+    from scripts.benchmark_agent import SIZES as AGENT_SIZES
+    from scripts.benchmark_agent import report
+    report(AGENT_SIZES if sizes == SIZES else sizes, repeat=repeat)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, default=1_000_000, help="size of the synthetic conversation")
     parser.add_argument("--repeat", type=int, default=5, help="repeats per timing (the best is kept)")
-    parser.add_argument("--only", choices=("linear", "1m"), help="run only this part: linear = replay (every "
-                        "strategy, both modes) and compare on runs of 500, 1,000 and 2,000 calls; 1m = the ~1M-token "
-                        "processes and in-process figures")
+    parser.add_argument("--only", choices=("linear", "1m", "agent"), help="run only this part: linear = replay "
+                        "(every strategy, both modes) and compare on runs of 500, 1,000 and 2,000 calls; 1m = the "
+                        "~1M-token processes and in-process figures; agent = the wrapper's added time per call beside "
+                        "replay's (500, 1,000 and 2,000 calls unless --sizes)")
     _linear_arguments(parser)
     args = parser.parse_args()
+    if args.only == "agent":
+        _agent(args.sizes, args.repeat)
+        return
     if args.only == "linear":
         linearity(args.repeat, args.sizes, steady=args.steady, summarize=not args.no_summarize,
                   strategies=args.strategies)

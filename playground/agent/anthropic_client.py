@@ -13,18 +13,25 @@ from __future__ import annotations
 from typing import Any
 
 from .. import formats
-from ..conversation import Conversation
+from ..conversation import Conversation, Item
 from .endpoint import Call, Endpoint, body, plain
+from .growing import Written
 
 
 class Messages(Endpoint):
     """``messages``: the request is ``messages``; ``system`` (a string or text blocks) stays as given."""
 
-    def read(self, kwargs: dict[str, Any], wire: list[Any]) -> Conversation | None:
-        return formats.anthropic.read(self.head(kwargs) | {"messages": wire})
+    def read(self, kwargs: dict[str, Any]) -> Conversation | None:
+        return formats.anthropic.read(self.head(kwargs) | {"messages": []})
+
+    def read_items(self, wire: list[Any], start: int, latest: dict[str, str]) -> tuple[Item, ...]:
+        return formats.anthropic.read_items(wire, start, latest)
+
+    def writer(self) -> Written:
+        return Written(formats.anthropic.write_messages, formats.anthropic.begins_message)
 
     def write(self, kwargs: dict[str, Any], sent: Conversation) -> dict[str, Any]:
-        return {**kwargs, "messages": formats.anthropic.write(sent)["messages"]}
+        return {**kwargs, "messages": self.written(sent.items)}
 
     def head(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         found = body(kwargs, {})

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..conversation import Conversation
+from ..conversation import Conversation, Item
 from ..recall import RecallStore
+from .growing import Seen, Written
 from .recalling import keep, with_tool
 from .record import append
 from .session import Pending, Session
@@ -38,6 +39,8 @@ class Endpoint:
         self._session = session
         self._log = log
         self._recall = recall
+        self._seen = Seen()  # the caller's list as last read
+        self.written = self.writer()  # the request's list as last written
         if real is not None:
             self.create = self._create_async if inspect.iscoroutinefunction(inspect.unwrap(real.create)) \
                 else self._create
@@ -50,19 +53,28 @@ class Endpoint:
         call, request = self.prepare(kwargs)
         return self.finish(call, await self._real.create(**request))
 
-    def read(self, kwargs: dict[str, Any], wire: list[Any]) -> Conversation | None:
-        """The caller's request (``wire``: its list as the SDK sends it) as a conversation; None:
-        nothing to compact (it goes as it is)."""
+    def read(self, kwargs: dict[str, Any]) -> Conversation | None:
+        """The caller's request without its list's items (model, tools, instructions) as a
+        conversation; None: nothing to compact (it goes as it is)."""
+        raise NotImplementedError
+
+    def read_items(self, wire: list[Any], start: int, latest: dict[str, str]) -> tuple[Item, ...]:
+        """The items of the caller's list (``wire``: as the SDK sends it, from its index ``start``
+        on), linked after the calls so far (``latest``): the format's incremental read."""
         raise NotImplementedError
 
     def write(self, kwargs: dict[str, Any], sent: Conversation) -> dict[str, Any]:
-        """The caller's arguments with the request replaced by ``sent``."""
+        """The caller's arguments with the request replaced by ``sent`` (its list by ``self.written``)."""
         raise NotImplementedError
 
     def head(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """What the request holds besides its list that the run needs again (model, tools,
         instructions), as the SDK sends it: logged whenever it changes."""
         return body(kwargs, {})
+
+    def writer(self) -> Written:
+        """What writes the request's list, carried from call to call."""
+        raise NotImplementedError
 
     def reply(self, response: Any) -> list[Any] | None:
         """The provider's reply as items of the request's list, for the log (None: not known)."""
@@ -77,10 +89,10 @@ class Endpoint:
         given = kwargs.get(self.key)
         if isinstance(given, str | bytes | Mapping) or not isinstance(given, Iterable):
             return None, kwargs  # (not a list: the client's own error, or a string sent as it is)
-        wire = [plain(item) for item in given]
-        conversation = self.read(kwargs, wire)
+        conversation = self.read(kwargs)
         if conversation is None:
             return None, kwargs
+        conversation = self._seen.read(given, plain, self.read_items, conversation.grown)
         pending = self._session.prepare(conversation, stream=bool(kwargs.get("stream")))
         request = self.write(kwargs, pending.sent)
         if self._recall is not None:  # originals behind a reference with a key are stored before the model sees it
@@ -88,18 +100,18 @@ class Endpoint:
                 self._session.recalling = True
             if self._session.recalling:
                 request = with_tool(request, self._session.api)
-        return Call(pending, wire, self.head(kwargs)), request
+        return Call(pending, _added(pending, self._seen.wire), self.head(kwargs)), request
 
     def finish(self, call: Call | None, response: Any, reply: list[Any] | None = None,
                usage: Any = None) -> Any:
         """The provider took the call: the run moves on, its record is kept (and logged)."""
         if call is not None:
-            if not call.pending.record.stream:
-                usage, reply = self.usage(response), self.reply(response)
+            if not call.pending.record.stream:  # (the reply is only the log's: not dumped for no log)
+                usage, reply = self.usage(response), self.reply(response) if self._log is not None else None
             record = call.pending.commit(plain(usage) if usage is not None else None)
             if self._log is not None:
                 head = self._session.head_to_log(call.head)
-                append(self._log, record, call.added(), head, reply)
+                append(self._log, record, call.added, head, reply)
         return response
 
     def __getattr__(self, name: str) -> Any:
@@ -108,20 +120,22 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class Call:
-    """A call prepared: the session's pending call, the caller's list as the SDK sends it and the
-    request's head, kept for its log line."""
+    """A call prepared: the session's pending call, what the caller's list added since the last
+    call (``_added``) and the request's head, kept for its log line."""
 
     pending: Pending
-    wire: list[Any]
+    added: tuple[int, list[Any]]
     head: dict[str, Any]
 
-    def added(self) -> tuple[int, list[Any]]:
-        """Where the caller's list first holds what the last call had not (its index) and that part:
-        the log appends only it, so it grows with the run, not with the run's square."""
-        given, seen = self.pending.given, self.pending.seen
-        origin = given[seen].origin if seen < len(given) else None
-        at = origin.index if origin is not None else len(self.wire)
-        return at, self.wire[at:]
+
+def _added(pending: Pending, wire: list[Any]) -> tuple[int, list[Any]]:
+    """Where the caller's list (``wire``: as the SDK sends it) first holds what the last call had
+    not (its index) and that part: the log appends only it, so it grows with the run, not with the
+    run's square."""
+    given, seen = pending.given, pending.seen
+    origin = given[seen].origin if seen < len(given) else None
+    at = origin.index if origin is not None else len(wire)
+    return at, wire[at:]
 
 
 def body(kwargs: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:

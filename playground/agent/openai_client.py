@@ -7,12 +7,12 @@ given, so any client of the same shape (an Azure or compatible one) works.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from .. import formats
-from ..conversation import Conversation
+from ..conversation import Conversation, Item
 from .endpoint import Endpoint, body, plain
+from .growing import Written
 
 __all__ = ["ChatCompletions", "Responses", "plain"]
 
@@ -20,11 +20,17 @@ __all__ = ["ChatCompletions", "Responses", "plain"]
 class ChatCompletions(Endpoint):
     """``chat.completions``: the request is ``messages``."""
 
-    def read(self, kwargs: dict[str, Any], wire: list[Any]) -> Conversation | None:
-        return formats.chat.read(body(kwargs, {"messages": wire}))
+    def read(self, kwargs: dict[str, Any]) -> Conversation | None:
+        return formats.chat.read(body(kwargs, {"messages": []}))
+
+    def read_items(self, wire: list[Any], start: int, latest: dict[str, str]) -> tuple[Item, ...]:
+        return formats.chat.read_items(wire, start, latest)
+
+    def writer(self) -> Written:
+        return Written(formats.chat.write_messages, formats.chat.begins_message)
 
     def write(self, kwargs: dict[str, Any], sent: Conversation) -> dict[str, Any]:
-        return {**kwargs, "messages": formats.chat.write_messages(sent.items)}
+        return {**kwargs, "messages": self.written(sent.items)}
 
     def reply(self, response: Any) -> list[Any] | None:
         choices = getattr(response, "choices", None)
@@ -38,13 +44,19 @@ class Responses(Endpoint):
 
     key = "input"
 
-    def read(self, kwargs: dict[str, Any], wire: list[Any]) -> Conversation | None:
+    def read(self, kwargs: dict[str, Any]) -> Conversation | None:
         if kwargs.get("previous_response_id") or kwargs.get("conversation"):
             return None
-        return formats.responses.read(self.head(kwargs) | {"input": wire})
+        return formats.responses.read(self.head(kwargs) | {"input": []})
+
+    def read_items(self, wire: list[Any], start: int, latest: dict[str, str]) -> tuple[Item, ...]:
+        return formats.responses.read_items(wire, start, latest)
+
+    def writer(self) -> Written:
+        return Written(formats.responses.write_items, lambda items, position: True)  # (one wire item per item)
 
     def write(self, kwargs: dict[str, Any], sent: Conversation) -> dict[str, Any]:
-        return {**kwargs, "input": formats.responses.write(replace(sent, bare=True))}
+        return {**kwargs, "input": self.written(sent.items)}
 
     def head(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         found = body(kwargs, {})

@@ -22,10 +22,11 @@ from typing import Any
 
 from ..conversation import Conversation, Item, content_text, extends, is_instruction, shared
 from ..meter.factor import Calibration
-from ..meter.tokens import Meter
+from ..meter.tokens import Layout, Meter
 from ..policies import Policy
 from ..run.prices import read_prices
-from ..run.promptcache import Prompt, PromptCache, check_cache, prompt
+from ..run.promptcache import Prompt, PromptCache, check_cache
+from ..run.replay import Fixed, GrowingPrompt, counter
 from .record import CallRecord, edits
 
 
@@ -68,6 +69,7 @@ class Session:
         self._logged_head: dict[str, Any] | None = None  # the head the log last wrote
         self._meters: dict[str | None, Meter] = {}
         self._caches: dict[str | None, tuple[PromptCache, PromptCache]] = {}
+        self._counts: dict[str | None, tuple[Conversation, Fixed, tuple[_Side, _Side]]] = {}
 
     def meter(self, model: str | None) -> Meter:
         """The meter for ``model``, one per model for the run: its per-text cache is the run's."""
@@ -80,31 +82,53 @@ class Session:
     def prepare(self, conversation: Conversation, stream: bool = False) -> Pending:
         """The request to send for the caller's ``conversation`` (its whole history, as given)."""
         items = conversation.items
-        restarted = not extends(items, self._given)
+        restarted = not extends(items, self._given, conversation.grew)  # (the wrapper's reading says it grew)
         given, history = ((), ()) if restarted else (self._given, self._sent)
         request = conversation.grown(history, items[len(given):])  # replay's request, as ``applied`` builds it
         model = self.model or conversation.model
         meter = self.meter(model)
         result = self.policy.apply(request, meter)
         sent = result.conversation
-        before, after = meter.count(conversation), meter.count(sent)
+        fixed, sides = self._counting(model, conversation, items[len(given):])
+        last_sent = sides[1].prompt.items  # (what the last call prepared sent: most often the last one sent)
+        same = [side.follow(side_items) for side, side_items in zip(sides, (items, sent.items), strict=True)]
         # as replay keys the head: instructions outside the items (Responses') or a system message among them
-        has_system = bool(content_text(conversation.instructions)) or any(map(is_instruction, items))
-        head_tokens = after.total - sum(after.items) - after.priming
-        head: Hashable = ("head", has_system, head_tokens)
-        prompts = (prompt(items, before.items, before.total - sum(before.items) - before.priming, before.priming,
-                          head),
-                   prompt(sent.items, after.items, head_tokens, after.priming, head))
+        instructed = bool(content_text(conversation.instructions))
+        has_system = [instructed or side.instruction is not None for side in sides]
+        head_tokens = fixed.head(has_system[1])
+        head: Hashable = ("head", has_system[0], head_tokens)
+        sides[0].prompt.update(items, fixed.head(has_system[0]), head, same[0], again=1)
+        sides[1].prompt.update(sent.items, head_tokens, head, same[1], again=1)
+        prompts = tuple(Prompt(tuple(side.prompt.chain), tuple(side.prompt.offsets),
+                               side.prompt.offsets[-1] + fixed.tail) for side in sides)
         continued = bool(self.records) and not restarted and head == self._head
-        prefix = shared(self._sent, sent.items) if continued else 0
+        prefix = (same[1] if last_sent is self._sent else shared(self._sent, sent.items)) if continued else 0
         record = CallRecord(
             call=len(self.records), api=self.api, model=model, policy=self.policy.name, fired=result.fired,
-            items_before=len(items), items_after=len(sent.items), tokens_before=before.total,
-            tokens_after=after.total, cached_before=0, cached_after=0, prefix_items=prefix,
+            items_before=len(items), items_after=len(sent.items), tokens_before=prompts[0].tokens,
+            tokens_after=prompts[1].tokens, cached_before=0, cached_after=0, prefix_items=prefix,
             prefix_tokens=prompts[1].offsets[prefix] if continued else 0,
             edits=edits(request, sent, self.policy, result.fired), restarted=restarted and bool(self.records),
             stream=stream)
         return Pending(self, items, len(given), sent, record, prompts, self._cache_for(model), head, request.items)
+
+    def _counting(self, model: str | None, conversation: Conversation, new: tuple[Item, ...]
+                  ) -> tuple[Fixed, tuple[_Side, _Side]]:
+        """``model``'s counts of what lies outside the items (measured again only when the request's
+        head changes) and its two sides (as given, as sent), each counting only what is new at a
+        call: replay's ``Fixed`` and ``GrowingPrompt``. Once an item whose count depends on where
+        the request ends (thinking, reasoning) is among the ``new`` ones, every request is counted whole."""
+        meter = self.meter(model)
+        bare = conversation.with_items(())
+        found = self._counts.get(model)
+        if found is None or found[0] != bare:
+            sides = found[2] if found is not None else (_Side(meter), _Side(meter))
+            found = self._counts[model] = (bare, Fixed.of(conversation, meter), sides)
+        sides = found[2]
+        if sides[0].prompt.whole is None and any(Layout.of((item,)).thinking for item in new):
+            for side in sides:
+                side.prompt.whole = meter.items
+        return found[1], sides
 
     def commit(self, pending: Pending, usage: dict[str, Any] | None = None) -> CallRecord:
         """The provider took ``pending``: it is the history the next call grows, its prompts are in
@@ -134,3 +158,21 @@ class Session:
             check_cache(kind, price.cache, price.model)
             found = self._caches[model] = tuple(PromptCache(kind, price.min_cacheable) for _ in range(2))  # type: ignore[assignment]
         return found
+
+
+class _Side:
+    """One side of a run's requests (as given, as sent) followed from call to call: its prompt
+    (replay's ``GrowingPrompt``: the cache's chain and the tokens of each prefix, counted only past
+    where the request first differs from the last) and where its first instruction is."""
+
+    def __init__(self, meter: Meter) -> None:
+        self.prompt = GrowingPrompt(counter((), (), meter))
+        self.instruction: int | None = None  # the position of the first system or developer message
+
+    def follow(self, items: tuple[Item, ...]) -> int:
+        """How many leading items the next request ``items`` shares with the last (the prompt is
+        then updated from there); where its first instruction is, looked for only past them."""
+        same = shared(self.prompt.items, items)
+        if self.instruction is None or self.instruction >= same:
+            self.instruction = next((p for p in range(same, len(items)) if is_instruction(items[p])), None)
+        return same

@@ -118,10 +118,11 @@ def has_block(message: dict, *kinds: str) -> bool:
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in kinds for b in content)
 
 
-def each_object(values: list, where: str, read: Callable[[dict, int, str], Any]) -> list[Any]:
-    """Apply ``read`` to every element of a list of objects, naming each element's place."""
+def each_object(values: list, where: str, read: Callable[[dict, int, str], Any], start: int = 0) -> list[Any]:
+    """Apply ``read`` to every element of a list of objects, naming each element's place;
+    ``values`` is the list from its index ``start`` on."""
     out = []
-    for position, value in enumerate(values):
+    for position, value in enumerate(values, start):
         place = f"{where}[{position}]"
         out.append(read(check(value, dict, place), position, place))
     return out

@@ -96,12 +96,19 @@ def _read_message(message: dict, index: int, place: str) -> list[Item]:
     return items
 
 
+def read_items(messages: list, start: int = 0, latest: dict[str, str] | None = None) -> tuple[Item, ...]:
+    """The items of ``messages`` from its index ``start`` on, linked after the calls so far
+    (``latest``): a list that only grows is read as it grows (``chat.read_items``)."""
+    items: list[Item] = []
+    for group in each_object(messages, "messages", _read_message, start):
+        items.extend(group)
+    return link(items, where, latest)
+
+
 def read(data: Any) -> Conversation:
     body = check(data, dict, "request")
     messages = need(body, "messages", list, "request")
-    items: list[Item] = []
-    for group in each_object(messages, "messages", _read_message):
-        items.extend(group)
+    items = read_items(messages)
     system = body.get("system")
     if isinstance(system, list):
         instructions: Any = read_parts(system, "system")
@@ -110,7 +117,7 @@ def read(data: Any) -> Conversation:
     tools = each_object(maybe(body, "tools", list, "request") or [], "tools",
                         lambda t, _, at: read_tool(t, t, "input_schema", at))
     return Conversation(
-        items=link(items, where),
+        items=items,
         format=NAME,
         model=maybe(body, "model", str, "request"),
         instructions=instructions,
@@ -171,6 +178,17 @@ def _write_tool(tool: Tool) -> dict[str, Any]:
     return dict(tool.extra) if tool.extra else function_fields(tool, "input_schema")
 
 
+def write_messages(items: tuple[Item, ...]) -> list[dict[str, Any]]:
+    """The items as wire messages: the blocks of one message (one origin index) regrouped."""
+    return [_write_message(group) for group in _groups(items)]
+
+
+def begins_message(items: tuple[Item, ...], position: int) -> bool:
+    """The item at ``position`` (after the first) begins a wire message: ``write_messages`` of the
+    items from there is the tail of theirs."""
+    return not _same_message(items[position - 1], items[position])
+
+
 def write(conversation: Conversation) -> Any:
     body: dict[str, Any] = {}
     if conversation.model is not None:
@@ -180,7 +198,7 @@ def write(conversation: Conversation) -> Any:
         body["system"] = [write_part(part) for part in instructions]
     elif isinstance(instructions, str):
         body["system"] = instructions
-    body["messages"] = [_write_message(group) for group in _groups(conversation.items)]
+    body["messages"] = write_messages(conversation.items)
     if conversation.tools:
         body["tools"] = [_write_tool(tool) for tool in conversation.tools]
     body.update(conversation.extra)

@@ -92,6 +92,22 @@ def _read_tool(tool: dict, _: int, place: str) -> Tool:
     return read_tool(tool, fields, "parameters", place)
 
 
+def read_items(messages: list, start: int = 0, latest: dict[str, str] | None = None) -> tuple[Item, ...]:
+    """The items of ``messages``, the request's list from its index ``start`` on, each result named
+    after the calls so far (``latest``, as ``link`` carries it): a list that only grows (a wrapped
+    agent's) is read as it grows, each message once, into the items a whole read gives."""
+    items: list[Item] = []
+    for group in each_object(messages, "messages", _read_message, start):
+        items.extend(group)
+    return link(items, where, latest)
+
+
+def begins_message(items: tuple[Item, ...], position: int) -> bool:
+    """The item at ``position`` begins a wire message whatever comes before it (a call joins the
+    assistant message before it): ``write_messages`` of the items from there is the tail of theirs."""
+    return not isinstance(items[position], ToolCall)
+
+
 def read(data: Any) -> Conversation:
     if isinstance(data, list):
         body: dict[str, Any] = {}
@@ -99,12 +115,10 @@ def read(data: Any) -> Conversation:
     else:
         body = check(data, dict, "request")
         messages = need(body, "messages", list, "request")
-    items: list[Item] = []
-    for group in each_object(messages, "messages", _read_message):
-        items.extend(group)
+    items = read_items(messages)
     tools = each_object(maybe(body, "tools", list, "request") or [], "tools", _read_tool)
     return Conversation(
-        items=link(items, where),
+        items=items,
         format=NAME,
         model=maybe(body, "model", str, "request"),
         tools=tuple(tools),

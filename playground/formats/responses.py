@@ -85,6 +85,17 @@ def _read_item(item: dict, index: int, place: str) -> Item:
                    extra=frozen({"type": kind}))
 
 
+def read_items(raw_items: list, start: int = 0, latest: dict[str, str] | None = None) -> tuple[Item, ...]:
+    """The items of ``input`` from its index ``start`` on, linked after the calls so far
+    (``latest``): a list that only grows is read as it grows (``chat.read_items``)."""
+    return link(each_object(raw_items, "input", _read_item, start), where, latest)
+
+
+def write_items(items: tuple[Item, ...]) -> list[dict[str, Any]]:
+    """The items as ``input``: one wire item each, so any item begins one."""
+    return [_write_item(item) for item in items]
+
+
 def read(data: Any) -> Conversation:
     if isinstance(data, list):
         body: dict[str, Any] = {}
@@ -96,11 +107,11 @@ def read(data: Any) -> Conversation:
     if isinstance(raw_items, str):
         raw_items = [{"role": "user", "content": raw_items}]
         notes = ("input was a string: it is shown, and exported, as one user message",)
-    items = each_object(raw_items, "input", _read_item)
+    items = read_items(raw_items)
     tools = each_object(maybe(body, "tools", list, "request") or [], "tools",
                         lambda t, _, at: read_tool(t, t, "parameters", at))
     return Conversation(
-        items=link(items, where),
+        items=items,
         format=NAME,
         model=maybe(body, "model", str, "request"),
         instructions=read_content(body, "instructions", "request") if "instructions" in body else None,
@@ -143,7 +154,7 @@ def _write_tool(tool: Tool) -> dict[str, Any]:
 
 
 def write(conversation: Conversation) -> Any:
-    items = [_write_item(item) for item in conversation.items]
+    items = write_items(conversation.items)
     if conversation.bare:
         return items
     body: dict[str, Any] = {}

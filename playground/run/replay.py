@@ -179,7 +179,7 @@ call_starts = turn_starts  # each assistant turn is one LLM call's reply: where 
 
 
 @dataclass(frozen=True)
-class _Fixed:
+class Fixed:
     """The parts of a prompt outside its items: the head (tool definitions, instructions) that
     comes first and what comes last (reply priming, request options). Tool definitions may cost
     a little more or less when a system message is present, so the head has two sizes; both are
@@ -190,7 +190,7 @@ class _Fixed:
     tail: int
 
     @classmethod
-    def of(cls, conversation: Conversation, meter: Meter) -> _Fixed:
+    def of(cls, conversation: Conversation, meter: Meter) -> Fixed:
         bare = meter.count(conversation.with_items(()))
         system = Message(role="system", content="")
         with_system = meter.count(conversation.with_items((system,)))
@@ -201,7 +201,7 @@ class _Fixed:
         return self.head_with_system if has_system else self.head_alone
 
 
-class _Prompt:
+class GrowingPrompt:
     """One side's prompt as the run goes: items, their counts, and for each prefix its identity
     (a chain of content keys, for the cache) and its length in tokens — all kept incrementally."""
 
@@ -209,30 +209,33 @@ class _Prompt:
                  whole: Callable[[tuple[Item, ...]], tuple[int, ...]] | None = None,
                  shared: Callable[[tuple[Item, ...], tuple[Item, ...], int], int] = shared) -> None:
         self._count = count
-        self._whole = whole  # when an item's count depends on the whole request: count every request whole
+        self.whole = whole  # when an item's count depends on the whole request: count every request whole
         self._shared = shared  # how many leading items two requests have in common (equal items count and link alike)
         self.items: tuple[Item, ...] = ()
         self.chain: list[int] = []
         self.offsets: list[int] = []
         self._head: tuple[int, Hashable] | None = None
 
-    def update(self, items: tuple[Item, ...], head: int, head_key: Hashable, at_least: int = 0) -> None:
-        """Follow the next request; its first ``at_least`` items are known to be the last one's."""
+    def update(self, items: tuple[Item, ...], head: int, head_key: Hashable, at_least: int = 0, again: int = 0) -> None:
+        """Follow the next request; its first ``at_least`` items are known to be the last one's.
+        ``again``: how many of the shared items before the first difference to count again (an
+        item's count depends on the one after it, parallel calls, and a wrapped agent's request
+        ends where the next one goes on; replay counts its input items knowing their neighbours)."""
         if self._head != (head, head_key):  # a new head: nothing is shared
             self._head = (head, head_key)
             self.items, self.chain, self.offsets = (), [hash(head_key)], [head]
-        same = self._shared(self.items, items, at_least)
+        same = max(0, self._shared(self.items, items, at_least) - again)
         del self.chain[same + 1:], self.offsets[same + 1:]
         chain, offsets = self.chain, self.offsets
         for position in range(same, len(items)):
             chain.append(link(chain[-1], items[position]))
             offsets.append(offsets[-1] + self._count(items, position))
-        if self._whole is not None:
-            self.offsets = list(accumulate(self._whole(items), initial=head))
+        if self.whole is not None:
+            self.offsets = list(accumulate(self.whole(items), initial=head))
         self.items = items
 
 
-def _counter(original: tuple[Item, ...], counts: tuple[int, ...], meter: Meter
+def counter(original: tuple[Item, ...], counts: tuple[int, ...], meter: Meter
              ) -> Callable[[tuple[Item, ...], int], int]:
     """Tokens of the item at a position of a request: an input item's count from the one pass
     over the input, an edited item's from the meter (whose per-text cache makes it cheap)."""
@@ -300,15 +303,16 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     summarizer = price if summarizer is None else summarizer
     items = conversation.items
     counts = meter.items(items)
-    count = _counter(items, counts, meter)
-    fixed = _Fixed.of(conversation, meter)
+    count = counter(items, counts, meter)
+    fixed = Fixed.of(conversation, meter)
     # Anthropic bills thinking only in the current turn: those items' counts depend on where the request ends
     whole = meter.items if meter.claude and any(billed_thinking((item,)) for item in items) else None
     last_shared = LastShared()  # the sent side and the tracker compare the same two requests at every call
     baseline = baseline_of(conversation, baseline)
     as_ran = _as_ran(conversation, meter, mode, until) if baseline == AS_RAN else None
     # without, with, and (when the baseline is the run as it ran) the full history as a second figure
-    sides = (_Prompt(count, whole), _Prompt(count, whole, last_shared), *((_Prompt(count, whole),) if as_ran else ()))
+    sides = (GrowingPrompt(count, whole), GrowingPrompt(count, whole, last_shared),
+             *((GrowingPrompt(count, whole),) if as_ran else ()))
     caches = tuple(PromptCache(cache, price.min_cacheable) for _ in sides)
     has_system = bool(content_text(conversation.instructions))
     sent = conversation
