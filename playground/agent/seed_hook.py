@@ -72,7 +72,8 @@ class CompactionHook:
         self._head: dict[str, Any] = {"tools": plain(list(tools))} if tools else {}
         if self.session.model is not None:
             self._head["model"] = self.session.model
-        self._pending: tuple[Call, tuple[int | None, ...]] | None = None  # the call prepared, its items' sources
+        # the call prepared, its items' sources and the contents it was prepared from (as Chat messages)
+        self._pending: tuple[Call, tuple[int | None, ...], list[dict[str, Any]]] | None = None
         self._sources: tuple[int | None, ...] = ()  # the contents' index each item the last call sent came from
 
     @property
@@ -94,7 +95,7 @@ class CompactionHook:
         known = self._sources if len(pending.request) > len(fresh) else ()
         given = [*known, *(places.get(item.origin) for item in fresh)]
         sources = tuple(None if at is None else given[at] for at in _align(pending.request, pending.sent.items))
-        self._pending = (call, sources)
+        self._pending = (call, sources, wire)
         originals = {places[item.origin]: item for item in pending.given if item.origin in places}
         written = (_written(now, source, originals, contents) for now, source in zip(pending.sent.items, sources,
                                                                                      strict=True))
@@ -116,7 +117,7 @@ class CompactionHook:
         pending = self._pending
         if pending is None:
             return
-        before = pending[0].wire
+        before = pending[2]
         if wire == before:
             self._pending = None
             return
@@ -129,9 +130,9 @@ class CompactionHook:
                 reply.append(message)
         self._commit(pending, _Taken(reply or None, None))
 
-    def _commit(self, pending: tuple[Call, tuple[int | None, ...]], taken: _Taken) -> None:
+    def _commit(self, pending: tuple[Call, tuple[int | None, ...], list[dict[str, Any]]], taken: _Taken) -> None:
         """The run moves on to the call prepared last (its request is the history the next grows)."""
-        (call, self._sources), self._pending = pending, None
+        (call, self._sources, _), self._pending = pending, None
         self.endpoint.finish(call, taken)
 
 
