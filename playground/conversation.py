@@ -320,10 +320,17 @@ def extends(items: tuple[Item, ...], known: tuple[Item, ...],
             grew: tuple[tuple[Item, ...], tuple[Item, ...]] | None = None) -> bool:
     """``items`` begins with ``known``: a request that grew by appending. Known at once when
     ``grew`` (its conversation's) says ``items`` was made from ``known``; else one comparison in C,
-    identity first."""
-    if grew is not None and grew[1] is items and grew[0] is known:
+    identity first. Policies ask it at every call of a run, often of a request that differs near its
+    start or its end (an earlier summary, a newly masked output): a chunk at each end is compared
+    first, so such a "no" costs no copy of the whole request."""
+    if items is known or (grew is not None and grew[1] is items and grew[0] is known):
         return True
-    return len(items) >= len(known) and items[:len(known)] == known
+    n = len(known)
+    if len(items) < n:
+        return False
+    if n > 2 * _CHUNK and (items[:_CHUNK] != known[:_CHUNK] or items[n - _CHUNK:n] != known[n - _CHUNK:]):
+        return False
+    return items[:n] == known
 
 
 def shared(old: tuple[Item, ...], new: tuple[Item, ...], at_least: int = 0) -> int:

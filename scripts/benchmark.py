@@ -172,6 +172,32 @@ def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False,
           f"{per_call / stored:.2f}×  (target ≤ 3×)", flush=True)
 
 
+def regime(sizes: tuple[int, ...], strategies: tuple[str, ...]) -> None:
+    """Per call, the CPU time of each call of a replay (``--regime``): the first (which counts and
+    indexes the whole run), those that summarize and the others, at each size. A ratio per doubling
+    mixes the two kinds of call in shares that change with the run; these say whether each kind
+    costs the same at every length. CPU time, not wall time: this shared machine's other work
+    does not count."""
+    price = read_prices().get("gpt-4o")
+    settings = PolicySettings().with_options(**LINEAR_OPTIONS)
+    print("\nper call, CPU time (process_time), each strategy's defaults, per-call mode:", flush=True)
+    for name in strategies or ("rules", "hybrid"):
+        replay(formats.read(read_file_run(sizes[0])), make(name, settings), Engine().meter("gpt-4o"), price,
+               mode="per-call")  # warm up
+        for size in sizes:
+            conversation, stamps = formats.read(read_file_run(size)), [time.process_time()]
+            run = replay(conversation, make(name, settings), Engine().meter("gpt-4o"), price, mode="per-call",
+                         progress=lambda done, total, stamps=stamps: stamps.append(time.process_time()))
+            took = [later - earlier for earlier, later in itertools.pairwise(stamps)]
+            kinds = [bool(call.fired and "summarization" in call.fired) for call in run.calls]
+            summarizing = [t for t, kind in zip(took[1:], kinds[1:], strict=True) if kind]
+            plain = [t for t, kind in zip(took[1:], kinds[1:], strict=True) if not kind]
+            print(f"  {name:<20} {size:>5,} calls: {stamps[-1] - stamps[0]:6.2f} s; first call {took[0]:5.2f} s; "
+                  f"{len(summarizing):>5,} summarizing ({len(summarizing) / len(took):4.0%}) "
+                  f"{1e3 * statistics.mean(summarizing or [0]):5.2f} ms each; {len(plain):>5,} others "
+                  f"{1e3 * statistics.mean(plain or [0]):5.2f} ms each", flush=True)
+
+
 def _best(repeat: int, run) -> float:
     times = []
     for _ in range(repeat):
@@ -222,6 +248,8 @@ def _linear_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-summarize", action="store_true", help="with --only linear: the rules never summarize")
     parser.add_argument("--strategies", type=lambda text: tuple(text.split(",")), default=(),
                         help="with --only linear: replay only these strategies (comma-separated), no compare")
+    parser.add_argument("--regime", action="store_true", help="with --only linear: instead, each call's CPU time "
+                        "per call, summarizing calls and others apart (rules and hybrid unless --strategies)")
 
 
 def _agent(sizes: tuple[int, ...], repeat: int) -> None:
@@ -229,6 +257,18 @@ def _agent(sizes: tuple[int, ...], repeat: int) -> None:
     from scripts.benchmark_agent import SIZES as AGENT_SIZES
     from scripts.benchmark_agent import report
     report(AGENT_SIZES if sizes == SIZES else sizes, repeat=repeat)
+
+
+def _part(args: argparse.Namespace) -> bool:
+    """``--only agent`` and ``--only linear`` (with ``--regime`` or not): run it; False for the rest."""
+    if args.only == "agent":
+        _agent(args.sizes, args.repeat)
+    elif args.only == "linear" and args.regime:
+        regime(args.sizes, args.strategies)
+    elif args.only == "linear":
+        linearity(args.repeat, args.sizes, steady=args.steady, summarize=not args.no_summarize,
+                  strategies=args.strategies)
+    return args.only in ("agent", "linear")
 
 
 def main() -> None:
@@ -241,12 +281,7 @@ def main() -> None:
                         "replay's (500, 1,000 and 2,000 calls unless --sizes)")
     _linear_arguments(parser)
     args = parser.parse_args()
-    if args.only == "agent":
-        _agent(args.sizes, args.repeat)
-        return
-    if args.only == "linear":
-        linearity(args.repeat, args.sizes, steady=args.steady, summarize=not args.no_summarize,
-                  strategies=args.strategies)
+    if _part(args):
         return
 
     body = synthetic(args.tokens)

@@ -580,9 +580,10 @@ def test_hybrid_from_the_last_request_sends_what_hybrid_over_the_whole_request_s
 
     conversation = formats.read(body)
     whole = HybridPolicy(window=window, limit=limit, keep_steps=keep)
-    masked_whole = SimpleNamespace(extend=lambda *args: None, whole=whole.masking.last.whole, kept=0)
+    masked_whole = SimpleNamespace(extend=lambda *args: None, whole=whole.masking.last.whole, kept=0, before=(),
+                                   same=0)
     object.__setattr__(whole.masking, "last", masked_whole)
-    object.__setattr__(whole, "totals", SimpleNamespace(total=lambda request, meter: meter.count(request).total,
+    object.__setattr__(whole, "totals", SimpleNamespace(total=lambda request, meter, *_: meter.count(request).total,
                                                         remember=lambda *args: None))
     object.__setattr__(whole, "carry", None)
     object.__setattr__(whole, "summarizer", _WholeSpan())

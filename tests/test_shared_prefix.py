@@ -1,6 +1,7 @@
 """Where two requests first differ, found by comparing slices in C, is where a walk item by item
 finds it: for requests of any length, differing anywhere, with equal copies as well as the same
-objects."""
+objects. Whether one request extends another (``extends``, which compares a chunk at each end
+first) is what comparing the whole prefix says."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from playground import conversation
-from playground.conversation import LastShared, Message, shared
+from playground.conversation import LastShared, Message, extends, shared
 
 POOL = [Message(role="user", content=f"message {n}") for n in range(4)]
 
@@ -61,3 +62,14 @@ def test_the_last_pair_is_answered_without_comparing_again(monkeypatch: pytest.M
 def test_what_the_caller_knows_is_shared_is_not_compared_again(old: tuple, new: tuple, fraction: float) -> None:
     known = int(_walk(old, new) * fraction)
     assert shared(old, new, known) == _walk(old, new)
+
+
+@given(known=REQUESTS, grown=st.lists(st.integers(0, 7), max_size=200), at=st.integers(0, 900),
+       edit=st.integers(0, 7), shorter=st.integers(0, 3))
+def test_a_request_extends_another_where_its_prefix_is_the_other(known: tuple, grown: list[int], at: int,
+                                                                 edit: int, shorter: int) -> None:
+    items = (known + tuple(map(_item, grown)))[:max(0, len(known) - shorter) if shorter else None]
+    if at < len(items):  # an edit anywhere: near the start, the middle or the end of ``known``
+        items = (*items[:at], _item(edit), *items[at + 1:])
+    assert extends(items, known) == (len(items) >= len(known) and _walk(known, items) == len(known))
+    assert extends(items, known, (known, items))  # what the conversation says it grew from is believed

@@ -54,11 +54,14 @@ class RunningTotal:
         # (items, total, request, meter), newest last
         self._known: list[tuple[tuple[Item, ...], int, Conversation, Meter]] = []
 
-    def total(self, conversation: Conversation, meter: Meter) -> int:
+    def total(self, conversation: Conversation, meter: Meter,
+              follows: tuple[tuple[Item, ...], int] | None = None) -> int:
+        """The request's total. ``follows``: (an earlier request, how many of its leading items this
+        one's are, or equal): a request's differences from it are looked for only after those."""
         items = conversation.items
         usable = [(known, known_total) for known, known_total, request, counted_by in reversed(self._known)
                   if counted_by is meter and _same_outside(request, conversation)]
-        for differing, known, known_total in _least_differing_first(usable, items, conversation.grew):
+        for differing, known, known_total in _least_differing_first(usable, items, conversation.grew, follows):
             edited = _edited(known, items, differing, meter)
             n = len(known)
             if edited is not None and not any(_changes_earlier_counts(item, meter) for item in items[n:]):
@@ -124,7 +127,8 @@ def _same_outside(known: Conversation, conversation: Conversation) -> bool:
 
 
 def _least_differing_first(usable: list[tuple[tuple[Item, ...], int]], items: tuple[Item, ...],
-                           grew: tuple[tuple[Item, ...], tuple[Item, ...]] | None = None
+                           grew: tuple[tuple[Item, ...], tuple[Item, ...]] | None = None,
+                           follows: tuple[tuple[Item, ...], int] | None = None
                            ) -> Iterator[tuple[list[int], tuple[Item, ...], int]]:
     """Each known request with the positions where ``items`` holds another object, the one it
     differs least from first. Those it only extends come first, and the others' positions are
@@ -135,16 +139,18 @@ def _least_differing_first(usable: list[tuple[tuple[Item, ...], int]], items: tu
         yield from (([], known, known_total) for known, known_total in usable if known is grew[0])
     grown = [extends(items, known) for known, _ in usable]
     yield from (([], known, known_total) for (known, known_total), ok in zip(usable, grown, strict=True) if ok)
-    yield from sorted(((_differing(known, items), known, known_total)
+    yield from sorted(((_differing(known, items, follows[1] if follows and follows[0] is known else 0), known,
+                        known_total)
                        for (known, known_total), ok in zip(usable, grown, strict=True) if not ok),
                       key=lambda candidate: len(candidate[0]))
 
 
-def _differing(known: tuple[Item, ...], items: tuple[Item, ...]) -> list[int]:
+def _differing(known: tuple[Item, ...], items: tuple[Item, ...], at_least: int = 0) -> list[int]:
     """The positions where ``items`` holds another object than ``known``, from their first
-    difference on (``shared``, in C chunks): the equal items before it count alike, and comparing
-    every position item by item at every call made a long run's calls cost more and more."""
-    first = shared(known, items)
+    difference on (``shared``, in C chunks, after the ``at_least`` known to be the same): the equal
+    items before it count alike, and comparing every position item by item at every call made a
+    long run's calls cost more and more."""
+    first = shared(known, items, at_least)
     return list(compress(count(first), map(operator.is_not, items[first:], known[first:])))
 
 

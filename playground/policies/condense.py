@@ -152,6 +152,19 @@ class CondenseIndex:
         self.call_of: dict[int, int] = {}  # a result's position -> its call's (``links``)
         self.last_answer: dict[int, int] = {}  # a call's position -> its last result's
         self._open: dict[str, int] = {}  # call id -> its latest call's position
+        self._span: tuple[tuple[Item, ...], int] | None = None  # the last span read whole, and its start
+
+    def spanned(self, start: int, read: tuple[Item, ...], whole: bool
+                ) -> tuple[tuple[Item, ...], tuple[Item, ...]] | None:
+        """(the last span read, ``read``) when ``read``, the span from ``start`` of the request
+        this index read last, begins with it (``Plan.grew``): both were read whole from the same
+        start of requests that only grew since (any other resets this index). The summarizer then
+        reads only what is new without comparing the two spans in C at every call."""
+        last = self._span
+        self._span = (read, start) if whole else None
+        if whole and last is not None and last[1] == start and len(read) >= len(last[0]):
+            return last[0], read
+        return None
 
     def read(self, conversation: Conversation) -> CondenseIndex:
         items = conversation.items
@@ -308,7 +321,8 @@ class CondensePolicy:
         read = _readable(span, self.input_cap, meter)
         earlier = (any(map(is_summary, read)) if index is None
                    else bool(index.within(index.summaries, end - len(read), end)))
-        text = self.summarizer.summarize(Plan(start, end, read, "", earlier, 0, meter))
+        grew = None if index is None else index.spanned(start, read, len(read) == end - start)
+        text = self.summarizer.summarize(Plan(start, end, read, "", earlier, 0, meter, grew=grew))
         summary = summary_message(text, len(span) - len(kept), f"{self.label}: offline summary, no LLM")
         result = formats.rewritten(conversation.with_items((*items[:start], *kept, summary, *items[end:])))
         counted = meter.count(result)

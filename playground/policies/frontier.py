@@ -38,6 +38,7 @@ class Pass:
     kept: int = 0
     kept_saved: int = 0
     kept_lost: int = 0
+    source: tuple[Item, ...] = ()  # the last request sent, whose first ``start`` items ``prefix`` holds
 
 
 class Edits:
@@ -112,10 +113,10 @@ class Frontier:
         self._pending = (open_calls, answered_by, carried)
         tools = one_off(carried)
         if base is self._output:
-            return Pass(start, self._output[:start], tools, keeps=False)
+            return Pass(start, self._output[:start], tools, keeps=False, source=self._output)
         edits = self._edits
         return Pass(start, self._output[:start], tools, True, bisect_left(edits.positions, start),
-                    edits.saved_before(start), edits.lost_before(start, tools))
+                    edits.saved_before(start), edits.lost_before(start, tools), self._output)
 
     def walked(self, given: tuple[Item, ...], sent: tuple[Item, ...], skipped: Iterable[tuple[int, str]],
                edits: Iterable[Saving], kept_before: int | None = None) -> None:

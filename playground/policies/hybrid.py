@@ -40,7 +40,10 @@ class HybridPolicy:
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         masking = self.masking.apply(conversation, meter)
         masked, removed, count = masking.conversation, masking.tokens_lost, masking.fired is not None
-        total = self.totals.total(masked, meter)
+        last = self.masking.last  # the request masked before shares its items up to the first output masked now
+        total = self.totals.total(masked, meter, (last.before, last.same))
+        if self.carry is not None and total >= self.limit:
+            self.carry.follows(last.before, last.same, masked.items)
         done = (summarize_over(conversation, masked, self.limit, self.keep_steps, meter, self.summarizer,
                                None if self.carry is None else (self.carry, total)) if total >= self.limit else None)
         if done is None:

@@ -83,6 +83,8 @@ class _Last:
         self.older = 0  # how many of them were older than the window
         self.removed = self.masked = 0  # what masking ``given`` whole removed and masked
         self.kept = 0  # how many leading items of the last request given were sent as they came, at least
+        self.before: tuple[Item, ...] = ()  # the request sent before ``sent``
+        self.same = 0  # how many leading items of ``sent`` are ``before``'s own (or equal): none newly masked
 
     def whole(self, conversation: Conversation, policy: MaskingPolicy, meter: Meter) -> tuple[Conversation, int, int]:
         result = mask(conversation, policy.window, meter, policy.memo, over_items=policy.over_items,
@@ -90,7 +92,7 @@ class _Last:
         items = conversation.items
         self.results = [p for p, item in enumerate(items) if isinstance(item, ToolResult)]
         self.older = _older(self.results, len(items), policy.window, policy.over_items)
-        self._keep(items, result)
+        self._keep(items, result, 0)
         self.kept = 0
         return result
 
@@ -109,13 +111,15 @@ class _Last:
             removed, masked = removed + self.removed, masked + self.masked
         # stored: what was sent is as it came up to the first output that crossed the window now
         self.kept = (results[self.older] if self.older < older else len(items)) if stored else 0
+        same = results[self.older] if self.older < older else known  # up to the first output masked now
         self.results, self.older = results, older
         sent = tuple(edited)
         result = (conversation.with_items(sent) if masked else conversation), removed, masked
-        self._keep(items, result)
+        self._keep(items, result, same)
         return result
 
-    def _keep(self, items: tuple[Item, ...], result: tuple[Conversation, int, int]) -> None:
+    def _keep(self, items: tuple[Item, ...], result: tuple[Conversation, int, int], same: int) -> None:
+        self.before, self.same = self.sent, same
         self.given, self.sent = items, result[0].items
         self.removed, self.masked = result[1], result[2]
 

@@ -87,6 +87,8 @@ class RulesPolicy:
         self.frontier.walked(conversation.items, sent, ((plan.start + s.position, s.reason) for s in skipped), new,
                              kept_before=plan.start if plan.keeps else None)
         compacted = conversation.with_items(sent)
+        if over:  # the carry compares the compacted request with the last from the frontier on
+            self.carry.follows(plan.source, plan.start, compacted.items)  # type: ignore[union-attr]
         lost = plan.kept_lost + sum(tokens for _, tool, tokens in new if tool in plan.one_off)
         done = (summarize_over(conversation, compacted, self.summary().limit, self.keep_steps, meter, self.summarizer,
                                (self.carry, total - saved)) if over else None)  # type: ignore[arg-type]

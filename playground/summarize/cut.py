@@ -143,9 +143,10 @@ class CutIndex:
         self.call_of: dict[int, int] = {}  # a result's position -> the position of the call it answers (``links``)
         self._open: dict[str, int] = {}  # call id -> its latest call's position
 
-    def _update(self, items: tuple[Item, ...]) -> None:
+    def _update(self, items: tuple[Item, ...], at_least: int = 0) -> None:
         old = self.items
-        same = shared(old, items)  # the items before the first difference are the same or equal: their shapes too
+        # the items before the first difference are the same or equal: their shapes too
+        same = shared(old, items, at_least)
         if same < len(old) and (len(items) < len(old) or any(
                 _shape(items[p]) != _shape(old[p])
                 for p in compress(count(same), map(operator.is_not, items[same:], old[same:])))):
@@ -175,12 +176,13 @@ class CutIndex:
         return next((call for position in range(end, len(self.items))
                      if (call := self.call_of.get(position)) is not None and call < end), None)
 
-    def span(self, items: tuple[Item, ...], keep_steps: int) -> tuple[int, int] | None:
+    def span(self, items: tuple[Item, ...], keep_steps: int, at_least: int = 0) -> tuple[int, int] | None:
         """``span(items, keep_steps)``, reading only what changed since the last request. The cut
         moves back over a crossing call as ``_cut`` does; where it lands does not depend on the
         order the crossing calls are found in (each move goes to the turn start at or before the
-        call, and no cut without a crossing call lies above it)."""
-        self._update(items)
+        call, and no cut without a crossing call lies above it). ``at_least``: the caller knows the
+        first that many items are the last request's own (``shared``)."""
+        self._update(items, at_least)
         first_user = self.first_user
         if first_user is None:
             return None

@@ -100,6 +100,9 @@ class Plan:
     budget: int
     meter: Meter = field(repr=False, compare=False)
     transcript_budget: int = DEFAULT_TRANSCRIPT_BUDGET
+    # (an earlier span, ``items``) when ``items`` is known to begin with that span, as ``Conversation.grew``:
+    # a summarizer that carries its reading of the last span need not compare the two in C
+    grew: tuple[tuple[Item, ...], tuple[Item, ...]] | None = field(default=None, repr=False, compare=False)
 
     @functools.cached_property
     def transcript(self) -> str:
@@ -278,6 +281,25 @@ class Carry:
         self._last_user = -1  # the last user message's position (Anthropic bills thinking only after it)
         self._originals: tuple[Item, ...] = ()
         self._previous_summary = False
+        self._source: tuple[tuple[Item, ...], int] = ((), 0)  # the request the span was read from, and its start
+        self._follows: tuple[tuple[Item, ...], int, tuple[Item, ...]] | None = None
+
+    def follows(self, known: tuple[Item, ...], same: int, items: tuple[Item, ...]) -> None:
+        """The policy's word that ``items``, the next request to summarize, begins with the first
+        ``same`` items of ``known``, the very objects (the frontier's prefix, the outputs masked
+        before): the cut and the counts compare only what follows, where a comparison of the two
+        requests in C read the whole request at every call."""
+        self._follows = (known, same, items)
+
+    def _same(self, old: tuple[Item, ...], items: tuple[Item, ...]) -> int:
+        """How many leading items of ``items`` the policy said are ``old``'s own (0 when it said
+        nothing of these two)."""
+        follows = self._follows
+        return follows[1] if follows is not None and follows[0] is old and follows[2] is items else 0
+
+    def span(self, items: tuple[Item, ...], keep_steps: int) -> tuple[int, int] | None:
+        """The cut's ``span`` of ``items``, as ``CutIndex.span`` finds it."""
+        return self.cut.span(items, keep_steps, self._same(self.cut.items, items))
 
     def counts(self, items: tuple[Item, ...], meter: Meter) -> list[int]:
         """``meter.items(items)``: an item's count depends on its neighbours only (a parallel call,
@@ -285,7 +307,8 @@ class Carry:
         counted again — unless most of the request changed (each is counted in a window of three),
         or, for Claude, a user message moved where billed thinking ends."""
         old = self._items
-        same = shared(old, items)  # (an equal item counts alike: only what follows the first difference is read)
+        # (an equal item counts alike: only what follows the first difference is read)
+        same = shared(old, items, self._same(old, items))
         changed = list(compress(count(same), map(operator.is_not, items[same:], old[same:])))
         recount = sorted({q for p in changed for q in (p - 1, p, p + 1) if 0 <= q < len(old)}
                          | set(range(max(0, len(old) - 1), len(items))))
@@ -311,15 +334,22 @@ class Carry:
         return not moved and not any(_is_user(item) for item in items[len(old):]) and not any(
             q + 2 <= self._last_user and billed_thinking((items[q],)) for q in recount)
 
-    def previous_summary(self, originals: tuple[Item, ...]) -> bool:
-        """Whether the span's original items hold an earlier summary, reading only those appended."""
-        known = self._originals
-        if extends(originals, known):
+    def previous_summary(self, original: Conversation, start: int, originals: tuple[Item, ...]
+                         ) -> tuple[bool, tuple[tuple[Item, ...], tuple[Item, ...]] | None]:
+        """Whether the span's original items (``originals``, from ``start`` of ``original``) hold an
+        earlier summary, reading only those appended; and, when they begin with the last span, the
+        pair that says so (``Plan.grew``). That is known without comparing them when ``original``
+        grew from the request the last span was read from and the span starts where it did."""
+        known, (source, known_start) = self._originals, self._source
+        grew = original.grew
+        extended = ((start == known_start and grew is not None and grew[1] is original.items and grew[0] is source
+                     and len(originals) >= len(known)) or extends(originals, known))
+        if extended:
             found = self._previous_summary or any(is_summary(item) for item in originals[len(known):])
         else:
             found = any(is_summary(item) for item in originals)
-        self._originals, self._previous_summary = originals, found
-        return found
+        self._originals, self._previous_summary, self._source = originals, found, (original.items, start)
+        return found, (known, originals) if extended else None
 
 
 def _is_user(item: Item) -> bool:
@@ -330,15 +360,15 @@ def plan(original: Conversation, compacted: Conversation, settings: SummarySetti
          carry: Carry | None = None) -> Plan | None:
     """What to summarize in ``compacted`` (positions match ``original``), read from ``original``."""
     found = (span(compacted.items, settings.keep_steps) if carry is None
-             else carry.cut.span(compacted.items, settings.keep_steps))
+             else carry.span(compacted.items, settings.keep_steps))
     if found is None:
         return None
     start, end = found
     originals = original.items[start:end]
-    previous = (any(is_summary(item) for item in originals) if carry is None
-                else carry.previous_summary(originals))
+    previous, grew = ((any(is_summary(item) for item in originals), None) if carry is None
+                      else carry.previous_summary(original, start, originals))
     return Plan(start, end, originals, settings.prompt, previous, settings.item_budget, meter,
-                settings.transcript_budget)
+                settings.transcript_budget, grew)
 
 
 def summary_message(text: str, count: int, label: str) -> Message:

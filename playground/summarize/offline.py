@@ -212,7 +212,7 @@ class OfflineSummarizer:
 
     def summarize(self, plan: Plan) -> str:
         items = plan.items
-        reading = self._last if extends(items, self._last.items) else _Reading()
+        reading = self._last if extends(items, self._last.items, plan.grew) else _Reading()
         new = items[len(reading.items):]
         reading.count_names(new)
         if not reading.still_telling():
