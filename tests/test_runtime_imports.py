@@ -16,11 +16,13 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+import pytest
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from playground.agent import EXTRAS
+import playground as pg
+from playground.errors import InputError
 
 from .conftest import ROOT
 
@@ -33,11 +35,9 @@ def module_name(path: Path, root: Path = ROOT) -> str:
 
 def runtime_imports(files: list[Path], root: Path = ROOT) -> dict[str, str]:
     """Third-party top-level modules imported anywhere in ``files`` (inside functions too), each
-    with the first place it is imported (``path:line``); a framework adapter's own framework
-    (``playground.agent.EXTRAS``) is not one: the app never imports the adapter."""
+    with the first place it is imported (``path:line``)."""
     found: dict[str, str] = {}
     for path in files:
-        extras = EXTRAS.get(module_name(path, root), ())
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -47,7 +47,7 @@ def runtime_imports(files: list[Path], root: Path = ROOT) -> dict[str, str]:
                 continue
             for name in names:
                 top = name.split(".")[0]
-                if top not in sys.stdlib_module_names and top not in OWN and top not in extras:
+                if top not in sys.stdlib_module_names and top not in OWN:
                     found.setdefault(top, f"{path.relative_to(root)}:{node.lineno}")
     return found
 
@@ -133,22 +133,16 @@ def test_a_requirement_removed_from_the_file_is_caught():
     assert [line.split(" ")[0] for line in missing] == ["tiktoken", "tiktoken_ext"]
 
 
-def test_no_module_of_the_app_imports_a_framework_adapter():
-    """The adapters import frameworks the app does not install (``EXTRAS``): only a caller that has
-    the framework imports them, by their path; nothing in ``playground`` does, not even lazily."""
-    adapters = set(EXTRAS)
-    importers = []
-    for path in app_files():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom):
-                base = module_name(path).split(".")[: -node.level or None] if node.level else []
-                target = ".".join([*base, node.module or ""]).strip(".")
-                names = [target, *(f"{target}.{alias.name}" for alias in node.names)]
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            else:
-                continue
-            if adapters & set(names) and module_name(path) not in adapters:
-                importers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert importers == []
-    assert all(module_name(ROOT / (name.replace(".", "/") + ".py")) == name for name in adapters)  # they exist
+def test_a_framework_adapter_imports_without_its_framework_and_says_what_to_install(monkeypatch):
+    """The adapters load LangChain and the Agents SDK, which requirements.txt does not bring in, only
+    when one is made: their modules import on a fresh install, and one made there names the install."""
+    for name in [name for name in sys.modules if name.split(".")[0] in ("langchain", "langchain_core", "agents")]:
+        monkeypatch.setitem(sys.modules, name, None)  # as if not installed (an earlier test's import too): it fails
+    for name in ("langchain", "langchain_core", "agents"):
+        monkeypatch.setitem(sys.modules, name, None)
+    for module, adapter, install in (("langchain_middleware", "CompactingMiddleware", "langchain langchain-openai"),
+                                     ("agents_sdk", "CompactingFilter", "openai-agents")):
+        monkeypatch.delitem(sys.modules, f"playground.agent.{module}", raising=False)
+        made = getattr(__import__(f"playground.agent.{module}", fromlist=[adapter]), adapter)
+        with pytest.raises(InputError, match=f"pip install {install}"):
+            made(pg.make("rules"))

@@ -6,8 +6,8 @@
 core ``endpoint``; ``session``: the run's state; ``record``: each call's log line). The framework
 adapters run the same core where a framework calls the model itself: ``langchain_middleware``
 (LangChain v1's ``CompactingMiddleware``) and ``agents_sdk`` (the OpenAI Agents SDK's
-``CompactingFilter``). Those two each import their framework, which the app does not install, so
-they are imported by their module path only (``EXTRAS``), never from here. ``seed_hook`` is the
+``CompactingFilter``). Each loads its framework, which the app does not install, only when one is
+made (``framework``), and is imported by its module path. ``seed_hook`` is the
 book's own loop's (``CompactionHook``, called in the place of Listing 6.5's ``apply_compaction``),
 which imports no framework (``pg.seed_hook`` makes one; the name stays the module's here).
 """
@@ -18,10 +18,5 @@ from .record import CallRecord, ItemEdit
 from .seed_hook import CompactionHook
 from .session import Session
 
-# The adapter modules and the packages each imports that requirements.txt does not bring in: the app
-# never imports these modules (tests/test_runtime_imports.py, scripts/check_runtime.py hold it).
-EXTRAS = {"playground.agent.langchain_middleware": ("langchain", "langchain_core"),
-          "playground.agent.agents_sdk": ("agents",)}
-
-__all__ = ["EXTRAS", "CallRecord", "Compacting", "CompactionHook", "ItemEdit", "PolicyFile", "Session", "compacting",
+__all__ = ["CallRecord", "Compacting", "CompactionHook", "ItemEdit", "PolicyFile", "Session", "compacting",
            "load_policy"]

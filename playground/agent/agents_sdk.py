@@ -8,8 +8,9 @@ one ``Session`` for the run). The SDK keeps its own history whole; only the mode
 one, in whatever form the agent's model speaks (``OpenAIChatCompletionsModel`` converts it to Chat
 Completions messages). A filter does not see the reply, so the same object is also the run's
 ``RunHooks``: ``on_llm_end`` commits the call the filter prepared, with the provider's usage and the
-reply for the log; a call that failed never reaches it and is no call of the run. This module
-imports the SDK (``openai-agents``), which the app does not install: nothing else imports it.
+reply for the log; a call that failed never reaches it and is no call of the run. The SDK
+(``openai-agents``), which the app does not install, is loaded when a filter is made
+(``framework.load``): the class the SDK sees is this one with ``RunHooks`` under it, built then.
 """
 
 from __future__ import annotations
@@ -18,22 +19,29 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from agents import RunHooks
-
 from ..policies import Policy
 from .client import RESPONSES, session
 from .endpoint import Call, plain
+from .framework import beneath, load
 from .openai_client import Responses
 from .policy_file import PolicyFile
 from .record import CallRecord
 
 
-class CompactingFilter(RunHooks):
+class CompactingFilter:
     """``policy`` (``pg.make`` or ``pg.load_policy``) applied to every model call of one run, as
     replay's stored mode applies it: ``RunConfig(call_model_input_filter=it)`` compacts, and
     ``hooks=it`` commits each call the provider took (without it, ``records`` and the log stay
     empty). ``log``: the run log each call appends a line to; ``model``: whose meter counts the
     requests (default: the policy file's, else the agent's model name). One filter is one run."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> CompactingFilter:
+        """An instance of this class with the SDK's ``RunHooks`` under it (every hook it does not
+        define stays the SDK's), the SDK loaded now."""
+        made = cls
+        if cls is CompactingFilter:
+            made = beneath(cls, load("agents", "openai-agents").RunHooks)
+        return super().__new__(made)
 
     def __init__(self, policy: Policy | PolicyFile, log: str | Path | None = None, *,
                  model: str | None = None) -> None:

@@ -7,9 +7,9 @@ LangChain calls the model itself, so the middleware wraps that call (``wrap_mode
 first) go to the Chat Completions form with LangChain's own converter, through the same core as the
 wrapped clients (``endpoint.ChatCompletions``, one ``Session`` for the run), and the request sent is
 converted back and handed to the model with every other field as it was. The agent's state is never
-changed: LangChain keeps the whole history, the model sees the compacted one. This module imports
-LangChain, which the app does not install (``requirements-dev.txt`` holds it): nothing else in
-``playground`` imports it.
+changed: LangChain keeps the whole history, the model sees the compacted one. LangChain, which the
+app does not install, is loaded when a middleware is made (``framework.load``): the class LangChain
+sees is this one with ``AgentMiddleware`` under it, built then.
 """
 
 from __future__ import annotations
@@ -18,30 +18,31 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    SystemMessage,
-    convert_to_messages,
-    convert_to_openai_messages,
-)
-from langchain_core.utils.function_calling import convert_to_openai_tool
-
 from ..policies import Policy
 from .client import CHAT, session
 from .endpoint import Call
+from .framework import beneath, load
 from .openai_client import ChatCompletions
 from .policy_file import PolicyFile
 from .record import CallRecord
 
+INSTALL = "langchain langchain-openai"
 
-class CompactingMiddleware(AgentMiddleware):
+
+class CompactingMiddleware:
     """``policy`` (``pg.make`` or ``pg.load_policy``) applied to every model call of one agent run,
     as replay's stored mode applies it; ``log``: the run log each call appends a line to; ``model``:
     whose meter counts the requests (default: the policy file's, else the chat model's name). One
     middleware is one run, as one wrapped client is: a history that does not extend the last call's
     starts the run again."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> CompactingMiddleware:
+        """An instance of this class with LangChain's ``AgentMiddleware`` under it (LangChain finds a
+        middleware's hooks by its class), LangChain loaded now."""
+        made = cls
+        if cls is CompactingMiddleware:
+            made = beneath(cls, load("langchain.agents.middleware", INSTALL).AgentMiddleware)
+        return super().__new__(made)
 
     def __init__(self, policy: Policy | PolicyFile, log: str | Path | None = None, *,
                  model: str | None = None) -> None:
@@ -54,20 +55,22 @@ class CompactingMiddleware(AgentMiddleware):
         """Every model call's record so far (also in ``log`` when one was given)."""
         return tuple(self.session.records)
 
-    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-                        ) -> ModelResponse:
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """LangChain's hook around each model call: ``request`` a ``ModelRequest``, the reply its
+        ``ModelResponse``."""
         call, sent = self._prepare(request)
         return self.endpoint.finish(call, handler(sent))
 
-    async def awrap_model_call(self, request: ModelRequest,
-                               handler: Callable[[ModelRequest], Awaitable[ModelResponse]]) -> ModelResponse:
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         call, sent = self._prepare(request)
         return self.endpoint.finish(call, await handler(sent))
 
-    def _prepare(self, request: ModelRequest) -> tuple[Call | None, ModelRequest]:
+    def _prepare(self, request: Any) -> tuple[Call | None, Any]:
         """The call prepared and the request to hand to the model: its messages compacted."""
+        convert = load("langchain_core.messages", INSTALL)
+        convert_to_openai_tool = load("langchain_core.utils.function_calling", INSTALL).convert_to_openai_tool
         system = [request.system_message] if request.system_message is not None else []
-        kwargs: dict[str, Any] = {"messages": convert_to_openai_messages([*system, *request.messages])}
+        kwargs: dict[str, Any] = {"messages": convert.convert_to_openai_messages([*system, *request.messages])}
         name = getattr(request.model, "model_name", None)
         if isinstance(name, str):
             kwargs["model"] = name
@@ -76,8 +79,8 @@ class CompactingMiddleware(AgentMiddleware):
         call, compacted = self.endpoint.prepare(kwargs)
         if call is None:
             return None, request
-        messages: list[BaseMessage] = convert_to_messages(compacted["messages"])
-        if system and messages and isinstance(messages[0], SystemMessage):
+        messages = convert.convert_to_messages(compacted["messages"])
+        if system and messages and isinstance(messages[0], convert.SystemMessage):
             return call, request.override(system_message=messages[0], messages=messages[1:])
         return call, request.override(messages=messages)
 
@@ -87,18 +90,19 @@ class _Chat(ChatCompletions):
     messages (as Chat Completions messages), the usage LangChain's ``usage_metadata``."""
 
     def reply(self, response: Any) -> list[Any] | None:
-        return convert_to_openai_messages(_messages(response)) or None
+        return load("langchain_core.messages", INSTALL).convert_to_openai_messages(_messages(response)) or None
 
     def usage(self, response: Any) -> Any:
+        ai = load("langchain_core.messages", INSTALL).AIMessage
         found = [message.usage_metadata for message in _messages(response)
-                 if isinstance(message, AIMessage) and message.usage_metadata]
+                 if isinstance(message, ai) and message.usage_metadata]
         return dict(found[0]) if found else None
 
 
-def _messages(response: Any) -> list[BaseMessage]:
+def _messages(response: Any) -> list[Any]:
     """The messages a model call gave: a ``ModelResponse``'s (inside an ``ExtendedModelResponse``
     too), or the one ``AIMessage`` a middleware further in may return instead."""
-    if isinstance(response, AIMessage):
+    if isinstance(response, load("langchain_core.messages", INSTALL).AIMessage):
         return [response]
     response = getattr(response, "model_response", response)
     return list(getattr(response, "result", None) or [])
