@@ -22,7 +22,7 @@ import functools
 import hashlib
 import operator
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import compress, count
 from typing import Protocol
 
@@ -378,10 +378,17 @@ def summary_message(text: str, count: int, label: str) -> Message:
 
 
 def apply(compacted: Conversation, chosen: Plan, text: str, label: str) -> Conversation:
-    """The request with the span replaced, in place, by one summary message, checked valid."""
+    """The request with the span replaced, in place, by one summary message, checked valid (written
+    to its wire format and read back). Every other item stays the very object it was, with the origin
+    it had: what follows a request from call to call (its counts, its cache prefix, the items a
+    reference replaced, the facts it shows) knows it by identity, and a summary written at every call
+    of a long run would otherwise make the whole request new at each."""
     items = (*compacted.items[:chosen.start], summary_message(text, chosen.end - chosen.start, label),
              *compacted.items[chosen.end:])
-    return formats.rewritten(compacted.with_items(items))
+    checked = formats.rewritten(compacted.with_items(items))
+    if len(checked.items) != len(items):  # (a format that read it back otherwise: its reading stands)
+        return checked
+    return replace(checked, items=(*items[:chosen.start], checked.items[chosen.start], *items[chosen.start + 1:]))
 
 
 @dataclass(frozen=True)
