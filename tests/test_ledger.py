@@ -8,12 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import playground as pg
 from playground import formats
 from playground.conversation import Message
 from playground.facts.ledger import COMMAND, ERROR, OPEN, PATH_READ, PATH_WRITTEN, REQUIREMENT, RESOLVED, Ledger
 from playground.facts.said import from_human
+from playground.facts.worked import _EXIT, _exit_code
 from playground.formats.convert import convert
 from playground.meter.tokens import Meter
 from playground.policies import make
@@ -190,3 +193,15 @@ def test_extraction_precision_on_the_hand_labels_is_at_least_0_9_for_every_type(
     assert set(figures) == {REQUIREMENT, PATH_WRITTEN, PATH_READ, COMMAND, ERROR}
     assert all(f.precision >= 0.9 for f in figures.values()), figures
     assert (figures[REQUIREMENT].real, figures[REQUIREMENT].extracted) == (40, 43)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["exit code 2", "EXITED WITH STATUS 0", '"exit_code": 1', "returncode> 7",
+                                 "exıt code 3", "exit ſtatus 4", "ok", "Exit", " ", "\n", "é", "code: 5",
+                                 "RETURNCODE=0"]), max_size=8)
+       .map("".join) | st.text(max_size=60))
+def test_the_exit_code_is_found_where_the_regex_finds_it(text: str) -> None:
+    """The words checked before the regex runs never hide a match it would make (case folding
+    beyond ASCII included)."""
+    found, expected = _exit_code(text), _EXIT.search(text)
+    assert (found and found.group()) == (expected and expected.group())

@@ -114,11 +114,23 @@ def shell_paths(command: str) -> Iterator[tuple[str, bool]]:
             yield target, False
 
 
+def _exit_code(text: str) -> re.Match[str] | None:
+    """``_EXIT`` in ``text``, searched only when its words are there: the regex, case-insensitive
+    with alternatives at every position, takes ~90 µs on a 2,000-character result and the ledger and
+    the offline summary read every result; ``lower`` and ``in`` take ~4. (Text that is not ASCII
+    goes to the regex: its case folding matches more than ``lower`` finds, e.g. ``ı`` for ``i``.)"""
+    if text.isascii():
+        low = text.lower()
+        if "exit" not in low and "returncode" not in low:
+            return None
+    return _EXIT.search(text)
+
+
 def status(result: ToolResult) -> tuple[str, bool]:
     """How a call ended, in words, and whether it failed: ``exit N`` where the result says its exit
     code, else ``error`` or ``ok`` by the error flag and patterns."""
     text = content_text(result.content)
-    found = _EXIT.search(text[:2_000]) or _EXIT.search(text[-500:])
+    found = _exit_code(text[:2_000]) or _exit_code(text[-500:])
     if found:
         code = int(found[1])
         return f"exit {code}", code != 0
