@@ -30,8 +30,6 @@ class Messages(Endpoint):
     def writer(self) -> Written:
         return Written(formats.anthropic.write_messages, formats.anthropic.begins_message)
 
-    def write(self, kwargs: dict[str, Any], sent: Conversation) -> dict[str, Any]:
-        return {**kwargs, "messages": self.written(sent.items)}
 
     def head(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         found = body(kwargs, {})

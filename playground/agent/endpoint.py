@@ -63,9 +63,10 @@ class Endpoint:
         on), linked after the calls so far (``latest``): the format's incremental read."""
         raise NotImplementedError
 
-    def write(self, kwargs: dict[str, Any], sent: Conversation) -> dict[str, Any]:
-        """The caller's arguments with the request replaced by ``sent`` (its list by ``self.written``)."""
-        raise NotImplementedError
+    def write(self, kwargs: dict[str, Any], pending: Pending) -> dict[str, Any]:
+        """The caller's arguments with the request's list replaced by what ``pending`` sends (written
+        by ``self.written``, from where it differs from the last request)."""
+        return {**kwargs, self.key: self.written(pending.sent.items, pending.prompts.shares)}
 
     def head(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """What the request holds besides its list that the run needs again (model, tools,
@@ -94,7 +95,7 @@ class Endpoint:
             return None, kwargs
         conversation = self._seen.read(given, plain, self.read_items, conversation.grown)
         pending = self._session.prepare(conversation, stream=bool(kwargs.get("stream")))
-        request = self.write(kwargs, pending.sent)
+        request = self.write(kwargs, pending)
         if self._recall is not None:  # originals behind a reference with a key are stored before the model sees it
             if keep(self._recall, pending.record.edits, pending.request, pending.sent.items):
                 self._session.recalling = True

@@ -29,8 +29,6 @@ class ChatCompletions(Endpoint):
     def writer(self) -> Written:
         return Written(formats.chat.write_messages, formats.chat.begins_message)
 
-    def write(self, kwargs: dict[str, Any], sent: Conversation) -> dict[str, Any]:
-        return {**kwargs, "messages": self.written(sent.items)}
 
     def reply(self, response: Any) -> list[Any] | None:
         choices = getattr(response, "choices", None)
@@ -55,8 +53,6 @@ class Responses(Endpoint):
     def writer(self) -> Written:
         return Written(formats.responses.write_items, lambda items, position: True)  # (one wire item per item)
 
-    def write(self, kwargs: dict[str, Any], sent: Conversation) -> dict[str, Any]:
-        return {**kwargs, "input": self.written(sent.items)}
 
     def head(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         found = body(kwargs, {})

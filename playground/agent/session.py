@@ -16,7 +16,7 @@ as replay counts them, with the prompt cache of the model's provider (``run.prom
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,7 +25,7 @@ from ..meter.factor import Calibration
 from ..meter.tokens import Layout, Meter
 from ..policies import Policy
 from ..run.prices import read_prices
-from ..run.promptcache import Prompt, PromptCache, check_cache
+from ..run.promptcache import PromptCache, check_cache
 from ..run.replay import Fixed, GrowingPrompt, counter
 from .record import CallRecord, edits
 
@@ -40,7 +40,7 @@ class Pending:
     seen: int  # how many of ``given`` the run had seen at the last call (0: the run starts here)
     sent: Conversation
     record: CallRecord  # without the cache's figures and the usage, which only a sent call has
-    prompts: tuple[Prompt, Prompt] = field(repr=False)  # as given, as sent
+    prompts: Prompts = field(repr=False)  # as given, as sent
     caches: tuple[PromptCache, PromptCache] = field(repr=False)
     head: Hashable = field(repr=False)
     request: tuple[Item, ...] = field(default=(), repr=False)  # what the policy was given: the edits' positions
@@ -70,6 +70,7 @@ class Session:
         self._meters: dict[str | None, Meter] = {}
         self._caches: dict[str | None, tuple[PromptCache, PromptCache]] = {}
         self._counts: dict[str | None, tuple[Conversation, Fixed, tuple[_Side, _Side]]] = {}
+        self._open: Prompts | None = None  # the prompts of the call prepared last, still the sides' own
 
     def meter(self, model: str | None) -> Meter:
         """The meter for ``model``, one per model for the run: its per-text cache is the run's."""
@@ -90,8 +91,17 @@ class Session:
         result = self.policy.apply(request, meter)
         sent = result.conversation
         fixed, sides = self._counting(model, conversation, items[len(given):])
+        if self._open is not None:  # the sides move on to this call: the last call's prompts keep theirs
+            self._open.freeze()
         last_sent = sides[1].prompt.items  # (what the last call prepared sent: most often the last one sent)
-        same = [side.follow(side_items) for side, side_items in zip(sides, (items, sent.items), strict=True)]
+        # how many leading items each side is known to share with its last request, by identity: the caller's
+        # list grew from the one read last; of the policy's request, grown from what was sent last, the first
+        # ``kept`` items are its own (as replay's stored mode knows them)
+        base = conversation.grew[0] if conversation.grew is not None else None
+        known = (len(base) if base is sides[0].prompt.items else 0,
+                 min(result.kept, len(history)) if history is last_sent else 0)
+        same = [side.follow(side_items, at_least) for side, side_items, at_least
+                in zip(sides, (items, sent.items), known, strict=True)]
         # as replay keys the head: instructions outside the items (Responses') or a system message among them
         instructed = bool(content_text(conversation.instructions))
         has_system = [instructed or side.instruction is not None for side in sides]
@@ -99,15 +109,14 @@ class Session:
         head: Hashable = ("head", has_system[0], head_tokens)
         sides[0].prompt.update(items, fixed.head(has_system[0]), head, same[0], again=1)
         sides[1].prompt.update(sent.items, head_tokens, head, same[1], again=1)
-        prompts = tuple(Prompt(tuple(side.prompt.chain), tuple(side.prompt.offsets),
-                               side.prompt.offsets[-1] + fixed.tail) for side in sides)
+        prompts = self._open = Prompts(sides, fixed.tail, (last_sent, same[1]))
         continued = bool(self.records) and not restarted and head == self._head
         prefix = (same[1] if last_sent is self._sent else shared(self._sent, sent.items)) if continued else 0
         record = CallRecord(
             call=len(self.records), api=self.api, model=model, policy=self.policy.name, fired=result.fired,
-            items_before=len(items), items_after=len(sent.items), tokens_before=prompts[0].tokens,
-            tokens_after=prompts[1].tokens, cached_before=0, cached_after=0, prefix_items=prefix,
-            prefix_tokens=prompts[1].offsets[prefix] if continued else 0,
+            items_before=len(items), items_after=len(sent.items), tokens_before=prompts.tokens[0],
+            tokens_after=prompts.tokens[1], cached_before=0, cached_after=0, prefix_items=prefix,
+            prefix_tokens=sides[1].prompt.offsets[prefix] if continued else 0,
             edits=edits(request, sent, self.policy, result.fired), restarted=restarted and bool(self.records),
             stream=stream)
         return Pending(self, items, len(given), sent, record, prompts, self._cache_for(model), head, request.items)
@@ -134,7 +143,10 @@ class Session:
         """The provider took ``pending``: it is the history the next call grows, its prompts are in
         the provider's cache, and its record gets the cache's figures and the provider's ``usage``."""
         self._given, self._sent, self._head = pending.given, pending.sent.items, pending.head
-        uses = [cache.use(p.chain, p.offsets) for cache, p in zip(pending.caches, pending.prompts, strict=True)]
+        if self._open is pending.prompts:  # (the next call's prompts follow on from these: nothing to copy)
+            self._open = None
+        uses = [cache.use(chain, offsets) for cache, (chain, offsets)
+                in zip(pending.caches, pending.prompts.chains(), strict=True)]
         record = replace(pending.record, cached_before=uses[0].read, cached_after=uses[1].read, usage=usage)
         self.records.append(record)
         return record
@@ -169,10 +181,37 @@ class _Side:
         self.prompt = GrowingPrompt(counter((), (), meter))
         self.instruction: int | None = None  # the position of the first system or developer message
 
-    def follow(self, items: tuple[Item, ...]) -> int:
+    def follow(self, items: tuple[Item, ...], at_least: int = 0) -> int:
         """How many leading items the next request ``items`` shares with the last (the prompt is
-        then updated from there); where its first instruction is, looked for only past them."""
-        same = shared(self.prompt.items, items)
+        then updated from there; its first ``at_least`` are known to be the last one's); where its
+        first instruction is, looked for only past them."""
+        same = shared(self.prompt.items, items, at_least)
         if self.instruction is None or self.instruction >= same:
             self.instruction = next((p for p in range(same, len(items)) if is_instruction(items[p])), None)
         return same
+
+
+class Prompts:
+    """One call's two prompts (as given, as sent), as the provider's cache reads them when the call is
+    committed: the sides' own chains and offsets while they are this call's — a wrapped call then copies
+    nothing the size of the run — and a copy of them once a later call is prepared first (a call that
+    failed and is tried again, two calls in flight). ``tokens``: each whole prompt. ``shares``: the
+    sent side's last request and how many leading items this one shares with it (``Written`` reads it)."""
+
+    def __init__(self, sides: tuple[_Side, _Side], tail: int, shares: tuple[tuple[Item, ...], int]) -> None:
+        self._sides: tuple[_Side, _Side] | None = sides
+        self._frozen: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = ()
+        self.tokens = tuple(side.prompt.offsets[-1] + tail for side in sides)
+        self.shares = shares
+
+    def chains(self) -> tuple[tuple[Sequence[int], Sequence[int]], ...]:
+        """Each side's chain (the cache's key of each prefix) and offsets (its tokens)."""
+        if self._sides is None:
+            return self._frozen
+        return tuple((side.prompt.chain, side.prompt.offsets) for side in self._sides)
+
+    def freeze(self) -> None:
+        """Copy them: the sides are about to follow another call."""
+        if self._sides is not None:
+            self._frozen = tuple((tuple(chain), tuple(offsets)) for chain, offsets in self.chains())
+            self._sides = None
