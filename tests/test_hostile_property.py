@@ -116,6 +116,14 @@ FOUND = [
     b'{"usage": {"prompt_tokens": ' + b"1" * 5000 + b"}}",  # Python reads no integer of 5,000 digits
     b'{"messages": [{"role": "user", "content": "cut \\ud83d"}]}',  # a lone surrogate: UnicodeEncodeError
     b"null",  # a document that is no container (a faster depth check once tripped on it)
+    b"\n".join(json.dumps(line).encode() for line in (  # a Claude Code result whose call id is a list: TypeError
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s",
+         "message": {"role": "user", "content": "go"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s", "message": {
+            "id": "m1", "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]}},
+        {"type": "user", "uuid": "u2", "parentUuid": "a1", "sessionId": "s", "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": [], "content": "x"}]}})),
 ]
 
 

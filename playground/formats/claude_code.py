@@ -115,7 +115,7 @@ class _Log:
             return
         if block.get("type") == "tool_use":
             self.call_ids.add(str(block.get("id")))
-        elif block.get("type") == "tool_result" and block.get("tool_use_id") not in self.call_ids:
+        elif block.get("type") == "tool_result" and str(block.get("tool_use_id")) not in self.call_ids:
             self.orphans.append(str(block.get("tool_use_id")))
             return
         target.append(block)
