@@ -463,6 +463,33 @@ def test_summarizing_carried_from_the_last_call_sends_what_summarizing_each_requ
     assert (runs[0].tokens_lost, runs[0].tokens_retrievable) == (runs[1].tokens_lost, runs[1].tokens_retrievable)
 
 
+def _read_file_run(calls: int) -> dict:
+    """An agent reading a 20-line module per call: once over the limit, every call summarizes."""
+    messages: list[dict] = [{"role": "user", "content": "Read the modules."}]
+    for n in range(calls):
+        messages += [{"role": "assistant", "content": None, "tool_calls": [{"id": f"call_{n}", "type": "function",
+                      "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/mod_{n}.py"})}}]},
+                     {"role": "tool", "tool_call_id": f"call_{n}",
+                      "content": "\n".join(f"value_{n}_{k} = compute({n}, {k})" for k in range(20))}]
+    return {"model": "gpt-4o", "messages": [*messages, {"role": "assistant", "content": "Done."}]}
+
+
+@pytest.mark.parametrize("name", ["rules", "hybrid", "summarize"])
+def test_a_summary_at_every_call_carried_is_each_request_summarized_whole(name):
+    """The case the property above meets only now and then: past the limit, every call of a per-call
+    replay summarizes, and the carried count of the summarized request (its summary and neighbours
+    counted, the rest as it was) must give the figures the whole count gives."""
+    conversation = formats.read(_read_file_run(40))
+    factory = POLICIES[name]
+    options = {key: value for key, value in {"limit": 1_500, "threshold": 1_000, "keep_steps": 2}.items()
+               if key in {f.name for f in dataclasses.fields(factory)}}
+    runs = [replay(conversation, factory(**options, **whole), Meter("gpt-4o"), PRICES.get("gpt-4o"), mode="per-call")
+            for whole in ({}, {"carry": None, "summarizer": _WholeSpan()})]
+    assert sum(1 for call in runs[0].calls if call.fired and "summariz" in call.fired) >= 10
+    assert runs[0].calls == runs[1].calls
+    assert (runs[0].tokens_lost, runs[0].tokens_retrievable) == (runs[1].tokens_lost, runs[1].tokens_retrievable)
+
+
 def test_a_reused_call_id_pairs_in_a_pass_from_the_frontier_as_in_the_whole_pass():
     """Three calls share one id and their results come later, then a fourth call reuses it. The
     first result answers the third call (the latest before it), not the fourth: a pass from the

@@ -442,6 +442,21 @@ def rewritten(conversation: Conversation) -> Conversation:
     return replace(again, source=conversation.source, notes=conversation.notes, started=conversation.started)
 
 
+def checked(conversation: Conversation) -> Conversation:
+    """``conversation`` — a policy's request: the run's items, some edited, and items it made —
+    proved a valid request as ``rewritten`` proves it (written to its wire format and read back),
+    with every item that has an origin left the very object it was: an edited item keeps the origin
+    of the one it replaced, and what follows a run from call to call (counts, cache keys, the items
+    a reference or a summary replaced, the facts a request shows) knows its items by identity and by
+    that origin. A new item (a summary, an acknowledgement) has none and is the one read back."""
+    again = rewritten(conversation)
+    if len(again.items) != len(conversation.items):  # (a format that read it back otherwise: its reading stands)
+        return again
+    items = tuple(item if item.origin is not None else read for item, read in zip(conversation.items, again.items,
+                                                                                   strict=True))
+    return replace(again, items=items)
+
+
 def dumps(conversation: Conversation, format: str | None = None) -> str:
     return json.dumps(write(conversation, format), ensure_ascii=False, indent=2)
 

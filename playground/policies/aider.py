@@ -129,7 +129,7 @@ class AiderSummaryPolicy:
             if role_of(history[-1]) != "assistant":
                 history = (*history, Message(role="assistant", content=OK))
             self.last.remember(done, history)
-        result = formats.rewritten(conversation.with_items((*items[:first], *history, *items[running:])))
+        result = formats.checked(conversation.with_items((*items[:first], *history, *items[running:])))
         before, after = meter.count(conversation).total, meter.count(result).total
         if after >= before:
             return unchanged(conversation)

@@ -148,4 +148,4 @@ class ClineTruncationPolicy:
         reply = [items[p] for p in kept if runs[1][0] <= p < runs[1][1]]
         head = [items[p] for p in kept if p < runs[1][0]]
         rest = [items[p] for p in kept if p >= runs[1][1]]
-        return formats.rewritten(conversation.with_items((*head, *_noticed(reply), *rest)))
+        return formats.checked(conversation.with_items((*head, *_noticed(reply), *rest)))

@@ -137,7 +137,7 @@ class GeminiCompressionPolicy:
                                                   meter))
         summary = summary_message(text, len(span), "Gemini CLI chat compression: offline summary, no LLM")
         acknowledged = (summary, Message(role="assistant", content=ACKNOWLEDGEMENT))
-        result = formats.rewritten(conversation.with_items(
+        result = formats.checked(conversation.with_items(
             (*items[:first], *acknowledged, *truncated[split:], *items[pending:])))
         counted = meter.count(result)
         if counted.total >= total:

@@ -102,7 +102,7 @@ class LettaSlidingWindowPolicy:
             rest = self._all(rest, meter, calls)
         if not calls:
             return unchanged(conversation)
-        result = formats.rewritten(conversation.with_items((*items[:first], *rest)))
+        result = formats.checked(conversation.with_items((*items[:first], *rest)))
         counted = meter.count(result).total
         if counted >= total:
             return unchanged(conversation)

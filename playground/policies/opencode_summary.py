@@ -147,7 +147,7 @@ class OpencodeSummaryPolicy:
             return unchanged(conversation)
         text = self.summarizer.summarize(Plan(first, keep, span, "", base > first, 0, meter))
         summary = summary_message(text, len(span), "opencode compaction: offline summary, no LLM")
-        result = formats.rewritten(conversation.with_items((*items[:first], summary, *items[keep:])))
+        result = formats.checked(conversation.with_items((*items[:first], summary, *items[keep:])))
         counted = meter.count(result)
         if counted.total >= total:
             return unchanged(conversation)  # a summary that saves nothing is pure loss

@@ -22,7 +22,7 @@ import functools
 import hashlib
 import operator
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import compress, count
 from typing import Protocol
 
@@ -378,17 +378,11 @@ def summary_message(text: str, count: int, label: str) -> Message:
 
 
 def apply(compacted: Conversation, chosen: Plan, text: str, label: str) -> Conversation:
-    """The request with the span replaced, in place, by one summary message, checked valid (written
-    to its wire format and read back). Every other item stays the very object it was, with the origin
-    it had: what follows a request from call to call (its counts, its cache prefix, the items a
-    reference replaced, the facts it shows) knows it by identity, and a summary written at every call
-    of a long run would otherwise make the whole request new at each."""
+    """The request with the span replaced, in place, by one summary message, checked valid; every
+    other item stays the very object it was (``formats.checked``)."""
     items = (*compacted.items[:chosen.start], summary_message(text, chosen.end - chosen.start, label),
              *compacted.items[chosen.end:])
-    checked = formats.rewritten(compacted.with_items(items))
-    if len(checked.items) != len(items):  # (a format that read it back otherwise: its reading stands)
-        return checked
-    return replace(checked, items=(*items[:chosen.start], checked.items[chosen.start], *items[chosen.start + 1:]))
+    return formats.checked(compacted.with_items(items))
 
 
 @dataclass(frozen=True)
@@ -418,7 +412,7 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
     ``prefer`` for this very input, it is used and ``summarizer`` is not called. The UI keeps paid
     LLM results there and calls the endpoint only when asked. ``carry``: a policy's ``Carry`` and
     the compacted request's total, which the policy's running total already knows; the result is
-    the same, but ``count`` is None unless a summary was made (the request is not counted whole).
+    the same, but ``count`` is None (neither request is counted whole; for Claude, a summary made is).
     """
     counted = meter.count(compacted) if carry is None else None
     before = counted.total if counted is not None else carry[1]  # type: ignore[index]
@@ -444,14 +438,29 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
         return SummaryResult(compacted, SummaryReport("failed", tokens_after=before, error=str(exc), **common),
                              chosen, counted)
     result = apply(compacted, chosen, text, label)
-    after = meter.count(result)
-    summary_tokens = after.items[chosen.start]
-    if summary_tokens >= span_tokens or after.total >= before:
+    # with a carry (not for Claude, whose thinking a new user message can bill otherwise), only the summary and
+    # its two neighbours are counted: every other item's count and the fixed parts are the compacted request's
+    after = meter.count(result) if carry is None or meter.claude else None
+    summary_tokens, total = ((after.items[chosen.start], after.total) if after is not None
+                             else _replaced(counts, before, result.items, chosen.start, chosen.end, meter))
+    if summary_tokens >= span_tokens or total >= before:
         # Like compaction's "replacement not smaller" guard: a summary that saves nothing is pure loss.
         detail = (f"the summary ({summary_tokens:,} tokens) is not smaller than the {chosen.end - chosen.start} "
                   f"items it would replace ({span_tokens:,} tokens); the request would go from {before:,} to "
-                  f"{after.total:,} tokens")
+                  f"{total:,} tokens")
         return SummaryResult(compacted, SummaryReport("not_smaller", tokens_after=before, summary_tokens=summary_tokens,
                                                       detail=detail, **common), chosen, counted)
-    return SummaryResult(result, SummaryReport("summarized", tokens_after=after.total, summary_position=chosen.start,
+    return SummaryResult(result, SummaryReport("summarized", tokens_after=total, summary_position=chosen.start,
                                                summary_tokens=summary_tokens, **common), chosen, after)
+
+
+def _replaced(counts: list[int], before: int, items: tuple[Item, ...], start: int, end: int, meter: Meter
+              ) -> tuple[int, int]:
+    """The summary's tokens and the request's total once items ``start:end`` of a request of
+    ``before`` tokens (``counts``: its items') are one summary at ``start`` of ``items``: an item's
+    count depends only on its neighbours (``Carry.counts``), so the summary and the items either side
+    of it are counted, each in a window of three, and the rest is as it was."""
+    again = [q for q in (start - 1, start, start + 1) if 0 <= q < len(items)]
+    counted = {q: meter.items(items[max(0, q - 1):q + 2])[min(q, 1)] for q in again}
+    gone = sum(counts[max(0, start - 1):min(end + 1, len(counts))])
+    return counted[start], before - gone + sum(counted.values())
