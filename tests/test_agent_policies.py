@@ -27,7 +27,7 @@ from playground.conversation import (
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, POLICIES, THEIRS, make
 from playground.policies.aider import AiderSummaryPolicy
-from playground.policies.base import RunningTotal, UserTurns
+from playground.policies.base import RunningTotal, UserTurns, unread_from
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.cline import ClineTruncationPolicy
 from playground.policies.condense import CondenseIndex, CondensePolicy, condense_span, message_starts
@@ -351,6 +351,36 @@ def test_a_replay_never_bills_more_prompt_tokens_than_none(body, name, mode):
         assert (call.summarization_cost > 0) == (call.summarization_output_tokens > 0)
     if run.calls:
         assert run.calls[-1].tokens_with == METER.count(run.final).total
+
+
+@dataclasses.dataclass(frozen=True)
+class _GeminiReadingEveryHistory(GeminiCompressionPolicy):
+    """Gemini's compression without its shortcut: every history over the threshold is cut and split."""
+
+    def _may_split(self, conversation, first, pending):
+        return True
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["stored", "per-call"]), st.sampled_from([0.05, 0.5]))
+def test_gemini_compression_skips_only_histories_it_could_not_split(body, mode, keep_share):
+    """A history with no user message after its first item and no final reply is not read at all
+    (``_may_split``): every call sends what reading it would have sent."""
+    conversation = formats.read(body)
+    runs = [replay(conversation, policy(context_window=0, keep_share=keep_share, budget=0), METER, GPT4O,
+                   mode=mode, cache="none") for policy in (GeminiCompressionPolicy, _GeminiReadingEveryHistory)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+def test_gemini_compression_over_its_threshold_with_nothing_to_split_reads_nothing():
+    """The case the shortcut is for: one task, then tool calls only, past the threshold."""
+    request = chat(("user", "Read them all."), *[("calls", [("read", words(200, f"w{n}"))]) for n in range(6)])
+    policy = GeminiCompressionPolicy(context_window=0, budget=0)
+    assert not policy._may_split(request, 1, unread_from(request.items))  # (after the system prompt)
+    assert policy.apply(request, METER).fired is None
+    second = chat(("user", "Read them all."), ("user", "Start with the tests."),
+                  *[("calls", [("read", words(200, f"w{n}"))]) for n in range(6)])
+    assert GeminiCompressionPolicy(context_window=0, budget=0)._may_split(second, 1, unread_from(second.items))
 
 
 # --- a summary is not free: replay and compare bill it -----------------------------------------

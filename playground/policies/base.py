@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import compress, count
@@ -108,6 +109,10 @@ class UserTurns:
         """The position of the ``count``-th user message from the end (``count`` ≥ 1); None when
         there are fewer."""
         return self._users[-count] if len(self._users) >= count else None
+
+    def any_between(self, low: int, high: int) -> bool:
+        """Whether a user message stands after position ``low`` and before ``high``."""
+        return bisect_right(self._users, low) < bisect_left(self._users, high)
 
     def kept_start(self, keep: int) -> int:
         """Where the newest ``keep`` assistant turns begin (0: there are no more than ``keep``). A

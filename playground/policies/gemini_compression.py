@@ -35,7 +35,7 @@ from ..summarize.call import SummaryCall, estimate
 from ..summarize.cut import is_summary
 from ..summarize.history import Plan, summary_message
 from ..summarize.offline import OfflineSummarizer
-from .base import PolicyResult, RunningTotal, at_least_zero, unchanged, unread_from
+from .base import PolicyResult, RunningTotal, UserTurns, at_least_zero, unchanged, unread_from
 
 ACKNOWLEDGEMENT = "Got it. Thanks for the additional context!"
 HEAD_SHARE = 0.2  # of a cut output's characters, the share taken from its start (fileUtils.ts)
@@ -83,6 +83,7 @@ class GeminiCompressionPolicy:
     max_chars: int = 40_000  # a cut output's length (truncateToolOutputThreshold)
     context_window: int = 1_048_576  # the model's limit (Gemini's tokenLimit for every Gemini model)
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
+    turns: UserTurns = field(default_factory=UserTurns, compare=False, repr=False)
     name: ClassVar[str] = "gemini-compression"
 
     def __post_init__(self) -> None:
@@ -119,6 +120,17 @@ class GeminiCompressionPolicy:
                 edited[position], saved[position] = replace(item, content=cut), tokens - kept
         return edited, saved
 
+    def _may_split(self, conversation: Conversation, first: int, pending: int) -> bool:
+        """Whether ``split_point`` can split the history ``first:pending`` anywhere but at its start
+        (where there is nothing to summarize): only at a user message after its first item, or at
+        its end when it ends on a reply without calls. Known without reading the history — a long
+        run past the threshold with no user message since its first would otherwise cut every
+        output and walk the whole history at every call to find nothing to summarize."""
+        items = conversation.items
+        last = items[pending - 1] if pending > first else None
+        ends_on_reply = last is not None and role_of(last) == "assistant" and not isinstance(last, ToolCall)
+        return ends_on_reply or self.turns.read(conversation).any_between(first, pending)
+
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         total = self.totals.total(conversation, meter)
         items = conversation.items
@@ -126,6 +138,8 @@ class GeminiCompressionPolicy:
         if total < self.threshold() or pending is None:
             return unchanged(conversation)
         first = next((p for p, item in enumerate(items) if not is_instruction(item)), len(items))
+        if not self._may_split(conversation, first, pending):
+            return unchanged(conversation)
         history = items[first:pending]
         truncated, saved = self._truncated(history, total, meter)
         split = split_point(tuple(truncated), 1 - self.keep_share)
