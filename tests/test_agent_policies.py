@@ -383,6 +383,27 @@ def test_gemini_compression_over_its_threshold_with_nothing_to_split_reads_nothi
     assert GeminiCompressionPolicy(context_window=0, budget=0)._may_split(second, 1, unread_from(second.items))
 
 
+
+class _ClineReadingEveryHistory(ClineTruncationPolicy):
+    """Cline's truncation reading every request whole, as it did before its messages were carried."""
+
+    def _read(self, conversation, first):
+        return type(self.messages)().read(conversation, first)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["stored", "per-call"]),
+       st.sampled_from([0, 500, 1_000, 2_000, 5_000]))
+def test_cline_truncation_reads_only_what_each_request_added(body, mode, context_window):
+    """Cline's messages and its calls' ids are carried from call to call and read only in what a
+    request added (``_Messages``): every call sends what reading the whole request would have sent,
+    whether it widens the range deleted, keeps it or deletes nothing."""
+    conversation = formats.read(body)
+    runs = [replay(conversation, policy(context_window=context_window), METER, GPT4O, mode=mode, cache="none")
+            for policy in (ClineTruncationPolicy, _ClineReadingEveryHistory)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
 # --- a summary is not free: replay and compare bill it -----------------------------------------
 
 def summarized_run() -> Conversation:

@@ -35,10 +35,10 @@ def max_allowed(context_window: int) -> int:
     return int(max(context_window - 40_000, context_window * 0.8))
 
 
-def messages_of(items: tuple[Item, ...], first: int) -> list[tuple[int, int]]:
-    """Cline's messages in ``items`` from ``first`` on, as ``(start, end)`` positions: each run of
-    assistant items is one message, each run of the others (results, user text) another."""
-    runs: list[tuple[int, int]] = []
+def _grouped(items: tuple[Item, ...], first: int, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``runs`` (Cline's messages in ``items`` up to ``first``, as ``(start, end)`` positions) with
+    those from ``first`` on added: each run of assistant items is one message, each run of the
+    others (results, user text) another, so the last one widens while its speaker goes on."""
     for position in range(first, len(items)):
         speaking = role_of(items[position]) == "assistant"
         if runs and (role_of(items[runs[-1][0]]) == "assistant") == speaking:
@@ -46,6 +46,34 @@ def messages_of(items: tuple[Item, ...], first: int) -> list[tuple[int, int]]:
         else:
             runs.append((position, position + 1))
     return runs
+
+
+class _Messages:
+    """The last request's messages (``_grouped``) and the ids its tool calls and results
+    carry, for the history they were read from. A request that extends it is read only in its
+    new items: per call, the request is the whole history, and reading it all again at every
+    call made a long run's calls cost more and more. Owned by one policy."""
+
+    def __init__(self) -> None:
+        self._items: tuple[Item, ...] = ()
+        self._first = 0
+        self.runs: list[tuple[int, int]] = []
+        self.called: set[str] = set()  # the ids of its tool calls
+        self.answered: set[str] = set()  # and of its tool results
+
+    def read(self, conversation: Conversation, first: int) -> _Messages:
+        items = conversation.items
+        if first != self._first or not extends(items, self._items, conversation.grew):
+            self._items, self._first, self.runs, self.called, self.answered = (), first, [], set(), set()
+        start = max(len(self._items), first)
+        _grouped(items, start, self.runs)
+        for item in items[len(self._items):]:
+            if isinstance(item, ToolCall):
+                self.called.add(item.call_id)
+            elif isinstance(item, ToolResult):
+                self.answered.add(item.call_id)
+        self._items = items
+        return self
 
 
 def _noticed(reply: list[Item]) -> list[Item]:
@@ -63,11 +91,10 @@ def _noticed(reply: list[Item]) -> list[Item]:
     return [Message(role="assistant", content=NOTICE), *reply]
 
 
-def _paired(items: tuple[Item, ...], kept: list[int]) -> list[int]:
+def _paired(items: tuple[Item, ...], kept: list[int], messages: _Messages) -> list[int]:
     """``kept`` less the calls whose results it lost and the results whose calls it lost, by call
     id (a run that repeats an id keeps no call of it without a result of it)."""
-    answered = {item.call_id for item in items if isinstance(item, ToolResult)}
-    called = {item.call_id for item in items if isinstance(item, ToolCall)}
+    answered, called = messages.answered, messages.called
     results = {items[p].call_id for p in kept if isinstance(items[p], ToolResult)}
     seen: set[str] = set()
     paired = []
@@ -104,6 +131,7 @@ class _Deleted:
 class ClineTruncationPolicy:
     context_window: int = 200_000
     deleted: _Deleted = field(default_factory=_Deleted, compare=False, repr=False)
+    messages: _Messages = field(default_factory=_Messages, compare=False, repr=False)
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     name: ClassVar[str] = "cline-truncation"
 
@@ -116,35 +144,43 @@ class ClineTruncationPolicy:
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         items = conversation.items
         first = next((p for p, item in enumerate(items) if not is_instruction(item)), len(items))
-        runs = messages_of(items, first)
+        messages = self._read(conversation, first)
+        runs = messages.runs
         if len(runs) < 3 or role_of(items[first]) == "assistant":
             return unchanged(conversation)  # Cline's history begins with the user's task
         end = self.deleted.end_for(conversation)
         before = self.totals.total(conversation, meter)
-        total = before if end is None else meter.count(self._sent(conversation, first, runs, end)).total
+        # built once while the range stays: each build writes the request out and reads it back
+        sent = self._sent(conversation, first, messages, end)
+        total = before if end is None else meter.count(sent).total
         limit = max_allowed(self.context_window)
         if total >= limit:
             widened = next_range(len(runs), end, "quarter" if total / 2 > limit else "half")
-            end = widened if widened >= 2 and (end is None or widened > end) else end
+            if widened >= 2 and (end is None or widened > end):
+                end, sent = widened, self._sent(conversation, first, messages, widened)
         self.deleted.remember(conversation, end)
         if end is None:
             return unchanged(conversation)
-        result = self._sent(conversation, first, runs, end)
-        after = meter.count(result).total
+        after = meter.count(sent).total
         if after >= before:
             return unchanged(conversation)
-        return PolicyResult(result, "truncation", tokens_lost=before - after, report={"deleted": [2, end]})
+        return PolicyResult(sent, "truncation", tokens_lost=before - after, report={"deleted": [2, end]})
 
-    def _sent(self, conversation: Conversation, first: int, runs: list[tuple[int, int]],
+    def _read(self, conversation: Conversation, first: int) -> _Messages:
+        """The request's messages, read only where it grew since the last one (one place, so a
+        test can read every request whole and hold the carried reading to it)."""
+        return self.messages.read(conversation, first)
+
+    def _sent(self, conversation: Conversation, first: int, messages: _Messages,
               end: int | None) -> Conversation:
         """What Cline sends with messages 2 to ``end`` deleted: the first two (the reply noticed),
         then what follows ``end``; a call and its result only together."""
         if end is None:
             return conversation
-        items = conversation.items
+        items, runs = conversation.items, messages.runs
         kept = [*range(first), *range(runs[0][0], runs[1][1]),
                 *(p for start, stop in runs[end + 1:] for p in range(start, stop))]
-        kept = _paired(items, kept)
+        kept = _paired(items, kept, messages)
         reply = [items[p] for p in kept if runs[1][0] <= p < runs[1][1]]
         head = [items[p] for p in kept if p < runs[1][0]]
         rest = [items[p] for p in kept if p >= runs[1][1]]
