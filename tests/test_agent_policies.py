@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from playground import formats
@@ -27,7 +27,7 @@ from playground.conversation import (
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, POLICIES, THEIRS, make
 from playground.policies.aider import AiderSummaryPolicy
-from playground.policies.base import RunningTotal, UserTurns, unread_from
+from playground.policies.base import PolicyResult, RunningTotal, UserTurns, unchanged, unread_from
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.cline import ClineTruncationPolicy
 from playground.policies.condense import CondenseIndex, CondensePolicy, condense_span, message_starts
@@ -43,7 +43,7 @@ from playground.policies.thinking import ClearThinkingPolicy
 from playground.policies.trimmer import ToolOutputTrimmerPolicy
 from playground.run.compare import compare
 from playground.run.prices import read_prices
-from playground.run.replay import replay
+from playground.run.replay import applied, replay
 from playground.summarize.cut import MARKER, is_summary
 from playground.summarize.history import DEFAULT_PROMPT
 from playground.summarize.offline import OfflineSummarizer
@@ -370,6 +370,87 @@ def test_gemini_compression_skips_only_histories_it_could_not_split(body, mode, 
     runs = [replay(conversation, policy(context_window=0, keep_share=keep_share, budget=0), METER, GPT4O,
                    mode=mode, cache="none") for policy in (GeminiCompressionPolicy, _GeminiReadingEveryHistory)]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+@dataclasses.dataclass(frozen=True)
+class _PruneWalkingEveryOutput(PrunePolicy):
+    """Pruning as it was before its outputs were carried from call to call: every output from the
+    protected turn back walked, and every chosen one edited, at every call."""
+
+    def apply(self, conversation, meter):
+        items = conversation.items
+        seen = prunable = 0
+        chosen = []
+        for position in range(self._protected_from(conversation) - 1, -1, -1):
+            item = items[position]
+            if not isinstance(item, ToolResult) or item.name in self.exempt_tools:
+                continue
+            if self._pruned(item):
+                if self.stop_at_pruned:
+                    break
+                continue
+            tokens = self._measured(item, meter)[0]
+            seen += tokens
+            if seen > self.protect_tokens:
+                prunable += tokens
+                chosen.append(position)
+        enough = prunable >= self.minimum if self.minimum_inclusive else prunable > self.minimum
+        if not chosen or not enough:
+            return unchanged(conversation)
+        edited, saved = list(items), 0
+        for position in chosen:
+            _, twin, gain = self._measured(items[position], meter)
+            if gain > 0:
+                edited[position], saved = twin, saved + gain
+        if not saved:
+            return unchanged(conversation)
+        lost, back = (0, saved) if self.retrievable else (saved, 0)
+        return PolicyResult(conversation.with_items(edited), "pruning", tokens_lost=lost, tokens_retrievable=back,
+                            report={"pruned": len(chosen)}, kept=min(chosen))
+
+
+_PRUNE_NUMBERS = st.fixed_dictionaries({
+    "protect_tokens": st.sampled_from([0, 3, 20, 150]), "minimum": st.sampled_from([0, 3, 40]),
+    "minimum_inclusive": st.booleans(), "protect_user_turns": st.sampled_from([0, 1, 2]),
+    "stop_at_pruned": st.booleans(), "exempt_tools": st.sampled_from([(), ("bash",)]),
+    "placeholder": st.sampled_from(["<m>", "[Old tool result content cleared]", "cut {tool}: {preview} ({path})",
+                                    "{preview}", "{tool}"])})
+# runs of outputs from none to many tokens (some shorter than a placeholder), now and then a user turn
+_OUTPUT_RUNS = st.lists(st.one_of(
+    st.tuples(st.just("calls"), st.lists(st.tuples(st.sampled_from(["read", "bash"]),
+                                                   st.sampled_from([0, 1, 2, 6, 30, 90]).map(words)),
+                                         min_size=1, max_size=3)),
+    st.tuples(st.just("user"), st.just("Go on.")), st.tuples(st.just("assistant"), st.just("Done."))),
+    min_size=1, max_size=25).map(lambda turns: chat(("user", "Fix it."), *turns))
+
+
+def check_prune_carried(conversation: Conversation, mode: str, numbers: dict[str, Any]) -> None:
+    """Every call's result is the whole walk's (what it pruned and how many), and so is the replay."""
+    policies = PrunePolicy(**numbers), _PruneWalkingEveryOutput(**numbers)
+    carried, walked = ([result for _, result in applied(conversation, policy, METER, mode)] for policy in policies)
+    assert carried == walked
+    runs = [replay(conversation, policy(**numbers), METER, GPT4O, mode=mode, cache="none")
+            for policy in (PrunePolicy, _PruneWalkingEveryOutput)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["stored", "per-call"]), _PRUNE_NUMBERS)
+def test_prune_carried_from_call_to_call_sends_what_walking_every_output_sends(body, mode, numbers):
+    """Gemini's masking and opencode's prune read only what a request added to the last one (or to
+    the last result) and extend the last edit per call: every call sends what the whole walk sent."""
+    check_prune_carried(formats.read(body), mode, numbers)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_OUTPUT_RUNS, st.sampled_from(["stored", "per-call"]), _PRUNE_NUMBERS)
+@example(chat(("user", "Fix it."), *[("calls", [("read", words(n))]) for n in (90, 6, 90, 6, 6)]), "stored",
+         {"protect_tokens": 0, "minimum": 40, "placeholder": "{tool}"})  # a stand-in not read as pruned, then too few
+def test_prune_carried_over_runs_of_outputs_of_every_size_sends_what_walking_every_output_sends(
+        conversation, mode, numbers):
+    """The same over runs where outputs pass the protected tokens and the minimum call after call,
+    some shorter than their stand-in (never replaced) and some whose stand-in does not read as pruned."""
+    check_prune_carried(conversation, mode, numbers)
 
 
 def test_gemini_compression_over_its_threshold_with_nothing_to_split_reads_nothing():
