@@ -20,13 +20,14 @@ from playground.conversation import (
     ToolResult,
     content_text,
     is_instruction,
+    links,
     role_of,
     turn_end,
     turn_starts,
 )
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, POLICIES, THEIRS, make
-from playground.policies.aider import AiderSummaryPolicy
+from playground.policies.aider import AiderSummaryPolicy, _Answers
 from playground.policies.base import PolicyResult, RunningTotal, UserTurns, unchanged, unread_from
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.cline import ClineTruncationPolicy
@@ -451,6 +452,85 @@ def test_prune_carried_over_runs_of_outputs_of_every_size_sends_what_walking_eve
     """The same over runs where outputs pass the protected tokens and the minimum call after call,
     some shorter than their stand-in (never replaced) and some whose stand-in does not read as pruned."""
     check_prune_carried(conversation, mode, numbers)
+
+
+@dataclasses.dataclass(frozen=True)
+class _AiderPairingEveryResult(AiderSummaryPolicy):
+    """Aider's summarization as it was before the pairs were carried: the turn running found by
+    pairing every result of the whole request with its call at every call."""
+
+    def _running(self, conversation):
+        items = conversation.items
+        end = min(self.turns.read(conversation).newest(1) or 0, unread_from(items) or 0)
+        waiting = [call for result, call in links(items).items() if call < end <= result]
+        if waiting:
+            end = min(waiting)
+            while end > 0 and role_of(items[end - 1]) == "assistant":
+                end -= 1
+        return end
+
+
+# runs whose calls wait across a user message now and then (a result after it), of every size
+_ANSWERED_LATE = st.lists(st.one_of(
+    st.tuples(st.just("calls"), st.lists(st.tuples(st.sampled_from(["read", "bash"]),
+                                                   st.sampled_from([0, 6, 90, 400]).map(words)),
+                                         min_size=1, max_size=3)),
+    st.tuples(st.just("user"), st.just("Go on.")), st.tuples(st.just("assistant"), st.just("Done."))),
+    min_size=1, max_size=25)
+
+
+def answered_late(turns) -> Conversation:
+    """``chat`` of ``turns``, each user message moved before the results just above it."""
+    data = json.loads(json.dumps(formats.write(chat(("user", "Fix it."), *turns))))
+    messages = data["messages"]
+    for position in range(len(messages) - 1, 0, -1):
+        if messages[position]["role"] == "user" and messages[position - 1]["role"] == "tool":
+            messages[position - 1], messages[position] = messages[position], messages[position - 1]
+    return formats.read(data)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values(), _ANSWERED_LATE.map(answered_late)),
+       st.sampled_from(["stored", "per-call"]), st.sampled_from([0, 60, 1_024]))
+def test_aider_carrying_its_pairs_sends_what_pairing_every_result_sends(body, mode, max_tokens):
+    """The calls and results of a request that extends the last one are paired in its new items
+    only: every call's result, and the replay, are what pairing the whole request at each call gave."""
+    conversation = body if isinstance(body, Conversation) else formats.read(body)
+    policies = AiderSummaryPolicy(max_tokens=max_tokens), _AiderPairingEveryResult(max_tokens=max_tokens)
+    carried, paired = ([result for _, result in applied(conversation, policy, METER, mode)] for policy in policies)
+    assert carried == paired
+    runs = [replay(conversation, policy(max_tokens=max_tokens), METER, GPT4O, mode=mode, cache="none")
+            for policy in (AiderSummaryPolicy, _AiderPairingEveryResult)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+def _crossed_answers() -> Conversation:
+    """A call answered after a later call's result, a user message between the two calls."""
+    def call(call_id: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": None,
+                "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "read", "arguments": "{}"}}]}
+
+    return formats.read({"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "Fix it."}, call("x"), {"role": "user", "content": "And?"}, call("y"),
+        {"role": "tool", "tool_call_id": "y", "content": "y"}, {"role": "tool", "tool_call_id": "x", "content": "x"}]})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values(), st.just(_crossed_answers()),
+                 _ANSWERED_LATE.map(answered_late)), st.integers(1, 4))
+def test_aiders_carried_pairs_name_the_earliest_call_waiting_across_every_position(body, step):
+    """Read as a replay grows a request (``step`` items at a time, after another request), the
+    pairs carried name, for every position, the earliest call before it answered at or after it:
+    what pairing the whole request names."""
+    conversation = body if isinstance(body, Conversation) else formats.read(body)
+    items, answers, known = conversation.items, _Answers().read(_crossed_answers()), ()  # (another request first)
+    for length in [*range(step, len(items), step), len(items)]:
+        request = conversation.grown(known, items[len(known):length])
+        answers.read(request)
+        known = request.items
+        for end in range(length + 1):
+            waiting = [call for result, call in links(known).items() if call < end <= result]
+            assert answers.waiting_before(end) == (min(waiting) if waiting else None)
 
 
 def test_gemini_compression_over_its_threshold_with_nothing_to_split_reads_nothing():
