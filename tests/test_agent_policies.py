@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from playground import formats
@@ -20,14 +20,15 @@ from playground.conversation import (
     ToolResult,
     content_text,
     is_instruction,
+    links,
     role_of,
     turn_end,
     turn_starts,
 )
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, POLICIES, THEIRS, make
-from playground.policies.aider import AiderSummaryPolicy
-from playground.policies.base import RunningTotal, UserTurns, unread_from
+from playground.policies.aider import AiderSummaryPolicy, _Answers
+from playground.policies.base import PolicyResult, RunningTotal, UserTurns, unchanged, unread_from
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.cline import ClineTruncationPolicy
 from playground.policies.condense import CondenseIndex, CondensePolicy, condense_span, message_starts
@@ -43,7 +44,7 @@ from playground.policies.thinking import ClearThinkingPolicy
 from playground.policies.trimmer import ToolOutputTrimmerPolicy
 from playground.run.compare import compare
 from playground.run.prices import read_prices
-from playground.run.replay import replay
+from playground.run.replay import applied, replay
 from playground.summarize.cut import MARKER, is_summary
 from playground.summarize.history import DEFAULT_PROMPT
 from playground.summarize.offline import OfflineSummarizer
@@ -370,6 +371,166 @@ def test_gemini_compression_skips_only_histories_it_could_not_split(body, mode, 
     runs = [replay(conversation, policy(context_window=0, keep_share=keep_share, budget=0), METER, GPT4O,
                    mode=mode, cache="none") for policy in (GeminiCompressionPolicy, _GeminiReadingEveryHistory)]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+@dataclasses.dataclass(frozen=True)
+class _PruneWalkingEveryOutput(PrunePolicy):
+    """Pruning as it was before its outputs were carried from call to call: every output from the
+    protected turn back walked, and every chosen one edited, at every call."""
+
+    def apply(self, conversation, meter):
+        items = conversation.items
+        seen = prunable = 0
+        chosen = []
+        for position in range(self._protected_from(conversation) - 1, -1, -1):
+            item = items[position]
+            if not isinstance(item, ToolResult) or item.name in self.exempt_tools:
+                continue
+            if self._pruned(item):
+                if self.stop_at_pruned:
+                    break
+                continue
+            tokens = self._measured(item, meter)[0]
+            seen += tokens
+            if seen > self.protect_tokens:
+                prunable += tokens
+                chosen.append(position)
+        enough = prunable >= self.minimum if self.minimum_inclusive else prunable > self.minimum
+        if not chosen or not enough:
+            return unchanged(conversation)
+        edited, saved = list(items), 0
+        for position in chosen:
+            _, twin, gain = self._measured(items[position], meter)
+            if gain > 0:
+                edited[position], saved = twin, saved + gain
+        if not saved:
+            return unchanged(conversation)
+        lost, back = (0, saved) if self.retrievable else (saved, 0)
+        return PolicyResult(conversation.with_items(edited), "pruning", tokens_lost=lost, tokens_retrievable=back,
+                            report={"pruned": len(chosen)}, kept=min(chosen))
+
+
+_PRUNE_NUMBERS = st.fixed_dictionaries({
+    "protect_tokens": st.sampled_from([0, 3, 20, 150]), "minimum": st.sampled_from([0, 3, 40]),
+    "minimum_inclusive": st.booleans(), "protect_user_turns": st.sampled_from([0, 1, 2]),
+    "stop_at_pruned": st.booleans(), "exempt_tools": st.sampled_from([(), ("bash",)]),
+    "placeholder": st.sampled_from(["<m>", "[Old tool result content cleared]", "cut {tool}: {preview} ({path})",
+                                    "{preview}", "{tool}"])})
+# runs of outputs from none to many tokens (some shorter than a placeholder), now and then a user turn
+_OUTPUT_RUNS = st.lists(st.one_of(
+    st.tuples(st.just("calls"), st.lists(st.tuples(st.sampled_from(["read", "bash"]),
+                                                   st.sampled_from([0, 1, 2, 6, 30, 90]).map(words)),
+                                         min_size=1, max_size=3)),
+    st.tuples(st.just("user"), st.just("Go on.")), st.tuples(st.just("assistant"), st.just("Done."))),
+    min_size=1, max_size=25).map(lambda turns: chat(("user", "Fix it."), *turns))
+
+
+def check_prune_carried(conversation: Conversation, mode: str, numbers: dict[str, Any]) -> None:
+    """Every call's result is the whole walk's (what it pruned and how many), and so is the replay."""
+    policies = PrunePolicy(**numbers), _PruneWalkingEveryOutput(**numbers)
+    carried, walked = ([result for _, result in applied(conversation, policy, METER, mode)] for policy in policies)
+    assert carried == walked
+    runs = [replay(conversation, policy(**numbers), METER, GPT4O, mode=mode, cache="none")
+            for policy in (PrunePolicy, _PruneWalkingEveryOutput)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["stored", "per-call"]), _PRUNE_NUMBERS)
+def test_prune_carried_from_call_to_call_sends_what_walking_every_output_sends(body, mode, numbers):
+    """Gemini's masking and opencode's prune read only what a request added to the last one (or to
+    the last result) and extend the last edit per call: every call sends what the whole walk sent."""
+    check_prune_carried(formats.read(body), mode, numbers)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_OUTPUT_RUNS, st.sampled_from(["stored", "per-call"]), _PRUNE_NUMBERS)
+@example(chat(("user", "Fix it."), *[("calls", [("read", words(n))]) for n in (90, 6, 90, 6, 6)]), "stored",
+         {"protect_tokens": 0, "minimum": 40, "placeholder": "{tool}"})  # a stand-in not read as pruned, then too few
+def test_prune_carried_over_runs_of_outputs_of_every_size_sends_what_walking_every_output_sends(
+        conversation, mode, numbers):
+    """The same over runs where outputs pass the protected tokens and the minimum call after call,
+    some shorter than their stand-in (never replaced) and some whose stand-in does not read as pruned."""
+    check_prune_carried(conversation, mode, numbers)
+
+
+@dataclasses.dataclass(frozen=True)
+class _AiderPairingEveryResult(AiderSummaryPolicy):
+    """Aider's summarization as it was before the pairs were carried: the turn running found by
+    pairing every result of the whole request with its call at every call."""
+
+    def _running(self, conversation):
+        items = conversation.items
+        end = min(self.turns.read(conversation).newest(1) or 0, unread_from(items) or 0)
+        waiting = [call for result, call in links(items).items() if call < end <= result]
+        if waiting:
+            end = min(waiting)
+            while end > 0 and role_of(items[end - 1]) == "assistant":
+                end -= 1
+        return end
+
+
+# runs whose calls wait across a user message now and then (a result after it), of every size
+_ANSWERED_LATE = st.lists(st.one_of(
+    st.tuples(st.just("calls"), st.lists(st.tuples(st.sampled_from(["read", "bash"]),
+                                                   st.sampled_from([0, 6, 90, 400]).map(words)),
+                                         min_size=1, max_size=3)),
+    st.tuples(st.just("user"), st.just("Go on.")), st.tuples(st.just("assistant"), st.just("Done."))),
+    min_size=1, max_size=25)
+
+
+def answered_late(turns) -> Conversation:
+    """``chat`` of ``turns``, each user message moved before the results just above it."""
+    data = json.loads(json.dumps(formats.write(chat(("user", "Fix it."), *turns))))
+    messages = data["messages"]
+    for position in range(len(messages) - 1, 0, -1):
+        if messages[position]["role"] == "user" and messages[position - 1]["role"] == "tool":
+            messages[position - 1], messages[position] = messages[position], messages[position - 1]
+    return formats.read(data)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values(), _ANSWERED_LATE.map(answered_late)),
+       st.sampled_from(["stored", "per-call"]), st.sampled_from([0, 60, 1_024]))
+def test_aider_carrying_its_pairs_sends_what_pairing_every_result_sends(body, mode, max_tokens):
+    """The calls and results of a request that extends the last one are paired in its new items
+    only: every call's result, and the replay, are what pairing the whole request at each call gave."""
+    conversation = body if isinstance(body, Conversation) else formats.read(body)
+    policies = AiderSummaryPolicy(max_tokens=max_tokens), _AiderPairingEveryResult(max_tokens=max_tokens)
+    carried, paired = ([result for _, result in applied(conversation, policy, METER, mode)] for policy in policies)
+    assert carried == paired
+    runs = [replay(conversation, policy(max_tokens=max_tokens), METER, GPT4O, mode=mode, cache="none")
+            for policy in (AiderSummaryPolicy, _AiderPairingEveryResult)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+def _crossed_answers() -> Conversation:
+    """A call answered after a later call's result, a user message between the two calls."""
+    def call(call_id: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": None,
+                "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "read", "arguments": "{}"}}]}
+
+    return formats.read({"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "Fix it."}, call("x"), {"role": "user", "content": "And?"}, call("y"),
+        {"role": "tool", "tool_call_id": "y", "content": "y"}, {"role": "tool", "tool_call_id": "x", "content": "x"}]})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values(), st.just(_crossed_answers()),
+                 _ANSWERED_LATE.map(answered_late)), st.integers(1, 4))
+def test_aiders_carried_pairs_name_the_earliest_call_waiting_across_every_position(body, step):
+    """Read as a replay grows a request (``step`` items at a time, after another request), the
+    pairs carried name, for every position, the earliest call before it answered at or after it:
+    what pairing the whole request names."""
+    conversation = body if isinstance(body, Conversation) else formats.read(body)
+    items, answers, known = conversation.items, _Answers().read(_crossed_answers()), ()  # (another request first)
+    for length in [*range(step, len(items), step), len(items)]:
+        request = conversation.grown(known, items[len(known):length])
+        answers.read(request)
+        known = request.items
+        for end in range(length + 1):
+            waiting = [call for result, call in links(known).items() if call < end <= result]
+            assert answers.waiting_before(end) == (min(waiting) if waiting else None)
 
 
 def test_gemini_compression_over_its_threshold_with_nothing_to_split_reads_nothing():

@@ -12,12 +12,13 @@ running and the system prompt are never touched. Each summary is an LLM call, bi
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, ClassVar
 
 from .. import formats
-from ..conversation import Conversation, Item, Message, is_instruction, links, role_of
+from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, extends, is_instruction, links, role_of
 from ..meter.tokens import Meter
 from ..summarize.call import SummaryCall, estimate
 from ..summarize.cut import is_summary
@@ -68,13 +69,56 @@ def _split(parts: list[_Part], limit: int) -> int:
     return split
 
 
-def _running(items: tuple[Item, ...], newest_user: int) -> int:
+class _Answers:
+    """The tool results of the last request read paired with their calls (as ``links`` pairs
+    them), kept so as to say at once which call answered at or after a position is the earliest:
+    the turn running was found by pairing every result of the whole request at every call, so a
+    long run's calls cost more and more. A request that extends the last one is read in its new
+    items only. Owned by one policy."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._items: tuple[Item, ...] = ()
+        self._open: dict[str, int] = {}  # call id: the position of the latest call with it
+        # results in order, each kept only while its call is earlier than every later result's:
+        # the first at or after a position then has the earliest call of all from there on
+        self._results: list[int] = []
+        self._calls: list[int] = []
+
+    def read(self, conversation: Conversation) -> _Answers:
+        items = conversation.items
+        if not extends(items, self._items, conversation.grew):
+            self._reset()
+        opened, results, calls = self._open, self._results, self._calls
+        for position in range(len(self._items), len(items)):
+            item = items[position]
+            if isinstance(item, ToolCall):
+                opened[item.call_id] = position
+            elif isinstance(item, ToolResult) and item.call_id in opened:
+                call = opened[item.call_id]
+                while calls and calls[-1] >= call:
+                    results.pop()
+                    calls.pop()
+                results.append(position)
+                calls.append(call)
+        self._items = items
+        return self
+
+    def waiting_before(self, end: int) -> int | None:
+        """The earliest call before ``end`` whose result comes at or after it (None: none)."""
+        first = bisect_left(self._results, end)
+        return self._calls[first] if first < len(self._calls) and self._calls[first] < end else None
+
+
+def _running(items: tuple[Item, ...], newest_user: int, answers: _Answers) -> int:
     """Where the turn running begins: at the newest user message, and no later than what the
     model has not answered yet, moved back to the reply whose calls wait for a result after it."""
     end = min(newest_user, unread_from(items) or 0)
-    waiting = [call for result, call in links(items).items() if call < end <= result]
-    if waiting:
-        end = min(waiting)
+    waiting = answers.waiting_before(end)
+    if waiting is not None:
+        end = waiting
         while end > 0 and role_of(items[end - 1]) == "assistant":
             end -= 1
     return end
@@ -102,6 +146,7 @@ class AiderSummaryPolicy:
     max_tokens: int | None = None  # max_chat_history_tokens given (--max-chat-history-tokens); None: from the window
     turns: UserTurns = field(default_factory=UserTurns, compare=False, repr=False)
     last: _Done = field(default_factory=_Done, compare=False, repr=False)
+    answers: _Answers = field(default_factory=_Answers, compare=False, repr=False)
     name: ClassVar[str] = "aider-summary"
 
     def __post_init__(self) -> None:
@@ -116,7 +161,7 @@ class AiderSummaryPolicy:
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         items = conversation.items
         first = next((p for p, item in enumerate(items) if not is_instruction(item)), len(items))
-        running = _running(items, self.turns.read(conversation).newest(1) or 0)
+        running = self._running(conversation)
         if running <= first:
             return unchanged(conversation)
         done = items[first:running]
@@ -136,6 +181,11 @@ class AiderSummaryPolicy:
         billed = SummaryCall(sum(call.input_tokens for call in calls), sum(call.output_tokens for call in calls))
         return PolicyResult(result, "summarization", tokens_lost=before - after,
                             summarization=billed if calls else None)
+
+    def _running(self, conversation: Conversation) -> int:
+        """Where the turn running begins in the request (``_running``)."""
+        return _running(conversation.items, self.turns.read(conversation).newest(1) or 0,
+                        self.answers.read(conversation))
 
     def _summarized(self, parts: list[_Part], meter: Meter) -> tuple[tuple[Item, ...], list[SummaryCall]]:
         """``summarize_real``: the done turns as a summary and the kept tail, with every

@@ -14,10 +14,11 @@ the sources' own estimates (``data/policies.json`` names them). No LLM: nothing 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from ..conversation import Conversation, Item, ToolResult, content_text, role_of
+from ..conversation import Conversation, Item, ToolResult, content_text, extends, role_of
 from ..meter.tokens import Meter
 from .base import PolicyResult, UserTurns, at_least_zero, unchanged
 
@@ -41,6 +42,95 @@ def preview(text: str, lines_tool: bool) -> str:
     return f"{text[:PREVIEW_CHARS]}\n... [TRUNCATED] ...\n{text[-PREVIEW_CHARS:]}"
 
 
+class _Outputs:
+    """The unpruned outputs before the protected turn of the last request read, in order, with
+    their running token sums, and the last edit made: a policy walked every output of the history
+    back at every call (and per call re-edited every old one), so a run's calls cost more and
+    more. A request that extends the last one, or the last result, is read only in its new part.
+    Owned by one policy."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self.items: tuple[Item, ...] = ()  # the request read
+        self.read_to = 0  # its positions read, from 0
+        self.positions: list[int] = []  # the unpruned outputs among them (after the newest pruned: opencode)
+        self.sums: list[int] = [0]  # sums[n]: tokens before the n-th of them (from any base), then their total
+        self.result: tuple[tuple[Item, ...], int] | None = None  # the last request's edit and how many it chose
+        # the last edit: request, edited, how many chosen, the first and last chosen's positions, tokens saved
+        self.edit: tuple[tuple[Item, ...], tuple[Item, ...], int, int, int, int] | None = None
+
+    def read(self, conversation: Conversation, protected: int, policy: PrunePolicy, meter: Meter) -> None:
+        """Bring the outputs up to ``protected`` in ``conversation``'s request."""
+        items, grew = conversation.items, conversation.grew
+        base = grew[0] if grew is not None and grew[1] is items else None
+        result = self.result
+        if result is not None and (base is result[0] or (base is not self.items and extends(items, result[0]))):
+            self._settle(*result, policy, meter)
+        elif not extends(items, self.items, grew):
+            self._reset()
+        if protected < self.read_to:
+            self._reset()
+        self.items, self.result = items, None
+        positions, sums = self.positions, self.sums
+        for position in range(self.read_to, protected):
+            item = items[position]
+            if not isinstance(item, ToolResult) or item.name in policy.exempt_tools:
+                continue
+            if policy._pruned(item):
+                if policy.stop_at_pruned:
+                    positions.clear()
+                    del sums[:-1]
+                continue
+            positions.append(position)
+            sums.append(sums[-1] + policy._measured(item, meter)[0])
+        self.read_to = max(self.read_to, protected)
+
+    def _settle(self, edited: tuple[Item, ...], chosen: int, policy: PrunePolicy, meter: Meter) -> None:
+        """Make the outputs read those of ``edited``, the last request with (some of) its first
+        ``chosen`` outputs replaced: a twin that reads as pruned drops out (and, for opencode,
+        every output before it), one that does not stays with its own tokens."""
+        positions, sums = [], []
+        for number in range(chosen):
+            position = self.positions[number]
+            item = edited[position]
+            if item is self.items[position]:
+                tokens = self.sums[number + 1] - self.sums[number]
+            elif policy._pruned(item):  # type: ignore[arg-type]
+                if policy.stop_at_pruned:
+                    positions, sums = [], []
+                continue
+            else:
+                tokens = policy._measured(item, meter)[0]  # type: ignore[arg-type]
+            positions.append(position)
+            sums.append(tokens)
+        running = self.sums[chosen]
+        for number in range(len(sums) - 1, -1, -1):  # sums end where the outputs not chosen begin
+            running -= sums[number]
+            sums[number] = running
+        self.positions[:chosen], self.sums[:chosen] = positions, sums
+        self.items = edited
+
+    def edited(self, items: tuple[Item, ...], grew: Any, chosen: int, policy: PrunePolicy,
+               meter: Meter) -> tuple[list[Item], int]:
+        """The request with its first ``chosen`` outputs pruned, and the tokens that saves. Per
+        call the request is the last one grown, and its chosen outputs the last ones and more:
+        the last edit is extended, not made again."""
+        positions, last = self.positions, self.edit
+        if (last is not None and last[2] <= chosen and positions[last[2] - 1] == last[4]
+                and positions[0] == last[3] and extends(items, last[0], grew)):
+            edited, done, saved = [*last[1], *items[len(last[0]):]], last[2], last[5]
+        else:
+            edited, done, saved = list(items), 0, 0
+        for number in range(done, chosen):
+            position = positions[number]
+            _, twin, gain = policy._measured(items[position], meter)  # type: ignore[arg-type]
+            if gain > 0:
+                edited[position], saved = twin, saved + gain
+        return edited, saved
+
+
 @dataclass(frozen=True)
 class PrunePolicy:
     protect_tokens: int = 40_000  # the newest tool-output tokens never pruned
@@ -54,6 +144,7 @@ class PrunePolicy:
     retrievable: bool = False  # the output was saved where a tool call can read it back
     memo: dict[int, tuple[Item, int, Item, int]] = field(default_factory=dict, compare=False, repr=False)
     turns: UserTurns = field(default_factory=UserTurns, compare=False, repr=False)
+    outputs: _Outputs = field(default_factory=_Outputs, compare=False, repr=False)
     name: ClassVar[str] = "prune"
 
     def __post_init__(self) -> None:
@@ -98,32 +189,23 @@ class PrunePolicy:
         return text == self.placeholder or (head != self.placeholder and bool(head) and text.startswith(head))
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
-        items = conversation.items
-        seen = prunable = 0
-        chosen: list[int] = []
-        for position in range(self._protected_from(conversation) - 1, -1, -1):
-            item = items[position]
-            if not isinstance(item, ToolResult) or item.name in self.exempt_tools:
-                continue
-            if self._pruned(item):
-                if self.stop_at_pruned:
-                    break
-                continue
-            tokens = self._measured(item, meter)[0]
-            seen += tokens
-            if seen > self.protect_tokens:
-                prunable += tokens
-                chosen.append(position)
+        """Newest first, the outputs past ``protect_tokens`` are chosen: those whose newer
+        outputs (themselves included) come to more, a prefix of the outputs in order, found by
+        bisecting their running sums."""
+        items, outputs = conversation.items, self.outputs
+        outputs.read(conversation, self._protected_from(conversation), self, meter)
+        positions, sums = outputs.positions, outputs.sums
+        chosen = bisect_left(sums, sums[-1] - self.protect_tokens, 0, len(positions))
+        prunable = sums[chosen] - sums[0]
         enough = prunable >= self.minimum if self.minimum_inclusive else prunable > self.minimum
         if not chosen or not enough:
             return unchanged(conversation)
-        edited, saved = list(items), 0
-        for position in chosen:
-            _, twin, gain = self._measured(items[position], meter)  # type: ignore[arg-type]
-            if gain > 0:
-                edited[position], saved = twin, saved + gain
+        edited, saved = outputs.edited(items, conversation.grew, chosen, self, meter)
         if not saved:
             return unchanged(conversation)
+        result = conversation.with_items(edited)
+        outputs.result = (result.items, chosen)
+        outputs.edit = (items, result.items, chosen, positions[0], positions[chosen - 1], saved)
         lost, back = (0, saved) if self.retrievable else (saved, 0)
-        return PolicyResult(conversation.with_items(edited), "pruning", tokens_lost=lost, tokens_retrievable=back,
-                            report={"pruned": len(chosen)}, kept=min(chosen))
+        return PolicyResult(result, "pruning", tokens_lost=lost, tokens_retrievable=back,
+                            report={"pruned": chosen}, kept=positions[0])
