@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -50,7 +51,7 @@ from playground.summarize.history import DEFAULT_PROMPT
 from playground.summarize.offline import OfflineSummarizer
 
 from .conftest import TRACES, load_shared, shared
-from .strategies import LONG_RUNS, REQUESTS
+from .strategies import LONG_RUNS, REQUESTS, anthropic_requests, long_texts, responses_requests
 from .test_cli import cli
 
 PRICES = read_prices()
@@ -563,6 +564,112 @@ def test_cline_truncation_reads_only_what_each_request_added(body, mode, context
     runs = [replay(conversation, policy(context_window=context_window), METER, GPT4O, mode=mode, cache="none")
             for policy in (ClineTruncationPolicy, _ClineReadingEveryHistory)]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+@dataclasses.dataclass(frozen=True)
+class _LlamaIndexReadingEveryRequest(LlamaIndexMemoryPolicy):
+    """LlamaIndex's memory as it was before its messages were carried from call to call (issue 33):
+    every request counted whole by ``meter.items`` and split by ``message_starts``, and the queue
+    managed on lists, message by message."""
+
+    def apply(self, conversation, meter):
+        items = conversation.items
+        first = next((p for p, item in enumerate(items) if not is_instruction(item)), len(items))
+        rest = items[first:]
+        sizes = meter.items(rest)
+        queue = [(first + a, sum(sizes[a:b]), isinstance(rest[a], Message) and rest[a].role == "user")
+                 for a, b in pairwise([*message_starts(rest), len(rest)])]
+        put, start = self.queue.resume(conversation)
+        limit = self.token_limit * self.chat_history_token_ratio
+        for count in range(max(put, 1), len(queue) + 1):
+            kept = list(range(start, count))
+            over = sum(queue[k][1] for k in kept) - limit
+            while over > 0 and len(kept) > 1:
+                flushed = 0
+                while flushed < self.token_flush_size and len(kept) > 1:
+                    flushed += queue[kept.pop(0)][1]
+                while not queue[kept[0]][2] and len(kept) > 1:
+                    kept.pop(0)
+                over = sum(queue[k][1] for k in kept) - limit
+            start = kept[0] if kept else start
+        self.queue.remember(conversation, len(queue), start)
+        unread = unread_from(items) or 0
+        start = min(start, next((k for k, message in enumerate(queue) if message[0] >= unread), len(queue)))
+        while start > 0 and not queue[start][2]:
+            start -= 1
+        if start == 0:
+            return PolicyResult(conversation, kept=len(items))
+        result = conversation.with_items((*items[:first], *items[queue[start][0]:]))
+        return PolicyResult(result, "flushing", tokens_lost=sum(message[1] for message in queue[:start]),
+                            report={"flushed": start})
+
+
+@st.composite
+def thinking_runs(draw: st.DrawFn):
+    """Runs whose assistant thinks (Anthropic's thinking blocks) or reasons (Responses' encrypted
+    reasoning items): billed only in the current turn, so a new user message changes what earlier
+    items cost, which carried counts must follow."""
+    if draw(st.booleans()):
+        body = draw(anthropic_requests(8, 18))
+        thought = {"type": "thinking", "thinking": draw(long_texts), "signature": "sig"}
+        messages = [{**message, "content": [thought, *(message["content"] if isinstance(message["content"], list)
+                                                       else [{"type": "text", "text": message["content"]}])]}
+                    if message["role"] == "assistant" and draw(st.booleans()) else message
+                    for message in body["messages"]]
+        return {**body, "messages": messages}
+    body = draw(responses_requests())
+    reasoning = {"type": "reasoning", "id": "rs_2", "summary": [{"type": "summary_text", "text": draw(long_texts)}],
+                 "encrypted_content": "e" * draw(st.integers(1, 2_000))}
+    thinks = [item.get("type") == "function_call" or item.get("role") == "assistant" for item in body["input"]]
+    return {**body, "input": [part for item, think in zip(body["input"], thinks, strict=True)
+                              for part in ([reasoning] if think and draw(st.booleans()) else []) + [item]]}
+
+
+CLAUDE = Meter("claude-sonnet-4-5")
+
+
+def _llamaindex_both(limit: int, flush: int, ratio: float) -> list[LlamaIndexMemoryPolicy]:
+    return [policy(token_limit=limit, token_flush_size=flush, chat_history_token_ratio=ratio)
+            for policy in (LlamaIndexMemoryPolicy, _LlamaIndexReadingEveryRequest)]
+
+
+def check_llamaindex_carry(conversation: Conversation, meter: Meter, limit: int, flush: int, ratio: float) -> None:
+    """Every call of a replay (both modes), and every prefix of the items grown one item at a time
+    (a message split across requests, a parallel call joined by the next), sends what counting
+    each request whole sent."""
+    for mode in ("stored", "per-call"):
+        results = [[(result.conversation, result.fired, result.tokens_lost, result.report)
+                    for _, result in applied(conversation, policy, meter, mode)]
+                   for policy in _llamaindex_both(limit, flush, ratio)]
+        assert results[0] == results[1]
+        runs = [replay(conversation, policy, meter, GPT4O, mode=mode, cache="none")
+                for policy in _llamaindex_both(limit, flush, ratio)]
+        assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+    policies, items, given = _llamaindex_both(limit, flush, ratio), conversation.items, ()
+    for end in range(len(items) + 1):
+        request = conversation.grown(given, items[len(given):end])
+        carried, whole = [(done.conversation, done.fired, done.tokens_lost, done.report)
+                          for done in (policy.apply(request, meter) for policy in policies)]
+        assert carried == whole
+        given = request.items
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from([0, 60, 300, 1_500, 30_000]),
+       st.sampled_from([1, 40, 3_000]), st.sampled_from([0.7, 1.0]))
+def test_llamaindex_memory_sends_at_every_call_what_reading_the_whole_request_sends(body, limit, flush, ratio):
+    """The messages and their counts are carried from call to call and the queue managed on running
+    totals: every call's request, loss and report are what counting each request whole gave."""
+    check_llamaindex_carry(formats.read(body), METER, limit, flush, ratio)
+
+
+@settings(max_examples=60, deadline=None)
+@given(thinking_runs(), st.sampled_from([60, 300, 1_500]), st.sampled_from([1, 40]))
+def test_llamaindex_memory_counts_thinking_again_once_a_user_message_ends_its_turn(body, limit, flush):
+    """Earlier thinking a new user message puts out of the current turn is no longer billed: the
+    carried counts follow, as counting each request whole does."""
+    conversation = formats.read(body)
+    check_llamaindex_carry(conversation, CLAUDE if "messages" in body else METER, limit, flush, 0.7)
 
 
 # --- a summary is not free: replay and compare bill it -----------------------------------------
