@@ -10,12 +10,14 @@ from hypothesis import strategies as st
 
 from playground import formats
 from playground.conversation import ToolResult, content_text
+from playground.errors import InputError
 from playground.formats.cline_truncation import NOTICE
 from playground.policies import make
 from playground.policies.aider import OK, history_limit
 from playground.policies.cline import max_allowed
 from playground.policies.gemini_compression import ACKNOWLEDGEMENT, truncated_output
 from playground.policies.letta import LettaSlidingWindowPolicy
+from playground.policies.llamaindex import LlamaIndexMemoryPolicy
 from playground.policies.opencode_summary import OpencodeSummaryPolicy, preserve_budget, usable
 from playground.policies.prune import preview
 from playground.run.replay import replay
@@ -467,3 +469,9 @@ def test_letta_never_cuts_between_two_calls_of_one_reply_listed_one_by_one():
     check_request(conversation, "letta-sliding-window", True)
     for mode in ("stored", "per-call"):  # the request of every call, as replay builds it, is read back whole
         assert replay(conversation, THEIR_FIRING["letta-sliding-window"](), METER, GPT4O, mode=mode, cache="none")
+
+
+def test_llamaindex_memory_refuses_a_flush_of_no_tokens():
+    """A flush of 0 tokens moves nothing: once over the limit the policy would flush for ever."""
+    with pytest.raises(InputError, match="token_flush_size must be 1 or more"):
+        LlamaIndexMemoryPolicy(token_flush_size=0)

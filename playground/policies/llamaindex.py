@@ -169,6 +169,8 @@ class LlamaIndexMemoryPolicy:
 
     def __post_init__(self) -> None:
         at_least_zero(self, "token_limit", "token_flush_size")
+        if self.token_flush_size == 0:  # a flush that moves nothing would flush for ever once over the limit
+            raise InputError("token_flush_size must be 1 or more", where="token_flush_size", value=0)
         if not 0 < self.chat_history_token_ratio <= 1:
             raise InputError("chat_history_token_ratio must be above 0 and at most 1", where="chat_history_token_ratio",
                              value=self.chat_history_token_ratio)
