@@ -807,6 +807,19 @@ class _WholeSpan(OfflineSummarizer):
         return OfflineSummarizer().summarize(plan)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from([(4_000, 0.01), (2_000, 0.5), (200_000, 0.9)]),
+       st.sampled_from(["stored", "per-call"]))
+def test_letta_reading_its_spans_on_from_the_last_sends_what_reading_each_whole_sends(body, window, mode):
+    """Letta's summarizer is the policy's own, so a span that begins with the last one is read only
+    past it: every call comes out as summarizing each span afresh."""
+    conversation = formats.read(body)
+    policy = LettaSlidingWindowPolicy(context_window=window[0], trigger_share=window[1])
+    whole = dataclasses.replace(policy, summarizer=_WholeSpan(), totals=RunningTotal())
+    runs = [replay(conversation, each, METER, GPT4O, mode=mode) for each in (policy, whole)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
 CONDENSING = [name for name, firing in THEIR_FIRING.items() if isinstance(firing(), CondensePolicy)]
 
 

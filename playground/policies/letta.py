@@ -61,6 +61,9 @@ class LettaSlidingWindowPolicy:
     sliding_window_percentage: float = 0.3  # partial_evict_summarizer_percentage
     clip_chars: int = 50_000  # the summary's most characters
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
+    # the policy's own, so a span that begins with the last one (per call, the same oldest messages) is read
+    # only past it: a fresh summarizer read every call's whole span
+    summarizer: OfflineSummarizer = field(default_factory=OfflineSummarizer, compare=False, repr=False)
     name: ClassVar[str] = "letta-sliding-window"
 
     def __post_init__(self) -> None:
@@ -122,7 +125,7 @@ class LettaSlidingWindowPolicy:
     def _summary(self, span: tuple[Item, ...], meter: Meter, calls: list[SummaryCall]) -> Item:
         """One summary message for ``span`` (the offline summarizer's, clipped as Letta clips it),
         its call noted in ``calls``."""
-        text = OfflineSummarizer().summarize(Plan(0, len(span), span, "", any(map(is_summary, span)), 0, meter))
+        text = self.summarizer.summarize(Plan(0, len(span), span, "", any(map(is_summary, span)), 0, meter))
         if len(text) > self.clip_chars:
             text = text[:self.clip_chars] + TRUNCATED
         message = summary_message(text, len(span), "Letta sliding-window summary: offline summary, no LLM")
