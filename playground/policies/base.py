@@ -67,8 +67,12 @@ class RunningTotal:
             n = len(known)
             if edited is not None and not any(_changes_earlier_counts(item, meter) for item in items[n:]):
                 # the two last known items are counted again with what follows: a call's cost
-                # depends on whether its neighbour is a call too
-                total = known_total + edited + sum(meter.items(items[n - 2:])) - sum(meter.items(known[n - 2:]))
+                # depends on whether its neighbour is a call too — on both sides, so the item before
+                # them stands in the window too (uncounted: a parallel call counted without the call
+                # before it was billed as a first call, which a calibrated count rounds otherwise)
+                low = max(0, n - 3)
+                total = (known_total + edited + sum(meter.items(items[low:])[n - 2 - low:])
+                         - sum(meter.items(known[low:])[n - 2 - low:]))
                 break
         else:
             total = meter.count(conversation).total
