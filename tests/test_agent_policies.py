@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from playground import formats
 from playground.conversation import (
     Conversation,
+    Item,
     Message,
     ToolCall,
     ToolResult,
@@ -34,7 +35,7 @@ from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.cline import ClineTruncationPolicy
 from playground.policies.condense import CondenseIndex, CondensePolicy, condense_span, message_starts
 from playground.policies.gemini_compression import GeminiCompressionPolicy
-from playground.policies.letta import LettaSlidingWindowPolicy
+from playground.policies.letta import LettaMessages, LettaSlidingWindowPolicy
 from playground.policies.llamaindex import LlamaIndexMemoryPolicy
 from playground.policies.masking import MaskingPolicy
 from playground.policies.opencode_summary import OpencodeSummaryPolicy
@@ -807,15 +808,43 @@ class _WholeSpan(OfflineSummarizer):
         return OfflineSummarizer().summarize(plan)
 
 
+def _parting_whole(items: tuple[Item, ...]) -> list[bool]:
+    """Each position a cut would part from a call: after a call, up to and with its result (the
+    call's latest before the result)."""
+    parting, called = [False] * len(items), {}
+    for position, item in enumerate(items):
+        if isinstance(item, ToolCall):
+            called[item.call_id] = position
+        elif isinstance(item, ToolResult) and called.get(item.call_id, position) < position:
+            parting[called[item.call_id] + 1:position + 1] = [True] * (position - called[item.call_id])
+    return parting
+
+
+@settings(max_examples=80, deadline=None)
+@given(_grown_requests())
+def test_what_letta_reads_of_the_last_request_is_what_it_reads_of_each_request_whole(requests):
+    index = LettaMessages()
+    for request in requests:
+        items = index.read(request).items
+        first = next((p for p, item in enumerate(items) if not is_instruction(item)), len(items))
+        assert index.first == first
+        assert index.starts == [first + start for start in message_starts(items[first:])]
+        assert index.parting == _parting_whole(items)
+        assert index.counts.counts(items, METER) == list(METER.items(items))
+        assert all(index.holds_summary(start, len(items)) == any(map(is_summary, items[start:]))
+                   for start in range(len(items) + 1))
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from([(4_000, 0.01), (2_000, 0.5), (200_000, 0.9)]),
        st.sampled_from(["stored", "per-call"]))
-def test_letta_reading_its_spans_on_from_the_last_sends_what_reading_each_whole_sends(body, window, mode):
-    """Letta's summarizer is the policy's own, so a span that begins with the last one is read only
-    past it: every call comes out as summarizing each span afresh."""
+def test_letta_reading_on_from_the_last_call_sends_what_reading_each_request_whole_sends(body, window, mode):
+    """Letta's summarizer and what its cut reads are the policy's own, so a request (and a span)
+    that begins with the last one is read only past it: every call comes out as reading each
+    request and summarizing each span afresh."""
     conversation = formats.read(body)
     policy = LettaSlidingWindowPolicy(context_window=window[0], trigger_share=window[1])
-    whole = dataclasses.replace(policy, summarizer=_WholeSpan(), totals=RunningTotal())
+    whole = dataclasses.replace(policy, summarizer=_WholeSpan(), index=None, totals=RunningTotal())
     runs = [replay(conversation, each, METER, GPT4O, mode=mode) for each in (policy, whole)]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
 

@@ -23,10 +23,11 @@ from playground.llm import keys
 from playground.llm.endpoint import Endpoint
 from playground.llm.failure import LLMError
 from playground.meter import tokens
+from playground.meter.carried import CarriedCounts
 from playground.rules.ruleset import book_rules
 from playground.summarize import online
 from playground.summarize.cut import MARKER, CutIndex, cut_steps, is_summary, span
-from playground.summarize.history import Carry, Plan, SummarySettings, plan, run, summary_message
+from playground.summarize.history import Plan, SummarySettings, plan, run, summary_message
 from playground.summarize.offline import OFFLINE_LABEL, OfflineSummarizer
 from playground.summarize.online import OpenAISummarizer
 from playground.workbench.presets import list_presets
@@ -745,7 +746,7 @@ _RUN = (_USER, _THINKING, *(ToolCall(call_id=f"c{n}", name="bash", arguments="{}
 def test_counts_carried_from_the_last_request_are_each_request_counted_whole(requests, model):
     """Each request's item counts, carried: also where Anthropic's billed thinking moves (a user
     message arrives after thinking; thinking replaced before the last user message is not billed)."""
-    counter, carry = tokens.Meter(model), Carry()
+    counter, carry = tokens.Meter(model), CarriedCounts()
     for items in requests:
         assert carry.counts(items, counter) == list(counter.items(items))
 

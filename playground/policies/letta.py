@@ -17,41 +17,101 @@ Here "every message" stops before what the model has not answered yet, which Let
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import Any, ClassVar
 
 from .. import formats
-from ..conversation import Conversation, Item, ToolCall, ToolResult, is_instruction, role_of
+from ..conversation import Conversation, Item, ToolCall, ToolResult, extends, is_instruction, role_of
 from ..errors import InputError
+from ..meter.carried import CarriedCounts
 from ..meter.tokens import Meter
 from ..summarize.call import SummaryCall, estimate
 from ..summarize.cut import is_summary
 from ..summarize.history import Plan, summary_message
 from ..summarize.offline import OfflineSummarizer
 from .base import PolicyResult, RunningTotal, at_least_zero, unchanged
-from .condense import condense_span, message_starts
+from .condense import condense_span
 
 TRUNCATED = "... [summary truncated to fit]"  # SUMMARY_TRUNCATION_SUFFIX
 STEP = 0.10  # the eviction share grows by this much a try
 
 
-def sliding_cut(valid: list[bool], kept_tokens: list[int], system_tokens: int, goal: float,
-                percentage: float) -> int | None:
-    """``summarize_via_sliding_window``'s cutoff on Letta's message list (index 0 the system
-    message): ``valid[i]`` says message ``i`` is an assistant message, ``kept_tokens[i]`` what the
-    messages from ``i`` on cost. None where Letta raises and falls back to summarizing everything."""
-    total = len(valid)
+def sliding_cut(valid: Callable[[int], bool], kept_tokens: Callable[[int], int], total: int, system_tokens: int,
+                goal: float, percentage: float) -> int | None:
+    """``summarize_via_sliding_window``'s cutoff on Letta's ``total`` messages (index 0 the system
+    message): ``valid(i)`` says message ``i`` is an assistant message, ``kept_tokens(i)`` what the
+    messages from ``i`` on cost (asked of a few messages only: a long run's request is not read
+    whole at every call). None where Letta raises and falls back to summarizing everything."""
     eviction, cut, tokens = percentage, None, float("inf")  # Letta starts the count at the window: over any goal
     while tokens >= goal and eviction < 1.0:
         eviction += STEP
         end = round(eviction * total)
-        cut = next((i for i in reversed(range(1, end + 1)) if i < total and valid[i]), None)
+        cut = next((i for i in reversed(range(1, end + 1)) if i < total and valid(i)), None)
         if cut is not None:
-            tokens = system_tokens + kept_tokens[cut]
+            tokens = system_tokens + kept_tokens(cut)
     if cut is None or eviction >= 1.0 or cut >= total - 1:
         return None
     return cut
+
+
+class LettaMessages:
+    """What Letta's cut reads of a request — where the system message ends, where each message
+    begins, which positions a cut would part from a call, where earlier summaries stand and each
+    item's count — read only from what is new when a request grows from the last one (per call,
+    every request is the whole history so far); any other request is read whole. Owned by one
+    policy."""
+
+    def __init__(self) -> None:
+        self._reset()
+        self.counts = CarriedCounts()  # the request's items
+        self.span_counts = CarriedCounts()  # the span summarized (per call, it grows from the last one's)
+        self.other_counts = CarriedCounts()  # what ``summarize_all`` summarizes
+
+    def _reset(self) -> None:
+        self.items: tuple[Item, ...] = ()
+        self.first = 0  # the first item that is not an instruction (the system message's end)
+        self.starts: list[int] = []  # where each message from ``first`` on begins
+        self.parting: list[bool] = []  # a cut here would part a call before it from its result at or after it
+        self.summaries: list[int] = []
+        self._called: dict[str, int] = {}  # call id -> its latest call's position
+
+    def read(self, conversation: Conversation) -> LettaMessages:
+        items = conversation.items
+        if not extends(items, self.items, conversation.grew):
+            self._reset()
+        for position in range(len(self.items), len(items)):
+            self._read(items, position)
+        self.items = items
+        return self
+
+    def _read(self, items: tuple[Item, ...], position: int) -> None:
+        """One appended item. In Letta a reply and its calls are one message, so a cut at a reply
+        never parts them; here each call of a format that lists them one by one is a message of
+        its own, and a cut between two calls of one reply left the first one's result without its
+        call (a request no API takes): ``parting`` marks every position between a call and its result."""
+        item = items[position]
+        if position == self.first and is_instruction(item):
+            self.first += 1
+        elif position == self.first or _begins(item, items[position - 1]):
+            self.starts.append(position)
+        if is_summary(item):
+            self.summaries.append(position)
+        self.parting.append(False)
+        if isinstance(item, ToolCall):
+            self._called[item.call_id] = position
+        elif isinstance(item, ToolResult) and self._called.get(item.call_id, position) < position:
+            for between in range(self._called[item.call_id] + 1, position + 1):
+                self.parting[between] = True
+
+    def valid(self, message: int) -> bool:
+        """Letta's message ``message`` (1 the first after the system message) may begin what is kept."""
+        start = self.starts[message - 1]
+        return role_of(self.items[start]) == "assistant" and not self.parting[start]
+
+    def holds_summary(self, start: int, end: int) -> bool:
+        return bisect_left(self.summaries, start) < bisect_left(self.summaries, end)
 
 
 @dataclass(frozen=True)
@@ -64,6 +124,8 @@ class LettaSlidingWindowPolicy:
     # the policy's own, so a span that begins with the last one (per call, the same oldest messages) is read
     # only past it: a fresh summarizer read every call's whole span
     summarizer: OfflineSummarizer = field(default_factory=OfflineSummarizer, compare=False, repr=False)
+    # what the cut reads of a request, carried from the last one (None: each request read whole)
+    index: LettaMessages | None = field(default_factory=LettaMessages, compare=False, repr=False)
     name: ClassVar[str] = "letta-sliding-window"
 
     def __post_init__(self) -> None:
@@ -84,25 +146,23 @@ class LettaSlidingWindowPolicy:
         total = self.totals.total(conversation, meter)
         if total <= self.threshold():
             return unchanged(conversation)
-        items = conversation.items
-        first = next((p for p, item in enumerate(items) if not is_instruction(item)), len(items))
-        sizes = meter.items(items)
-        starts = [first + start for start in message_starts(items[first:])]
-        parting = _parting(items)
-        valid = [False, *(role_of(items[start]) == "assistant" and not parting[start] for start in starts)]
-        tail = list(accumulate(reversed(sizes), initial=0))[::-1]  # tail[p]: the items from p on
-        kept_tokens = [0, *(tail[start] for start in starts)]
-        cut = sliding_cut(valid, kept_tokens, sum(sizes[:first]), (1 - self.sliding_window_percentage)
-                          * self.context_window, self.sliding_window_percentage)
+        index = (self.index or LettaMessages()).read(conversation)
+        items, first, starts = conversation.items, index.first, index.starts
+        sizes = index.counts.counts(items, meter)
+        cut = sliding_cut(index.valid, lambda message: sum(sizes[starts[message - 1]:]), len(starts) + 1,
+                          sum(sizes[:first]), (1 - self.sliding_window_percentage) * self.context_window,
+                          self.sliding_window_percentage)
         calls: list[SummaryCall] = []
         rest = items[first:]
         if cut is not None and starts[cut - 1] > first:
-            rest = (self._summary(items[first:starts[cut - 1]], meter, calls), *items[starts[cut - 1]:])
-            kept = conversation.with_items((*items[:first], *items[starts[cut - 1]:]))
+            end = starts[cut - 1]
+            summary = self._summary(items[first:end], index.holds_summary(first, end), index.span_counts, meter, calls)
+            rest = (summary, *items[end:])
+            kept = conversation.with_items((*items[:first], *items[end:]))
             if meter.count(kept).total >= self.threshold():  # still over: the kept messages summarized again
-                rest = self._all(items[starts[cut - 1]:], meter, calls)
+                rest = self._all(items[end:], index.other_counts, meter, calls)
         elif cut is None:
-            rest = self._all(rest, meter, calls)
+            rest = self._all(rest, index.other_counts, meter, calls)
         if not calls:
             return unchanged(conversation)
         result = formats.checked(conversation.with_items((*items[:first], *rest)))
@@ -113,37 +173,31 @@ class LettaSlidingWindowPolicy:
         billed = SummaryCall(sum(call.input_tokens for call in calls), sum(call.output_tokens for call in calls))
         return PolicyResult(result, "summarization", tokens_lost=total - counted, summarization=billed)
 
-    def _all(self, messages: tuple[Item, ...], meter: Meter, calls: list[SummaryCall]) -> tuple[Item, ...]:
+    def _all(self, messages: tuple[Item, ...], counts: CarriedCounts, meter: Meter, calls: list[SummaryCall]
+             ) -> tuple[Item, ...]:
         """``summarize_all`` on ``messages`` (those after the system message): one summary of all
         of them up to what the model has not answered yet, kept with no call parted from its result."""
         found = condense_span(messages, 0, 0)
         if found is None:
             return messages
         start, end = found
-        return (*messages[:start], self._summary(messages[start:end], meter, calls), *messages[end:])
+        span = messages[start:end]
+        return (*messages[:start], self._summary(span, any(map(is_summary, span)), counts, meter, calls),
+                *messages[end:])
 
-    def _summary(self, span: tuple[Item, ...], meter: Meter, calls: list[SummaryCall]) -> Item:
-        """One summary message for ``span`` (the offline summarizer's, clipped as Letta clips it),
-        its call noted in ``calls``."""
-        text = self.summarizer.summarize(Plan(0, len(span), span, "", any(map(is_summary, span)), 0, meter))
+    def _summary(self, span: tuple[Item, ...], earlier: bool, counts: CarriedCounts, meter: Meter,
+                 calls: list[SummaryCall]) -> Item:
+        """One summary message for ``span`` (the offline summarizer's, clipped as Letta clips it;
+        ``earlier``: it holds an earlier summary), its call noted in ``calls``."""
+        text = self.summarizer.summarize(Plan(0, len(span), span, "", earlier, 0, meter))
         if len(text) > self.clip_chars:
             text = text[:self.clip_chars] + TRUNCATED
         message = summary_message(text, len(span), "Letta sliding-window summary: offline summary, no LLM")
-        calls.append(estimate(sum(meter.items(span)), meter.items((message,))[0], meter))
+        calls.append(estimate(sum(counts.counts(span, meter)), meter.items((message,))[0], meter))
         return message
 
 
-def _parting(items: tuple[Item, ...]) -> list[bool]:
-    """``parting[p]``: a cut at ``p`` would part a call before it from its result at or after it. In
-    Letta a reply and its calls are one message, so a cut at a reply never does; here each call of a
-    format that lists them one by one is a message of its own, and a cut between two calls of one
-    reply left the first one's result without its call (a request no API takes)."""
-    called: dict[str, int] = {}
-    opened = [0] * (len(items) + 1)  # +1 where a call's open range starts, -1 past its result
-    for position, item in enumerate(items):
-        if isinstance(item, ToolCall):
-            called[item.call_id] = position
-        elif isinstance(item, ToolResult) and called.get(item.call_id, position) < position:
-            opened[called[item.call_id] + 1] += 1
-            opened[position + 1] -= 1
-    return [depth > 0 for depth in accumulate(opened[:-1])]
+def _begins(item: Item, before: Item) -> bool:
+    """``item`` begins a message (``message_starts``): items read from one message share an origin."""
+    origin, earlier = item.origin, before.origin
+    return origin is None or earlier is None or origin.index != earlier.index

@@ -20,17 +20,15 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import compress, count
 from typing import Protocol
 
 from .. import formats, words
-from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, content_text, extends, shared
+from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, content_text, extends
 from ..errors import InputError
 from ..llm.failure import LLMError
-from ..meter.claude import billed_thinking
+from ..meter.carried import CarriedCounts
 from ..meter.tokens import Meter, TokenCount
 from .cut import MARKER, CutIndex, is_summary, span
 
@@ -275,10 +273,7 @@ class Carry:
 
     def __init__(self) -> None:
         self.cut = CutIndex()
-        self._items: tuple[Item, ...] = ()
-        self._counts: list[int] = []
-        self._meter: Meter | None = None
-        self._last_user = -1  # the last user message's position (Anthropic bills thinking only after it)
+        self._counted = CarriedCounts()
         self._originals: tuple[Item, ...] = ()
         self._previous_summary = False
         self._source: tuple[tuple[Item, ...], int] = ((), 0)  # the request the span was read from, and its start
@@ -302,37 +297,8 @@ class Carry:
         return self.cut.span(items, keep_steps, self._same(self.cut.items, items))
 
     def counts(self, items: tuple[Item, ...], meter: Meter) -> list[int]:
-        """``meter.items(items)``: an item's count depends on its neighbours only (a parallel call,
-        a continued block), so only the changed and appended items and their neighbours are
-        counted again — unless most of the request changed (each is counted in a window of three),
-        or, for Claude, a user message moved where billed thinking ends."""
-        old = self._items
-        # (an equal item counts alike: only what follows the first difference is read)
-        same = shared(old, items, self._same(old, items))
-        changed = list(compress(count(same), map(operator.is_not, items[same:], old[same:])))
-        recount = sorted({q for p in changed for q in (p - 1, p, p + 1) if 0 <= q < len(old)}
-                         | set(range(max(0, len(old) - 1), len(items))))
-        if (meter is not self._meter or len(items) < len(old) or 3 * len(recount) > len(items)
-                or (meter.claude and not self._thinking_holds(items, old, changed, recount))):
-            self._counts = list(meter.items(items))
-            self._last_user = max((p for p, item in enumerate(items) if _is_user(item)), default=-1)
-        else:
-            counts = self._counts
-            counts.extend([0] * (len(items) - len(counts)))
-            for q in recount:
-                low = max(0, q - 1)
-                counts[q] = meter.items(items[low:q + 2])[q - low]
-        self._items, self._meter = items, meter
-        return self._counts
-
-    def _thinking_holds(self, items: tuple[Item, ...], old: tuple[Item, ...], changed: list[int],
-                        recount: list[int]) -> bool:
-        """Counting a window around an item bills its thinking as counting the whole request does:
-        no user message came, went or moved, and no recounted item with thinking lies before the
-        window that holds the last user message."""
-        moved = any(_is_user(item) for p in changed for item in (old[p], items[p]))
-        return not moved and not any(_is_user(item) for item in items[len(old):]) and not any(
-            q + 2 <= self._last_user and billed_thinking((items[q],)) for q in recount)
+        """``meter.items(items)``, counting only what changed since the last request (``CarriedCounts``)."""
+        return self._counted.counts(items, meter, self._same(self._counted.items, items))
 
     def previous_summary(self, original: Conversation, start: int, originals: tuple[Item, ...]
                          ) -> tuple[bool, tuple[tuple[Item, ...], tuple[Item, ...]] | None]:
@@ -350,10 +316,6 @@ class Carry:
             found = any(is_summary(item) for item in originals)
         self._originals, self._previous_summary, self._source = originals, found, (original.items, start)
         return found, (known, originals) if extended else None
-
-
-def _is_user(item: Item) -> bool:
-    return isinstance(item, Message) and item.role == "user"
 
 
 def plan(original: Conversation, compacted: Conversation, settings: SummarySettings, meter: Meter,

@@ -1,0 +1,64 @@
+"""Each item's count of requests that mostly grow by appending, carried from one to the next.
+
+A policy that reads every call of a run (per call, each request is the whole history so far)
+needs ``meter.items`` of each request: counted whole, that is a Python step per item at every call,
+quadratic in the run. An item's count depends on its neighbours only (a parallel call, a continued
+block), so only what changed or was appended, with its neighbours, is counted again.
+"""
+
+from __future__ import annotations
+
+import operator
+from itertools import compress, count
+
+from ..conversation import Item, Message, shared
+from .claude import billed_thinking
+from .tokens import Meter
+
+
+class CarriedCounts:
+    """``meter.items`` of the last request, and what it takes to count the next one from it.
+    Owned by one policy (or one of its parts): requests from anything else are counted whole."""
+
+    def __init__(self) -> None:
+        self.items: tuple[Item, ...] = ()
+        self._counts: list[int] = []
+        self._meter: Meter | None = None
+        self._last_user = -1  # the last user message's position (Anthropic bills thinking only after it)
+
+    def counts(self, items: tuple[Item, ...], meter: Meter, same: int = 0) -> list[int]:
+        """``meter.items(items)`` — unless most of the request changed (each item is counted in a
+        window of three), or, for Claude, a user message moved where billed thinking ends: then
+        whole. ``same``: the caller knows that many leading items are the last request's very
+        objects, so only what follows is compared. The list is this object's: read, do not keep."""
+        old = self.items
+        # (an equal item counts alike: only what follows the first difference is read)
+        same = shared(old, items, same)
+        changed = list(compress(count(same), map(operator.is_not, items[same:], old[same:])))
+        recount = sorted({q for p in changed for q in (p - 1, p, p + 1) if 0 <= q < len(old)}
+                         | set(range(max(0, len(old) - 1), len(items))))
+        if (meter is not self._meter or len(items) < len(old) or 3 * len(recount) > len(items)
+                or (meter.claude and not self._thinking_holds(items, old, changed, recount))):
+            self._counts = list(meter.items(items))
+            self._last_user = max((p for p, item in enumerate(items) if _is_user(item)), default=-1)
+        else:
+            counts = self._counts
+            counts.extend([0] * (len(items) - len(counts)))
+            for q in recount:
+                low = max(0, q - 1)
+                counts[q] = meter.items(items[low:q + 2])[q - low]
+        self.items, self._meter = items, meter
+        return self._counts
+
+    def _thinking_holds(self, items: tuple[Item, ...], old: tuple[Item, ...], changed: list[int],
+                        recount: list[int]) -> bool:
+        """Counting a window around an item bills its thinking as counting the whole request does:
+        no user message came, went or moved, and no recounted item with thinking lies before the
+        window that holds the last user message."""
+        moved = any(_is_user(item) for p in changed for item in (old[p], items[p]))
+        return not moved and not any(_is_user(item) for item in items[len(old):]) and not any(
+            q + 2 <= self._last_user and billed_thinking((items[q],)) for q in recount)
+
+
+def _is_user(item: Item) -> bool:
+    return isinstance(item, Message) and item.role == "user"
