@@ -744,11 +744,15 @@ _RUN = (_USER, _THINKING, *(ToolCall(call_id=f"c{n}", name="bash", arguments="{}
 @example([_RUN, (*_RUN, _USER)], "claude-sonnet-4-5")
 @example([(*_RUN, _USER), (_USER, _AGAIN, *_RUN[2:], _USER)], "claude-sonnet-4-5")
 def test_counts_carried_from_the_last_request_are_each_request_counted_whole(requests, model):
-    """Each request's item counts, carried: also where Anthropic's billed thinking moves (a user
-    message arrives after thinking; thinking replaced before the last user message is not billed)."""
+    """Each request's item counts, and their sums over a range, carried: also where Anthropic's
+    billed thinking moves (a user message arrives after thinking; thinking replaced before the last
+    user message is not billed)."""
     counter, carry = tokens.Meter(model), CarriedCounts()
     for items in requests:
-        assert carry.counts(items, counter) == list(counter.items(items))
+        counts = list(counter.items(items))
+        assert carry.counts(items, counter) == counts
+        ranges = [(start, max(start, len(items) - start // 2)) for start in range(len(items) + 1)]
+        assert [carry.between(start, end) for start, end in ranges] == [sum(counts[start:end]) for start, end in ranges]
 
 
 @given(_growing(least=1), st.integers(0, 3))

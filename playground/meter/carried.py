@@ -9,7 +9,7 @@ block), so only what changed or was appended, with its neighbours, is counted ag
 from __future__ import annotations
 
 import operator
-from itertools import compress, count
+from itertools import accumulate, compress, count
 
 from ..conversation import Item, Message, shared
 from .claude import billed_thinking
@@ -25,6 +25,7 @@ class CarriedCounts:
         self._counts: list[int] = []
         self._meter: Meter | None = None
         self._last_user = -1  # the last user message's position (Anthropic bills thinking only after it)
+        self._sums = [0]  # _sums[p]: the first p items' counts, up to the first item counted again since
 
     def counts(self, items: tuple[Item, ...], meter: Meter, same: int = 0) -> list[int]:
         """``meter.items(items)`` — unless most of the request changed (each item is counted in a
@@ -41,14 +42,25 @@ class CarriedCounts:
                 or (meter.claude and not self._thinking_holds(items, old, changed, recount))):
             self._counts = list(meter.items(items))
             self._last_user = max((p for p, item in enumerate(items) if _is_user(item)), default=-1)
+            del self._sums[1:]
         else:
             counts = self._counts
             counts.extend([0] * (len(items) - len(counts)))
             for q in recount:
                 low = max(0, q - 1)
                 counts[q] = meter.items(items[low:q + 2])[q - low]
+            del self._sums[min(recount, default=len(items)) + 1:]
         self.items, self._meter = items, meter
         return self._counts
+
+    def between(self, start: int, end: int) -> int:
+        """``sum(counts[start:end])`` of the last request counted, from running sums: a summary's
+        span is most of a long request, and summing it at every call was a pass over the request."""
+        sums = self._sums
+        if len(sums) <= end:
+            known = len(sums) - 1
+            sums.extend(accumulate(self._counts[known:end], initial=sums.pop()))
+        return sums[end] - sums[start]
 
     def _thinking_holds(self, items: tuple[Item, ...], old: tuple[Item, ...], changed: list[int],
                         recount: list[int]) -> bool:

@@ -148,10 +148,11 @@ class LettaSlidingWindowPolicy:
             return unchanged(conversation)
         index = (self.index or LettaMessages()).read(conversation)
         items, first, starts = conversation.items, index.first, index.starts
-        sizes = index.counts.counts(items, meter)
-        cut = sliding_cut(index.valid, lambda message: sum(sizes[starts[message - 1]:]), len(starts) + 1,
-                          sum(sizes[:first]), (1 - self.sliding_window_percentage) * self.context_window,
-                          self.sliding_window_percentage)
+        counted = index.counts
+        counted.counts(items, meter)
+        cut = sliding_cut(index.valid, lambda message: counted.between(starts[message - 1], len(items)),
+                          len(starts) + 1, counted.between(0, first),
+                          (1 - self.sliding_window_percentage) * self.context_window, self.sliding_window_percentage)
         calls: list[SummaryCall] = []
         rest = items[first:]
         if cut is not None and starts[cut - 1] > first:
@@ -193,7 +194,8 @@ class LettaSlidingWindowPolicy:
         if len(text) > self.clip_chars:
             text = text[:self.clip_chars] + TRUNCATED
         message = summary_message(text, len(span), "Letta sliding-window summary: offline summary, no LLM")
-        calls.append(estimate(sum(counts.counts(span, meter)), meter.items((message,))[0], meter))
+        counts.counts(span, meter)
+        calls.append(estimate(counts.between(0, len(span)), meter.items((message,))[0], meter))
         return message
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -300,6 +300,10 @@ class Carry:
         """``meter.items(items)``, counting only what changed since the last request (``CarriedCounts``)."""
         return self._counted.counts(items, meter, self._same(self._counted.items, items))
 
+    def between(self, start: int, end: int) -> int:
+        """The last counted request's items ``start:end``, summed (``CarriedCounts.between``)."""
+        return self._counted.between(start, end)
+
     def previous_summary(self, original: Conversation, start: int, originals: tuple[Item, ...]
                          ) -> tuple[bool, tuple[tuple[Item, ...], tuple[Item, ...]] | None]:
         """Whether the span's original items (``originals``, from ``start`` of ``original``) hold an
@@ -387,8 +391,13 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
                                                       detail=detail), None, counted)
     cached = cache.get((prefer, chosen.key)) if cache is not None and prefer else None
     label = prefer if cached is not None else summarizer.label
-    counts = counted.items if counted is not None else carry[0].counts(compacted.items, meter)  # type: ignore[index]
-    span_tokens = sum(counts[chosen.start:chosen.end])
+    if counted is not None:
+        def between(start: int, end: int) -> int:
+            return sum(counted.items[start:end])  # type: ignore[union-attr]
+    else:  # the request's counts carried from the last one's, and summed from running sums
+        carry[0].counts(compacted.items, meter)  # type: ignore[index]
+        between = carry[0].between  # type: ignore[index]
+    span_tokens = between(chosen.start, chosen.end)
     common = {"limit": settings.limit, "tokens_before": before, "summarizer": label,
               "start": chosen.start, "end": chosen.end, "span_tokens": span_tokens,
               "span_origin": _origin_span(compacted, chosen.start, chosen.end)}
@@ -404,7 +413,7 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
     # its two neighbours are counted: every other item's count and the fixed parts are the compacted request's
     after = meter.count(result) if carry is None or meter.claude else None
     summary_tokens, total = ((after.items[chosen.start], after.total) if after is not None
-                             else _replaced(counts, before, result.items, chosen.start, chosen.end, meter))
+                             else _replaced(between, before, result.items, chosen.start, chosen.end, meter))
     if summary_tokens >= span_tokens or total >= before:
         # Like compaction's "replacement not smaller" guard: a summary that saves nothing is pure loss.
         detail = (f"the summary ({summary_tokens:,} tokens) is not smaller than the {chosen.end - chosen.start} "
@@ -416,13 +425,14 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
                                                summary_tokens=summary_tokens, **common), chosen, after)
 
 
-def _replaced(counts: list[int], before: int, items: tuple[Item, ...], start: int, end: int, meter: Meter
-              ) -> tuple[int, int]:
+def _replaced(between: Callable[[int, int], int], before: int, items: tuple[Item, ...], start: int, end: int,
+              meter: Meter) -> tuple[int, int]:
     """The summary's tokens and the request's total once items ``start:end`` of a request of
-    ``before`` tokens (``counts``: its items') are one summary at ``start`` of ``items``: an item's
+    ``before`` tokens (``between``: the sum of its items' counts in a range) are one summary at
+    ``start`` of ``items``: an item's
     count depends only on its neighbours (``Carry.counts``), so the summary and the items either side
     of it are counted, each in a window of three, and the rest is as it was."""
     again = [q for q in (start - 1, start, start + 1) if 0 <= q < len(items)]
     counted = {q: meter.items(items[max(0, q - 1):q + 2])[min(q, 1)] for q in again}
-    gone = sum(counts[max(0, start - 1):min(end + 1, len(counts))])
+    gone = between(max(0, start - 1), min(end + 1, len(items) + end - start - 1))
     return counted[start], before - gone + sum(counted.values())
