@@ -411,6 +411,24 @@ def test_incremental_counts_equal_counting_each_request_whole(body, model, name,
         assert run.calls[-1].tokens_with == meter.count(run.final).total
 
 
+def test_reasoning_sent_back_is_billed_at_each_call_of_its_own_turn():
+    """Responses bills reasoning only after the last user message. Counted once over the whole run,
+    the first turn's reasoning was billed 0 at that turn's own calls (a later user message ends its
+    turn), so a Codex run's calls came out a thousand tokens short, for any model's meter."""
+    turn = [{"type": "reasoning", "id": "rs", "summary": [], "encrypted_content": "e" * 8000},
+            {"type": "function_call", "call_id": "c", "name": "read", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c", "output": "alpha"},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}]
+    conversation = formats.read({"model": "gpt-5", "input": [
+        {"role": "user", "content": "Read a."}, *turn, {"role": "user", "content": "Now b."}, *turn]}, "responses")
+    meter = Meter("gpt-5")
+    for mode in ("stored", "per-call"):
+        run = replay(conversation, make("none"), meter, PRICES.get("gpt-5"), mode=mode)
+        sent = [meter.count(conversation.with_items(conversation.items[:call.position])).total for call in run.calls]
+        assert [call.tokens_without for call in run.calls] == [call.tokens_with for call in run.calls] == sent
+        assert sent[1] > sent[0] + 1000  # the first turn's reasoning, billed at its second call
+
+
 def test_until_stops_at_a_call_and_final_is_its_request_as_sent():
     conversation = reads(5)
     meter = Meter("gpt-4o")

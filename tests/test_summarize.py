@@ -738,15 +738,22 @@ _USER, _THINKING = Message(role="user", content="Go on."), Message(role="assista
     Part("thinking", extra={"thinking": "Let me read the file first."}), Part("text", "Reading.")))
 _AGAIN = replace(_THINKING, content=(_THINKING.content[0], Part("text", "Reading again.")))
 _RUN = (_USER, _THINKING, *(ToolCall(call_id=f"c{n}", name="bash", arguments="{}") for n in range(12)))
+# Responses' reasoning sent back is billed only after the last user message, for any model's meter
+_REASONED = formats.read({"input": [
+    {"role": "user", "content": "Read a."},
+    {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e" * 4000},
+    *({"type": "function_call", "call_id": f"c{n}", "name": "read", "arguments": "{}"} for n in range(12)),
+    {"role": "user", "content": "Now b."}]}, "responses").items
 
 
 @given(_growing(least=1), st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]))
 @example([_RUN, (*_RUN, _USER)], "claude-sonnet-4-5")
 @example([(*_RUN, _USER), (_USER, _AGAIN, *_RUN[2:], _USER)], "claude-sonnet-4-5")
+@example([_REASONED[:-1], _REASONED], "gpt-4o")
 def test_counts_carried_from_the_last_request_are_each_request_counted_whole(requests, model):
     """Each request's item counts, and their sums over a range, carried: also where Anthropic's
-    billed thinking moves (a user message arrives after thinking; thinking replaced before the last
-    user message is not billed)."""
+    billed thinking or Responses' billed reasoning moves (a user message arrives after it; thinking
+    replaced before the last user message is not billed)."""
     counter, carry = tokens.Meter(model), CarriedCounts()
     for items in requests:
         counts = list(counter.items(items))

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..conversation import Conversation, Item, content_text, extends, is_instruction, shared
 from ..meter.factor import Calibration
-from ..meter.tokens import Layout, Meter
+from ..meter.tokens import Meter, turn_billed
 from ..policies import Policy
 from ..run.prices import read_prices
 from ..run.promptcache import PromptCache, check_cache
@@ -134,7 +134,7 @@ class Session:
             sides = found[2] if found is not None else (_Side(meter), _Side(meter))
             found = self._counts[model] = (bare, Fixed.of(conversation, meter), sides)
         sides = found[2]
-        if sides[0].prompt.whole is None and any(Layout.of((item,)).thinking for item in new):
+        if sides[0].prompt.whole is None and any(map(turn_billed, new)):
             for side in sides:
                 side.prompt.whole = meter.items
         return found[1], sides

@@ -12,8 +12,7 @@ import operator
 from itertools import accumulate, compress, count
 
 from ..conversation import Item, Message, shared
-from .claude import billed_thinking
-from .tokens import Meter
+from .tokens import Meter, turn_billed
 
 
 class CarriedCounts:
@@ -29,9 +28,9 @@ class CarriedCounts:
 
     def counts(self, items: tuple[Item, ...], meter: Meter, same: int = 0) -> list[int]:
         """``meter.items(items)`` — unless most of the request changed (each item is counted in a
-        window of three), or, for Claude, a user message moved where billed thinking ends: then
-        whole. ``same``: the caller knows that many leading items are the last request's very
-        objects, so only what follows is compared. The list is this object's: read, do not keep."""
+        window of three), or a user message moved where billed thinking or reasoning ends
+        (``turn_billed``): then whole. ``same``: the caller knows that many leading items are the
+        last request's very objects, so only what follows is compared. The list is this object's: read, do not keep."""
         old = self.items
         # (an equal item counts alike: only what follows the first difference is read)
         same = shared(old, items, same)
@@ -39,7 +38,7 @@ class CarriedCounts:
         recount = sorted({q for p in changed for q in (p - 1, p, p + 1) if 0 <= q < len(old)}
                          | set(range(max(0, len(old) - 1), len(items))))
         if (meter is not self._meter or len(items) < len(old) or 3 * len(recount) > len(items)
-                or (meter.claude and not self._thinking_holds(items, old, changed, recount))):
+                or not self._thinking_holds(items, old, changed, recount)):
             self._counts = list(meter.items(items))
             self._last_user = max((p for p, item in enumerate(items) if _is_user(item)), default=-1)
             del self._sums[1:]
@@ -69,7 +68,7 @@ class CarriedCounts:
         window that holds the last user message."""
         moved = any(_is_user(item) for p in changed for item in (old[p], items[p]))
         return not moved and not any(_is_user(item) for item in items[len(old):]) and not any(
-            q + 2 <= self._last_user and billed_thinking((items[q],)) for q in recount)
+            q + 2 <= self._last_user and turn_billed(items[q]) for q in recount)
 
 
 def _is_user(item: Item) -> bool:

@@ -449,6 +449,13 @@ class Layout:
                    claude.billed_thinking(items) | responses.current_reasoning(items))
 
 
+def turn_billed(item: Item) -> bool:
+    """``item`` is thinking (Anthropic) or reasoning (Responses): billed only in the current turn,
+    after the last user message, so what it costs depends on what follows it in the request — a
+    user message added after it takes it out of the bill, whatever the meter's provider."""
+    return bool(Layout.of((item,)).thinking)
+
+
 def count(conversation: Conversation, model: str | None = None) -> TokenCount:
     """The prompt tokens of ``conversation`` for ``model`` (default: the request's own model),
     with a throwaway meter; hold an ``Engine`` to keep counts across calls."""

@@ -65,7 +65,7 @@ class RunningTotal:
         for differing, known, known_total in _least_differing_first(usable, items, conversation.grew, follows):
             edited = _edited(known, items, differing, meter)
             n = len(known)
-            if edited is not None and not any(_changes_earlier_counts(item, meter) for item in items[n:]):
+            if edited is not None and not any(map(_changes_earlier_counts, items[n:])):
                 # the two last known items are counted again with what follows: a call's cost
                 # depends on whether its neighbour is a call too — on both sides, so the item before
                 # them stands in the window too (uncounted: a parallel call counted without the call
@@ -183,10 +183,10 @@ def _edited(known: tuple[Item, ...], items: tuple[Item, ...], differing: list[in
     return added
 
 
-def _changes_earlier_counts(item: Item, meter: Meter) -> bool:
+def _changes_earlier_counts(item: Item) -> bool:
     """An item whose arrival changes what earlier items cost: a system message (tool definitions)
-    or, for Claude, a user message (thinking before it is no longer the current turn's)."""
-    return is_instruction(item) or (meter.claude and isinstance(item, Message) and item.role == "user")
+    or a user message (thinking or reasoning before it is no longer the current turn's: ``turn_billed``)."""
+    return is_instruction(item) or (isinstance(item, Message) and item.role == "user")
 
 
 def unread_from(items: tuple[Item, ...]) -> int | None:

@@ -36,8 +36,7 @@ from ..conversation import (
 )
 from ..errors import InputError
 from ..facts.ledger import Ledger
-from ..meter.claude import billed_thinking
-from ..meter.tokens import Layout, Meter
+from ..meter.tokens import Layout, Meter, turn_billed
 from ..policies import AsItRanPolicy, Policy, PolicyResult
 from ..words import plural
 from .fates import Fates, FateTracker, fates_to_json
@@ -305,8 +304,9 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     counts = meter.items(items)
     count = counter(items, counts, meter)
     fixed = Fixed.of(conversation, meter)
-    # Anthropic bills thinking only in the current turn: those items' counts depend on where the request ends
-    whole = meter.items if meter.claude and any(billed_thinking((item,)) for item in items) else None
+    # Anthropic's thinking and Responses' reasoning are billed only in the current turn: those items' counts
+    # depend on where the request ends (a later user message takes them out), so every request is counted whole
+    whole = meter.items if any(map(turn_billed, items)) else None
     last_shared = LastShared()  # the sent side and the tracker compare the same two requests at every call
     baseline = baseline_of(conversation, baseline)
     as_ran = _as_ran(conversation, meter, mode, until) if baseline == AS_RAN else None
