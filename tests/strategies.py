@@ -92,7 +92,7 @@ def responses_requests(draw: st.DrawFn) -> Any:
     items: list[dict[str, Any]] = []
     for kind, value in draw(turns()):
         if kind == "calls":
-            if draw(st.booleans()):  # the model's reasoning before its calls, sent back: billed in the current turn only
+            if draw(st.booleans()):  # reasoning before the calls, sent back: billed in its turn only
                 items.append({"type": "reasoning", "id": f"rs_{len(items)}", "summary": [],
                               "encrypted_content": "e" * draw(st.integers(0, 3000))})
             for call_id, tool, args, _, _ in value:

@@ -10,7 +10,7 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from playground import formats
@@ -461,10 +461,26 @@ class _WholeSpan(OfflineSummarizer):
         return OfflineSummarizer().summarize(plan)
 
 
+def _reasoned_steps(first: int, steps: int) -> list[dict]:
+    """Responses steps: the model's reasoning (encrypted, billed in its turn only), a call, its output."""
+    return [item for n in range(first, first + steps) for item in (
+        {"type": "reasoning", "id": f"rs{n}", "summary": [], "encrypted_content": "e" * 3000},
+        {"type": "function_call", "call_id": f"c{n}", "name": "read", "arguments": json.dumps({"path": f"a{n}"})},
+        {"type": "function_call_output", "call_id": f"c{n}", "output": "line\n" * 200})]
+
+
+# a user message among the kept steps: the reasoning right after a summary is out of the bill, which a count of
+# the summary's neighbours alone does not see
+REASONED_RUN = {"model": "gpt-5", "input": [{"role": "user", "content": "Go."}, *_reasoned_steps(0, 6),
+                                            {"role": "user", "content": "More."}, *_reasoned_steps(6, 3)]}
+
+
 @settings(max_examples=80)
 @given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]),
        st.sampled_from(["hybrid", "summarize", "rules"]), st.integers(0, 600), st.integers(0, 3), st.integers(0, 2),
        st.sampled_from(["stored", "per-call"]))
+@example(REASONED_RUN, "gpt-4o", "rules", 0, 2, 0, "per-call")
+@example(REASONED_RUN, "gpt-4o", "summarize", 500, 3, 0, "per-call")
 def test_summarizing_carried_from_the_last_call_sends_what_summarizing_each_request_whole_sends(
         body, model, name, limit, keep, window, mode):
     """Hybrid, summarize and the rules (summarizing after them, their default) carry the cut, the

@@ -29,7 +29,7 @@ from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, co
 from ..errors import InputError
 from ..llm.failure import LLMError
 from ..meter.carried import CarriedCounts
-from ..meter.tokens import Meter, TokenCount
+from ..meter.tokens import Meter, TokenCount, turn_billed
 from .cut import MARKER, CutIndex, is_summary, span
 
 LOSS = ("A summary is lossy: the items it replaced are gone from the request, and calling a tool again cannot "
@@ -409,9 +409,11 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
         return SummaryResult(compacted, SummaryReport("failed", tokens_after=before, error=str(exc), **common),
                              chosen, counted)
     result = apply(compacted, chosen, text, label)
-    # with a carry (not for Claude, whose thinking a new user message can bill otherwise), only the summary and
-    # its two neighbours are counted: every other item's count and the fixed parts are the compacted request's
-    after = meter.count(result) if carry is None or meter.claude else None
+    # with a carry, only the summary and its two neighbours are counted: every other item's count and the fixed
+    # parts are the compacted request's — not for Claude (thinking before the summary, a user message, leaves the
+    # bill), nor where a neighbour is thinking or reasoning (a window does not see the user messages after it)
+    after = (meter.count(result) if carry is None or meter.claude
+             or any(map(turn_billed, result.items[max(0, chosen.start - 1):chosen.start + 2])) else None)
     summary_tokens, total = ((after.items[chosen.start], after.total) if after is not None
                              else _replaced(between, before, result.items, chosen.start, chosen.end, meter))
     if summary_tokens >= span_tokens or total >= before:
