@@ -431,10 +431,11 @@ def _replaced(between: Callable[[int, int], int], before: int, items: tuple[Item
               meter: Meter) -> tuple[int, int]:
     """The summary's tokens and the request's total once items ``start:end`` of a request of
     ``before`` tokens (``between``: the sum of its items' counts in a range) are one summary at
-    ``start`` of ``items``: an item's
-    count depends only on its neighbours (``Carry.counts``), so the summary and the items either side
-    of it are counted, each in a window of three, and the rest is as it was."""
-    again = [q for q in (start - 1, start, start + 1) if 0 <= q < len(items)]
-    counted = {q: meter.items(items[max(0, q - 1):q + 2])[min(q, 1)] for q in again}
+    ``start`` of ``items``: an item's count depends only on its neighbours (``CarriedCounts``), so
+    the summary and the items either side of it are counted, in one window that holds their
+    neighbours too, and the rest is as it was."""
+    low = max(0, start - 2)
+    window = meter.items(items[low:start + 3])
+    counted = window[max(0, start - 1) - low:start + 2 - low]
     gone = between(max(0, start - 1), min(end + 1, len(items) + end - start - 1))
-    return counted[start], before - gone + sum(counted.values())
+    return window[start - low], before - gone + sum(counted)
