@@ -148,8 +148,7 @@ def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False,
     what = ("a ~22,000-token system prompt: over the threshold and the limit at every call" if steady
             else "each strategy's defaults" if summarize else "--no-summarize")
     print(f"\nreplay on {'/'.join(f'{s:,}' for s in sizes)} read_file calls (threshold 20,000, {what}), "
-          f"{repeat} round(s), each size the best of {sizes[-1]:,} / size runs a round; best time shown; ratio per "
-          "doubling, median of the rounds' (target ≤ 2.2×):", flush=True)
+          f"{repeat} round(s), best time shown; ratio per doubling, median of the rounds' (target ≤ 2.2×):", flush=True)
     # warm up first (the vocabulary loaded, the rules' patterns compiled): the first case's smallest run is no slower
     compare(runs[sizes[0]], [make(key, settings) for key in POLICIES], Engine().meter("gpt-4o"), price)
     times: dict[tuple[str | None, str], list[float]] = {}
@@ -160,9 +159,7 @@ def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False,
                         mode=mode)
             else:
                 replay(runs[size], make(name, settings), Engine().meter("gpt-4o"), price, mode=mode)
-        # each size the same work in a round: the best of (largest / size) runs, so a short run is not one noisy sample
-        rounds = [[_best(max(1, sizes[-1] // size), lambda size=size: one(size)) for size in sizes]
-                  for _ in range(repeat)]
+        rounds = [[_best(1, lambda size=size: one(size)) for size in sizes] for _ in range(repeat)]
         columns = [list(column) for column in zip(*rounds, strict=True)]
         times[name, mode] = [min(column) for column in columns]
         ratios = "  ".join(_ratio(later, earlier) for earlier, later in itertools.pairwise(columns))
