@@ -20,88 +20,52 @@ from typing import Any, ClassVar
 
 from ..conversation import Conversation, Item, Message, extends, is_instruction
 from ..errors import InputError
-from ..meter import claude, responses
-from ..meter.tokens import Layout, Meter
+from ..meter.carried import CarriedCounts
+from ..meter.tokens import Meter
 from .base import PolicyResult, at_least_zero, unchanged, unread_from
 from .condense import message_starts
 
 
 class _Messages:
     """The request's items from its first that is not an instruction, as LlamaIndex's messages:
-    where each begins, its tokens (what ``meter.items`` gives those items) and whether the user
-    wrote it. Kept from call to call: a request extending the last one is read only in its new
-    items, the one before them and what they change — reading the whole history at every call
-    made a long run's calls cost more and more. Owned by one policy."""
+    where each begins, its tokens (what ``meter.items`` gives those items, carried by
+    ``CarriedCounts``, which also follows thinking and reasoning a new user message takes out of
+    the bill) and whether the user wrote it. Kept from call to call: a request extending the last
+    one is read only in its new items — reading the whole history at every call made a long run's
+    calls cost more and more. Owned by one policy."""
 
     def __init__(self) -> None:
-        self._begin(None, 0)
+        self.counted = CarriedCounts()
+        self._begin(0)
 
-    def _begin(self, meter: Meter | None, first: int) -> None:
+    def _begin(self, first: int) -> None:
         self.items: tuple[Item, ...] = ()
-        self.meter, self.first = meter, first  # ``first``: where the messages begin; positions count from it
-        self.sizes: list[int] = []  # per item
+        self.first = first  # where the messages begin; positions count from it
         self.starts: list[int] = []  # per message: its first item
-        self.totals: list[int] = [0]  # the tokens of the messages before each one (and of all, last)
         self.user: list[bool] = []  # per message: the user wrote it
         self.users: list[int] = []  # the user's messages
-        self.thinking: list[int] = []  # items counted as in the current turn (``Layout.thinking``)
-        self.last_user = (-1, -1)  # the last user message as Anthropic, then as Responses, bill thinking after it
 
     def read(self, conversation: Conversation, first: int, meter: Meter) -> _Messages:
         """This request's messages (``first``: where they begin among its items)."""
         items = conversation.items
-        if meter is not self.meter or first != self.first or not extends(items, self.items, conversation.grew):
-            self._begin(meter, first)
-        known, count, messages = len(self.sizes), max(0, len(items) - first), len(self.starts)
-        low = max(0, known - 2)  # the last item counted may be a parallel call now
-        recount = low + 1 if low else 0
-        self._count(items, low, recount, count, meter)
-        changed = self._forget_thinking(items, known, recount, meter)
-        self._split(items, known, count)
-        self._total(min([max(0, messages - 1), *(bisect_right(self.starts, p) - 1 for p in changed)]))
+        if first != self.first or not extends(items, self.items, conversation.grew):
+            self._begin(first)
+        known = max(0, len(self.items) - first)
+        self.counted.counts(items, meter)
+        self._split(items, known, max(0, len(items) - first))
         self.items = items
         return self
 
+    def between(self, start: int, end: int) -> int:
+        """The tokens of messages ``start`` to ``end`` (not included)."""
+        return self.counted.between(self._at(start), self._at(end))
+
     def tokens(self, message: int) -> int:
-        return self.totals[message + 1] - self.totals[message]
+        return self.between(message, message + 1)
 
-    def _count(self, items: tuple[Item, ...], low: int, recount: int, count: int, meter: Meter) -> None:
-        """Count the items from ``recount`` on as ``meter.items`` counts the whole request, in a
-        window from ``low`` holding every neighbour their counts depend on (a thinking item is in
-        the current turn or not alike in any window holding the items after it)."""
-        window = items[self.first + low:self.first + count]
-        layout = Layout.of(window)
-        del self.sizes[recount:]
-        self.sizes += [meter.item_at(layout, p - low, window[p - low]) for p in range(recount, count)]
-        self.thinking = [*(p for p in self.thinking if p < recount),
-                         *(low + p for p in sorted(layout.thinking) if low + p >= recount)]
-
-    def _forget_thinking(self, items: tuple[Item, ...], known: int, recount: int, meter: Meter) -> list[int]:
-        """Count again the earlier thinking items a new user message put out of the current turn
-        (Anthropic and Responses bill only those after the last user message, each by its own
-        rule: ``claude.billed_thinking``, ``responses.current_reasoning``); the items changed."""
-        anthropic, responses_ = self.last_user
-        for p in range(known, len(self.sizes)):
-            item = items[self.first + p]
-            if isinstance(item, Message) and item.role == "user":
-                anthropic = p
-                responses_ = p if item.extra.get("type", "message") == "message" else responses_
-        if (anthropic, responses_) == self.last_user:
-            return []
-        self.last_user = (anthropic, responses_)
-        changed, still = [], []
-        for p in self.thinking:
-            item = items[self.first + p]
-            if p >= recount or (p > anthropic and claude.billed_thinking((item,))) or (
-                    p > responses_ and responses.current_reasoning((item,))):
-                still.append(p)
-                continue
-            low = max(0, p - 1)
-            layout = Layout.of(items[self.first + low:self.first + p + 2])
-            self.sizes[p] = meter.item(item, parallel=p - low in layout.parallel, continues=p - low in layout.continued)
-            changed.append(p)
-        self.thinking = still
-        return changed
+    def _at(self, message: int) -> int:
+        """Where message ``message`` begins among the request's items (the end, past the last)."""
+        return self.first + self.starts[message] if message < len(self.starts) else len(self.items)
 
     def _split(self, items: tuple[Item, ...], known: int, count: int) -> None:
         """Where the new items' messages begin (``message_starts``, from the last item read on)."""
@@ -114,21 +78,13 @@ class _Messages:
                 self.user.append(user)
                 self.starts.append(low + p)
 
-    def _total(self, start: int) -> None:
-        """The running totals again from message ``start``, whose tokens may have changed, on."""
-        del self.totals[start + 1:]
-        begins = self.starts[start:]
-        ends = [*self.starts[start + 1:], len(self.sizes)] if begins else []
-        for begin, end in zip(begins, ends, strict=True):
-            self.totals.append(self.totals[-1] + sum(self.sizes[begin:end]))
-
 
 def flushed_from(messages: _Messages, start: int, end: int, limit: float, flush_size: int) -> int:
     """``_manage_queue`` on messages ``start`` to ``end``: the first one it keeps. The queue's tokens
     are the running totals' difference: summed again after every message put, a run under the
     limit was read whole at every call."""
-    totals, kept = messages.totals, start
-    over = totals[end] - totals[kept] - limit
+    kept = start
+    over = messages.between(kept, end) - limit
     while over > 0 and end - kept > 1:
         flushed = 0
         while flushed < flush_size and end - kept > 1:
@@ -136,7 +92,7 @@ def flushed_from(messages: _Messages, start: int, end: int, limit: float, flush_
             kept += 1
         while not messages.user[kept] and end - kept > 1:
             kept += 1
-        over = totals[end] - totals[kept] - limit
+        over = messages.between(kept, end) - limit
     return kept
 
 
@@ -195,4 +151,4 @@ class LlamaIndexMemoryPolicy:
         if start == 0:
             return unchanged(conversation)
         result = conversation.with_items((*items[:first], *items[first + messages.starts[start]:]))
-        return PolicyResult(result, "flushing", tokens_lost=messages.totals[start], report={"flushed": start})
+        return PolicyResult(result, "flushing", tokens_lost=messages.between(0, start), report={"flushed": start})
