@@ -7,7 +7,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import compress, count
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from ..conversation import Conversation, Item, Message, ToolCall, extends, is_instruction, role_of, shared
 from ..errors import InputError
@@ -81,6 +81,30 @@ class RunningTotal:
 
     def remember(self, conversation: Conversation, total: int, meter: Meter) -> None:
         self._known = [*self._known[-1:], (conversation.items, total, conversation, meter)]
+
+
+class AppendedIndex:
+    """What a policy reads of a request, kept for requests that grow by appending (per call, every
+    request is the whole history so far): ``read`` reads only the items appended since the last
+    request; any other request (stored, one a summary rewrote) resets it and is read whole. A
+    subclass says what a fresh index holds (``_reset``) and what one appended item adds (``_read``)."""
+
+    items: tuple[Item, ...] = ()
+
+    def read(self, conversation: Conversation) -> Self:
+        items = conversation.items
+        if not extends(items, self.items, conversation.grew):
+            self._reset()
+        for position in range(len(self.items), len(items)):
+            self._read(items, position)
+        self.items = items
+        return self
+
+    def _reset(self) -> None:
+        raise NotImplementedError
+
+    def _read(self, items: tuple[Item, ...], position: int) -> None:
+        raise NotImplementedError
 
 
 class UserTurns:

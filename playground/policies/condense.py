@@ -30,7 +30,6 @@ from ..conversation import (
     ToolCall,
     ToolResult,
     content_text,
-    extends,
     is_instruction,
     links,
     role_of,
@@ -43,7 +42,7 @@ from ..summarize.call import estimate
 from ..summarize.cut import is_summary
 from ..summarize.history import Plan, summary_message
 from ..summarize.offline import OfflineSummarizer
-from .base import PolicyResult, RunningTotal, unchanged
+from .base import AppendedIndex, PolicyResult, RunningTotal, unchanged
 
 
 def message_starts(items: tuple[Item, ...]) -> list[int]:
@@ -128,7 +127,7 @@ def _readable(span: tuple[Item, ...], cap: int | None, meter: Meter) -> tuple[It
     return span[start:]
 
 
-class CondenseIndex:
+class CondenseIndex(AppendedIndex):
     """What ``condense_span`` and the trigger read of a request, kept for requests that grow by
     appending (per call, every request is the whole history so far): the turn starts, the message
     starts, which call each result answers, and where the instructions, the user messages kept
@@ -141,7 +140,7 @@ class CondenseIndex:
         self._reset()
 
     def _reset(self) -> None:
-        self.items: tuple[Item, ...] = ()
+        self.items = ()
         self.starts: list[int] = []  # every assistant turn's start (``turn_starts``)
         self.message_count = 0  # every message's start (``message_starts``), instructions too
         self.messages: list[int] = []  # the starts of the messages that are not instructions
@@ -165,15 +164,6 @@ class CondenseIndex:
         if whole and last is not None and last[1] == start and len(read) >= len(last[0]):
             return last[0], read
         return None
-
-    def read(self, conversation: Conversation) -> CondenseIndex:
-        items = conversation.items
-        if not extends(items, self.items, conversation.grew):
-            self._reset()
-        for position in range(len(self.items), len(items)):
-            self._read(items, position)
-        self.items = items
-        return self
 
     def _read(self, items: tuple[Item, ...], position: int) -> None:
         """One appended item, as ``turn_starts``, ``message_starts`` and ``links`` read it whole."""

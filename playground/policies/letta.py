@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .. import formats
-from ..conversation import Conversation, Item, ToolCall, ToolResult, extends, is_instruction, role_of
+from ..conversation import Conversation, Item, ToolCall, ToolResult, is_instruction, role_of
 from ..errors import InputError
 from ..meter.carried import CarriedCounts
 from ..meter.tokens import Meter
@@ -31,7 +31,7 @@ from ..summarize.call import SummaryCall, estimate
 from ..summarize.cut import is_summary
 from ..summarize.history import Plan, summary_message
 from ..summarize.offline import OfflineSummarizer
-from .base import PolicyResult, RunningTotal, at_least_zero, unchanged
+from .base import AppendedIndex, PolicyResult, RunningTotal, at_least_zero, unchanged
 from .condense import condense_span
 
 TRUNCATED = "... [summary truncated to fit]"  # SUMMARY_TRUNCATION_SUFFIX
@@ -56,7 +56,7 @@ def sliding_cut(valid: Callable[[int], bool], kept_tokens: Callable[[int], int],
     return cut
 
 
-class LettaMessages:
+class LettaMessages(AppendedIndex):
     """What Letta's cut reads of a request — where the system message ends, where each message
     begins, which positions a cut would part from a call, where earlier summaries stand and each
     item's count — read only from what is new when a request grows from the last one (per call,
@@ -70,21 +70,12 @@ class LettaMessages:
         self.other_counts = CarriedCounts()  # what ``summarize_all`` summarizes
 
     def _reset(self) -> None:
-        self.items: tuple[Item, ...] = ()
+        self.items = ()
         self.first = 0  # the first item that is not an instruction (the system message's end)
         self.starts: list[int] = []  # where each message from ``first`` on begins
         self.parting: list[bool] = []  # a cut here would part a call before it from its result at or after it
         self.summaries: list[int] = []
         self._called: dict[str, int] = {}  # call id -> its latest call's position
-
-    def read(self, conversation: Conversation) -> LettaMessages:
-        items = conversation.items
-        if not extends(items, self.items, conversation.grew):
-            self._reset()
-        for position in range(len(self.items), len(items)):
-            self._read(items, position)
-        self.items = items
-        return self
 
     def _read(self, items: tuple[Item, ...], position: int) -> None:
         """One appended item. In Letta a reply and its calls are one message, so a cut at a reply
