@@ -23,7 +23,7 @@ class CarriedCounts:
         self.items: tuple[Item, ...] = ()
         self._counts: list[int] = []
         self._meter: Meter | None = None
-        self._last_user = -1  # the last user message's position (Anthropic bills thinking only after it)
+        self._last_user = -1  # the last user message's position (thinking and reasoning are billed only after it)
         self._sums = [0]  # _sums[p]: the first p items' counts, up to the first item counted again since
 
     def counts(self, items: tuple[Item, ...], meter: Meter, same: int = 0) -> list[int]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -391,13 +391,10 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
                                                       detail=detail), None, counted)
     cached = cache.get((prefer, chosen.key)) if cache is not None and prefer else None
     label = prefer if cached is not None else summarizer.label
-    if counted is not None:
-        def between(start: int, end: int) -> int:
-            return sum(counted.items[start:end])  # type: ignore[union-attr]
-    else:  # the request's counts carried from the last one's, and summed from running sums
-        carry[0].counts(compacted.items, meter)  # type: ignore[index]
-        between = carry[0].between  # type: ignore[index]
-    span_tokens = between(chosen.start, chosen.end)
+    if carry is not None:  # the request's counts carried from the last one's, summed from running sums
+        carry[0].counts(compacted.items, meter)
+    span_tokens = (sum(counted.items[chosen.start:chosen.end]) if counted is not None
+                   else carry[0].between(chosen.start, chosen.end))  # type: ignore[index]
     common = {"limit": settings.limit, "tokens_before": before, "summarizer": label,
               "start": chosen.start, "end": chosen.end, "span_tokens": span_tokens,
               "span_origin": _origin_span(compacted, chosen.start, chosen.end)}
@@ -415,7 +412,7 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
     after = (meter.count(result) if carry is None or meter.claude
              or any(map(turn_billed, result.items[max(0, chosen.start - 1):chosen.start + 2])) else None)
     summary_tokens, total = ((after.items[chosen.start], after.total) if after is not None
-                             else _replaced(between, before, result.items, chosen.start, chosen.end, meter))
+                             else _replaced(carry[0], before, result.items, chosen.start, chosen.end, meter))  # type: ignore[index]
     if summary_tokens >= span_tokens or total >= before:
         # Like compaction's "replacement not smaller" guard: a summary that saves nothing is pure loss.
         detail = (f"the summary ({summary_tokens:,} tokens) is not smaller than the {chosen.end - chosen.start} "
@@ -427,15 +424,15 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
                                                summary_tokens=summary_tokens, **common), chosen, after)
 
 
-def _replaced(between: Callable[[int, int], int], before: int, items: tuple[Item, ...], start: int, end: int,
-              meter: Meter) -> tuple[int, int]:
+def _replaced(carry: Carry, before: int, items: tuple[Item, ...], start: int, end: int, meter: Meter
+              ) -> tuple[int, int]:
     """The summary's tokens and the request's total once items ``start:end`` of a request of
-    ``before`` tokens (``between``: the sum of its items' counts in a range) are one summary at
-    ``start`` of ``items``: an item's count depends only on its neighbours (``CarriedCounts``), so
-    the summary and the items either side of it are counted, in one window that holds their
-    neighbours too, and the rest is as it was."""
+    ``before`` tokens (``carry``: its items' counts) are one summary at ``start`` of ``items``: an
+    item's count depends only on its neighbours (``CarriedCounts``), so the summary and the items
+    either side of it are counted, in one window that holds their neighbours too, and the rest is
+    as it was."""
     low = max(0, start - 2)
     window = meter.items(items[low:start + 3])
     counted = window[max(0, start - 1) - low:start + 2 - low]
-    gone = between(max(0, start - 1), min(end + 1, len(items) + end - start - 1))
+    gone = carry.between(max(0, start - 1), min(end + 1, len(items) + end - start - 1))
     return window[start - low], before - gone + sum(counted)
