@@ -112,12 +112,19 @@ def responses_requests(draw: st.DrawFn) -> Any:
     return body
 
 
+def _thinking(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.booleans()):
+        return {"type": "redacted_thinking", "data": "r" * draw(st.integers(0, 400))}
+    return {"type": "thinking", "thinking": draw(long_texts), "signature": "sig"}
+
+
 @st.composite
 def anthropic_requests(draw: st.DrawFn, least: int = 0, most: int = 7) -> Any:
     messages: list[dict[str, Any]] = []
     for kind, value in draw(turns(least, most)):
         if kind == "calls":
-            blocks = [{"type": "text", "text": draw(texts)}] if draw(st.booleans()) else []
+            blocks = [_thinking(draw)] if draw(st.booleans()) else []  # billed in its turn only
+            blocks += [{"type": "text", "text": draw(texts)}] if draw(st.booleans()) else []
             blocks += [{"type": "tool_use", "id": i, "name": t, "input": a} for i, t, a, _, _ in value]
             messages.append({"role": "assistant", "content": blocks})
             results = []

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..conversation import Conversation, Item, content_text, extends, is_instruction, shared
 from ..meter.factor import Calibration
-from ..meter.tokens import Meter, turn_billed
+from ..meter.tokens import Meter
 from ..policies import Policy
 from ..run.prices import read_prices
 from ..run.promptcache import PromptCache, check_cache
@@ -90,7 +90,7 @@ class Session:
         meter = self.meter(model)
         result = self.policy.apply(request, meter)
         sent = result.conversation
-        fixed, sides = self._counting(model, conversation, items[len(given):])
+        fixed, sides = self._counting(model, conversation)
         if self._open is not None:  # the sides move on to this call: the last call's prompts keep theirs
             self._open.freeze()
         last_sent = sides[1].prompt.items  # (what the last call prepared sent: most often the last one sent)
@@ -121,23 +121,17 @@ class Session:
             stream=stream)
         return Pending(self, items, len(given), sent, record, prompts, self._cache_for(model), head, request.items)
 
-    def _counting(self, model: str | None, conversation: Conversation, new: tuple[Item, ...]
-                  ) -> tuple[Fixed, tuple[_Side, _Side]]:
+    def _counting(self, model: str | None, conversation: Conversation) -> tuple[Fixed, tuple[_Side, _Side]]:
         """``model``'s counts of what lies outside the items (measured again only when the request's
         head changes) and its two sides (as given, as sent), each counting only what is new at a
-        call: replay's ``Fixed`` and ``GrowingPrompt``. Once an item whose count depends on where
-        the request ends (thinking, reasoning) is among the ``new`` ones, every request is counted whole."""
+        call: replay's ``Fixed`` and ``GrowingPrompt``."""
         meter = self.meter(model)
         bare = conversation.with_items(())
         found = self._counts.get(model)
         if found is None or found[0] != bare:
             sides = found[2] if found is not None else (_Side(meter), _Side(meter))
             found = self._counts[model] = (bare, Fixed.of(conversation, meter), sides)
-        sides = found[2]
-        if sides[0].prompt.whole is None and any(map(turn_billed, new)):
-            for side in sides:
-                side.prompt.whole = meter.items
-        return found[1], sides
+        return found[1], found[2]
 
     def commit(self, pending: Pending, usage: dict[str, Any] | None = None) -> CallRecord:
         """The provider took ``pending``: it is the history the next call grows, its prompts are in

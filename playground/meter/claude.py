@@ -228,7 +228,16 @@ def request_features(conversation: Conversation, model: str, raw: Callable[[str]
 def billed_thinking(items: tuple[Item, ...]) -> frozenset[int]:
     """Positions whose thinking blocks are billed: those after the last user message that is not
     only tool results (the current assistant turn of a tool-use loop)."""
-    last_user = max((i for i, item in enumerate(items)
-                     if isinstance(item, Message) and item.role == "user"), default=-1)
-    return frozenset(i for i, item in enumerate(items) if i > last_user and isinstance(item, Message)
-                     and isinstance(item.content, tuple) and any(p.type in _THINKING for p in item.content))
+    last_user = max((i for i, item in enumerate(items) if ends_turn(item)), default=-1)
+    return frozenset(i for i, item in enumerate(items) if i > last_user and has_thinking(item))
+
+
+def ends_turn(item: Item) -> bool:
+    """A user message (tool results are items of their own): thinking before it is no longer billed."""
+    return isinstance(item, Message) and item.role == "user"
+
+
+def has_thinking(item: Item) -> bool:
+    """A message holding thinking blocks: billed while it is in the current turn only."""
+    return (isinstance(item, Message) and isinstance(item.content, tuple)
+            and any(p.type in _THINKING for p in item.content))

@@ -69,9 +69,17 @@ def hosted_notes(tools: tuple[Tool, ...]) -> list[str]:
 
 def current_reasoning(items: tuple[Item, ...]) -> frozenset[int]:
     """Positions of reasoning items after the last user message: the ones the API bills."""
-    last_user = max((i for i, item in enumerate(items) if isinstance(item, Message) and item.role == "user"
-                     and item.extra.get("type", "message") == "message"), default=-1)
-    return frozenset(i for i, item in enumerate(items) if i > last_user and _reasoning(item) is not None)
+    last_user = max((i for i, item in enumerate(items) if ends_turn(item)), default=-1)
+    return frozenset(i for i, item in enumerate(items) if i > last_user and is_reasoning(item))
+
+
+def ends_turn(item: Item) -> bool:
+    """A user message (not another item that has a role): reasoning before it is no longer billed."""
+    return isinstance(item, Message) and item.role == "user" and item.extra.get("type", "message") == "message"
+
+
+def is_reasoning(item: Item) -> bool:
+    return _reasoning(item) is not None
 
 
 def _reasoning(item: Item) -> Mapping | None:

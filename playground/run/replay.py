@@ -20,7 +20,6 @@ import bisect
 import math
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import Any
 
 from ..conversation import (
@@ -37,6 +36,7 @@ from ..conversation import (
 from ..errors import InputError
 from ..facts.ledger import Ledger
 from ..meter.tokens import Layout, Meter, turn_billed
+from ..meter.turns import Turns
 from ..policies import AsItRanPolicy, Policy, PolicyResult
 from ..words import plural
 from .fates import Fates, FateTracker, fates_to_json
@@ -204,12 +204,11 @@ class GrowingPrompt:
     """One side's prompt as the run goes: items, their counts, and for each prefix its identity
     (a chain of content keys, for the cache) and its length in tokens — all kept incrementally."""
 
-    def __init__(self, count: Callable[[tuple[Item, ...], int], int],
-                 whole: Callable[[tuple[Item, ...]], tuple[int, ...]] | None = None,
+    def __init__(self, count: Callable[[tuple[Item, ...], int, bool], int],
                  shared: Callable[[tuple[Item, ...], tuple[Item, ...], int], int] = shared) -> None:
-        self._count = count
-        self.whole = whole  # when an item's count depends on the whole request: count every request whole
+        self._count = count  # (items, position, whether thinking or reasoning there is billed: ``Turns``)
         self._shared = shared  # how many leading items two requests have in common (equal items count and link alike)
+        self._turns = Turns()  # where each kind of turn-billed item's current turn begins
         self.items: tuple[Item, ...] = ()
         self.chain: list[int] = []
         self.offsets: list[int] = []
@@ -223,31 +222,34 @@ class GrowingPrompt:
         if self._head != (head, head_key):  # a new head: nothing is shared
             self._head = (head, head_key)
             self.items, self.chain, self.offsets = (), [hash(head_key)], [head]
-        same = max(0, self._shared(self.items, items, at_least) - again)
+        # (thinking and reasoning before a user message that came or went count again: ``Turns``)
+        same = self._turns.follow(items, max(0, self._shared(self.items, items, at_least) - again))
         del self.chain[same + 1:], self.offsets[same + 1:]
-        chain, offsets = self.chain, self.offsets
+        chain, offsets, billed = self.chain, self.offsets, self._turns.billed
         for position in range(same, len(items)):
-            chain.append(link(chain[-1], items[position]))
-            offsets.append(offsets[-1] + self._count(items, position))
-        if self.whole is not None:
-            self.offsets = list(accumulate(self.whole(items), initial=head))
+            item = items[position]
+            chain.append(link(chain[-1], item))
+            offsets.append(offsets[-1] + self._count(items, position, billed(item, position)))
         self.items = items
 
 
 def counter(original: tuple[Item, ...], counts: tuple[int, ...], meter: Meter
-             ) -> Callable[[tuple[Item, ...], int], int]:
-    """Tokens of the item at a position of a request: an input item's count from the one pass
-    over the input, an edited item's from the meter (whose per-text cache makes it cheap)."""
-    known = {id(item): count for item, count in zip(original, counts, strict=True)}
+             ) -> Callable[[tuple[Item, ...], int, bool], int]:
+    """Tokens of the item at a position of a request, given whether its thinking or reasoning is
+    billed there: an input item's count from the one pass over the input (but for those, whose
+    count depends on the request's turn), an edited item's from the meter (whose per-text cache
+    makes it cheap)."""
+    known = {id(item): count for item, count in zip(original, counts, strict=True) if not turn_billed(item)}
 
-    def count(items: tuple[Item, ...], position: int) -> int:
+    def count(items: tuple[Item, ...], position: int, billed: bool) -> int:
         item = items[position]
         found = known.get(id(item))
         if found is not None:
             return found
         low = max(0, position - 1)
-        window = items[low:position + 2]  # parallel calls and continued blocks depend on neighbours
-        return meter.item_at(Layout.of(window), position - low, item)
+        layout = Layout.of(items[low:position + 2])  # parallel calls and continued blocks depend on neighbours
+        return meter.item(item, parallel=position - low in layout.parallel,
+                          continues=position - low in layout.continued, thinking=billed)
 
     return count
 
@@ -304,15 +306,11 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     counts = meter.items(items)
     count = counter(items, counts, meter)
     fixed = Fixed.of(conversation, meter)
-    # Anthropic's thinking and Responses' reasoning are billed only in the current turn: those items' counts
-    # depend on where the request ends (a later user message takes them out), so every request is counted whole
-    whole = meter.items if any(map(turn_billed, items)) else None
     last_shared = LastShared()  # the sent side and the tracker compare the same two requests at every call
     baseline = baseline_of(conversation, baseline)
     as_ran = _as_ran(conversation, meter, mode, until) if baseline == AS_RAN else None
     # without, with, and (when the baseline is the run as it ran) the full history as a second figure
-    sides = (GrowingPrompt(count, whole), GrowingPrompt(count, whole, last_shared),
-             *((GrowingPrompt(count, whole),) if as_ran else ()))
+    sides = (GrowingPrompt(count), GrowingPrompt(count, last_shared), *((GrowingPrompt(count),) if as_ran else ()))
     caches = tuple(PromptCache(cache, price.min_cacheable) for _ in sides)
     has_system = bool(content_text(conversation.instructions))
     sent = conversation
