@@ -29,7 +29,7 @@ from playground.conversation import (
 )
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, POLICIES, THEIRS, make
-from playground.policies.aider import AiderSummaryPolicy, _Answers
+from playground.policies.aider import AiderSummaryPolicy, _Answers, _parted
 from playground.policies.base import PolicyResult, RunningTotal, UserTurns, unchanged, unread_from
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.cline import ClineTruncationPolicy
@@ -515,6 +515,15 @@ def _crossed_answers() -> Conversation:
     return formats.read({"model": "gpt-4o", "messages": [
         {"role": "user", "content": "Fix it."}, call("x"), {"role": "user", "content": "And?"}, call("y"),
         {"role": "tool", "tool_call_id": "y", "content": "y"}, {"role": "tool", "tool_call_id": "x", "content": "x"}]})
+
+
+@given(st.one_of(LONG_RUNS, *REQUESTS.values(), st.just(_crossed_answers()), _ANSWERED_LATE.map(answered_late)))
+def test_aiders_parted_cuts_are_those_a_call_and_its_result_stand_either_side_of(body):
+    """Aider's split moves back past any cut that would part a call from its result; which cuts
+    do is read in one pass over the pairs (it asked every pair at every cut tried: quadratic)."""
+    items = list((body if isinstance(body, Conversation) else formats.read(body)).items)
+    pairs = links(items).items()
+    assert _parted(items) == [any(call < cut <= result for result, call in pairs) for cut in range(len(items) + 1)]
 
 
 @settings(max_examples=150, deadline=None)

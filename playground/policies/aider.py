@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from typing import Any, ClassVar
 
 from .. import formats
@@ -24,7 +24,7 @@ from ..summarize.call import SummaryCall, estimate
 from ..summarize.cut import is_summary
 from ..summarize.history import Plan, summary_message
 from ..summarize.offline import OfflineSummarizer
-from .base import PolicyResult, UserTurns, at_least_zero, unchanged, unread_from
+from .base import PolicyResult, RunningTotal, UserTurns, at_least_zero, unchanged, unread_from
 from .condense import message_starts
 
 MIN_SPLIT = 4  # a head of this many messages or fewer is summarized whole
@@ -60,13 +60,21 @@ def _split(parts: list[_Part], limit: int) -> int:
         if tail + parts[number].tokens >= limit // 2:
             break
         tail, split = tail + parts[number].tokens, number
-    flat = [item for part in parts for item in part.items]
-    ends = [sum(len(part.items) for part in parts[:number]) for number in range(len(parts) + 1)]
-    answers = links(flat)
-    while split > 1 and (role_of(parts[split - 1].items[-1]) != "assistant"
-                         or any(call < ends[split] <= result for result, call in answers.items())):
+    ends = list(accumulate((len(part.items) for part in parts), initial=0))
+    parted = _parted([item for part in parts for item in part.items])
+    while split > 1 and (role_of(parts[split - 1].items[-1]) != "assistant" or parted[ends[split]]):
         split -= 1
     return split
+
+
+def _parted(items: list[Item]) -> list[bool]:
+    """For each position of ``items`` (and their end), whether a cut there would part a call from
+    its result: one pass over the pairs, not one per cut tried (quadratic in a long history)."""
+    opened = [0] * (len(items) + 2)
+    for result, call in links(items).items():  # (a cut at c parts the pair when call < c <= result)
+        opened[call + 1] += 1
+        opened[result + 1] -= 1
+    return [depth > 0 for depth in accumulate(opened)][:len(items) + 1]
 
 
 class _Answers:
@@ -147,6 +155,10 @@ class AiderSummaryPolicy:
     turns: UserTurns = field(default_factory=UserTurns, compare=False, repr=False)
     last: _Done = field(default_factory=_Done, compare=False, repr=False)
     answers: _Answers = field(default_factory=_Answers, compare=False, repr=False)
+    # the requests' and the results' totals, carried: within a turn each grows from the last one
+    totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
+    # the first summary of each turn's done turns reads only what they added since the last turn's
+    summarizer: OfflineSummarizer = field(default_factory=OfflineSummarizer, compare=False, repr=False)
     name: ClassVar[str] = "aider-summary"
 
     def __post_init__(self) -> None:
@@ -175,7 +187,7 @@ class AiderSummaryPolicy:
                 history = (*history, Message(role="assistant", content=OK))
             self.last.remember(done, history)
         result = formats.checked(conversation.with_items((*items[:first], *history, *items[running:])))
-        before, after = meter.count(conversation).total, meter.count(result).total
+        before, after = self.totals.total(conversation, meter), self.totals.total(result, meter)
         if after >= before:
             return unchanged(conversation)
         billed = SummaryCall(sum(call.input_tokens for call in calls), sum(call.output_tokens for call in calls))
@@ -195,16 +207,17 @@ class AiderSummaryPolicy:
             split = _split(parts, self.limit())
             whole = len(parts) <= MIN_SPLIT or depth > MAX_DEPTH or split <= MIN_SPLIT
             head, tail = (parts, []) if whole else (parts[:split], parts[split:])
-            summary = self._summary(head, meter, calls)
+            summary = self._summary(head, meter, calls, self.summarizer if depth == 0 else OfflineSummarizer())
             if whole or summary.tokens + sum(part.tokens for part in tail) < self.limit():
                 break
             parts = [summary, *tail]
         return (*summary.items, *(item for part in tail for item in part.items)), calls
 
-    def _summary(self, head: list[_Part], meter: Meter, calls: list[SummaryCall]) -> _Part:
-        """One summary message for ``head`` (the offline summarizer's), its call noted in ``calls``."""
+    def _summary(self, head: list[_Part], meter: Meter, calls: list[SummaryCall], summarizer: OfflineSummarizer
+                 ) -> _Part:
+        """One summary message for ``head`` (``summarizer``'s), its call noted in ``calls``."""
         span = tuple(item for part in head for item in part.items)
-        text = OfflineSummarizer().summarize(Plan(0, len(span), span, "", any(map(is_summary, span)), 0, meter))
+        text = summarizer.summarize(Plan(0, len(span), span, "", any(map(is_summary, span)), 0, meter))
         message = summary_message(text, len(span), "Aider chat-history summary: offline summary, no LLM")
         tokens = meter.items((message,))[0]
         calls.append(estimate(sum(part.tokens for part in head), tokens, meter))
