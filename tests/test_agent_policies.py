@@ -27,6 +27,7 @@ from playground.conversation import (
     turn_end,
     turn_starts,
 )
+from playground.meter.carried import CarriedCounts
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, POLICIES, THEIRS, make
 from playground.policies.aider import AiderSummaryPolicy, _Answers, _parted
@@ -362,6 +363,27 @@ class _GeminiReadingEveryHistory(GeminiCompressionPolicy):
 
     def _may_split(self, conversation, first, pending):
         return True
+
+
+class _GeminiForgettingEachCall(GeminiCompressionPolicy):
+    """Gemini's compression reading each request afresh: a new summarizer and a whole count at every call."""
+
+    def apply(self, conversation, meter):
+        object.__setattr__(self, "summarizer", OfflineSummarizer())
+        object.__setattr__(self, "counts", CarriedCounts())
+        return super().apply(conversation, meter)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["stored", "per-call"]), st.sampled_from([0.05, 0.5]))
+def test_gemini_compression_carried_from_call_to_call_sends_what_reading_each_request_afresh_sends(
+        body, mode, keep_share):
+    """The span summarized is read on from the last call's, and its tokens from the counts carried:
+    every call, and the replay, are what reading each request afresh gave."""
+    conversation = formats.read(body)
+    runs = [replay(conversation, policy(context_window=0, keep_share=keep_share, budget=0), METER, GPT4O,
+                   mode=mode, cache="none") for policy in (GeminiCompressionPolicy, _GeminiForgettingEachCall)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
 
 
 @settings(max_examples=40, deadline=None)

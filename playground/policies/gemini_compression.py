@@ -30,6 +30,7 @@ from ..conversation import (
     role_of,
 )
 from ..errors import InputError
+from ..meter.carried import CarriedCounts
 from ..meter.tokens import Meter
 from ..summarize.call import SummaryCall, estimate
 from ..summarize.cut import is_summary
@@ -84,6 +85,10 @@ class GeminiCompressionPolicy:
     context_window: int = 1_048_576  # the model's limit (Gemini's tokenLimit for every Gemini model)
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     turns: UserTurns = field(default_factory=UserTurns, compare=False, repr=False)
+    # the policy's own, so a span that only grew since the last summary is read only in what it added
+    summarizer: OfflineSummarizer = field(default_factory=OfflineSummarizer, compare=False, repr=False)
+    # the request's items' counts, carried (per call it grows by appending): the span's tokens at each firing
+    counts: CarriedCounts = field(default_factory=CarriedCounts, compare=False, repr=False)
     name: ClassVar[str] = "gemini-compression"
 
     def __post_init__(self) -> None:
@@ -147,7 +152,7 @@ class GeminiCompressionPolicy:
         span = history[:split]
         if not span or (len(span) == 1 and is_summary(span[0])):
             return unchanged(conversation)
-        text = OfflineSummarizer().summarize(Plan(first, first + split, span, "", any(map(is_summary, span)), 0,
+        text = self.summarizer.summarize(Plan(first, first + split, span, "", any(map(is_summary, span)), 0,
                                                   meter))
         summary = summary_message(text, len(span), "Gemini CLI chat compression: offline summary, no LLM")
         acknowledged = (summary, Message(role="assistant", content=ACKNOWLEDGEMENT))
@@ -158,7 +163,8 @@ class GeminiCompressionPolicy:
             return unchanged(conversation)  # Gemini keeps the history when compression inflates it
         self.totals.remember(result, counted.total, meter)
         summary_tokens = counted.items[first]
-        span_tokens = sum(meter.count(conversation).items[first:first + split])
+        self.counts.counts(items, meter)
+        span_tokens = self.counts.between(first, first + split)
         return PolicyResult(result, "summarization", tokens_lost=max(0, total - counted.total - retrievable),
                             tokens_retrievable=retrievable,
                             summarization=_two_calls(estimate(span_tokens, summary_tokens, meter)))
