@@ -58,7 +58,8 @@ def test_what_it_keeps_shows_each_type_with_its_fates_and_the_lost_then_used_fir
     assert len(facts) == len(expected.facts)
     first = facts.iloc[0]
     assert (first["type"], first["fact"], first["fate"], first["used after lost (call)"]) == (
-        "path read", "src/mod_000.py", LOST, READS + 2)
+        "path read", "src/mod_000.py", LOST, f"{READS + 2}")
+    assert set(facts["used after lost (call)"][facts["fate"] == KEPT]) == {"—"}  # (a blank, not Python's None)
     assert set(facts["fate"]) == {KEPT, LOST}
     warning = next(w.value for w in at.warning if w.value.startswith("**Lost, then used**"))
     assert f"call {READS + 2}: the path read “src/mod\\_000.py”" in warning

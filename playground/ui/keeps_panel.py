@@ -68,7 +68,8 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                   "are left out." if view.unreached else ""))
     _survival_chart(view.survival)
     st.dataframe([{"type": fact.kind, "fate": fact.fate, "fact": fact.text, "item": fact.item,
-                   "characters": f"{fact.span[0]}–{fact.span[1]}", "used after lost (call)": fact.used_at}
+                   "characters": f"{fact.span[0]}–{fact.span[1]}",
+                   "used after lost (call)": "—" if fact.used_at is None else f"{fact.used_at}"}
                   for fact in view.facts], hide_index=True)
     st.caption("Every fact, the lost-then-used first, then by type, lost before recoverable before kept. *item* is "
                "where it was first stated (its position in the conversation) and *characters* where in that item.")
