@@ -47,7 +47,7 @@ from playground.policies.thinking import ClearThinkingPolicy
 from playground.policies.trimmer import ToolOutputTrimmerPolicy
 from playground.run.compare import compare
 from playground.run.prices import read_prices
-from playground.run.replay import applied, replay
+from playground.run.replay import applied, call_starts, replay
 from playground.summarize.cut import MARKER, is_summary
 from playground.summarize.history import DEFAULT_PROMPT
 from playground.summarize.offline import OfflineSummarizer
@@ -131,6 +131,32 @@ def test_anthropic_compaction_fires_above_150000_and_keeps_only_the_summary_and_
     assert "Fix the bug." not in texts(done.conversation) and "Read the other one." not in texts(done.conversation)
     assert done.summarization.output_tokens == METER.count(done.conversation).items[1]
     assert done.summarization.input_tokens > 80_000  # the dropped span and the prompt, read by the summarizer
+
+
+class _ClearingEveryItem(ClearThinkingPolicy):
+    """Clearing thinking as it was before what a call cleared was carried: every item before the edge walked."""
+
+    def cleared(self, conversation):
+        object.__setattr__(self, "done", type(self.done)())
+        return super().cleared(conversation)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(anthropic_requests(2, 12), LONG_RUNS), st.sampled_from(["stored", "per-call"]), st.integers(1, 3))
+def test_clearing_thinking_on_from_the_last_call_clears_what_walking_each_request_clears(body, mode, keep):
+    """A request grown from the last one (per call) or from what it sent (stored) is read only from
+    the last edge on: every call clears, sends and bills what walking the whole request did."""
+    conversation, meter = formats.read(body), Meter("claude-sonnet-4-5")
+    carried, walked = ClearThinkingPolicy(keep=keep), _ClearingEveryItem(keep=keep)
+    given_ = history = ()
+    for start in call_starts(conversation.items):
+        new = conversation.items[len(given_):start]
+        request = conversation.grown(given_ if mode == "per-call" else history, new)
+        assert carried.cleared(request) == walked.cleared(request)
+        assert carried.apply(request, meter) == walked.apply(request, meter)
+        given_, history = request.items, carried.cleared(request)[0].items  # (stored: as if every clearing were sent)
+    assert ([result for _, result in applied(conversation, ClearThinkingPolicy(keep=keep), meter, mode)]
+            == [result for _, result in applied(conversation, _ClearingEveryItem(keep=keep), meter, mode)])
 
 
 def test_clear_thinking_keeps_the_newest_turns_thinking_only():

@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from ..conversation import Conversation, Item, Message
+from ..conversation import Conversation, Item, Message, extends
 from ..errors import InputError
-from ..meter.claude import billed_thinking
 from ..meter.tokens import Meter
 from .base import PolicyResult, UserTurns, unchanged
 
@@ -31,12 +30,37 @@ def _cleared(item: Message) -> tuple[Item | None] | None:
     return (replace(item, content=kept) if kept else None,)
 
 
+class _Done:
+    """What the last call cleared: its request's items, the edge before which thinking goes, the
+    items before the edge as sent, and the positions cleared. A request that grew from that
+    request (per call) or from what it sent (stored) is read only from that edge on: walking every
+    item before the edge at every call made a long run's calls cost more and more. Owned by one policy."""
+
+    def __init__(self) -> None:
+        self.items: tuple[Item, ...] = ()
+        self.sent: tuple[Item, ...] = ()
+        self.edge = 0
+        self.edited: tuple[Item, ...] = ()
+        self.cleared: tuple[int, ...] = ()
+
+    def start(self, conversation: Conversation, edge: int) -> tuple[int, list[Item], list[int]]:
+        """Where to read from, with what the items before it become and the positions cleared there."""
+        items = conversation.items
+        if self.edge <= edge and self.items and extends(items, self.items, conversation.grew):
+            return self.edge, list(self.edited), list(self.cleared)
+        clean = len(self.edited)  # what was sent before its edge holds no thinking left to clear
+        if clean <= edge and self.sent and extends(items, self.sent):
+            return clean, list(items[:clean]), []
+        return 0, [], []
+
+
 @dataclass(frozen=True)
 class ClearThinkingPolicy:
     keep: int = 1  # assistant turns whose thinking stays, newest first
     # id(original) -> (original, (its twin without thinking, or None) or None: it has no thinking)
     memo: dict[int, tuple[Item, tuple[Item | None] | None]] = field(default_factory=dict, compare=False, repr=False)
     turns: UserTurns = field(default_factory=UserTurns, compare=False, repr=False)
+    done: _Done = field(default_factory=_Done, compare=False, repr=False)
     name: ClassVar[str] = "clear-thinking"
 
     def __post_init__(self) -> None:
@@ -60,23 +84,29 @@ class ClearThinkingPolicy:
         that lost some."""
         items = conversation.items
         edge = self.turns.read(conversation).kept_start(self.keep)
-        edited: list[Item] = []
-        cleared: list[int] = []
-        for position, item in enumerate(items[:edge]):
+        start, edited, cleared = self.done.start(conversation, edge)
+        for position in range(start, edge):
+            item = items[position]
             twin = self._twin(item)
             if twin is None:
                 edited.append(item)
                 continue
             cleared.append(position)
             edited.extend(kept for kept in twin if kept is not None)
-        return (conversation.with_items((*edited, *items[edge:])) if cleared else conversation), tuple(cleared)
+        result = conversation.with_items((*edited, *items[edge:])) if cleared else conversation
+        done = self.done
+        done.items, done.sent, done.edge, done.edited, done.cleared = (
+            items, result.items, edge, tuple(edited), tuple(cleared))
+        return result, tuple(cleared)
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         result, cleared = self.cleared(conversation)
         # Anthropic bills thinking only in the current turn (``claude.billed_thinking``): clearing
         # an earlier turn's saves nothing and would only break the cache, so the request goes as it was
         # (and with nothing cleared, the whole request is not read again to find that out)
-        if not cleared or not set(cleared) & billed_thinking(conversation.items):
+        # (what was cleared held thinking: billed only after the newest user message, ``claude.billed_thinking``)
+        newest = self.turns.newest(1)
+        if not cleared or max(cleared) <= (-1 if newest is None else newest):
             return unchanged(conversation)
         return PolicyResult(result, "clearing",
                             tokens_lost=max(0, meter.count(conversation).total - meter.count(result).total))
