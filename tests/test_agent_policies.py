@@ -392,22 +392,78 @@ class _GeminiReadingEveryHistory(GeminiCompressionPolicy):
 
 
 class _GeminiForgettingEachCall(GeminiCompressionPolicy):
-    """Gemini's compression reading each request afresh: a new summarizer and a whole count at every call."""
+    """Gemini's compression of each request whole: a new summarizer, a whole count, and no compression
+    carried from the last call."""
 
     def apply(self, conversation, meter):
         object.__setattr__(self, "summarizer", OfflineSummarizer())
         object.__setattr__(self, "counts", CarriedCounts())
+        self.last.items = ()
         return super().apply(conversation, meter)
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["stored", "per-call"]), st.sampled_from([0.05, 0.5]))
-def test_gemini_compression_carried_from_call_to_call_sends_what_reading_each_request_afresh_sends(
-        body, mode, keep_share):
-    """The span summarized is read on from the last call's, and its tokens from the counts carried:
-    every call, and the replay, are what reading each request afresh gave."""
-    conversation = formats.read(body)
-    runs = [replay(conversation, policy(context_window=0, keep_share=keep_share, budget=0), METER, GPT4O,
+@st.composite
+def _compressed_runs(draw: st.DrawFn) -> dict[str, Any]:
+    """Chat runs whose history holds its split for a while, per call: a long early exchange, a user
+    message, then steps of short results — sometimes one longer than 60 characters, a new user message,
+    or the result of a call made before the split."""
+    def call(call_id: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "read", "arguments": "{}"}}]}
+
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "a" * draw(st.integers(0, 3000))}, call("early"),
+                                      {"role": "user", "content": "Go on."}]
+    for step in range(draw(st.integers(1, 40))):
+        kind = draw(st.sampled_from(["short"] * 8 + ["long", "user", "late"]))
+        if kind == "user":
+            messages.append({"role": "user", "content": "More."})
+        messages += [call(f"c{step}"), {"role": "tool", "tool_call_id": f"c{step}",
+                                        "content": "r" * (draw(st.integers(61, 200)) if kind == "long" else 20)}]
+        if kind == "late":  # (the early call's result, after this step's: it parts every item between them)
+            messages.append({"role": "tool", "tool_call_id": "early", "content": "late"})
+    return {"model": "gpt-4o", "messages": [*messages, {"role": "assistant", "content": "Done."}]}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["stored", "per-call"]), st.sampled_from([0.05, 0.5]),
+       st.sampled_from([{"context_window": 0}, {"fraction": 0.0, "context_window": 10**7, "max_chars": 60}]))
+def test_gemini_compression_carried_from_call_to_call_sends_what_compressing_each_request_whole_sends(
+        body, mode, keep_share, window):
+    """The span summarized is read on from the last call's, its tokens from the counts carried, and
+    per call, the last compression grown by the step added while it holds (no output long enough to
+    cut, the split where it was): every call, and the replay, are what compressing each request
+    whole gave. (A window of 0 cuts every output; one of 10 million, those over 60 characters.)"""
+    _assert_gemini_carried(formats.read(body), mode, keep_share, window)
+
+
+def _late_answer() -> dict[str, Any]:
+    """A long first message, a call, a user message to split at, then steps, the first call answered
+    after the fourth step's result."""
+    def call(call_id: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "read", "arguments": "{}"}}]}
+
+    messages = [{"role": "user", "content": "a" * 2000}, call("early"), {"role": "user", "content": "Go on."}]
+    for step in range(6):
+        messages += [call(f"c{step}"), {"role": "tool", "tool_call_id": f"c{step}", "content": "r" * 20}]
+        messages += [{"role": "tool", "tool_call_id": "early", "content": "late"}] if step == 3 else []
+    return {"model": "gpt-4o", "messages": [*messages, {"role": "assistant", "content": "Done."}]}
+
+
+@settings(max_examples=100, deadline=None)
+@example(_late_answer(), 0.5, {"fraction": 0.0, "context_window": 10**7, "max_chars": 60})
+@given(_compressed_runs(), st.sampled_from([0.05, 0.5]),
+       st.sampled_from([{"context_window": 0}, {"fraction": 0.0, "context_window": 10**7, "max_chars": 60}]))
+def test_gemini_compression_grown_per_call_holds_only_while_its_split_and_outputs_do(body, keep_share, window):
+    """Per call, on runs whose split holds for a while: the compression grown from the last call's is
+    the one made whole, also when an output is now long enough to cut, a new user message moves the
+    split, or a call made before the split is answered late (stored, a summary made before that
+    answer took its call, and the request replay builds from it is no valid one: not asked)."""
+    _assert_gemini_carried(formats.read(body), "per-call", keep_share, window)
+
+
+def _assert_gemini_carried(conversation: Conversation, mode: str, keep_share: float, window: dict[str, Any]) -> None:
+    runs = [replay(conversation, policy(keep_share=keep_share, budget=0, **window), METER, GPT4O,
                    mode=mode, cache="none") for policy in (GeminiCompressionPolicy, _GeminiForgettingEachCall)]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
 

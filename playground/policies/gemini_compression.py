@@ -14,6 +14,7 @@ larger than what it replaced, nothing changes, as in the source.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -25,6 +26,7 @@ from ..conversation import (
     ToolCall,
     ToolResult,
     content_text,
+    extends,
     is_instruction,
     links,
     role_of,
@@ -57,23 +59,116 @@ def _chars(item: Item) -> int:
     return len(item.arguments) if isinstance(item, ToolCall) else len(content_text(item.content))
 
 
-def split_point(history: tuple[Item, ...], fraction: float) -> int:
+def split_point(history: tuple[Item, ...], fraction: float, pending: tuple[Item, ...] = (),
+                chars: Callable[[Item], int] = _chars) -> int:
     """Gemini's ``findCompressSplitPoint``: the first user message (not a tool response) with at
     least ``fraction`` of the characters before it; else everything when the history ends on a
     model reply without calls, else the last such message seen. A message that would part a call
-    from its result is no split point (a Gemini turn never puts one there)."""
-    total = sum(map(_chars, history))
-    parted = {position for result, call in links(history).items() for position in range(call + 1, result + 1)}
+    from its result is no split point (a Gemini turn never puts one there), nor one that would part
+    a call from its result among the ``pending`` items that follow the history (a log's late answer:
+    summarized, its call would leave the result with none, and the request invalid). ``chars``: an
+    item's characters (a policy's own reading, ``_Read``)."""
+    total = sum(map(chars, history))
+    parted = {position for result, call in links((*history, *pending)).items()
+              for position in range(call + 1, result + 1)}
     last = seen = 0
     for position, item in enumerate(history):
         if isinstance(item, Message) and item.role == "user" and position not in parted:
             if seen >= total * fraction:
                 return position
             last = position
-        seen += _chars(item)
+        seen += chars(item)
     if history and role_of(history[-1]) == "assistant" and not isinstance(history[-1], ToolCall):
         return len(history)
     return last
+
+
+class _Read:
+    """What compression reads of each item, once per item (per call a policy reads every item of the
+    history again): its characters, and a tool output's tokens and its cut at the length of the
+    moment — kept for one length and meter at a time (near the window the length changes at every
+    call). Owned by one policy."""
+
+    def __init__(self) -> None:
+        self._chars: dict[int, tuple[Item, int]] = {}
+        self._cuts: dict[int, tuple[ToolResult, ToolResult | None, int, int]] = {}
+        self._cut_for: tuple[int, Meter | None] = (-1, None)
+
+    def chars(self, item: Item) -> int:
+        known = self._chars.get(id(item))
+        if known is None or known[0] is not item:
+            known = self._chars[id(item)] = (item, _chars(item))
+        return known[1]
+
+    def cut(self, item: ToolResult, max_chars: int, meter: Meter) -> tuple[ToolResult | None, int, int]:
+        """The output cut to ``max_chars`` characters (None when that leaves it as it is or saves nothing),
+        its tokens whole, and its tokens as cut."""
+        if self._cut_for[0] != max_chars or self._cut_for[1] is not meter:
+            self._cuts, self._cut_for = {}, (max_chars, meter)
+        known = self._cuts.get(id(item))
+        if known is None or known[0] is not item:
+            text = content_text(item.content)
+            tool = (item.name or "tool").lower()
+            cut = truncated_output(text, f"tool-outputs/{tool}_{item.call_id.lower()}.txt", max_chars)
+            tokens, kept = meter.text(text), meter.text(cut)
+            known = self._cuts[id(item)] = (item, replace(item, content=cut) if cut != text and kept < tokens else None,
+                                            tokens, kept)
+        return known[1:]
+
+
+class _Compressed:
+    """The last compression that cut no output, and what makes it hold for a request grown from
+    the one it was made of: per call, each request is the last one with a step added, and Gemini's
+    compression of it is the last one's result with that step appended — unless an output is now
+    long enough to be cut, a call before the split was answered in what was added, or the split
+    has too few characters before it now. Reading that from what was added, not compressing the
+    whole history again (cut, split, checked and counted at every call: quadratic). Owned by one policy."""
+
+    def __init__(self) -> None:
+        self.items: tuple[Item, ...] = ()  # the request compressed (nothing when there is none to grow)
+        self.sent: tuple[Item, ...] = ()  # what it sent, checked
+        self.first = self.pending = self.split = 0  # its history's start and end, and the split in the history
+        self.chars = self.seen = 0  # the history's characters, and those before the split
+        self.longest = 0  # the history's longest tool output, in characters
+        self.early: frozenset[str] = frozenset()  # the ids of the calls before the split
+        self.summary_tokens = 0
+
+    def remember(self, items: tuple[Item, ...], sent: tuple[Item, ...], first: int, pending: int, split: int,
+                 fraction: float, summary_tokens: int) -> None:
+        """A compression made whole, which cut no output: kept when its split is the first user message
+        with enough before it (not where ``split_point`` falls back to), so a later split can only be later."""
+        history = items[first:pending]
+        sizes = list(map(_chars, history))
+        chars, seen = sum(sizes), sum(sizes[:split])
+        if split >= len(history) or seen < chars * fraction:
+            self.items = ()
+            return
+        self.items, self.sent, self.first, self.pending, self.split = items, sent, first, pending, split
+        self.chars, self.seen, self.summary_tokens = chars, seen, summary_tokens
+        self.longest = _longest(history)
+        self.early = frozenset(item.call_id for item in history[:split] if isinstance(item, ToolCall))
+
+    def grown(self, conversation: Conversation, first: int, pending: int, max_chars: int,
+              fraction: float) -> tuple[Item, ...] | None:
+        """What compressing ``conversation`` whole sends (its items), when the last compression holds for it."""
+        items = conversation.items
+        if not self.items or first != self.first or pending < self.pending or not extends(
+                items, self.items, conversation.grew):
+            return None
+        added = items[self.pending:pending]  # what joined the history: the last request's unanswered part, and on
+        chars = self.chars + sum(map(_chars, added))
+        longest = max(self.longest, _longest(added))
+        if (longest > max_chars or self.seen < chars * fraction
+                or any(isinstance(item, ToolResult) and item.call_id in self.early for item in items[self.pending:])):
+            return None
+        # (it sent the head, the summary and its acknowledgement, then every item from the split on: so now too)
+        self.sent = (*self.sent, *items[len(self.items):])
+        self.items, self.pending, self.chars, self.longest = items, pending, chars, longest
+        return self.sent
+
+
+def _longest(items: tuple[Item, ...]) -> int:
+    return max((len(content_text(item.content)) for item in items if isinstance(item, ToolResult)), default=0)
 
 
 @dataclass(frozen=True)
@@ -89,6 +184,8 @@ class GeminiCompressionPolicy:
     summarizer: OfflineSummarizer = field(default_factory=OfflineSummarizer, compare=False, repr=False)
     # the request's items' counts, carried (per call it grows by appending): the span's tokens at each firing
     counts: CarriedCounts = field(default_factory=CarriedCounts, compare=False, repr=False)
+    last: _Compressed = field(default_factory=_Compressed, compare=False, repr=False)
+    read: _Read = field(default_factory=_Read, compare=False, repr=False)
     name: ClassVar[str] = "gemini-compression"
 
     def __post_init__(self) -> None:
@@ -106,23 +203,19 @@ class GeminiCompressionPolicy:
     def _truncated(self, history: tuple[Item, ...], total: int, meter: Meter) -> tuple[list[Item], dict[int, int]]:
         """The history with older outputs held to the budget, and what each cut saved. The cut
         is at most four characters a token of what is left of the window (the source's bound)."""
-        max_chars = max(0, min(4 * (self.context_window - total), self.max_chars))
+        max_chars = self._max_chars(total)
         edited, used, saved = list(history), 0, {}
         for position in range(len(history) - 1, -1, -1):
             item = history[position]
             if not isinstance(item, ToolResult):
                 continue
-            text = content_text(item.content)
-            tokens = meter.text(text)
+            cut, tokens, kept = self.read.cut(item, max_chars, meter)
             if used + tokens <= self.budget:
                 used += tokens
                 continue
-            tool = (item.name or "tool").lower()
-            cut = truncated_output(text, f"tool-outputs/{tool}_{item.call_id.lower()}.txt", max_chars)
-            kept = meter.text(cut)
             used += kept
-            if cut != text and kept < tokens:
-                edited[position], saved[position] = replace(item, content=cut), tokens - kept
+            if cut is not None:
+                edited[position], saved[position] = cut, tokens - kept
         return edited, saved
 
     def _may_split(self, conversation: Conversation, first: int, pending: int) -> bool:
@@ -141,31 +234,54 @@ class GeminiCompressionPolicy:
         items = conversation.items
         pending = unread_from(items)  # what follows the last reply: not in Gemini's history yet
         if total < self.threshold() or pending is None:
-            return unchanged(conversation)
+            return self._unchanged(conversation)
         first = next((p for p, item in enumerate(items) if not is_instruction(item)), len(items))
         if not self._may_split(conversation, first, pending):
-            return unchanged(conversation)
+            return self._unchanged(conversation)
+        grown = self.last.grown(conversation, first, pending, self._max_chars(total), 1 - self.keep_share)
+        if grown is not None:  # the last call's compression, with this call's step appended
+            result = conversation.with_items(grown)
+            return self._result(conversation, result, total, self.totals.total(result, meter), first,
+                                self.last.summary_tokens, self.last.split, 0, meter)
         history = items[first:pending]
         truncated, saved = self._truncated(history, total, meter)
-        split = split_point(tuple(truncated), 1 - self.keep_share)
+        split = split_point(tuple(truncated), 1 - self.keep_share, items[pending:], self.read.chars)
         retrievable = sum(tokens for position, tokens in saved.items() if position >= split)  # the rest is summarized
         span = history[:split]
         if not span or (len(span) == 1 and is_summary(span[0])):
-            return unchanged(conversation)
+            return self._unchanged(conversation)
         text = self.summarizer.summarize(Plan(first, first + split, span, "", any(map(is_summary, span)), 0,
-                                                  meter))
+                                              meter))
         summary = summary_message(text, len(span), "Gemini CLI chat compression: offline summary, no LLM")
         acknowledged = (summary, Message(role="assistant", content=ACKNOWLEDGEMENT))
         result = formats.checked(conversation.with_items(
             (*items[:first], *acknowledged, *truncated[split:], *items[pending:])))
         counted = meter.count(result)
-        if counted.total >= total:
-            return unchanged(conversation)  # Gemini keeps the history when compression inflates it
-        self.totals.remember(result, counted.total, meter)
-        summary_tokens = counted.items[first]
-        self.counts.counts(items, meter)
+        if counted.total < total:
+            self.totals.remember(result, counted.total, meter)
+        done = self._result(conversation, result, total, counted.total, first, counted.items[first], split,
+                            retrievable, meter)
+        if done.fired and not saved:
+            self.last.remember(items, result.items, first, pending, split, 1 - self.keep_share, counted.items[first])
+        return done
+
+    def _max_chars(self, total: int) -> int:
+        """The length a tool output is cut to: at most four characters a token of what is left of the window."""
+        return max(0, min(4 * (self.context_window - total), self.max_chars))
+
+    def _unchanged(self, conversation: Conversation) -> PolicyResult:
+        self.last.items = ()  # (the next request is compressed whole)
+        return unchanged(conversation)
+
+    def _result(self, conversation: Conversation, result: Conversation, total: int, after: int, first: int,
+                summary_tokens: int, split: int, retrievable: int, meter: Meter) -> PolicyResult:
+        """What the policy gives for ``result``, ``after`` tokens (the running total knows it), sent for a request
+        of ``total``: the request as it was when compression would inflate it, as in the source."""
+        if after >= total:
+            return self._unchanged(conversation)
+        self.counts.counts(conversation.items, meter)
         span_tokens = self.counts.between(first, first + split)
-        return PolicyResult(result, "summarization", tokens_lost=max(0, total - counted.total - retrievable),
+        return PolicyResult(result, "summarization", tokens_lost=max(0, total - after - retrievable),
                             tokens_retrievable=retrievable,
                             summarization=_two_calls(estimate(span_tokens, summary_tokens, meter)))
 
