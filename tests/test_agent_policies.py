@@ -406,7 +406,7 @@ class _GeminiForgettingEachCall(GeminiCompressionPolicy):
 def _compressed_runs(draw: st.DrawFn) -> dict[str, Any]:
     """Chat runs whose history holds its split for a while, per call: a long early exchange, a user
     message, then steps of short results — sometimes one longer than 60 characters, a new user message,
-    or the result of a call made before the split."""
+    a reply and a user message, or the result of a call made before the split."""
     def call(call_id: str) -> dict[str, Any]:
         return {"role": "assistant", "content": None, "tool_calls": [
             {"id": call_id, "type": "function", "function": {"name": "read", "arguments": "{}"}}]}
@@ -414,11 +414,13 @@ def _compressed_runs(draw: st.DrawFn) -> dict[str, Any]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": "a" * draw(st.integers(0, 3000))}, call("early"),
                                       {"role": "user", "content": "Go on."}]
     for step in range(draw(st.integers(1, 40))):
-        kind = draw(st.sampled_from(["short"] * 8 + ["long", "user", "late"]))
+        kind = draw(st.sampled_from(["short"] * 8 + ["long", "user", "late", "reply"]))
         if kind == "user":
             messages.append({"role": "user", "content": "More."})
+        if kind == "reply":  # (the history then ends on a reply, at the next call)
+            messages += [{"role": "assistant", "content": "Noted."}, {"role": "user", "content": "Next."}]
         messages += [call(f"c{step}"), {"role": "tool", "tool_call_id": f"c{step}",
-                                        "content": "r" * (draw(st.integers(61, 200)) if kind == "long" else 20)}]
+                                        "content": "r" * (draw(st.integers(61, 3000)) if kind == "long" else 20)}]
         if kind == "late":  # (the early call's result, after this step's: it parts every item between them)
             messages.append({"role": "tool", "tool_call_id": "early", "content": "late"})
     return {"model": "gpt-4o", "messages": [*messages, {"role": "assistant", "content": "Done."}]}
@@ -450,20 +452,45 @@ def _late_answer() -> dict[str, Any]:
     return {"model": "gpt-4o", "messages": [*messages, {"role": "assistant", "content": "Done."}]}
 
 
-@settings(max_examples=100, deadline=None)
-@example(_late_answer(), 0.5, {"fraction": 0.0, "context_window": 10**7, "max_chars": 60})
+def _shrinking_history(lengths: list[int], users: dict[int, str]) -> dict[str, Any]:
+    """Steps with outputs of these lengths (``users``: user messages, by the step they come before)
+    that the budget later leaves out: cut, the history's characters fall, and a user message ahead of
+    the split, or the split itself, comes to have another share of them."""
+    def step(call_id: str, length: int) -> list[dict[str, Any]]:
+        return [{"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": call_id, "content": "r" * length}]
+
+    messages: list[dict[str, Any]] = [{"role": "user", "content": ""}]
+    for number, length in enumerate(lengths):
+        messages += [{"role": "user", "content": users[number]}] if number in users else []
+        messages += step(f"c{number}", length)
+    return {"model": "gpt-4o", "messages": [*messages, {"role": "assistant", "content": "Done."}]}
+
+
+@settings(max_examples=150, deadline=None)
+@example(_late_answer(), 0.5, {"fraction": 0.0, "context_window": 10**7, "max_chars": 60}, 0)
+@example(_shrinking_history([400, 1500, 20, 20, 20, 20, 20, 20, 400, 1500, 1500, 1500, 400, 20],
+                            {1: "u" * 134, 2: "u", 4: "u"}), 0.7, {"fraction": 0.0, "context_window": 10**7,
+                                                                 "max_chars": 200}, 400)
+@example(_shrinking_history([1500, 20, 20, 20, 20, 20, 20, 20, 3000, 400, 20], {1: "u", 3: "u"}), 0.5,
+         {"fraction": 0.0, "context_window": 10**7, "max_chars": 60}, 800)
 @given(_compressed_runs(), st.sampled_from([0.05, 0.5]),
-       st.sampled_from([{"context_window": 0}, {"fraction": 0.0, "context_window": 10**7, "max_chars": 60}]))
-def test_gemini_compression_grown_per_call_holds_only_while_its_split_and_outputs_do(body, keep_share, window):
-    """Per call, on runs whose split holds for a while: the compression grown from the last call's is
-    the one made whole, also when an output is now long enough to cut, a new user message moves the
-    split, or a call made before the split is answered late (stored, a summary made before that
-    answer took its call, and the request replay builds from it is no valid one: not asked)."""
-    _assert_gemini_carried(formats.read(body), "per-call", keep_share, window)
+       st.sampled_from([{"context_window": 0}, {"fraction": 0.0, "context_window": 10**7, "max_chars": 60}]),
+       st.sampled_from([0, 12, 40, 100]))
+def test_gemini_compression_grown_per_call_holds_only_while_its_split_and_outputs_do(body, keep_share, window,
+                                                                                     budget):
+    """Per call, on runs whose split holds for a while: the compression grown from the last call's,
+    its outputs cut again only from the budget's edge on, is the one made whole — also when an
+    output is now long enough to cut, a new user message moves the split, or a call made before the
+    split is answered late (stored, a summary made before that answer took its call, and the request
+    replay builds from it is no valid one: not asked). ``budget``: tokens of output kept whole."""
+    _assert_gemini_carried(formats.read(body), "per-call", keep_share, window, budget)
 
 
-def _assert_gemini_carried(conversation: Conversation, mode: str, keep_share: float, window: dict[str, Any]) -> None:
-    runs = [replay(conversation, policy(keep_share=keep_share, budget=0, **window), METER, GPT4O,
+def _assert_gemini_carried(conversation: Conversation, mode: str, keep_share: float, window: dict[str, Any],
+                           budget: int = 0) -> None:
+    runs = [replay(conversation, policy(keep_share=keep_share, budget=budget, **window), METER, GPT4O,
                    mode=mode, cache="none") for policy in (GeminiCompressionPolicy, _GeminiForgettingEachCall)]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
 

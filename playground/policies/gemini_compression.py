@@ -55,6 +55,21 @@ def truncated_output(text: str, path: str, max_chars: int) -> str:
             f"{text[:head]}\n\n... [{len(text) - head - tail:,} characters omitted] ...\n\n{text[len(text) - tail:]}")
 
 
+def _splits(last: Item, later: bool, share: int | float, seen: int, before: int) -> bool:
+    """Whether ``split_point`` splits a grown history where it split the last one, at a user message
+    with ``seen`` characters before it, the user message ahead of it with ``before`` (-1: none is), when
+    the split needs ``share`` (which can fall, as outputs get cut): no user message ahead has that share,
+    and the split has it or, none having it, is still the last user message (``later``: one follows it),
+    the history not ending on a reply (``last``: its last item)."""
+    if share <= before:
+        return False
+    return seen >= share or not (later or (role_of(last) == "assistant" and not isinstance(last, ToolCall)))
+
+
+def _is_user(item: Item) -> bool:
+    return isinstance(item, Message) and item.role == "user"
+
+
 def _chars(item: Item) -> int:
     return len(item.arguments) if isinstance(item, ToolCall) else len(content_text(item.content))
 
@@ -73,7 +88,7 @@ def split_point(history: tuple[Item, ...], fraction: float, pending: tuple[Item,
               for position in range(call + 1, result + 1)}
     last = seen = 0
     for position, item in enumerate(history):
-        if isinstance(item, Message) and item.role == "user" and position not in parted:
+        if _is_user(item) and position not in parted:
             if seen >= total * fraction:
                 return position
             last = position
@@ -116,59 +131,99 @@ class _Read:
         return known[1:]
 
 
+@dataclass
+class _Cuts:
+    """A history with its older outputs held to the budget (``truncated``), what each cut saved by
+    position, and ``stable``: every output before it was read with more than the budget used, so cut
+    whatever is newer (-1: none). ``stop``: read on from another history's cuts, the last position
+    taken from those as they were (-1: read whole)."""
+
+    truncated: list[Item]
+    saved: dict[int, int]
+    stable: int
+    stop: int = -1
+
+
 class _Compressed:
-    """The last compression that cut no output, and what makes it hold for a request grown from
-    the one it was made of: per call, each request is the last one with a step added, and Gemini's
-    compression of it is the last one's result with that step appended — unless an output is now
-    long enough to be cut, a call before the split was answered in what was added, or the split
-    has too few characters before it now. Reading that from what was added, not compressing the
-    whole history again (cut, split, checked and counted at every call: quadratic). Owned by one policy."""
+    """The last compression, and what makes it hold for a request grown from the one it was made
+    of: per call, each request is the last one with a step added, and Gemini's compression of it is
+    the last one's result with that step appended and the outputs the budget now leaves out cut —
+    unless the cut length or the meter changed, a call before the split was answered in what was
+    added, or the split has too few characters before it now. Reading that from what was added and
+    the outputs at the budget's edge, not compressing the whole history again (cut, split, checked
+    and counted at every call: quadratic). Owned by one policy."""
 
     def __init__(self) -> None:
         self.items: tuple[Item, ...] = ()  # the request compressed (nothing when there is none to grow)
         self.sent: tuple[Item, ...] = ()  # what it sent, checked
         self.first = self.pending = self.split = 0  # its history's start and end, and the split in the history
-        self.chars = self.seen = 0  # the history's characters, and those before the split
-        self.longest = 0  # the history's longest tool output, in characters
+        self.chars = self.seen = 0  # the cut history's characters, and those before the split
+        # the characters before the user message ahead of the split (-1: none is), and whether one comes after it
+        self.before, self.later = -1, False
+        self.ahead = -1  # that user message's position in the history
+        self.cuts = _Cuts([], {}, -1)
+        self.cut: tuple[int, Meter | None] = (0, None)  # what the outputs were cut to, and counted with
+        self.retrievable = 0  # what the cuts after the split saved
         self.early: frozenset[str] = frozenset()  # the ids of the calls before the split
         self.summary_tokens = 0
 
-    def remember(self, items: tuple[Item, ...], sent: tuple[Item, ...], first: int, pending: int, split: int,
-                 fraction: float, summary_tokens: int) -> None:
-        """A compression made whole, which cut no output: kept when its split is the first user message
-        with enough before it (not where ``split_point`` falls back to), so a later split can only be later."""
-        history = items[first:pending]
-        sizes = list(map(_chars, history))
-        chars, seen = sum(sizes), sum(sizes[:split])
-        if split >= len(history) or seen < chars * fraction:
+    def remember(self, items: tuple[Item, ...], sent: tuple[Item, ...], where: tuple[int, int, int], cuts: _Cuts,
+                 cut: tuple[int, Meter], fraction: float, chars: Callable[[Item], int], summary_tokens: int,
+                 retrievable: int) -> None:
+        """A compression made whole (``where``: its history's start and end, and the split), unless its
+        split is the whole history (which ended on a reply)."""
+        first, pending, split = where
+        sizes = list(map(chars, cuts.truncated))
+        total, seen = sum(sizes), sum(sizes[:split])
+        if split >= len(sizes):
             self.items = ()
             return
+        ahead = [p for p in range(split) if _is_user(items[first + p])]
+        self.ahead = ahead[-1] if ahead else -1
+        self.before = sum(sizes[:self.ahead]) if ahead else -1
+        self.later = any(map(_is_user, items[first + split + 1:pending]))
         self.items, self.sent, self.first, self.pending, self.split = items, sent, first, pending, split
-        self.chars, self.seen, self.summary_tokens = chars, seen, summary_tokens
-        self.longest = _longest(history)
-        self.early = frozenset(item.call_id for item in history[:split] if isinstance(item, ToolCall))
+        self.chars, self.seen, self.cuts, self.cut = total, seen, cuts, cut
+        self.summary_tokens, self.retrievable = summary_tokens, retrievable
+        self.early = frozenset(item.call_id for item in items[first:first + split] if isinstance(item, ToolCall))
 
-    def grown(self, conversation: Conversation, first: int, pending: int, max_chars: int,
-              fraction: float) -> tuple[Item, ...] | None:
-        """What compressing ``conversation`` whole sends (its items), when the last compression holds for it."""
-        items = conversation.items
-        if not self.items or first != self.first or pending < self.pending or not extends(
-                items, self.items, conversation.grew):
+    def grown(self, conversation: Conversation, where: tuple[int, int], cut: tuple[int, Meter], fraction: float,
+              chars: Callable[[Item], int], truncate: Callable[..., _Cuts]) -> tuple[tuple[Item, ...], int] | None:
+        """What compressing ``conversation`` whole sends (its items; ``where``: its history's start and end),
+        and what its cuts after the split save, when the last compression holds for it. ``truncate``: the
+        policy's cutting, read on from the last cuts."""
+        items, (first, pending) = conversation.items, where
+        if (not self.items or first != self.first or pending < self.pending or cut != self.cut
+                or not extends(items, self.items, conversation.grew)):
             return None
-        added = items[self.pending:pending]  # what joined the history: the last request's unanswered part, and on
-        chars = self.chars + sum(map(_chars, added))
-        longest = max(self.longest, _longest(added))
-        if (longest > max_chars or self.seen < chars * fraction
-                or any(isinstance(item, ToolResult) and item.call_id in self.early for item in items[self.pending:])):
+        old = self.cuts
+        cuts = truncate(items[first:pending], cut[0], cut[1], old)
+        read = cuts.stop + 1  # (from here on the cuts were read again: the characters before a position change)
+
+        def grew(end: int | None) -> int:
+            return 0 if end is not None and end <= read else (
+                sum(map(chars, cuts.truncated[read:end])) - sum(map(chars, old.truncated[read:end])))
+
+        total, seen, before = self.chars + grew(None), self.seen + grew(self.split), self.before + grew(self.ahead)
+        later = self.later or any(map(_is_user, items[self.pending:pending]))
+        if not _splits(items[pending - 1], later, total * fraction, seen, before) or any(
+                isinstance(item, ToolResult) and item.call_id in self.early for item in items[self.pending:]):
             return None
-        # (it sent the head, the summary and its acknowledgement, then every item from the split on: so now too)
-        self.sent = (*self.sent, *items[len(self.items):])
-        self.items, self.pending, self.chars, self.longest = items, pending, chars, longest
-        return self.sent
+        saved, split = old.saved, self.split  # (this object's own: what the cuts before ``read`` saved stays)
+        for position in range(read, len(old.truncated)):
+            tokens = saved.pop(position, 0)
+            self.retrievable -= tokens if position >= split else 0
+        saved.update(cuts.saved)
+        self.retrievable += sum(tokens for position, tokens in cuts.saved.items() if position >= split)
+        # it sent the head, the summary and its acknowledgement, then the cut history from the split on, then
+        # what the model had not answered: the same up to where the cuts were read again, then what was
+        keep = max(read, split)
+        self.sent = (*self.sent[:first + 2 + keep - split], *cuts.truncated[keep:], *items[pending:])
+        self.items, self.pending, self.later = items, pending, later
+        self.chars, self.seen, self.before = total, seen, before
+        self.cuts = _Cuts(cuts.truncated, saved, cuts.stable)
+        return self.sent, self.retrievable
 
-
-def _longest(items: tuple[Item, ...]) -> int:
-    return max((len(content_text(item.content)) for item in items if isinstance(item, ToolResult)), default=0)
 
 
 @dataclass(frozen=True)
@@ -200,23 +255,37 @@ class GeminiCompressionPolicy:
         return {"trigger": self.threshold(), "context_window": self.context_window, "keep_share": self.keep_share,
                 "budget": self.budget, "max_chars": self.max_chars}
 
-    def _truncated(self, history: tuple[Item, ...], total: int, meter: Meter) -> tuple[list[Item], dict[int, int]]:
-        """The history with older outputs held to the budget, and what each cut saved. The cut
-        is at most four characters a token of what is left of the window (the source's bound)."""
-        max_chars = self._max_chars(total)
-        edited, used, saved = list(history), 0, {}
+    def _truncated(self, history: tuple[Item, ...], max_chars: int, meter: Meter, known: _Cuts | None = None
+                   ) -> _Cuts:
+        """The history with older outputs held to the budget (newest first, the outputs past it cut to
+        ``max_chars``), what each cut saved, and where every output is past the budget. With ``known``,
+        the cuts of a history this one extends: read newest first only until both are past the budget
+        (there each cuts every older output alike), the rest taken from those as they were."""
+        budget, read = self.budget, self.read
+        used, saved, changed, stable, stop = 0, {}, {}, -1, -1
         for position in range(len(history) - 1, -1, -1):
             item = history[position]
             if not isinstance(item, ToolResult):
                 continue
-            cut, tokens, kept = self.read.cut(item, max_chars, meter)
-            if used + tokens <= self.budget:
+            if known is not None and used > budget and position < known.stable:
+                stop = position
+                break
+            cut, tokens, kept = read.cut(item, max_chars, meter)
+            if used + tokens <= budget:
                 used += tokens
-                continue
-            used += kept
-            if cut is not None:
-                edited[position], saved[position] = cut, tokens - kept
-        return edited, saved
+            else:
+                used += kept
+                if cut is not None:
+                    changed[position], saved[position] = cut, tokens - kept
+            if used > budget and stable < 0:
+                stable = position
+        if known is None or stop < 0:
+            truncated = list(history)
+            for position, cut in changed.items():
+                truncated[position] = cut
+            return _Cuts(truncated, saved, stable)
+        rest = [changed.get(position, history[position]) for position in range(stop + 1, len(history))]
+        return _Cuts(known.truncated[:stop + 1] + rest, saved, stable, stop)
 
     def _may_split(self, conversation: Conversation, first: int, pending: int) -> bool:
         """Whether ``split_point`` can split the history ``first:pending`` anywhere but at its start
@@ -238,14 +307,16 @@ class GeminiCompressionPolicy:
         first = next((p for p, item in enumerate(items) if not is_instruction(item)), len(items))
         if not self._may_split(conversation, first, pending):
             return self._unchanged(conversation)
-        grown = self.last.grown(conversation, first, pending, self._max_chars(total), 1 - self.keep_share)
-        if grown is not None:  # the last call's compression, with this call's step appended
-            result = conversation.with_items(grown)
+        cut, fraction = (self._max_chars(total), meter), 1 - self.keep_share
+        grown = self.last.grown(conversation, (first, pending), cut, fraction, self.read.chars, self._truncated)
+        if grown is not None:  # the last call's compression, with this call's step added
+            result = conversation.with_items(grown[0])
             return self._result(conversation, result, total, self.totals.total(result, meter), first,
-                                self.last.summary_tokens, self.last.split, 0, meter)
+                                self.last.summary_tokens, self.last.split, grown[1], meter)
         history = items[first:pending]
-        truncated, saved = self._truncated(history, total, meter)
-        split = split_point(tuple(truncated), 1 - self.keep_share, items[pending:], self.read.chars)
+        cuts = self._truncated(history, *cut)
+        truncated, saved = cuts.truncated, cuts.saved
+        split = split_point(tuple(truncated), fraction, items[pending:], self.read.chars)
         retrievable = sum(tokens for position, tokens in saved.items() if position >= split)  # the rest is summarized
         span = history[:split]
         if not span or (len(span) == 1 and is_summary(span[0])):
@@ -261,8 +332,9 @@ class GeminiCompressionPolicy:
             self.totals.remember(result, counted.total, meter)
         done = self._result(conversation, result, total, counted.total, first, counted.items[first], split,
                             retrievable, meter)
-        if done.fired and not saved:
-            self.last.remember(items, result.items, first, pending, split, 1 - self.keep_share, counted.items[first])
+        if done.fired:
+            self.last.remember(items, result.items, (first, pending, split), cuts, cut, fraction, self.read.chars,
+                               counted.items[first], retrievable)
         return done
 
     def _max_chars(self, total: int) -> int:
