@@ -23,7 +23,8 @@ printed too.
 
 replays every strategy in both modes with its own defaults, and compares them in both modes, on runs
 of N read_file calls: each doubling's time ratio (target ≤ 2.2×), and the rules per call against the
-rules stored at 2,000 calls (target ≤ 3×).
+rules stored at 2,000 calls (target ≤ 3×). ``--thinking``: the same run as Anthropic's, thinking before
+every call and a user turn every 100 calls (what is billed depends on where each request ends).
 """
 
 from __future__ import annotations
@@ -121,6 +122,30 @@ def read_file_run(calls: int, rules: int = 0) -> dict:
     return {"model": "gpt-4o", "messages": messages}
 
 
+THINKING_MODEL = "claude-sonnet-4-5"
+THINKING_TURN = 100  # calls per user turn in a thinking run: the earlier turns' thinking leaves the bill
+
+
+def thinking_run(calls: int) -> dict:
+    """``read_file_run`` as an Anthropic run with extended thinking: a thinking block before each call,
+    billed only in its own turn, and a user message every ``THINKING_TURN`` calls that ends one (replay
+    once counted every request of such a run whole: quadratic)."""
+    messages: list[dict] = [{"role": "user", "content": "Read the modules."}]
+    for n in range(10_000, 10_000 + calls):
+        call_id = f"toolu_{n}"
+        messages.append({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": f"Module {n} is next; its helpers may matter.", "signature": f"s{n}"},
+            {"type": "tool_use", "id": call_id, "name": "read_file", "input": {"path": f"src/mod_{n}.py"}}]})
+        blocks: list[dict] = [{"type": "tool_result", "tool_use_id": call_id, "content": "\n".join(
+            f"    value_{n}_{k} = compute({n}, {k})  # line {k} of module {n}" for k in range(40))}]
+        if (n + 1) % THINKING_TURN == 0:
+            blocks.append({"type": "text", "text": f"Good. Go on from module {n + 1}."})
+        messages.append({"role": "user", "content": blocks})
+    messages.append({"role": "assistant", "content": [{"type": "text", "text": "Done."}]})
+    return {"model": THINKING_MODEL, "system": "You are a coding agent.", "max_tokens": 4096,
+            "thinking": {"type": "enabled", "budget_tokens": 2048}, "messages": messages}
+
+
 # each strategy with its own defaults, as ``replay --threshold 20000 --trigger 20000`` builds it: the rules summarize
 # when still over the threshold, and summarize's and hybrid's limits follow the threshold; the agents' own keep theirs
 LINEAR_OPTIONS = {"threshold": 20_000, "trigger": 20_000}
@@ -130,35 +155,38 @@ SIZES = (500, 1000, 2000)
 
 
 def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False, summarize: bool = True,
-              strategies: tuple[str, ...] = ()) -> None:
+              strategies: tuple[str, ...] = (), thinking: bool = False) -> None:
     """Replay (every strategy, both modes) and compare (both modes) on runs of each size: the time
     ratio of each doubling (linear: 2×), and the rules per call against the rules stored at the
     largest size up to 2,000. ``steady``: every call is over the threshold and the summarization
     limit from the first, so each doubling compares the same work per call; in the plain runs a
     policy's requests fall back under the threshold for the first few hundred calls.
     ``summarize`` False: the rules never summarize (``--no-summarize``), the rows measured before.
-    ``strategies``: only these (and no compare); the rules per call against stored needs ``rules``."""
-    price = read_prices().get("gpt-4o")
+    ``strategies``: only these (and no compare); the rules per call against stored needs ``rules``.
+    ``thinking``: the Anthropic run with extended thinking (``thinking_run``), counted for its Claude model."""
+    model = THINKING_MODEL if thinking else "gpt-4o"
+    price = read_prices().get(model)
     settings = PolicySettings().with_options(**LINEAR_OPTIONS, summarize=summarize)
-    runs = {size: formats.read(read_file_run(size, STEADY_RULES if steady else 0)) for size in sizes}
+    runs = {size: formats.read(thinking_run(size) if thinking else read_file_run(size, STEADY_RULES if steady else 0))
+            for size in sizes}
     # "none" changes nothing: the replay's own work per call (each request built, counted, matched against the
     # prompt cache, read for hidden uses), which every policy's replay does too — the floor of the others
     cases = [(f"replay {name:<25} {mode:<8}", name, mode) for name in strategies or POLICIES for mode in MODES]
     cases += [] if strategies else [(f"compare, all strategies {'':<7} {mode:<8}", None, mode) for mode in MODES]
     what = ("a ~22,000-token system prompt: over the threshold and the limit at every call" if steady
+            else f"Anthropic, thinking before every call, a user turn every {THINKING_TURN} calls" if thinking
             else "each strategy's defaults" if summarize else "--no-summarize")
     print(f"\nreplay on {'/'.join(f'{s:,}' for s in sizes)} read_file calls (threshold 20,000, {what}), "
           f"{repeat} round(s), best time shown; ratio per doubling, median of the rounds' (target ≤ 2.2×):", flush=True)
     # warm up first (the vocabulary loaded, the rules' patterns compiled): the first case's smallest run is no slower
-    compare(runs[sizes[0]], [make(key, settings) for key in POLICIES], Engine().meter("gpt-4o"), price)
+    compare(runs[sizes[0]], [make(key, settings) for key in POLICIES], Engine().meter(model), price)
     times: dict[tuple[str | None, str], list[float]] = {}
     for label, name, mode in cases:
         def one(size: int, name: str | None = name, mode: str = mode) -> None:
             if name is None:
-                compare(runs[size], [make(key, settings) for key in POLICIES], Engine().meter("gpt-4o"), price,
-                        mode=mode)
+                compare(runs[size], [make(key, settings) for key in POLICIES], Engine().meter(model), price, mode=mode)
             else:
-                replay(runs[size], make(name, settings), Engine().meter("gpt-4o"), price, mode=mode)
+                replay(runs[size], make(name, settings), Engine().meter(model), price, mode=mode)
         rounds = [[_best(1, lambda size=size: one(size)) for size in sizes] for _ in range(repeat)]
         columns = [list(column) for column in zip(*rounds, strict=True)]
         times[name, mode] = [min(column) for column in columns]
@@ -246,6 +274,8 @@ def _linear_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steady", action="store_true", help="with --only linear: runs over the threshold at every "
                                                              "call from the first (a long system prompt)")
     parser.add_argument("--no-summarize", action="store_true", help="with --only linear: the rules never summarize")
+    parser.add_argument("--thinking", action="store_true", help="with --only linear: an Anthropic run with thinking "
+                        "before every call and a user turn every 100 calls (Claude's meter)")
     parser.add_argument("--strategies", type=lambda text: tuple(text.split(",")), default=(),
                         help="with --only linear: replay only these strategies (comma-separated), no compare")
     parser.add_argument("--regime", action="store_true", help="with --only linear: instead, each call's CPU time "
@@ -267,7 +297,7 @@ def _part(args: argparse.Namespace) -> bool:
         regime(args.sizes, args.strategies)
     elif args.only == "linear":
         linearity(args.repeat, args.sizes, steady=args.steady, summarize=not args.no_summarize,
-                  strategies=args.strategies)
+                  strategies=args.strategies, thinking=args.thinking)
     return args.only in ("agent", "linear")
 
 
