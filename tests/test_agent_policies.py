@@ -495,6 +495,30 @@ def _assert_gemini_carried(conversation: Conversation, mode: str, keep_share: fl
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
 
 
+class _TrimmingEveryOutput(ToolOutputTrimmerPolicy):
+    """The Agents SDK's trimmer as it was before what a call trimmed was carried: every output before the
+    boundary read at every call."""
+
+    def apply(self, conversation, meter):
+        object.__setattr__(self, "done", type(self.done)())
+        return super().apply(conversation, meter)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values(), _compressed_runs()), st.sampled_from(["stored", "per-call"]),
+       st.sampled_from([(1, 20, 5), (2, 50, 10), (1, 30, 60)]))
+def test_trimming_on_from_the_last_call_trims_what_reading_each_request_trims(body, mode, limits):
+    """A request grown from the last one (per call) or from what it sent (stored) is read only from
+    the last boundary on: every call trims, sends and bills what reading the whole request did —
+    also where a preview longer than the limit leaves a trimmed output to be trimmed again."""
+    conversation = formats.read(body)
+    recent, longest, preview = limits
+    carried, read = (policy(recent_turns=recent, max_output_chars=longest, preview_chars=preview)
+                     for policy in (ToolOutputTrimmerPolicy, _TrimmingEveryOutput))
+    assert ([result for _, result in applied(conversation, carried, METER, mode)]
+            == [result for _, result in applied(conversation, read, METER, mode)])
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["stored", "per-call"]), st.sampled_from([0.05, 0.5]))
 def test_gemini_compression_skips_only_histories_it_could_not_split(body, mode, keep_share):

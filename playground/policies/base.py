@@ -83,6 +83,42 @@ class RunningTotal:
         self._known = [*self._known[-1:], (conversation.items, total, conversation, meter)]
 
 
+class EditedBefore:
+    """What a policy that edits only the items before an edge (older turns' thinking, older tool
+    outputs) did at the last call: its request's items, the edge, the items before it as sent, and
+    what it found there (``found``: the policy's own record). A request grown from that request (per
+    call) is read only from that edge on, the record carried; one grown from what it sent (stored),
+    from where what was sent before the edge ends, with a fresh record — when ``settled``: editing
+    again an item it edited changes nothing. Walking every item before the edge at every call made a
+    long run's calls cost more and more. Owned by one policy."""
+
+    def __init__(self) -> None:
+        self.items: tuple[Item, ...] = ()
+        self.sent: tuple[Item, ...] = ()
+        self.edge = 0
+        self.edited: tuple[Item, ...] = ()
+        self.found: Any = None
+        self.settled = True
+
+    def start(self, conversation: Conversation, edge: int) -> tuple[int, list[Item], Any]:
+        """Where to read ``conversation`` from (its edge: ``edge``), what the items before that become,
+        and the record carried (None: start a fresh one)."""
+        items = conversation.items
+        if self.edge <= edge and self.items and extends(items, self.items, conversation.grew):
+            return self.edge, list(self.edited), self.found  # (the edits carried: settled as they were)
+        clean = len(self.edited)
+        grown = self.settled and clean <= edge and bool(self.sent) and extends(items, self.sent)
+        self.settled = True  # (what is not read again holds no edit, or only settled ones)
+        return (clean, list(items[:clean]), None) if grown else (0, [], None)
+
+    def done(self, items: tuple[Item, ...], sent: tuple[Item, ...], edge: int, edited: list[Item], found: Any,
+             settled: bool) -> None:
+        """The call's request, what it sent, its edge, the items before it as sent, the record, and
+        whether the edits this call made are settled."""
+        self.items, self.sent, self.edge, self.edited, self.found = items, sent, edge, tuple(edited), found
+        self.settled = self.settled and settled
+
+
 class AppendedIndex:
     """What a policy reads of a request, kept for requests that grow by appending (per call, every
     request is the whole history so far): ``read`` reads only the items appended since the last

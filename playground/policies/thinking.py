@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from ..conversation import Conversation, Item, Message, extends
+from ..conversation import Conversation, Item, Message
 from ..errors import InputError
 from ..meter.tokens import Meter
-from .base import PolicyResult, UserTurns, unchanged
+from .base import EditedBefore, PolicyResult, UserTurns, unchanged
 
 THINKING = ("thinking", "redacted_thinking")
 
@@ -30,37 +30,13 @@ def _cleared(item: Message) -> tuple[Item | None] | None:
     return (replace(item, content=kept) if kept else None,)
 
 
-class _Done:
-    """What the last call cleared: its request's items, the edge before which thinking goes, the
-    items before the edge as sent, and the positions cleared. A request that grew from that
-    request (per call) or from what it sent (stored) is read only from that edge on: walking every
-    item before the edge at every call made a long run's calls cost more and more. Owned by one policy."""
-
-    def __init__(self) -> None:
-        self.items: tuple[Item, ...] = ()
-        self.sent: tuple[Item, ...] = ()
-        self.edge = 0
-        self.edited: tuple[Item, ...] = ()
-        self.cleared: tuple[int, ...] = ()
-
-    def start(self, conversation: Conversation, edge: int) -> tuple[int, list[Item], list[int]]:
-        """Where to read from, with what the items before it become and the positions cleared there."""
-        items = conversation.items
-        if self.edge <= edge and self.items and extends(items, self.items, conversation.grew):
-            return self.edge, list(self.edited), list(self.cleared)
-        clean = len(self.edited)  # what was sent before its edge holds no thinking left to clear
-        if clean <= edge and self.sent and extends(items, self.sent):
-            return clean, list(items[:clean]), []
-        return 0, [], []
-
-
 @dataclass(frozen=True)
 class ClearThinkingPolicy:
     keep: int = 1  # assistant turns whose thinking stays, newest first
     # id(original) -> (original, (its twin without thinking, or None) or None: it has no thinking)
     memo: dict[int, tuple[Item, tuple[Item | None] | None]] = field(default_factory=dict, compare=False, repr=False)
     turns: UserTurns = field(default_factory=UserTurns, compare=False, repr=False)
-    done: _Done = field(default_factory=_Done, compare=False, repr=False)
+    done: EditedBefore = field(default_factory=EditedBefore, compare=False, repr=False)
     name: ClassVar[str] = "clear-thinking"
 
     def __post_init__(self) -> None:
@@ -84,7 +60,8 @@ class ClearThinkingPolicy:
         that lost some."""
         items = conversation.items
         edge = self.turns.read(conversation).kept_start(self.keep)
-        start, edited, cleared = self.done.start(conversation, edge)
+        start, edited, found = self.done.start(conversation, edge)
+        cleared = list(found or ())
         for position in range(start, edge):
             item = items[position]
             twin = self._twin(item)
@@ -94,9 +71,7 @@ class ClearThinkingPolicy:
             cleared.append(position)
             edited.extend(kept for kept in twin if kept is not None)
         result = conversation.with_items((*edited, *items[edge:])) if cleared else conversation
-        done = self.done
-        done.items, done.sent, done.edge, done.edited, done.cleared = (
-            items, result.items, edge, tuple(edited), tuple(cleared))
+        self.done.done(items, result.items, edge, edited, tuple(cleared), True)  # (a cleared twin holds no thinking)
         return result, tuple(cleared)
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:

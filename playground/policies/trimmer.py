@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from ..conversation import Conversation, Item, ToolResult, content_text
 from ..errors import InputError
 from ..meter.tokens import Meter
-from .base import PolicyResult, UserTurns, unchanged
+from .base import EditedBefore, PolicyResult, UserTurns, unchanged
 
 
 def trimmed_text(name: str, text: str, preview_chars: int) -> str:
@@ -30,6 +30,7 @@ class ToolOutputTrimmerPolicy:
     memo: dict[int, tuple[Item, Item | None, int]] = field(default_factory=dict, compare=False, repr=False)
     # the untouched tail begins at the recent_turns-th user message from the end (fewer: nothing is trimmed)
     turns: UserTurns = field(default_factory=UserTurns, compare=False, repr=False)
+    done: EditedBefore = field(default_factory=EditedBefore, compare=False, repr=False)
     name: ClassVar[str] = "tool-output-trimmer"
 
     def __post_init__(self) -> None:
@@ -58,18 +59,23 @@ class ToolOutputTrimmerPolicy:
         boundary = self.turns.read(conversation).newest(self.recent_turns) if self.recent_turns else len(items)
         if boundary is None:
             return unchanged(conversation)
-        edited = list(items)
-        saved = trimmed = 0
-        for position in range(boundary):
+        start, edited, found = self.done.start(conversation, boundary)
+        (saved, trimmed), settled = found or (0, 0), True
+        for position in range(start, boundary):
             item = items[position]
-            if not isinstance(item, ToolResult):
-                continue
-            known = self.memo.get(id(item))
-            if known is None or known[0] is not item:
-                known = self.memo[id(item)] = (item, *self._trimmed(item, meter))
-            if known[1] is not None:
-                edited[position] = known[1]
-                saved, trimmed = saved + known[2], trimmed + 1
-        if not trimmed:
-            return unchanged(conversation)
-        return PolicyResult(conversation.with_items(edited), "trimming", tokens_lost=saved, report={"trimmed": trimmed})
+            short = self._known(item, meter) if isinstance(item, ToolResult) else None
+            edited.append(item if short is None else short[0])
+            if short is not None:
+                saved, trimmed = saved + short[1], trimmed + 1
+                settled = settled and self._known(short[0], meter) is None  # (trimmed again, it stays)
+        result = (PolicyResult(conversation.with_items((*edited, *items[boundary:])), "trimming", tokens_lost=saved,
+                               report={"trimmed": trimmed}) if trimmed else unchanged(conversation))
+        self.done.done(items, result.conversation.items, boundary, edited, (saved, trimmed), settled)
+        return result
+
+    def _known(self, item: ToolResult, meter: Meter) -> tuple[ToolResult, int] | None:
+        """The output trimmed and what that saved (None: it stays), read once per output."""
+        known = self.memo.get(id(item))
+        if known is None or known[0] is not item:
+            known = self.memo[id(item)] = (item, *self._trimmed(item, meter))
+        return None if known[1] is None else (known[1], known[2])  # type: ignore[return-value]
