@@ -11,8 +11,9 @@ from __future__ import annotations
 import operator
 from itertools import accumulate, compress, count
 
-from ..conversation import Item, Message, shared
-from .tokens import Meter, turn_billed
+from ..conversation import Item, shared
+from .tokens import Layout, Meter
+from .turns import Turns
 
 
 class CarriedCounts:
@@ -23,31 +24,34 @@ class CarriedCounts:
         self.items: tuple[Item, ...] = ()
         self._counts: list[int] = []
         self._meter: Meter | None = None
-        self._last_user = -1  # the last user message's position (thinking and reasoning are billed only after it)
+        self._turns = Turns()  # where thinking and reasoning stop being billed (a user message after them)
         self._sums = [0]  # _sums[p]: the first p items' counts, up to the first item counted again since
 
     def counts(self, items: tuple[Item, ...], meter: Meter, same: int = 0) -> list[int]:
         """``meter.items(items)`` — unless most of the request changed (each item is counted in a
-        window of three), or a user message moved where billed thinking or reasoning ends
-        (``turn_billed``): then whole. ``same``: the caller knows that many leading items are the
-        last request's very objects, so only what follows is compared. The list is this object's: read, do not keep."""
+        window of three): then whole. What changed is counted again with its neighbours, and so are
+        the items from the first thinking or reasoning whose turn a user message ended or opened
+        (``Turns``). ``same``: the caller knows that many leading items are the last request's very
+        objects, so only what follows is compared. The list is this object's: read, do not keep."""
         old = self.items
         # (an equal item counts alike: only what follows the first difference is read)
         same = shared(old, items, same)
         changed = list(compress(count(same), map(operator.is_not, items[same:], old[same:])))
+        turns = self._turns
+        turned = turns.follow(items, same)  # (the turns follow every request, counted whole or not)
         recount = sorted({q for p in changed for q in (p - 1, p, p + 1) if 0 <= q < len(old)}
-                         | set(range(max(0, len(old) - 1), len(items))))
-        if (meter is not self._meter or len(items) < len(old) or 3 * len(recount) > len(items)
-                or not self._thinking_holds(items, old, changed, recount)):
+                         | set(range(min(turned, max(0, len(old) - 1)), len(items))))
+        if meter is not self._meter or len(items) < len(old) or 3 * len(recount) > len(items):
             self._counts = list(meter.items(items))
-            self._last_user = max((p for p, item in enumerate(items) if _is_user(item)), default=-1)
             del self._sums[1:]
         else:
             counts = self._counts
             counts.extend([0] * (len(items) - len(counts)))
             for q in recount:
                 low = max(0, q - 1)
-                counts[q] = meter.items(items[low:q + 2])[q - low]
+                layout = Layout.of(items[low:q + 2])  # (parallel calls and continued blocks: the neighbours)
+                counts[q] = meter.item(items[q], parallel=q - low in layout.parallel,
+                                       continues=q - low in layout.continued, thinking=turns.billed(items[q], q))
             del self._sums[min(recount, default=len(items)) + 1:]
         self.items, self._meter = items, meter
         return self._counts
@@ -60,16 +64,3 @@ class CarriedCounts:
             known = len(sums) - 1
             sums.extend(accumulate(self._counts[known:end], initial=sums.pop()))
         return sums[end] - sums[start]
-
-    def _thinking_holds(self, items: tuple[Item, ...], old: tuple[Item, ...], changed: list[int],
-                        recount: list[int]) -> bool:
-        """Counting a window around an item bills its thinking as counting the whole request does:
-        no user message came, went or moved, and no recounted item with thinking lies before the
-        window that holds the last user message."""
-        moved = any(_is_user(item) for p in changed for item in (old[p], items[p]))
-        return not moved and not any(_is_user(item) for item in items[len(old):]) and not any(
-            q + 2 <= self._last_user and turn_billed(items[q]) for q in recount)
-
-
-def _is_user(item: Item) -> bool:
-    return isinstance(item, Message) and item.role == "user"
