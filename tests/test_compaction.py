@@ -453,6 +453,23 @@ def test_invariants_on_generated_conversations(name, data, rules, threshold, kee
         assert result.report.stage == "below_threshold" and result.conversation == conversation
 
 
+def test_a_result_reads_its_call_as_the_pass_left_it_so_a_second_pass_changes_nothing():
+    """A result's template that names an argument a call rule replaced: read from the call as it came
+    in, "Searched 0000ˠ" was no smaller than the result, and a second pass, reading the replaced
+    call ("0000ˠunknown", cut to "0000…"), compacted it (found by the invariants' property test)."""
+    rules = load_rules({"tool_calls": [{"tool": "*", "argument": "query", "replacement": "{query}{path}"}],
+                        "tool_results": [{"tool": "*", "template": "Searched {query}: {chars} chars."}],
+                        "value_limit": 5})
+    conversation = formats.read({"model": "gpt-4o", "messages": [
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_a", "type": "function", "function": {
+            "name": "search_web", "arguments": json.dumps({"query": "0000\u02e0"}, ensure_ascii=True)}}]},
+        {"role": "tool", "tool_call_id": "call_a", "content": "a.aa\na.aa\na.aa."},
+        {"role": "assistant", "content": "Done."}]})
+    result = check_invariants(conversation, rules, Settings(threshold=0))
+    [searched] = [item for item in result.conversation.items if isinstance(item, ToolResult)]
+    assert content_text(searched.content) == "Searched 0000…: 15 chars."
+
+
 def test_invariants_on_the_real_traces(trace):
     conversation = formats.read(trace)
     rules = load_rules({"tool_results": [{"tool": t, "template": "Output of {tool} omitted ({lines} lines)."}

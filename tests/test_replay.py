@@ -564,7 +564,7 @@ def test_replay_walks_only_what_is_new_on_a_long_run(monkeypatch):
     walked: list[int] = []
     real = walker._candidates
     monkeypatch.setattr(walker, "_candidates",
-                        lambda ctx, rules, p, item: walked.append(p) or real(ctx, rules, p, item))
+                        lambda ctx, rules, p, item, items: walked.append(p) or real(ctx, rules, p, item, items))
     run = replay(conversation, RulesPolicy(threshold=2_000, summarize=False), Meter("gpt-4o"), GPT4O)
     assert sum(call.fired is not None for call in run.calls) > 250, "over the threshold at nearly every call"
     assert len(walked) < 10 * len(conversation.items), f"{len(walked):,} visits for {len(conversation.items)} items"

@@ -122,12 +122,14 @@ class _Candidate:
                     self.item.call_id, self.describe(), self.rule.tool, self.argument, **fields)
 
 
-def _candidates(ctx: _Context, rules: Rules, position: int, item: Item) -> list[_Candidate]:
+def _candidates(ctx: _Context, rules: Rules, position: int, item: Item, items: list[Item]) -> list[_Candidate]:
+    """The rules that may replace ``item`` at ``position``; a result's template reads its call as the
+    pass left it (``items``), as a second pass reads it."""
     if isinstance(item, ToolResult):
         rule = rules.for_result(item.name)
         if rule is None:
             return []
-        arguments = _call_arguments(ctx, position)
+        arguments = _call_arguments(ctx, position, items)
         waiting = "not_processed" if position >= ctx.last_assistant else None
         return [_Candidate(position, item, rule, rule.template, content_text(item.content), arguments, waiting,
                            ctx.error_of(position), False, rules.value_limit)]
@@ -318,10 +320,10 @@ def walk(conversation: Conversation, rules: Rules, settings: Settings, meter: Me
     ctx = cache.context(conversation.items, settings, meter, rules.error_patterns)
     items = list(conversation.items)
     for position, original in enumerate(conversation.items):
-        found = _candidates(ctx, rules, position, original)
+        found = _candidates(ctx, rules, position, original, items)
         if detail and not found and isinstance(original, ToolCall | ToolResult):
             arguments = original.parsed_arguments() if isinstance(original, ToolCall) else (
-                _call_arguments(ctx, position))
+                _call_arguments(ctx, position, items))
             yield Step("lookup", position, original.name, "call" if isinstance(original, ToolCall) else "result",
                        original.call_id, arguments=arguments)
         for first in found:
@@ -338,9 +340,12 @@ def walk(conversation: Conversation, rules: Rules, settings: Settings, meter: Me
     yield Step("done", len(items), items=tuple(items))
 
 
-def _call_arguments(ctx: _Context, position: int) -> JsonObject | None:
+def _call_arguments(ctx: _Context, position: int, items: list[Item]) -> JsonObject | None:
+    """The arguments of the call the result at ``position`` answers, as ``items`` holds it: read from
+    the call as it came in, a result whose template names an argument a call rule replaced compacted
+    otherwise on a second pass (a pass over its own output changed it again)."""
     call = ctx.answered_by.get(position)
-    return ctx.items[call].parsed_arguments() if call is not None else None  # type: ignore[union-attr]
+    return items[call].parsed_arguments() if call is not None else None  # type: ignore[union-attr]
 
 
 def final_items(steps: Iterable[Step]) -> tuple[Item, ...]:
