@@ -14,7 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 
-from ..conversation import Item
+from ..conversation import Item, Message
 from . import claude, responses
 
 # each kind of turn-billed item: what it is, and the user message that ends its turn
@@ -38,6 +38,8 @@ class Turns:
             del ends[bisect_left(ends, same):], held[bisect_left(held, same):]
         for position in range(same, len(items)):
             item = items[position]
+            if not isinstance(item, Message):  # (calls and results neither end a turn nor hold thinking)
+                continue
             for (holds, ends_turn), ends, held in zip(KINDS, self._ends, self._held, strict=True):
                 if ends_turn(item):
                     ends.append(position)

@@ -149,7 +149,7 @@ class _Compressed:
     of: per call, each request is the last one with a step added, and Gemini's compression of it is
     the last one's result with that step appended and the outputs the budget now leaves out cut —
     unless the cut length or the meter changed, a call before the split was answered in what was
-    added, or the split has too few characters before it now. Reading that from what was added and
+    added, or the split would move (``_splits``). Reading that from what was added and
     the outputs at the budget's edge, not compressing the whole history again (cut, split, checked
     and counted at every call: quadratic). Owned by one policy."""
 
@@ -168,7 +168,7 @@ class _Compressed:
         self.summary_tokens = 0
 
     def remember(self, items: tuple[Item, ...], sent: tuple[Item, ...], where: tuple[int, int, int], cuts: _Cuts,
-                 cut: tuple[int, Meter], fraction: float, chars: Callable[[Item], int], summary_tokens: int,
+                 cut: tuple[int, Meter], chars: Callable[[Item], int], summary_tokens: int,
                  retrievable: int) -> None:
         """A compression made whole (``where``: its history's start and end, and the split), unless its
         split is the whole history (which ended on a reply)."""
@@ -333,7 +333,7 @@ class GeminiCompressionPolicy:
         done = self._result(conversation, result, total, counted.total, first, counted.items[first], split,
                             retrievable, meter)
         if done.fired:
-            self.last.remember(items, result.items, (first, pending, split), cuts, cut, fraction, self.read.chars,
+            self.last.remember(items, result.items, (first, pending, split), cuts, cut, self.read.chars,
                                counted.items[first], retrievable)
         return done
 
