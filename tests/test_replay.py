@@ -286,13 +286,15 @@ def test_the_suggested_preset_replays_the_rules_suggested_for_the_conversation(b
         call.tokens_with for call in expected.calls]
 
 
-@settings(max_examples=60)
-@given(st.one_of(*REQUESTS.values()), st.integers(1, 4))
-def test_a_running_total_agrees_with_counting_the_whole_request(body, step):
+@settings(max_examples=80)
+@given(st.one_of(*REQUESTS.values()), st.integers(1, 4), st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]))
+def test_a_running_total_agrees_with_counting_the_whole_request(body, step, model):
+    """A user message ends the turn of the thinking or reasoning before it (no longer billed): the
+    total counts again from the first of those, not the whole request."""
     from playground.policies.base import RunningTotal
 
     conversation = formats.read(body)
-    meter, running = Meter("gpt-4o"), RunningTotal()
+    meter, running = Meter(model), RunningTotal()
     for end in [*range(0, len(conversation.items), step), len(conversation.items)]:
         prefix = conversation.with_items(conversation.items[:end])
         assert running.total(prefix, meter) == meter.count(prefix).total

@@ -58,3 +58,21 @@ class Turns:
         """Whether ``item``, at ``position`` of the request last followed, is in its kind's current turn."""
         return any(holds(item) and position > (ends[-1] if ends else -1)
                    for (holds, _), ends in zip(KINDS, self._ends, strict=True))
+
+
+def ended_from(known: tuple[Item, ...], added: tuple[Item, ...]) -> int:
+    """The first position of ``known`` whose count ``added`` after it changes: its current turn's
+    first thinking or reasoning, when a user message in ``added`` ends that kind's turn (else
+    ``len(known)``). It reads back from the end of ``known`` only to that turn's start, so a running
+    total need not count a request whole at each user message to know it."""
+    first = len(known)
+    for holds, ends_turn in KINDS:
+        if not any(map(ends_turn, added)):
+            continue
+        for position in range(len(known) - 1, -1, -1):
+            item = known[position]
+            if ends_turn(item):
+                break
+            if holds(item):
+                first = min(first, position)
+    return first

@@ -12,6 +12,7 @@ from typing import Any, Protocol, Self
 from ..conversation import Conversation, Item, Message, ToolCall, extends, is_instruction, role_of, shared
 from ..errors import InputError
 from ..meter.tokens import Meter
+from ..meter.turns import ended_from
 from ..summarize.call import SummaryCall
 
 
@@ -63,16 +64,22 @@ class RunningTotal:
         usable = [(known, known_total) for known, known_total, request, counted_by in reversed(self._known)
                   if counted_by is meter and _same_outside(request, conversation)]
         for differing, known, known_total in _least_differing_first(usable, items, conversation.grew, follows):
-            edited = _edited(known, items, differing, meter)
             n = len(known)
-            if edited is not None and not any(map(_changes_earlier_counts, items[n:])):
-                # the two last known items are counted again with what follows: a call's cost
-                # depends on whether its neighbour is a call too — on both sides, so the item before
-                # them stands in the window too (uncounted: a parallel call counted without the call
-                # before it was billed as a first call, which a calibrated count rounds otherwise)
-                low = max(0, n - 3)
-                total = (known_total + edited + sum(meter.items(items[low:])[n - 2 - low:])
-                         - sum(meter.items(known[low:])[n - 2 - low:]))
+            if any(map(is_instruction, items[n:])):  # (the tools' definitions: every count may change)
+                continue
+            # from the first thinking or reasoning whose turn a new user message ended, counts change
+            turned = ended_from(known, items[n:])
+            edited = _edited(known, items, differing, meter, min(n, turned) - 2)
+            if edited is not None:
+                # the two last known items (or from two before the first whose turn ended) are counted
+                # again with what follows: a call's cost depends on whether its neighbour is a call too —
+                # on both sides, so the item before them stands in the window too (uncounted: a parallel
+                # call counted without the call before it was billed as a first call, which a calibrated
+                # count rounds otherwise)
+                again = max(0, min(n, turned) - 2)
+                low = max(0, again - 1)
+                total = (known_total + edited + sum(meter.items(items[low:])[again - low:])
+                         - sum(meter.items(known[low:])[again - low:]))
                 break
         else:
             total = meter.count(conversation).total
@@ -223,30 +230,25 @@ def _differing(known: tuple[Item, ...], items: tuple[Item, ...], at_least: int =
     return list(compress(count(first), map(operator.is_not, items[first:], known[first:])))
 
 
-def _edited(known: tuple[Item, ...], items: tuple[Item, ...], differing: list[int], meter: Meter) -> int | None:
-    """What the items of ``items`` standing at the ``differing`` positions of ``known``, before its
-    last two, add to its count; None when an item there changed kind, or a message changed (what
-    surrounds an item sets what it costs). A tool call or result replaced by one of its kind
-    stands where it stood (parallel or not: its neighbours' kinds are the same), so only its own
-    count changes."""
-    n, added = len(known), 0
+def _edited(known: tuple[Item, ...], items: tuple[Item, ...], differing: list[int], meter: Meter,
+            before: int) -> int | None:
+    """What the items of ``items`` standing at the ``differing`` positions of ``known`` before
+    ``before`` (the rest are counted again) add to its count; None when an item there changed kind,
+    or a message changed (what surrounds an item sets what it costs). A tool call or result replaced
+    by one of its kind stands where it stood (parallel or not: its neighbours' kinds are the same),
+    so only its own count changes."""
+    added = 0
     for position in differing:
         old, new = known[position], items[position]
         if type(old) is not type(new) or isinstance(old, Message):
             if old == new:
                 continue
             return None
-        if position < n - 2:
+        if position < before:
             parallel = isinstance(old, ToolCall) and ((position > 0 and isinstance(known[position - 1], ToolCall))
                                                       or isinstance(known[position + 1], ToolCall))
             added += meter.item(new, parallel=parallel) - meter.item(old, parallel=parallel)
     return added
-
-
-def _changes_earlier_counts(item: Item) -> bool:
-    """An item whose arrival changes what earlier items cost: a system message (tool definitions)
-    or a user message (thinking or reasoning before it is no longer the current turn's: ``turn_billed``)."""
-    return is_instruction(item) or (isinstance(item, Message) and item.role == "user")
 
 
 def unread_from(items: tuple[Item, ...]) -> int | None:
