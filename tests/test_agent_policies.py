@@ -30,7 +30,7 @@ from playground.conversation import (
 from playground.meter.carried import CarriedCounts
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, POLICIES, THEIRS, make
-from playground.policies.aider import AiderSummaryPolicy, _Answers, _parted
+from playground.policies.aider import AiderSummaryPolicy, _Answers, _DoneTurns, _parted, _Parts, _parts
 from playground.policies.base import PolicyResult, RunningTotal, UserTurns, unchanged, unread_from
 from playground.policies.clear_tool_uses import ClearToolUsesPolicy
 from playground.policies.cline import ClineTruncationPolicy
@@ -49,7 +49,7 @@ from playground.run.compare import compare
 from playground.run.prices import read_prices
 from playground.run.replay import applied, call_starts, replay
 from playground.summarize.cut import MARKER, is_summary
-from playground.summarize.history import DEFAULT_PROMPT
+from playground.summarize.history import DEFAULT_PROMPT, summary_message
 from playground.summarize.offline import OfflineSummarizer
 
 from .conftest import TRACES, load_shared, shared
@@ -659,6 +659,73 @@ def test_aider_carrying_its_pairs_sends_what_pairing_every_result_sends(body, mo
     runs = [replay(conversation, policy(max_tokens=max_tokens), METER, GPT4O, mode=mode, cache="none")
             for policy in (AiderSummaryPolicy, _AiderPairingEveryResult)]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+@dataclasses.dataclass(frozen=True)
+class _AiderReadingDoneTurnsWhole(AiderSummaryPolicy):
+    """Aider's summarization as it was before the done turns were carried: read whole at each turn."""
+
+    def apply(self, conversation, meter):
+        object.__setattr__(self, "carried", _DoneTurns())
+        return super().apply(conversation, meter)
+
+
+@st.composite
+def _turns_with_thinking(draw: st.DrawFn) -> dict[str, Any]:
+    """Anthropic runs of many short turns: thinking before some calls (billed in its own turn only),
+    a user message after every few steps, now and then an earlier summary."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Fix it."}]
+    for step in range(draw(st.integers(1, 60))):
+        blocks = [{"type": "thinking", "thinking": "t " * draw(st.integers(1, 60)), "signature": "s"}] * draw(
+            st.integers(0, 1))
+        messages.append({"role": "assistant", "content": [
+            *blocks, {"type": "tool_use", "id": f"c{step}", "name": "read", "input": {"n": step}}]})
+        kind = draw(st.sampled_from(["step"] * 3 + ["user", "summary"]))
+        text = ([{"type": "text", "text": "Go on."}] if kind == "user" else
+                [{"type": "text", "text": summary_message("Earlier work.", 3, "x").content}] if kind == "summary"
+                else [])
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"c{step}", "content": "r " * draw(st.integers(1, 200))}, *text]})
+    return {"model": "claude-sonnet-4-5", "max_tokens": 1024,
+            "messages": [*messages, {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}]}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values(), _ANSWERED_LATE.map(answered_late), _turns_with_thinking()),
+       st.sampled_from(["stored", "per-call"]), st.sampled_from([0, 60, 400]),
+       st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]))
+def test_aider_carrying_its_done_turns_sends_what_reading_them_whole_sends(body, mode, max_tokens, model):
+    """Each turn's done turns are read on from the last turn's (their counts, messages, pairs and
+    earlier summaries): every call's result, and the replay, are what reading them whole gave."""
+    conversation, meter = (body if isinstance(body, Conversation) else formats.read(body)), Meter(model)
+    policies = AiderSummaryPolicy(max_tokens=max_tokens), _AiderReadingDoneTurnsWhole(max_tokens=max_tokens)
+    carried, whole = ([result for _, result in applied(conversation, policy, meter, mode)] for policy in policies)
+    assert carried == whole
+    runs = [replay(conversation, policy(max_tokens=max_tokens), meter, GPT4O, mode=mode, cache="none")
+            for policy in (AiderSummaryPolicy, _AiderReadingDoneTurnsWhole)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(LONG_RUNS, _ANSWERED_LATE.map(answered_late), _turns_with_thinking()), st.integers(1, 6),
+       st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]))
+def test_aiders_done_turns_read_on_from_the_last_are_those_read_whole(body, step, model):
+    """Read as each turn's done turns grow (``step`` items at a time, after another history), the
+    carried parts, their tokens, the summaries among them and where the kept tail may begin (a cut
+    after an assistant message that parts no call from its result) are those of the done turns read
+    whole (``_Parts``)."""
+    items, meter = (body if isinstance(body, Conversation) else formats.read(body)).items, Meter(model)
+    another = chat(("user", summary_message("Another.", 2, "x").content), ("calls", [("read", words(9))]))
+    carried = _DoneTurns().read(another.items, meter)  # (a summary in it, which the run may not hold)
+    for length in [*range(step, len(items), step), len(items)]:
+        done = items[:length]
+        carried.read(done, meter)
+        whole = _Parts(_parts(done, list(meter.items(done))))
+        assert carried.parts == whole.parts and carried.tokens() == sum(part.tokens for part in whole.parts)
+        for end in range(len(whole.parts) + 1):
+            assert carried.head(end) == whole.head(end)
+        for end in range(len(whole.parts), -1, -1):  # (as ``_split`` asks: a cut found parting is dropped)
+            assert carried.cut_at_or_before(end) == whole.cut_at_or_before(end)
 
 
 def _crossed_answers() -> Conversation:

@@ -26,6 +26,7 @@ class CarriedCounts:
         self._meter: Meter | None = None
         self._turns = Turns()  # where thinking and reasoning stop being billed (a user message after them)
         self._sums = [0]  # _sums[p]: the first p items' counts, up to the first item counted again since
+        self.since = 0  # where the last request's counts were counted again from (those before: as they were)
 
     def counts(self, items: tuple[Item, ...], meter: Meter, same: int = 0) -> list[int]:
         """``meter.items(items)`` — unless most of the request changed (each item is counted in a
@@ -44,6 +45,7 @@ class CarriedCounts:
         if meter is not self._meter or len(items) < len(old) or 3 * len(recount) > len(items):
             self._counts = list(meter.items(items))
             del self._sums[1:]
+            self.since = 0
         else:
             counts = self._counts
             counts.extend([0] * (len(items) - len(counts)))
@@ -52,7 +54,8 @@ class CarriedCounts:
                 layout = Layout.of(items[low:q + 2])  # (parallel calls and continued blocks: the neighbours)
                 counts[q] = meter.item(items[q], parallel=q - low in layout.parallel,
                                        continues=q - low in layout.continued, thinking=turns.billed(items[q], q))
-            del self._sums[min(recount, default=len(items)) + 1:]
+            self.since = min(recount, default=len(items))
+            del self._sums[self.since + 1:]
         self.items, self._meter = items, meter
         return self._counts
 

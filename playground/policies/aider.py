@@ -12,13 +12,14 @@ running and the system prompt are never touched. Each summary is an LLM call, bi
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate, pairwise
 from typing import Any, ClassVar
 
 from .. import formats
 from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, extends, is_instruction, links, role_of
+from ..meter.carried import CarriedCounts
 from ..meter.tokens import Meter
 from ..summarize.call import SummaryCall, estimate
 from ..summarize.cut import is_summary
@@ -45,26 +46,44 @@ class _Part:
     tokens: int
 
 
-def _parts(done: tuple[Item, ...], meter: Meter) -> list[_Part]:
-    """The done turns as Aider's messages (an assistant reply with its calls is one)."""
-    sizes = meter.items(done)
-    starts = [*message_starts(done), len(done)]
-    return [_Part(done[a:b], sum(sizes[a:b])) for a, b in pairwise(starts)]
+def _parts(items: tuple[Item, ...], sizes: list[int]) -> list[_Part]:
+    """``items`` as Aider's messages (an assistant reply with its calls is one), ``sizes`` their counts."""
+    starts = [*message_starts(items), len(items)]
+    return [_Part(items[a:b], sum(sizes[a:b])) for a, b in pairwise(starts)]
 
 
-def _split(parts: list[_Part], limit: int) -> int:
+def _split(parts: _Parts | _DoneTurns, limit: int) -> int:
     """Where the kept tail begins: the newest messages under half the limit, moved back until the
     head ends with an assistant message and no call in it waits for a result in the tail."""
-    tail, split = 0, len(parts)
-    for number in range(len(parts) - 1, -1, -1):
-        if tail + parts[number].tokens >= limit // 2:
+    tail, split = 0, len(parts.parts)
+    for number in range(len(parts.parts) - 1, -1, -1):
+        if tail + parts.parts[number].tokens >= limit // 2:
             break
-        tail, split = tail + parts[number].tokens, number
-    ends = list(accumulate((len(part.items) for part in parts), initial=0))
-    parted = _parted([item for part in parts for item in part.items])
-    while split > 1 and (role_of(parts[split - 1].items[-1]) != "assistant" or parted[ends[split]]):
-        split -= 1
-    return split
+        tail, split = tail + parts.parts[number].tokens, number
+    return parts.cut_at_or_before(split)
+
+
+class _Parts:
+    """A few messages read whole (a summary and the tail kept after it), as ``_split`` and a summary
+    read them: ``_DoneTurns`` reads the done turns so, carried."""
+
+    def __init__(self, parts: list[_Part]) -> None:
+        self.parts = parts
+        self._ends = list(accumulate((len(part.items) for part in parts), initial=0))
+        self._parted = _parted([item for part in parts for item in part.items])
+
+    def cut_at_or_before(self, number: int) -> int:
+        """The last cut at or before part ``number`` (but the first) after an assistant message that
+        parts no call from its result; the second part when none is."""
+        while number > 1 and (role_of(self.parts[number - 1].items[-1]) != "assistant"
+                              or self._parted[self._ends[number]]):
+            number -= 1
+        return number
+
+    def head(self, end: int) -> tuple[tuple[Item, ...], int, bool]:
+        """Parts ``:end`` as one span: its items, their tokens, and whether an earlier summary is among them."""
+        span = tuple(item for part in self.parts[:end] for item in part.items)
+        return span, sum(part.tokens for part in self.parts[:end]), any(map(is_summary, span))
 
 
 def _parted(items: list[Item]) -> list[bool]:
@@ -96,8 +115,11 @@ class _Answers:
         self._calls: list[int] = []
 
     def read(self, conversation: Conversation) -> _Answers:
-        items = conversation.items
-        if not extends(items, self._items, conversation.grew):
+        return self.read_items(conversation.items, conversation.grew)
+
+    def read_items(self, items: tuple[Item, ...], grew: tuple[tuple[Item, ...], tuple[Item, ...]] | None = None
+                   ) -> _Answers:
+        if not extends(items, self._items, grew):
             self._reset()
         opened, results, calls = self._open, self._results, self._calls
         for position in range(len(self._items), len(items)):
@@ -132,6 +154,64 @@ def _running(items: tuple[Item, ...], newest_user: int, answers: _Answers) -> in
     return end
 
 
+class _DoneTurns:
+    """The done turns read as Aider's messages (``_Parts``), carried from turn to turn: per call each
+    turn's done turns are the last turn's with that turn added, and reading them whole (every item
+    counted, every message found, every call paired) at each user message made a long run's turns
+    cost more and more. Only the messages from the first item whose count changed are read again
+    (what was added, and the thinking a user message ended: ``CarriedCounts``), and the calls added
+    are paired (``_Answers``). Owned by one policy."""
+
+    def __init__(self) -> None:
+        self.counts = CarriedCounts()
+        self.pairs = _Answers()
+        self.done: tuple[Item, ...] = ()
+        self.parts: list[_Part] = []
+        self.starts: list[int] = [0]  # each part's first position, then the done turns' end
+        self.summaries: list[int] = []  # the positions of earlier summaries
+        self.after_replies: list[int] = []  # cuts after an assistant message, by part number, not found to part a pair
+
+    def read(self, done: tuple[Item, ...], meter: Meter) -> _DoneTurns:
+        counts = self.counts.counts(done, meter)
+        self.pairs.read_items(done)
+        # a message starts where the item before it is of another one: read again from the part holding
+        # the item before the first one counted again (the items before that are the very same)
+        since = self.counts.since
+        keep = 0 if since == 0 else max(0, min(bisect_right(self.starts, since - 1), len(self.parts)) - 1)
+        start = self.starts[keep]
+        del self.parts[keep:], self.starts[keep:], self.summaries[bisect_left(self.summaries, start):]
+        self.parts += _parts(done[start:], counts[start:])
+        self.starts += accumulate((len(part.items) for part in self.parts[keep:]), initial=start)
+        self.summaries += (p for p in range(start, len(done)) if is_summary(done[p]))
+        del self.after_replies[bisect_right(self.after_replies, keep):]
+        self.after_replies += (number for number in range(keep + 1, len(self.parts) + 1)
+                               if role_of(self.parts[number - 1].items[-1]) == "assistant")
+        self.done = done
+        return self
+
+    def tokens(self) -> int:
+        return self.counts.between(0, len(self.done))
+
+    def cut_at_or_before(self, number: int) -> int:
+        """``_Parts.cut_at_or_before``, from the cuts after an assistant message, newest first: a run
+        of calls answered at once has none that parts no call from its result, and walking back
+        over every part at each turn made a long run's turns cost more and more. A cut found to
+        part one stays so while the done turns grow (their pairs only grow), so it is dropped."""
+        after = self.after_replies
+        found = bisect_right(after, number)
+        while found and after[found - 1] > 1:
+            if self.pairs.waiting_before(self.starts[after[found - 1]]) is None:
+                return after[found - 1]
+            found -= 1
+            del after[found]
+        return min(number, 1)
+
+    def head(self, end: int) -> tuple[tuple[Item, ...], int, bool]:
+        """Parts ``:end`` as one span: its items, their tokens, and whether an earlier summary is among them."""
+        stop = self.starts[end]
+        return self.done[:stop], self.counts.between(0, stop), bisect_left(self.summaries, stop) > 0
+
+
 class _Done:
     """The done turns last summarized and what they became: Aider summarizes them once, when a
     turn ends, and every call of the next turn sends that (so only the first is billed). Owned
@@ -155,6 +235,8 @@ class AiderSummaryPolicy:
     turns: UserTurns = field(default_factory=UserTurns, compare=False, repr=False)
     last: _Done = field(default_factory=_Done, compare=False, repr=False)
     answers: _Answers = field(default_factory=_Answers, compare=False, repr=False)
+    # the done turns read as messages, each turn's read on from the last turn's
+    carried: _DoneTurns = field(default_factory=_DoneTurns, compare=False, repr=False)
     # the requests' and the results' totals, carried: within a turn each grows from the last one
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     # the first summary of each turn's done turns reads only what they added since the last turn's
@@ -179,8 +261,8 @@ class AiderSummaryPolicy:
         done = items[first:running]
         history, calls = self.last.known(done), []
         if history is None:
-            parts = _parts(done, meter)
-            if sum(part.tokens for part in parts) <= self.limit():
+            parts = self.carried.read(done, meter)
+            if parts.tokens() <= self.limit():
                 return unchanged(conversation)
             history, calls = self._summarized(parts, meter)
             if role_of(history[-1]) != "assistant":
@@ -199,26 +281,28 @@ class AiderSummaryPolicy:
         return _running(conversation.items, self.turns.read(conversation).newest(1) or 0,
                         self.answers.read(conversation))
 
-    def _summarized(self, parts: list[_Part], meter: Meter) -> tuple[tuple[Item, ...], list[SummaryCall]]:
+    def _summarized(self, parts: _Parts | _DoneTurns, meter: Meter) -> tuple[tuple[Item, ...], list[SummaryCall]]:
         """``summarize_real``: the done turns as a summary and the kept tail, with every
         summarization call it made."""
         calls: list[SummaryCall] = []
         for depth in range(MAX_DEPTH + 2):
             split = _split(parts, self.limit())
-            whole = len(parts) <= MIN_SPLIT or depth > MAX_DEPTH or split <= MIN_SPLIT
-            head, tail = (parts, []) if whole else (parts[:split], parts[split:])
-            summary = self._summary(head, meter, calls, self.summarizer if depth == 0 else OfflineSummarizer())
+            whole = len(parts.parts) <= MIN_SPLIT or depth > MAX_DEPTH or split <= MIN_SPLIT
+            end = len(parts.parts) if whole else split
+            tail = parts.parts[end:]
+            summary = self._summary(*parts.head(end), meter, calls,
+                                    self.summarizer if depth == 0 else OfflineSummarizer())
             if whole or summary.tokens + sum(part.tokens for part in tail) < self.limit():
                 break
-            parts = [summary, *tail]
+            parts = _Parts([summary, *tail])
         return (*summary.items, *(item for part in tail for item in part.items)), calls
 
-    def _summary(self, head: list[_Part], meter: Meter, calls: list[SummaryCall], summarizer: OfflineSummarizer
-                 ) -> _Part:
-        """One summary message for ``head`` (``summarizer``'s), its call noted in ``calls``."""
-        span = tuple(item for part in head for item in part.items)
-        text = summarizer.summarize(Plan(0, len(span), span, "", any(map(is_summary, span)), 0, meter))
+    def _summary(self, span: tuple[Item, ...], tokens: int, previous: bool, meter: Meter, calls: list[SummaryCall],
+                 summarizer: OfflineSummarizer) -> _Part:
+        """One summary message for ``span`` (``tokens``; ``previous``: an earlier summary is in it), made by
+        ``summarizer``, its call noted in ``calls``."""
+        text = summarizer.summarize(Plan(0, len(span), span, "", previous, 0, meter))
         message = summary_message(text, len(span), "Aider chat-history summary: offline summary, no LLM")
-        tokens = meter.items((message,))[0]
-        calls.append(estimate(sum(part.tokens for part in head), tokens, meter))
-        return _Part((message,), tokens)
+        summary_tokens = meter.items((message,))[0]
+        calls.append(estimate(tokens, summary_tokens, meter))
+        return _Part((message,), summary_tokens)
