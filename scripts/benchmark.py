@@ -200,27 +200,29 @@ def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False,
           f"{per_call / stored:.2f}×  (target ≤ 3×)", flush=True)
 
 
-def regime(sizes: tuple[int, ...], strategies: tuple[str, ...]) -> None:
+def regime(sizes: tuple[int, ...], strategies: tuple[str, ...], thinking: bool = False) -> None:
     """Per call, the CPU time of each call of a replay (``--regime``): the first (which counts and
     indexes the whole run), those that summarize and the others, at each size. A ratio per doubling
     mixes the two kinds of call in shares that change with the run; these say whether each kind
     costs the same at every length. CPU time, not wall time: this shared machine's other work
-    does not count."""
-    price = read_prices().get("gpt-4o")
+    does not count. ``thinking``: the run of ``thinking_run``, counted for its Claude model."""
+    model, run_of = (THINKING_MODEL, thinking_run) if thinking else ("gpt-4o", read_file_run)
+    price = read_prices().get(model)
     settings = PolicySettings().with_options(**LINEAR_OPTIONS)
-    print("\nper call, CPU time (process_time), each strategy's defaults, per-call mode:", flush=True)
+    print(f"\nper call, CPU time (process_time), each strategy's defaults, per-call mode"
+          f"{', the --thinking run' if thinking else ''}:", flush=True)
     for name in strategies or ("rules", "hybrid"):
-        replay(formats.read(read_file_run(sizes[0])), make(name, settings), Engine().meter("gpt-4o"), price,
+        replay(formats.read(run_of(sizes[0])), make(name, settings), Engine().meter(model), price,
                mode="per-call")  # warm up
         for size in sizes:
-            conversation, stamps = formats.read(read_file_run(size)), [time.process_time()]
-            run = replay(conversation, make(name, settings), Engine().meter("gpt-4o"), price, mode="per-call",
+            conversation, stamps = formats.read(run_of(size)), [time.process_time()]
+            run = replay(conversation, make(name, settings), Engine().meter(model), price, mode="per-call",
                          progress=lambda done, total, stamps=stamps: stamps.append(time.process_time()))
             took = [later - earlier for earlier, later in itertools.pairwise(stamps)]
             kinds = [bool(call.fired and "summarization" in call.fired) for call in run.calls]
             summarizing = [t for t, kind in zip(took[1:], kinds[1:], strict=True) if kind]
             plain = [t for t, kind in zip(took[1:], kinds[1:], strict=True) if not kind]
-            print(f"  {name:<20} {size:>5,} calls: {stamps[-1] - stamps[0]:6.2f} s; first call {took[0]:5.2f} s; "
+            print(f"  {name:<23} {size:>5,} calls: {stamps[-1] - stamps[0]:6.2f} s; first call {took[0]:5.2f} s; "
                   f"{len(summarizing):>5,} summarizing ({len(summarizing) / len(took):4.0%}) "
                   f"{1e3 * statistics.mean(summarizing or [0]):5.2f} ms each; {len(plain):>5,} others "
                   f"{1e3 * statistics.mean(plain or [0]):5.2f} ms each", flush=True)
@@ -294,7 +296,7 @@ def _part(args: argparse.Namespace) -> bool:
     if args.only == "agent":
         _agent(args.sizes, args.repeat)
     elif args.only == "linear" and args.regime:
-        regime(args.sizes, args.strategies)
+        regime(args.sizes, args.strategies, thinking=args.thinking)
     elif args.only == "linear":
         linearity(args.repeat, args.sizes, steady=args.steady, summarize=not args.no_summarize,
                   strategies=args.strategies, thinking=args.thinking)

@@ -190,6 +190,7 @@ class _DoneTurns:
         return self
 
     def tokens(self) -> int:
+        """The done turns' tokens, from the running sums (not a pass over every part)."""
         return self.counts.between(0, len(self.done))
 
     def cut_at_or_before(self, number: int) -> int:
