@@ -612,9 +612,14 @@ def test_prune_carried_over_runs_of_outputs_of_every_size_sends_what_walking_eve
 
 
 @dataclasses.dataclass(frozen=True)
-class _AiderPairingEveryResult(AiderSummaryPolicy):
-    """Aider's summarization as it was before the pairs were carried: the turn running found by
-    pairing every result of the whole request with its call at every call."""
+class _AiderCarryingNothing(AiderSummaryPolicy):
+    """Aider's summarization as it was before its reading was carried: the turn running found by
+    pairing every result of the whole request with its call at every call, and the done turns read
+    whole at each turn."""
+
+    def apply(self, conversation, meter):
+        object.__setattr__(self, "carried", _DoneTurns())
+        return super().apply(conversation, meter)
 
     def _running(self, conversation):
         items = conversation.items
@@ -646,30 +651,6 @@ def answered_late(turns) -> Conversation:
     return formats.read(data)
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.one_of(LONG_RUNS, *REQUESTS.values(), _ANSWERED_LATE.map(answered_late)),
-       st.sampled_from(["stored", "per-call"]), st.sampled_from([0, 60, 1_024]))
-def test_aider_carrying_its_pairs_sends_what_pairing_every_result_sends(body, mode, max_tokens):
-    """The calls and results of a request that extends the last one are paired in its new items
-    only: every call's result, and the replay, are what pairing the whole request at each call gave."""
-    conversation = body if isinstance(body, Conversation) else formats.read(body)
-    policies = AiderSummaryPolicy(max_tokens=max_tokens), _AiderPairingEveryResult(max_tokens=max_tokens)
-    carried, paired = ([result for _, result in applied(conversation, policy, METER, mode)] for policy in policies)
-    assert carried == paired
-    runs = [replay(conversation, policy(max_tokens=max_tokens), METER, GPT4O, mode=mode, cache="none")
-            for policy in (AiderSummaryPolicy, _AiderPairingEveryResult)]
-    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
-
-
-@dataclasses.dataclass(frozen=True)
-class _AiderReadingDoneTurnsWhole(AiderSummaryPolicy):
-    """Aider's summarization as it was before the done turns were carried: read whole at each turn."""
-
-    def apply(self, conversation, meter):
-        object.__setattr__(self, "carried", _DoneTurns())
-        return super().apply(conversation, meter)
-
-
 @st.composite
 def _turns_with_thinking(draw: st.DrawFn) -> dict[str, Any]:
     """Anthropic runs of many short turns: thinking before some calls (billed in its own turn only),
@@ -690,19 +671,21 @@ def _turns_with_thinking(draw: st.DrawFn) -> dict[str, Any]:
             "messages": [*messages, {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}]}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.one_of(LONG_RUNS, *REQUESTS.values(), _ANSWERED_LATE.map(answered_late), _turns_with_thinking()),
-       st.sampled_from(["stored", "per-call"]), st.sampled_from([0, 60, 400]),
+       st.sampled_from(["stored", "per-call"]), st.sampled_from([0, 60, 400, 1_024]),
        st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]))
-def test_aider_carrying_its_done_turns_sends_what_reading_them_whole_sends(body, mode, max_tokens, model):
-    """Each turn's done turns are read on from the last turn's (their counts, messages, pairs and
-    earlier summaries): every call's result, and the replay, are what reading them whole gave."""
+def test_aider_carrying_its_reading_sends_what_reading_each_request_whole_sends(body, mode, max_tokens, model):
+    """The calls and results of a request that extends the last one are paired in its new items
+    only, and each turn's done turns are read on from the last turn's (their counts, messages, pairs
+    and earlier summaries): every call's result, and the replay, are what pairing the whole request
+    and reading the done turns whole at each call gave."""
     conversation, meter = (body if isinstance(body, Conversation) else formats.read(body)), Meter(model)
-    policies = AiderSummaryPolicy(max_tokens=max_tokens), _AiderReadingDoneTurnsWhole(max_tokens=max_tokens)
+    policies = AiderSummaryPolicy(max_tokens=max_tokens), _AiderCarryingNothing(max_tokens=max_tokens)
     carried, whole = ([result for _, result in applied(conversation, policy, meter, mode)] for policy in policies)
     assert carried == whole
     runs = [replay(conversation, policy(max_tokens=max_tokens), meter, GPT4O, mode=mode, cache="none")
-            for policy in (AiderSummaryPolicy, _AiderReadingDoneTurnsWhole)]
+            for policy in (AiderSummaryPolicy, _AiderCarryingNothing)]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
 
 

@@ -49,7 +49,8 @@ class RunningTotal:
     """The prompt total of requests that mostly grow by appending, as a replay's do: when a
     request begins with one this object has counted, only the new items are counted — and the
     tool calls and results it replaced with others of their kind (a masked or cleared output, per
-    call: the request is the last one with one more item edited). Owned by a policy; any other
+    call: the request is the last one with one more item edited), and the turn whose thinking or
+    reasoning a new user message took off the bill (``ended_from``). Owned by a policy; any other
     request is counted whole."""
 
     def __init__(self) -> None:
