@@ -211,6 +211,24 @@ def test_changing_the_threshold_moves_the_meters(page):
     assert metric(page, "After") < before
 
 
+def test_a_threshold_near_the_context_window_prints_both_labels_apart(page):
+    """The threshold and the window a few percent apart on the meter: their labels stay readable."""
+    from playwright.sync_api import expect
+
+    window_label = page.locator(".cp-window .cp-marklabel").first
+    set_threshold(page, 10_000_000)  # (the window on the scale, to read what it is)
+    expect(window_label).to_be_visible()
+    window = int(window_label.inner_text().removeprefix("context window ").replace(",", ""))
+    set_threshold(page, window * 19 // 20)
+    expect(page.locator(".cp-meter.cp-two").first).to_be_visible()
+    threshold_box = page.locator(".cp-marklabel").first.bounding_box()
+    window_box = window_label.bounding_box()
+    assert (threshold_box["y"] + threshold_box["height"] <= window_box["y"]
+            or threshold_box["x"] + threshold_box["width"] <= window_box["x"]
+            or window_box["x"] + window_box["width"] <= threshold_box["x"]), (threshold_box, window_box)
+    shot(page, "e2e-marks-near")
+
+
 def test_pasting_bad_json_shows_where_and_keeps_the_conversation(page):
     from playwright.sync_api import expect
 

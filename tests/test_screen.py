@@ -230,6 +230,19 @@ def test_meter_scale_keeps_the_window_unless_it_dwarfs_the_rest():
     assert "off this scale" in html and "threshold 2,000" in html
 
 
+def test_a_window_mark_near_the_threshold_takes_a_row_of_its_own():
+    """Seen on a 1.9-million-token log: the threshold (50,000) and the window (200,000) a few percent
+    apart, their labels printed over each other. The window's label drops a row when they are near."""
+    near = view.scale(before=1_900_000, after=1_400, threshold=50_000, window=200_000)
+    assert near.window is not None and abs(near.window - near.threshold) < render.NEAR_MARKS
+    html = render.meters(near, 1_900_000, 1_400, 50_000)
+    assert 'class="cp-meter cp-two"' in html and 'class="cp-mark cp-window cp-low"' in html
+    apart = view.scale(before=100_000, after=40_000, threshold=20_000, window=128_000)
+    assert abs(apart.window - apart.threshold) >= render.NEAR_MARKS
+    html = render.meters(apart, 100_000, 40_000, 20_000)
+    assert "cp-two" not in html and "cp-low" not in html and 'class="cp-mark cp-window"' in html
+
+
 def test_threshold_range_has_room_and_sane_steps():
     assert view.threshold_range(325, 200) == (1_000, 10)
     top, step = view.threshold_range(1_000_000, 50_000)

@@ -12,6 +12,7 @@ from html import escape
 from .view import Row, Scale
 
 PREVIEW_CHARS = 180
+NEAR_MARKS = 30  # % of the meter's width: two marks' labels closer than this would print over each other
 FULL_CHARS = 6_000
 
 STYLE = """
@@ -28,6 +29,7 @@ STYLE = """
 font-size:.75rem;color:#d9480f}
 .cp-window .cp-marklabel{color:#111}
 .cp-marklabel.cp-end{transform:translateX(-100%)}
+.cp-meter.cp-two{padding-bottom:2.5rem}.cp-two .cp-mark{bottom:2.5rem}.cp-two .cp-mark.cp-low{bottom:1.3rem}
 .cp-offscale{text-align:right;font-size:.75rem;color:#555}
 table.cp-rows{width:100%;border-collapse:collapse;table-layout:fixed;font-size:.82rem}
 .cp-rows th{text-align:left;border-bottom:2px solid #ccc;padding:.3rem}
@@ -86,8 +88,11 @@ def meters(view: Scale, before: int, after: int, threshold: int, compacted: int 
                 "</div>")
 
     marks = [mark("", view.threshold, f"threshold {_tokens(threshold)}")]
+    # two labels closer than a label's width would print over each other: the window's then takes a row of its own
+    near = view.window is not None and abs(view.window - view.threshold) < NEAR_MARKS
     if view.window is not None:
-        marks.append(mark(" cp-window", view.window, f"context window {_tokens(view.window_tokens)}"))
+        marks.append(mark(" cp-window" + (" cp-low" if near else ""), view.window,
+                          f"context window {_tokens(view.window_tokens)}"))
     off = "" if view.window is not None or view.window_tokens is None else (
         f'<div class="cp-offscale">context window {_tokens(view.window_tokens)} → far to the right, off this scale'
         "</div>")
@@ -97,8 +102,8 @@ def meters(view: Scale, before: int, after: int, threshold: int, compacted: int 
     else:
         bars += [_bar_track("cp-after", view.compacted, f"after compaction: {_tokens(compacted)} tokens (retrievable)"),
                  _bar_track("cp-summary", view.after, f"after summarization: {_tokens(after)} tokens (lossy)")]
-    return ('<div class="cp-meter" role="img" aria-label="token meters">' + "".join(bars) + "".join(marks) + "</div>"
-            + off)
+    return (f'<div class="cp-meter{" cp-two" if near else ""}" role="img" aria-label="token meters">' + "".join(bars)
+            + "".join(marks) + "</div>" + off)
 
 
 def _bar_track(css: str, width: float, label: str) -> str:
