@@ -200,6 +200,9 @@ def test_add_a_rule_with_one_click():
     rerun(at)
     button = next(b for b in at.button if b.key == "add_rule_result_search_web")
     assert button.label.startswith(render.literal("Add a rule for search_web results"))
+    shares = next(table for table in at.dataframe if "calls or results" in table.value.columns)
+    shown = json.loads(shares.proto.columns)  # (token counts with separators)
+    assert shown["tokens"]["type_config"]["format"] == shown["largest item"]["type_config"]["format"] == "localized"
     before = int(metrics(at)["After"].replace(",", ""))
     button.click()
     rerun(at)

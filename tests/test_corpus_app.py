@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 
 import pytest
@@ -60,6 +61,9 @@ def test_upload_a_zip_evaluate_and_read_the_table():
                                     if isinstance(s, finder.Source)), evaluation_setup(at))
     assert table["cost rules (US$)"][0] == round(next(r.row.cost for r in expected.policies
                                                        if r.row.policy == "rules"), 4)
+    shown = json.loads(next(frame for frame in at.dataframe if "run" in frame.value.columns).proto.columns)
+    assert shown["cost rules (US$)"]["type_config"]["format"] == shown["saving rules (US$)"]["type_config"]["format"]
+    assert shown["cost rules (US$)"]["type_config"]["format"] == "%.4f"  # (148.9760 beside 902.9204, not 148.976)
     assert [f.source for f in evaluation.failed] == ["logs.zip!runs/broken.json"]
     assert any("line 1, column" in w.value for w in at.warning)
     assert [s.source for s in evaluation.skipped] == ["logs.zip!runs/notes.txt"]

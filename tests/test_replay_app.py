@@ -57,6 +57,27 @@ def test_run_view_shows_the_engines_totals_and_charts():
     assert at.session_state[state.REPLAY_CALL] == len(run.calls) - 1  # the slider starts on the last call
 
 
+def test_the_tokens_chart_says_what_its_red_line_is_or_why_there_is_none():
+    """A policy with a prompt threshold has its line; one that acts on a measure of its own (Aider's
+    done turns, a window of calls) had a caption naming a red line that was not there."""
+    at = start()
+    captions = " ".join(caption.value for caption in at.caption)  # (the rules: a threshold)
+    assert "The red line is its threshold." in captions
+    healthy(at.selectbox(key=state.REPLAY_POLICY).select("aider-summary").run())
+    captions = " ".join(caption.value for caption in at.caption)
+    assert "red line" not in captions
+    assert "aider-summary acts on a measure of its own, not the prompt's size (max_chat_history_tokens " in captions
+
+
+def test_a_firing_repaid_on_the_call_that_fired_is_said_so():
+    """The book's report fires the rules once, and the firing repays its cache miss at once: the caption
+    once said "after 0 more calls at most"."""
+    at = start()
+    caption = next(caption.value for caption in at.caption if caption.value.startswith("The policy fired"))
+    assert caption.startswith("The policy fired 1 time; 1 of those firings repaid their cache miss (each on the call "
+                              "that fired).")
+
+
 def test_run_view_controls_change_the_run():
     at = start()
     healthy(at.radio(key=state.REPLAY_MODE).set_value("per-call").run())
@@ -95,6 +116,11 @@ def test_compare_view_lists_every_policy_with_the_engines_costs():
     none = frame[frame["policy"] == "none"].iloc[0]
     assert none["tokens billed"] == baseline.tokens_billed
     assert (frame["tokens billed"] <= none["tokens billed"]).all()
+    table = next(table for table in at.dataframe if "policy" in table.value.columns)
+    shown = json.loads(table.proto.columns)  # token counts read 1,487,239,744, not 1487239744
+    assert all(shown[name]["type_config"]["format"] == "localized"
+               for name in ("tokens final", "tokens billed", "cached", "lost", "retrievable"))
+    assert shown["cost (US$)"]["type_config"]["format"] == shown["summaries (US$)"]["type_config"]["format"] == "%.4f"
 
 
 def test_compare_view_adds_the_agents_own_policies_with_their_sources_and_summaries_billed():

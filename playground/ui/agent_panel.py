@@ -12,7 +12,7 @@ from ..export import NativeComparison, exports, gap_table, native_compare, nativ
 from ..present import literal
 from ..run import call_starts, money
 from ..words import plural
-from . import run_setup, state, workspace_file
+from . import run_setup, state, widgets, workspace_file
 
 NATIVE = "native"
 TARGETS = {**exports.AGENT_CLIENTS,
@@ -88,9 +88,8 @@ def _gap(conversation, compiled, rules, settings: Settings, summary, model_name:
     kept = st.session_state.get(state.NATIVE_GAP)
     if not kept or kept[0] != key:
         return None
-    tokens = st.column_config.NumberColumn(format="localized")  # 19,601, not 19601
     st.dataframe(gap_table(kept[1]), hide_index=True, width="stretch",
-                 column_config={"tokens billed": tokens, "vs tuned (tokens)": tokens})
+                 column_config=widgets.counts("tokens billed", "vs tuned (tokens)"))
     st.caption("Each native setting run here by the named policy that emulates it, with the compiled numbers, in the "
                "feature's own mode (per-call: the client keeps the whole history and each request is edited). "
                "*vs tuned*: native less tuned; more hidden-then-used calls mean the agent lost what it went on using.")

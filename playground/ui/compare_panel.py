@@ -63,7 +63,9 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
               "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items()),
               "source": source_of(row.policy)} for row in rows]
     st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={"policy": st.column_config.TextColumn(width="medium"),
+                 column_config={**widgets.counts("tokens final", "tokens billed", "cached", "lost", "retrievable"),
+                                **widgets.dollars("cost (US$)", "summaries (US$)"),
+                                "policy": st.column_config.TextColumn(width="medium"),
                                 "baseline": st.column_config.CheckboxColumn(
                                     help="What the others are measured against: the run as it ran where the agent "
                                          "cut its own context, else none (the log as it is)"),

@@ -35,7 +35,7 @@ from ..rules import Rules
 from ..run import UNKNOWN_NOTE, rounded
 from ..summarize import SummarySettings
 from ..words import plural
-from . import run_setup, state
+from . import run_setup, state, widgets
 
 UPLOAD_TYPES = ["zip", "tgz", "gz", "tar", *(suffix.lstrip(".") for suffix in RUN_SUFFIXES)]  # as the upload reads
 DEFAULT_POLICIES = ["none", "rules", "clear-tool-uses"]
@@ -194,8 +194,10 @@ def panel(rules: Rules, settings: Settings, summary: SummarySettings | None) -> 
     st.caption(f"{plural(len(evaluation.runs), 'run')} evaluated, {len(evaluation.failed):,} failed, "
                f"{len(evaluation.skipped):,} skipped. Select a run to open it in the other tabs; click a column to "
                "sort.")
-    st.dataframe(_rows(evaluation), hide_index=True, width="stretch", key=state.CORPUS_TABLE, on_select=_on_select,
-                 selection_mode="single-row")
+    rows = _rows(evaluation)
+    money = sorted({name for row in rows for name in row if name.endswith("(US$)")})
+    st.dataframe(rows, hide_index=True, width="stretch", key=state.CORPUS_TABLE, on_select=_on_select,
+                 selection_mode="single-row", column_config={**widgets.counts("calls"), **widgets.dollars(*money)})
     for failed in evaluation.failed:
         st.warning(literal(failed.message), icon=":material/error:")
     if evaluation.skipped:

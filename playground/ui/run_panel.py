@@ -124,6 +124,19 @@ def _threshold(policy: Policy) -> int | None:
     return next((int(params[key]) for key in ("threshold", "limit", "trigger") if key in params), None)
 
 
+def _threshold_note(policy: Policy, line: int | None) -> str:
+    """What the chart's red line is — or, for a policy that acts on a measure of its own (a number of
+    calls, the done turns' tokens), why none is drawn, with its parameters as its source names them."""
+    if line is not None:
+        return "The red line is its threshold."
+    params = policy.params()
+    if not params:
+        return ""
+    measure = ", ".join(f"{key} {value:,}" if isinstance(value, int) and not isinstance(value, bool) else key
+                        for key, value in params.items())
+    return f"{policy.name} acts on a measure of its own, not the prompt's size ({measure}): no line is drawn."
+
+
 def _agent_compactions(marks: list[dict[str, Any]]) -> alt.Chart:
     """A rule at each call where the agent compacted its own context (read from its log)."""
     return alt.Chart({"values": marks}).mark_rule(color="#e37400", strokeWidth=2).encode(
@@ -151,7 +164,7 @@ def _tokens_chart(run: Replay, rows: list[dict[str, Any]], policy: Policy, conve
             x="call:Q", y="tokens:Q", tooltip=["call:Q", "index:Q", alt.Tooltip("hidden_used:Q", title="spans used")])
     _draw(chart)
     st.caption("Prompt tokens of every call: without a policy the line only climbs; with one it drops where the "
-               "policy fires (the red line is its threshold), which makes the sawtooth.")
+               "policy fires, which makes the sawtooth. " + _threshold_note(policy, line))
     if agent:
         st.caption(f"The orange {'line marks the call' if len(agent) == 1 else 'lines mark the calls'} where the agent "
                    f"compacted its own context ({', '.join(mark['where'] for mark in agent)} of its log): the policy "
@@ -301,8 +314,11 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
     evens = run.break_even()
     if evens:
         repaid = [e.repaid_after for e in evens if e.repaid_after is not None]
-        st.caption(f"The policy fired {plural(len(evens), 'time')}; {len(repaid)} of those firings repaid their cache "
-                   f"miss (after {plural(max(repaid) if repaid else 0, 'more call')} at most). Estimate: a firing is "
-                   "measured against carrying on at the saving rate of the last call before it that did not fire.")
+        most = max(repaid, default=None)
+        when = ("" if most is None else " (each on the call that fired)" if most == 0
+                else f" (after {plural(most, 'more call')} at most)")
+        st.caption(f"The policy fired {plural(len(evens), 'time')}; {len(repaid):,} of those firings repaid their "
+                   f"cache miss{when}. Estimate: a firing is measured against carrying on at the saving rate of the "
+                   "last call before it that did not fire.")
     _chosen_call(run)
     _sweep_chart(conversation, run, st.session_state[state.REPLAY_POLICY], options, meter, chosen_price)

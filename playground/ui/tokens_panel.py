@@ -9,7 +9,7 @@ from ..conversation import Conversation
 from ..meter import TokenCount
 from ..present import render
 from ..rules import Rules, breakdown
-from . import state
+from . import state, widgets
 
 
 def _add_rule(tool: str, kind: str) -> None:
@@ -28,8 +28,8 @@ def panel(conversation: Conversation, count: TokenCount, rules: Rules) -> None:
         [{"tool": row.tool or "(messages)", "calls or results": row.kind, "items": row.items, "tokens": row.tokens,
           "share": row.share, "largest item": row.largest, "largest at": f"#{row.largest_position}",
           "rule": "yes" if row.has_rule else ("—" if row.kind == "message" else "no")} for row in shares],
-        column_config={"share": st.column_config.ProgressColumn("share", format="percent", min_value=0,
-                                                                max_value=1)},
+        column_config={**widgets.counts("tokens", "largest item"),
+                       "share": st.column_config.ProgressColumn("share", format="percent", min_value=0, max_value=1)},
         hide_index=True, width="stretch",
     )
     fixed = [row for row in shares if breakdown.worth_a_rule(row)]

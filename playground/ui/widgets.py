@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import streamlit as st
 
@@ -27,6 +28,17 @@ POLICY_HELP = ("rules: the two tables behind the threshold (the book); masking: 
                "clear-tool-uses: Anthropic's context editing; summarize: older history becomes a summary; hybrid: "
                "masking, then a summary when still over; none: the baseline. The rest are the agents' and providers' "
                "own compaction, each with its source's parameters.")
+
+
+def counts(*names: str) -> dict[str, Any]:
+    """A table's ``column_config`` for these columns of token counts: 1,487,239,744, not 1487239744."""
+    return {name: st.column_config.NumberColumn(format="localized") for name in names}
+
+
+def dollars(*names: str) -> dict[str, Any]:
+    """A table's ``column_config`` for these columns of US$ to the cent's hundredth, as the metrics show
+    them: 148.9760 beside 902.9204, not 148.976."""
+    return {name: st.column_config.NumberColumn(format="%.4f") for name in names}
 
 
 def policy_choice(column, key: str) -> None:
