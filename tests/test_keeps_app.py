@@ -52,6 +52,8 @@ def test_what_it_keeps_shows_each_type_with_its_fates_and_the_lost_then_used_fir
     assert expected.totals["path_read"][LOST] > 0  # the page shows a run that loses facts
     totals, facts = _frames(at)
     assert list(totals["facts"]) == list(TYPE_WORDS.values())
+    shown = json.loads(next(t for t in at.dataframe if "facts" in t.value.columns).proto.columns)
+    assert {shown[column]["type_config"]["format"] for column in (KEPT, LOST, "stated")} == {"localized"}  # 1,459
     for kind, fates in expected.totals.items():
         row = totals[totals["facts"] == TYPE_WORDS[kind]].iloc[0]
         assert {fate: row[fate] for fate in fates} == fates

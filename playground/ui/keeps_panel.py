@@ -14,6 +14,7 @@ from ..conversation import Conversation
 from ..present import TYPE_WORDS, literal, what_it_keeps
 from ..rules import Rules
 from ..run import call_starts
+from ..run.fates import FATES
 from ..summarize import SummarySettings
 from ..words import plural
 from . import run_setup, state, widgets
@@ -62,7 +63,8 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
                    "taken them from its request, with nothing to bring them back.\n\n" + "\n".join(lines) + more,
                    icon=":material/warning:")
     st.dataframe([{"facts": TYPE_WORDS[kind], **fates, "stated": sum(fates.values())}
-                  for kind, fates in view.totals.items()], hide_index=True)
+                  for kind, fates in view.totals.items()], hide_index=True,
+                 column_config=widgets.counts(*FATES, "stated"))
     st.caption(f"At the end of the run ({plural(view.calls, 'call')}), under {policy.name}."
                + (f" {plural(view.unreached, 'fact')} stated only in the last reply, which no request carries, "
                   "are left out." if view.unreached else ""))
