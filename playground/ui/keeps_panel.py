@@ -14,7 +14,6 @@ from ..conversation import Conversation
 from ..present import TYPE_WORDS, literal, what_it_keeps
 from ..rules import Rules
 from ..run import call_starts
-from ..run.fates import FATES
 from ..summarize import SummarySettings
 from ..words import plural
 from . import run_setup, state, widgets
@@ -62,9 +61,10 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
         st.warning(f"**Lost, then used** ({plural(len(used), 'fact')}): the agent used these after {policy.name} had "
                    "taken them from its request, with nothing to bring them back.\n\n" + "\n".join(lines) + more,
                    icon=":material/warning:")
-    st.dataframe([{"facts": TYPE_WORDS[kind], **fates, "stated": sum(fates.values())}
-                  for kind, fates in view.totals.items()], hide_index=True,
-                 column_config=widgets.counts(*FATES, "stated"))
+    totals = [{"facts": TYPE_WORDS[kind], **fates, "stated": sum(fates.values())}
+              for kind, fates in view.totals.items()]
+    st.dataframe(totals, hide_index=True,
+                 column_config=widgets.counts(*(name for name in totals[0] if name != "facts")))
     st.caption(f"At the end of the run ({plural(view.calls, 'call')}), under {policy.name}."
                + (f" {plural(view.unreached, 'fact')} stated only in the last reply, which no request carries, "
                   "are left out." if view.unreached else ""))

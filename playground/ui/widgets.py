@@ -36,7 +36,7 @@ def counts(*names: str) -> dict[str, Any]:
 
 
 def dollars(*names: str) -> dict[str, Any]:
-    """A table's ``column_config`` for these columns of US$ to the cent's hundredth, as the metrics show
+    """A table's ``column_config`` for these columns of US$ to a hundredth of a cent, as the metrics show
     them: 148.9760 beside 902.9204, not 148.976."""
     return {name: st.column_config.NumberColumn(format="%.4f") for name in names}
 
