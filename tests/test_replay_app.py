@@ -66,7 +66,8 @@ def test_the_tokens_chart_says_what_its_red_line_is_or_why_there_is_none():
     healthy(at.selectbox(key=state.REPLAY_POLICY).select("aider-summary").run())
     captions = " ".join(caption.value for caption in at.caption)
     assert "red line" not in captions
-    assert "aider-summary acts on a measure of its own, not the prompt's size (max_chat_history_tokens " in captions
+    assert ("aider-summary acts on a measure of its own, not the prompt's size (max_chat_history_tokens=8000, "
+            "context_window=128000): no line is drawn.") in captions  # (gpt-4o's window: a sixteenth)
 
 
 def test_a_firing_repaid_on_the_call_that_fired_is_said_so():
@@ -121,6 +122,7 @@ def test_compare_view_lists_every_policy_with_the_engines_costs():
     assert all(shown[name]["type_config"]["format"] == "localized"
                for name in ("tokens final", "tokens billed", "cached", "lost", "retrievable"))
     assert shown["cost (US$)"]["type_config"]["format"] == shown["summaries (US$)"]["type_config"]["format"] == "%.4f"
+    assert frame[frame["policy"] == "masking"].iloc[0]["parameters"] == "window=10"  # (as the Run chart's caption says)
 
 
 def test_compare_view_adds_the_agents_own_policies_with_their_sources_and_summaries_billed():

@@ -13,7 +13,7 @@ from ..present import literal
 from ..rules import Rules
 from ..run import UNKNOWN_NOTE, call_starts, known
 from ..summarize import SummarySettings
-from ..words import plural
+from ..words import parameters, plural
 from ..workbench.workspace import ReplaySettings
 from . import run_setup, state, widgets
 
@@ -60,7 +60,7 @@ def panel(conversation: Conversation, rules: Rules, settings: Settings, summary:
               "hidden then used (calls)": row.hidden_used_calls, "of those lost": row.hidden_used_lost,
               "summaries (US$)": _dollars(row.summarization_cost), "lost": row.tokens_lost,
               "retrievable": row.tokens_retrievable, "calls fired": row.fired,
-              "parameters": ", ".join(f"{k}={v}" for k, v in row.params.items()),
+              "parameters": parameters(row.params),
               "source": source_of(row.policy)} for row in rows]
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={**widgets.counts("tokens final", "tokens billed", "cached", "lost", "retrievable"),

@@ -37,7 +37,7 @@ from ..run import (
     sweep_points,
 )
 from ..summarize import SummarySettings
-from ..words import plural
+from ..words import parameters, plural
 from . import bills, run_setup, state, widgets
 
 PRICE_FIELDS = {"input": "Input", "cached_input": "Cached input", "cache_write": "Cache write", "output": "Output"}
@@ -132,9 +132,8 @@ def _threshold_note(policy: Policy, line: int | None) -> str:
     params = policy.params()
     if not params:
         return ""
-    measure = ", ".join(f"{key} {value:,}" if isinstance(value, int) and not isinstance(value, bool) else key
-                        for key, value in params.items())
-    return f"{policy.name} acts on a measure of its own, not the prompt's size ({measure}): no line is drawn."
+    return (f"{policy.name} acts on a measure of its own, not the prompt's size ({parameters(params)}): no line is "
+            "drawn.")
 
 
 def _agent_compactions(marks: list[dict[str, Any]]) -> alt.Chart:
