@@ -488,6 +488,56 @@ def test_gemini_compression_grown_per_call_holds_only_while_its_split_and_output
     _assert_gemini_carried(formats.read(body), "per-call", keep_share, window, budget)
 
 
+@st.composite
+def _moving_runs(draw: st.DrawFn) -> dict[str, Any]:
+    """Chat runs whose split moves on again and again, per call: a user message every few steps, outputs
+    of any length (the budget's edge cuts the older ones, so a user message ahead of the split can come to
+    hold the share), and now and then a call answered only a step or a user message later, or answered
+    again (a repeated id): what parts a user message from being a split point."""
+    def call(call_id: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "read", "arguments": "{}"}}]}
+
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "a" * draw(st.integers(0, 2000))}]
+    late: list[str] = []
+    for step in range(draw(st.integers(1, 30))):
+        said = draw(st.sampled_from(["user", "summary"] + ["nothing"] * 4))
+        if said != "nothing":  # (an earlier summary is folded into the next one, not summarized again)
+            messages.append({"role": "user", "content": summary_message("r" * draw(st.integers(1, 200)), 2, "earlier")
+                             .content if said == "summary" else "u" * draw(st.integers(1, 200))})
+        messages.append(call(f"c{step}"))
+        kind = draw(st.sampled_from(["now"] * 6 + ["later", "again"]))
+        if kind == "later":  # (answered after what comes next, a user message perhaps)
+            late.append(f"c{step}")
+        else:
+            messages.append({"role": "tool", "tool_call_id": f"c{step}", "content": "r" * draw(st.integers(1, 1500))})
+        if kind == "again" and step:
+            messages.append({"role": "tool", "tool_call_id": f"c{draw(st.integers(0, step - 1))}", "content": "x"})
+        if late and draw(st.booleans()):
+            messages.append({"role": "tool", "tool_call_id": late.pop(0), "content": "late"})
+    messages += [{"role": "tool", "tool_call_id": call_id, "content": "late"} for call_id in late]
+    return {"model": "gpt-4o", "messages": [*messages, {"role": "assistant", "content": "Done."}]}
+
+
+@settings(max_examples=200, deadline=None)
+@example(_shrinking_history([20, 400, 20, 20, 20, 20, 20, 1500, 1500, 400, 20], {2: "u", 7: "u", 8: "u"}), 0.8,
+         {"fraction": 0.0, "context_window": 10**7, "max_chars": 60}, 800, "chat")
+@given(_moving_runs(), st.sampled_from([0.05, 0.3, 0.5, 0.8]),
+       st.sampled_from([{"context_window": 0}, {"fraction": 0.0, "context_window": 10**7, "max_chars": 60},
+                        {"fraction": 0.0, "context_window": 10**7, "max_chars": 300}]),
+       st.sampled_from([0, 12, 40, 100, 400, 800]), st.sampled_from(["chat", "anthropic", "responses", "native"]))
+def test_gemini_compression_whose_split_moves_on_reads_only_the_steps_between_and_sends_what_reading_whole_does(
+        body, keep_share, window, budget, wire):
+    """Per call, when a user message after the split comes to hold the share, the split moves on to it
+    and only the steps between the two splits are read (the span, the calls made before the split, the
+    user message ahead of it), the summary and its acknowledgement proved valid alone: every call, and
+    the replay, are what compressing each request whole gave — in each wire format, also where a call
+    before the new split is answered after it (no split point there), or the outputs cut since leave
+    the share to a user message ahead of the split."""
+    conversation = formats.read(formats.write(formats.read(body), wire), wire)
+    _assert_gemini_carried(conversation, "per-call", keep_share, window, budget)
+
+
 def _assert_gemini_carried(conversation: Conversation, mode: str, keep_share: float, window: dict[str, Any],
                            budget: int = 0) -> None:
     runs = [replay(conversation, policy(keep_share=keep_share, budget=budget, **window), METER, GPT4O,

@@ -144,14 +144,35 @@ class _Cuts:
     stop: int = -1
 
 
+@dataclass(frozen=True)
+class _Grown:
+    """What a request grown from the last one compressed reads as, from what was added and the outputs at
+    the budget's edge: its cuts (read on from ``read``), the characters of its cut history and before its
+    split, and the split — the last one's, or the user message it moved on to (``moved``) with the user
+    message ahead of it (``ahead``, and the characters before that: ``before``) and whether one follows it."""
+
+    cuts: _Cuts
+    read: int
+    split: int
+    chars: int
+    seen: int
+    ahead: int
+    before: int
+    later: bool
+    moved: bool = False
+
+
 class _Compressed:
     """The last compression, and what makes it hold for a request grown from the one it was made
     of: per call, each request is the last one with a step added, and Gemini's compression of it is
     the last one's result with that step appended and the outputs the budget now leaves out cut —
-    unless the cut length or the meter changed, a call before the split was answered in what was
-    added, or the split would move (``_splits``). Reading that from what was added and
-    the outputs at the budget's edge, not compressing the whole history again (cut, split, checked
-    and counted at every call: quadratic). Owned by one policy."""
+    unless the cut length or the meter changed, or a call before the split was answered in what was
+    added. When the split moves on (``_splits``: a user message after it now has the share; about once
+    a user turn), only the steps between the two splits are read: the new span is the last one with
+    them, the new summary's and acknowledgement's read back alone, and what follows them the last
+    request's own. Reading that from what was added and the outputs at the budget's edge, not
+    compressing the whole history again (cut, split, checked and counted at every call: quadratic).
+    Owned by one policy."""
 
     def __init__(self) -> None:
         self.items: tuple[Item, ...] = ()  # the request compressed (nothing when there is none to grow)
@@ -164,12 +185,14 @@ class _Compressed:
         self.cuts = _Cuts([], {}, -1)
         self.cut: tuple[int, Meter | None] = (0, None)  # what the outputs were cut to, and counted with
         self.retrievable = 0  # what the cuts after the split saved
-        self.early: frozenset[str] = frozenset()  # the ids of the calls before the split
+        self.early: set[str] = set()  # the ids of the calls before the split
         self.summary_tokens = 0
+        self.previous = False  # whether the span summarized holds an earlier summary
+        self.answered: dict[str, int] = {}  # each call id's last result in the request: what a split would part
 
     def remember(self, items: tuple[Item, ...], sent: tuple[Item, ...], where: tuple[int, int, int], cuts: _Cuts,
                  cut: tuple[int, Meter], chars: Callable[[Item], int], summary_tokens: int,
-                 retrievable: int) -> None:
+                 retrievable: int, previous: bool) -> None:
         """A compression made whole (``where``: its history's start and end, and the split), unless its
         split is the whole history (which ended on a reply)."""
         first, pending, split = where
@@ -184,17 +207,28 @@ class _Compressed:
         self.later = any(map(_is_user, items[first + split + 1:pending]))
         self.items, self.sent, self.first, self.pending, self.split = items, sent, first, pending, split
         self.chars, self.seen, self.cuts, self.cut = total, seen, cuts, cut
-        self.summary_tokens, self.retrievable = summary_tokens, retrievable
-        self.early = frozenset(item.call_id for item in items[first:first + split] if isinstance(item, ToolCall))
+        self.summary_tokens, self.retrievable, self.previous = summary_tokens, retrievable, previous
+        self.early = {item.call_id for item in items[first:first + split] if isinstance(item, ToolCall)}
+        self.answered = {}
+        self._answer(items, 0)
+
+    def _answer(self, items: tuple[Item, ...], start: int) -> None:
+        answered = self.answered
+        for position in range(start, len(items)):
+            item = items[position]
+            if isinstance(item, ToolResult):
+                answered[item.call_id] = position
 
     def grown(self, conversation: Conversation, where: tuple[int, int], cut: tuple[int, Meter], fraction: float,
-              chars: Callable[[Item], int], truncate: Callable[..., _Cuts]) -> tuple[tuple[Item, ...], int] | None:
-        """What compressing ``conversation`` whole sends (its items; ``where``: its history's start and end),
-        and what its cuts after the split save, when the last compression holds for it. ``truncate``: the
-        policy's cutting, read on from the last cuts."""
+              chars: Callable[[Item], int], truncate: Callable[..., _Cuts], turns: UserTurns) -> _Grown | None:
+        """How compressing ``conversation`` whole (``where``: its history's start and end) reads, when the
+        last compression holds for it or its split moved on to a user message after it; None when the
+        whole history must be read. ``truncate``: the policy's cutting, read on from the last cuts;
+        ``turns``: the request's user messages, read."""
         items, (first, pending) = conversation.items, where
         if (not self.items or first != self.first or pending < self.pending or cut != self.cut
-                or not extends(items, self.items, conversation.grew)):
+                or not extends(items, self.items, conversation.grew)
+                or any(isinstance(item, ToolResult) and item.call_id in self.early for item in items[self.pending:])):
             return None
         old = self.cuts
         cuts = truncate(items[first:pending], cut[0], cut[1], old)
@@ -206,24 +240,69 @@ class _Compressed:
 
         total, seen, before = self.chars + grew(None), self.seen + grew(self.split), self.before + grew(self.ahead)
         later = self.later or any(map(_is_user, items[self.pending:pending]))
-        if not _splits(items[pending - 1], later, total * fraction, seen, before) or any(
-                isinstance(item, ToolResult) and item.call_id in self.early for item in items[self.pending:]):
+        share = total * fraction
+        if _splits(items[pending - 1], later, share, seen, before):
+            return _Grown(cuts, read, self.split, total, seen, self.ahead, before, later)
+        if share <= before:  # (a user message ahead of the split has the share now: it moves back)
             return None
-        saved, split = old.saved, self.split  # (this object's own: what the cuts before ``read`` saved stays)
+        self._answer(items, len(self.items))
+        return self._moved(items, first, pending, _Grown(cuts, read, self.split, total, seen, self.ahead, before,
+                                                          later), share, chars, turns)
+
+    def _moved(self, items: tuple[Item, ...], first: int, pending: int, grown: _Grown, share: float,
+               chars: Callable[[Item], int], turns: UserTurns) -> _Grown | None:
+        """``grown`` with its split moved on to the first user message after it with ``share`` of the
+        characters before it, read from the last split on; None when none has it (the split is then the last
+        user message, or the whole history) or a call made before it is answered after it (no split point):
+        the whole history is read then."""
+        truncated, answered, seen = grown.cuts.truncated, self.answered, grown.seen
+        ahead, before = grown.split, grown.seen  # (the last split is a user message ahead of any after it)
+        called: list[str] = []
+        for position in range(grown.split, len(truncated)):
+            item = items[first + position]
+            if position > grown.split and _is_user(item):
+                if seen >= share:
+                    if any(answered.get(call_id, -1) >= first + position for call_id in called):
+                        return None
+                    return replace(grown, split=position, seen=seen, ahead=ahead, before=before, moved=True,
+                                   later=turns.any_between(first + position, pending))
+                ahead, before = position, seen
+            elif isinstance(item, ToolCall):
+                called.append(item.call_id)
+            seen += chars(truncated[position])
+        return None
+
+    def grow(self, items: tuple[Item, ...], pending: int, grown: _Grown, sent: tuple[Item, ...] | None = None,
+             summary_tokens: int = 0, previous: bool = False) -> tuple[tuple[Item, ...], int]:
+        """What compressing the request of ``items`` whole sends, and what its cuts after the split save,
+        as ``grown`` reads it: the last request sent with what was added (and the outputs now cut), or, when
+        its split moved on, ``sent`` (the head, the new summary and its acknowledgement, read back), then the
+        cut history from the new split on and what the model had not answered. The compression is this one
+        from now on (``summary_tokens``, ``previous``: the new summary's)."""
+        cuts, read, split, first = grown.cuts, grown.read, self.split, self.first
+        saved, old = self.cuts.saved, self.cuts  # (this object's own: what the cuts before ``read`` saved stays)
         for position in range(read, len(old.truncated)):
             tokens = saved.pop(position, 0)
             self.retrievable -= tokens if position >= split else 0
         saved.update(cuts.saved)
         self.retrievable += sum(tokens for position, tokens in cuts.saved.items() if position >= split)
-        # it sent the head, the summary and its acknowledgement, then the cut history from the split on, then
-        # what the model had not answered: the same up to where the cuts were read again, then what was
-        keep = max(read, split)
-        self.sent = (*self.sent[:first + 2 + keep - split], *cuts.truncated[keep:], *items[pending:])
-        self.items, self.pending, self.later = items, pending, later
-        self.chars, self.seen, self.before = total, seen, before
+        if grown.moved:  # (what the cuts between the two splits saved is summarized now)
+            self.retrievable -= sum(saved.get(position, 0) for position in range(split, grown.split))
+            self.early.update(item.call_id for item in items[first + split:first + grown.split]
+                              if isinstance(item, ToolCall))
+            self.sent = (*(sent or ()), *cuts.truncated[grown.split:], *items[pending:])
+            self.split, self.summary_tokens, self.previous = grown.split, summary_tokens, previous
+            self.ahead = grown.ahead
+        else:
+            # it sent the head, the summary and its acknowledgement, then the cut history from the split on, then
+            # what the model had not answered: the same up to where the cuts were read again, then what was
+            keep = max(read, split)
+            self.sent = (*self.sent[:first + 2 + keep - split], *cuts.truncated[keep:], *items[pending:])
+        self._answer(items, len(self.items))
+        self.items, self.pending, self.later = items, pending, grown.later
+        self.chars, self.seen, self.before = grown.chars, grown.seen, grown.before
         self.cuts = _Cuts(cuts.truncated, saved, cuts.stable)
         return self.sent, self.retrievable
-
 
 
 @dataclass(frozen=True)
@@ -308,33 +387,57 @@ class GeminiCompressionPolicy:
         if not self._may_split(conversation, first, pending):
             return self._unchanged(conversation)
         cut, fraction = (self._max_chars(total), meter), 1 - self.keep_share
-        grown = self.last.grown(conversation, (first, pending), cut, fraction, self.read.chars, self._truncated)
-        if grown is not None:  # the last call's compression, with this call's step added
-            result = conversation.with_items(grown[0])
+        last = self.last
+        grown = last.grown(conversation, (first, pending), cut, fraction, self.read.chars, self._truncated,
+                           self.turns.read(conversation))
+        if grown is not None and not grown.moved:  # the last call's compression, with this call's step added
+            sent, retrievable = last.grow(items, pending, grown)
+            result = conversation.with_items(sent)
             return self._result(conversation, result, total, self.totals.total(result, meter), first,
-                                self.last.summary_tokens, self.last.split, grown[1], meter)
-        history = items[first:pending]
-        cuts = self._truncated(history, *cut)
-        truncated, saved = cuts.truncated, cuts.saved
-        split = split_point(tuple(truncated), fraction, items[pending:], self.read.chars)
-        retrievable = sum(tokens for position, tokens in saved.items() if position >= split)  # the rest is summarized
-        span = history[:split]
-        if not span or (len(span) == 1 and is_summary(span[0])):
-            return self._unchanged(conversation)
-        text = self.summarizer.summarize(Plan(first, first + split, span, "", any(map(is_summary, span)), 0,
+                                last.summary_tokens, last.split, retrievable, meter)
+        return self._summarized(conversation, meter, total, (first, pending), cut, grown)
+
+    def _summarized(self, conversation: Conversation, meter: Meter, total: int, where: tuple[int, int],
+                    cut: tuple[int, Meter], grown: _Grown | None) -> PolicyResult:
+        """The history ``where`` (its start and end) compressed with a new summary: read whole, or, when
+        ``grown`` says its split moved on, the last span with the steps up to the new split."""
+        items, (first, pending), last = conversation.items, where, self.last
+        if grown is not None:  # its split moved on: the span is the last one with the steps up to the new split
+            split, cuts = grown.split, grown.cuts
+            previous = last.previous or any(map(is_summary, items[first + last.split:first + split]))
+            retrievable = 0  # (what its cuts after the new split save: known once it is this compression)
+        else:
+            cuts = self._truncated(items[first:pending], *cut)
+            split = split_point(tuple(cuts.truncated), 1 - self.keep_share, items[pending:], self.read.chars)
+            span = items[first:first + split]
+            if not span or (len(span) == 1 and is_summary(span[0])):
+                return self._unchanged(conversation)
+            previous = any(map(is_summary, span))
+            # the rest is summarized
+            retrievable = sum(tokens for position, tokens in cuts.saved.items() if position >= split)
+        text = self.summarizer.summarize(Plan(first, first + split, items[first:first + split], "", previous, 0,
                                               meter))
-        summary = summary_message(text, len(span), "Gemini CLI chat compression: offline summary, no LLM")
-        acknowledged = (summary, Message(role="assistant", content=ACKNOWLEDGEMENT))
-        result = formats.checked(conversation.with_items(
-            (*items[:first], *acknowledged, *truncated[split:], *items[pending:])))
+        summary = summary_message(text, split, "Gemini CLI chat compression: offline summary, no LLM")
+        acknowledged = (*items[:first], summary, Message(role="assistant", content=ACKNOWLEDGEMENT))
+        rest = (*cuts.truncated[split:], *items[pending:])
+        if grown is not None:
+            # what follows the acknowledgement is the last request's own, proved valid with it: the head, the
+            # summary and the acknowledgement are proved alone (each item is read back as where it stands)
+            head = formats.checked(conversation.with_items(acknowledged))
+            result = head.with_items((*head.items, *rest))
+        else:
+            result = formats.checked(conversation.with_items((*acknowledged, *rest)))
         counted = meter.count(result)
         if counted.total < total:
             self.totals.remember(result, counted.total, meter)
+        if grown is not None and counted.total < total:
+            _, retrievable = last.grow(items, pending, grown, result.items[:first + 2], counted.items[first],
+                                       previous)
         done = self._result(conversation, result, total, counted.total, first, counted.items[first], split,
                             retrievable, meter)
-        if done.fired:
-            self.last.remember(items, result.items, (first, pending, split), cuts, cut, self.read.chars,
-                               counted.items[first], retrievable)
+        if done.fired and grown is None:
+            last.remember(items, result.items, (first, pending, split), cuts, cut, self.read.chars,
+                          counted.items[first], retrievable, previous)
         return done
 
     def _max_chars(self, total: int) -> int:
