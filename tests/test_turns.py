@@ -3,7 +3,7 @@ request, says what counting each request whole says (``Layout.thinking``)."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from playground import formats
@@ -14,7 +14,7 @@ from playground.meter.turns import Turns
 from playground.policies import make
 from playground.run.replay import call_starts
 
-from .strategies import anthropic_requests, responses_requests
+from .strategies import REQUESTS, anthropic_requests, responses_requests
 
 
 @given(st.one_of(anthropic_requests(2, 10), responses_requests()), st.lists(st.integers(0, 40), min_size=1,
@@ -53,3 +53,22 @@ def test_a_wrapped_agents_figures_are_each_whole_requests_count(body, name):
         record = pending.commit()
         assert record.tokens_before == meter.count(conversation.with_items(items[:start])).total
         assert record.tokens_after == meter.count(pending.sent).total
+
+
+_BLOCKS = {"system": "", "messages": [
+    {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "c"}, {"type": "text", "text": "d"}]}]}
+
+
+@example(_BLOCKS, [True, True, False, True])  # (d, block 1 of its message, after b, block 1 of another)
+@given(st.one_of(*REQUESTS.values()), st.lists(st.booleans(), max_size=40))
+def test_an_item_placed_by_its_neighbours_is_placed_as_the_whole_request_places_it(body, keep):
+    """``Layout.at`` (an edited or thinking item counted where it stands, from its two neighbours)
+    says what ``Layout.of`` says of the whole request — also once items are dropped around it, as a
+    policy's request drops them."""
+    items = formats.read(body).items
+    kept = tuple(item for item, kept in zip(items, keep + [True] * len(items), strict=False) if kept)
+    for request in (items, kept):
+        layout = Layout.of(request)
+        assert [Layout.at(request, position) for position in range(len(request))] == [
+            (position in layout.parallel, position in layout.continued) for position in range(len(request))]

@@ -50,10 +50,9 @@ class CarriedCounts:
             counts = self._counts
             counts.extend([0] * (len(items) - len(counts)))
             for q in recount:
-                low = max(0, q - 1)
-                layout = Layout.of(items[low:q + 2])  # (parallel calls and continued blocks: the neighbours)
-                counts[q] = meter.item(items[q], parallel=q - low in layout.parallel,
-                                       continues=q - low in layout.continued, thinking=turns.billed(items[q], q))
+                parallel, continues = Layout.at(items, q)  # (parallel calls and continued blocks: the neighbours)
+                counts[q] = meter.item(items[q], parallel=parallel, continues=continues,
+                                       thinking=turns.billed(items[q], q))
             self.since = min(recount, default=len(items))
             del self._sums[self.since + 1:]
         self.items, self._meter = items, meter

@@ -448,6 +448,20 @@ class Layout:
         return cls(frozenset(parallel), frozenset(continued),
                    claude.billed_thinking(items) | responses.current_reasoning(items))
 
+    @staticmethod
+    def at(items: tuple[Item, ...], position: int) -> tuple[bool, bool]:
+        """Whether the item at ``position`` is in ``parallel`` and in ``continued``, read from its two
+        neighbours alone: what counting one item where it stands needs (an edited item, thinking),
+        where the layout of a window around it also read its thinking, at every such item of a request."""
+        item = items[position]
+        before = items[position - 1] if position else None
+        parallel = isinstance(item, ToolCall) and (isinstance(before, ToolCall) or (
+            position + 1 < len(items) and isinstance(items[position + 1], ToolCall)))
+        continued = (isinstance(before, Message) and isinstance(item, Message) and before.origin is not None
+                     and item.origin is not None and bool(item.origin.block)
+                     and before.origin.index == item.origin.index)
+        return parallel, continued
+
 
 def turn_billed(item: Item) -> bool:
     """``item`` is thinking (Anthropic) or reasoning (Responses): billed only in the current turn,

@@ -246,10 +246,8 @@ def counter(original: tuple[Item, ...], counts: tuple[int, ...], meter: Meter
         found = known.get(id(item))
         if found is not None:
             return found
-        low = max(0, position - 1)
-        layout = Layout.of(items[low:position + 2])  # parallel calls and continued blocks depend on neighbours
-        return meter.item(item, parallel=position - low in layout.parallel,
-                          continues=position - low in layout.continued, thinking=billed)
+        parallel, continues = Layout.at(items, position)  # parallel calls and continued blocks: the neighbours
+        return meter.item(item, parallel=parallel, continues=continues, thinking=billed)
 
     return count
 
