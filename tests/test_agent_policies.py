@@ -490,15 +490,17 @@ def test_gemini_compression_grown_per_call_holds_only_while_its_split_and_output
 
 @st.composite
 def _moving_runs(draw: st.DrawFn) -> dict[str, Any]:
-    """Chat runs whose split moves on again and again, per call: a user message every few steps, outputs
-    of any length (the budget's edge cuts the older ones, so a user message ahead of the split can come to
-    hold the share), and now and then a call answered only a step or a user message later, or answered
-    again (a repeated id): what parts a user message from being a split point."""
+    """Chat runs whose split moves on again and again, per call: instructions or none (the history starts
+    after them), a user message or an earlier summary every few steps, outputs of any length (the budget's
+    edge cuts the older ones, so a user message ahead of the split can come to hold the share), and now and
+    then a call answered only a step or a user message later, or answered again (a repeated id): what parts
+    a user message from being a split point."""
     def call(call_id: str) -> dict[str, Any]:
         return {"role": "assistant", "content": None, "tool_calls": [
             {"id": call_id, "type": "function", "function": {"name": "read", "arguments": "{}"}}]}
 
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "a" * draw(st.integers(0, 2000))}]
+    messages: list[dict[str, Any]] = [*([{"role": "system", "content": "Be brief."}] if draw(st.booleans()) else []),
+                                      {"role": "user", "content": "a" * draw(st.integers(0, 2000))}]
     late: list[str] = []
     for step in range(draw(st.integers(1, 30))):
         said = draw(st.sampled_from(["user", "summary"] + ["nothing"] * 4))
