@@ -152,6 +152,7 @@ LINEAR_OPTIONS = {"threshold": 20_000, "trigger": 20_000}
 # every call over the threshold (and the summarization limit) from the first: a long system prompt
 STEADY_RULES = 1_700
 SIZES = (500, 1000, 2000)
+SLOW_CALL = 0.005  # s: --regime counts the calls over this (one that costs a part of the run's length)
 
 
 def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False, summarize: bool = True,
@@ -202,10 +203,11 @@ def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False,
 
 def regime(sizes: tuple[int, ...], strategies: tuple[str, ...], thinking: bool = False) -> None:
     """Per call, the CPU time of each call of a replay (``--regime``): the first (which counts and
-    indexes the whole run), those that summarize and the others, at each size. A ratio per doubling
-    mixes the two kinds of call in shares that change with the run; these say whether each kind
-    costs the same at every length. CPU time, not wall time: this shared machine's other work
-    does not count. ``thinking``: the run of ``thinking_run``, counted for its Claude model."""
+    indexes the whole run), those that summarize and the others, and how many took over ``SLOW_CALL``
+    and how long in all, at each size. A ratio per doubling mixes the two kinds of call in shares that
+    change with the run; these say whether each kind costs the same at every length. CPU time, not
+    wall time: this shared machine's other work does not count. ``thinking``: the run of
+    ``thinking_run``, counted for its Claude model."""
     model, run_of = (THINKING_MODEL, thinking_run) if thinking else ("gpt-4o", read_file_run)
     price = read_prices().get(model)
     settings = PolicySettings().with_options(**LINEAR_OPTIONS)
@@ -222,10 +224,12 @@ def regime(sizes: tuple[int, ...], strategies: tuple[str, ...], thinking: bool =
             kinds = [bool(call.fired and "summarization" in call.fired) for call in run.calls]
             summarizing = [t for t, kind in zip(took[1:], kinds[1:], strict=True) if kind]
             plain = [t for t, kind in zip(took[1:], kinds[1:], strict=True) if not kind]
+            slow = [t for t in took[1:] if t > SLOW_CALL]  # (calls that read a part of the run, or collect garbage)
             print(f"  {name:<23} {size:>5,} calls: {stamps[-1] - stamps[0]:6.2f} s; first call {took[0]:5.2f} s; "
                   f"{len(summarizing):>5,} summarizing ({len(summarizing) / len(took):4.0%}) "
                   f"{1e3 * statistics.mean(summarizing or [0]):5.2f} ms each; {len(plain):>5,} others "
-                  f"{1e3 * statistics.mean(plain or [0]):5.2f} ms each", flush=True)
+                  f"{1e3 * statistics.mean(plain or [0]):5.2f} ms each; {len(slow):>3} over "
+                  f"{1e3 * SLOW_CALL:.0f} ms, {sum(slow):5.2f} s", flush=True)
 
 
 def _best(repeat: int, run) -> float:

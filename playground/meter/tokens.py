@@ -440,10 +440,9 @@ class Layout:
         parallel: set[int] = set()
         continued: set[int] = set()
         for i, (before, after) in enumerate(pairwise(items)):
-            if isinstance(before, ToolCall) and isinstance(after, ToolCall):
+            if _both_calls(before, after):
                 parallel.update((i, i + 1))
-            if (isinstance(before, Message) and isinstance(after, Message) and before.origin and after.origin
-                    and after.origin.block and before.origin.index == after.origin.index):
+            if _continues(before, after):
                 continued.add(i + 1)
         return cls(frozenset(parallel), frozenset(continued),
                    claude.billed_thinking(items) | responses.current_reasoning(items))
@@ -455,12 +454,19 @@ class Layout:
         where the layout of a window around it also read its thinking, at every such item of a request."""
         item = items[position]
         before = items[position - 1] if position else None
-        parallel = isinstance(item, ToolCall) and (isinstance(before, ToolCall) or (
-            position + 1 < len(items) and isinstance(items[position + 1], ToolCall)))
-        continued = (isinstance(before, Message) and isinstance(item, Message) and before.origin is not None
-                     and item.origin is not None and bool(item.origin.block)
-                     and before.origin.index == item.origin.index)
-        return parallel, continued
+        after = items[position + 1] if position + 1 < len(items) else None
+        return _both_calls(before, item) or _both_calls(item, after), _continues(before, item)
+
+
+def _both_calls(before: Item | None, after: Item | None) -> bool:
+    """Two neighbours that are calls: one parallel turn, each call priced as one of several."""
+    return isinstance(before, ToolCall) and isinstance(after, ToolCall)
+
+
+def _continues(before: Item | None, after: Item | None) -> bool:
+    """``after`` is a later block of ``before``'s wire message: it pays no message overhead of its own."""
+    return bool(isinstance(before, Message) and isinstance(after, Message) and before.origin and after.origin
+                and after.origin.block and before.origin.index == after.origin.index)
 
 
 def turn_billed(item: Item) -> bool:

@@ -230,6 +230,7 @@ class _Compressed:
                 or not extends(items, self.items, conversation.grew)
                 or any(isinstance(item, ToolResult) and item.call_id in self.early for item in items[self.pending:])):
             return None
+        self._answer(items, len(self.items))  # (what was added: a moved split is parted by its results)
         old = self.cuts
         cuts = truncate(items[first:pending], cut[0], cut[1], old)
         read = cuts.stop + 1  # (from here on the cuts were read again: the characters before a position change)
@@ -240,14 +241,12 @@ class _Compressed:
 
         total, seen, before = self.chars + grew(None), self.seen + grew(self.split), self.before + grew(self.ahead)
         later = self.later or any(map(_is_user, items[self.pending:pending]))
-        share = total * fraction
+        held, share = _Grown(cuts, read, self.split, total, seen, self.ahead, before, later), total * fraction
         if _splits(items[pending - 1], later, share, seen, before):
-            return _Grown(cuts, read, self.split, total, seen, self.ahead, before, later)
+            return held
         if share <= before:  # (a user message ahead of the split has the share now: it moves back)
             return None
-        self._answer(items, len(self.items))
-        return self._moved(items, first, pending, _Grown(cuts, read, self.split, total, seen, self.ahead, before,
-                                                          later), share, chars, turns)
+        return self._moved(items, first, pending, held, share, chars, turns)
 
     def _moved(self, items: tuple[Item, ...], first: int, pending: int, grown: _Grown, share: float,
                chars: Callable[[Item], int], turns: UserTurns) -> _Grown | None:
@@ -298,7 +297,6 @@ class _Compressed:
             # what the model had not answered: the same up to where the cuts were read again, then what was
             keep = max(read, split)
             self.sent = (*self.sent[:first + 2 + keep - split], *cuts.truncated[keep:], *items[pending:])
-        self._answer(items, len(self.items))
         self.items, self.pending, self.later = items, pending, grown.later
         self.chars, self.seen, self.before = grown.chars, grown.seen, grown.before
         self.cuts = _Cuts(cuts.truncated, saved, cuts.stable)
