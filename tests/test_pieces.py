@@ -10,7 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from playground.meter.encodings import get_encoding
-from playground.meter.pieces import PIECE, SPLITTABLE, Cutter, pieces
+from playground.meter.pieces import PIECE, SPLITTABLE, Cutter, lines, pieces
 from playground.meter.tokens import Meter
 
 from .conftest import SHARED, TRACES, shared
@@ -29,6 +29,15 @@ def test_a_texts_pieces_are_the_text_and_count_as_it_does_whole(name: str, text:
     cut = list(pieces(text, least))
     assert "".join(cut) == text
     assert sum(len(encoding.encode_ordinary(piece)) for piece in cut) == len(encoding.encode_ordinary(text))
+
+
+@pytest.mark.parametrize("name", sorted(SPLITTABLE))
+@given(text=TEXTS)
+def test_a_texts_lines_are_the_text_and_count_as_it_does_whole(name: str, text: str) -> None:
+    encoding = get_encoding(name)
+    cut = lines(text)
+    assert "".join(cut) == text
+    assert sum(len(encoding.encode_ordinary(line)) for line in cut) == len(encoding.encode_ordinary(text))
 
 
 def _long_texts() -> list[str]:
@@ -82,6 +91,26 @@ def test_a_summary_grown_by_a_line_encodes_only_its_last_piece_again() -> None:
     recording.lengths.clear()
     assert meter.raw(grown) == len(get_encoding("o200k_base").encode_ordinary(grown))
     assert sum(recording.lengths) < 3 * PIECE < len(grown) // 10
+
+
+def test_a_short_summary_of_a_sliding_span_counted_by_line_encodes_only_its_new_lines() -> None:
+    """Under ``2 * PIECE`` a text is counted whole by ``raw``; a summary of a span that moves on by a
+    step (its header's numbers change, a line leaves at the top, one comes at the end) is counted by
+    its lines, as whole, encoding only the lines it did not have."""
+    meter = Meter("gpt-4o")
+    recording = meter.encoding = _Recording(meter.encoding)  # type: ignore[assignment]
+    whole = get_encoding("o200k_base").encode_ordinary
+
+    def summary(step: int) -> str:
+        return "\n".join([f"[Summary: it replaces {2 * step:,} items.]", "", "Tool calls, in order:",
+                          f"- … {step} earlier calls: read_file ×{step}",
+                          *(f'- read_file(path="src/mod_{n}.py") → ok, 40 lines' for n in range(step, step + 40))])
+    assert len(summary(1)) < 2 * PIECE
+    assert meter.raw_by_line(summary(1)) == len(whole(summary(1)))
+    recording.lengths.clear()
+    assert meter.raw_by_line(summary(2)) == len(whole(summary(2))) == meter.raw(summary(2))
+    # the header, the count of earlier calls, the last line (now with its newline) and the new one
+    assert len(recording.lengths) == 4 and sum(recording.lengths) < len(summary(2)) // 10
 
 
 def test_lines_put_in_the_middle_leave_the_pieces_away_from_them_as_they_were() -> None:

@@ -27,7 +27,7 @@ from playground.meter.carried import CarriedCounts
 from playground.rules.ruleset import book_rules
 from playground.summarize import online
 from playground.summarize.cut import MARKER, CutIndex, cut_steps, is_summary, span
-from playground.summarize.history import Plan, SummarySettings, plan, run, summary_message
+from playground.summarize.history import Plan, SummarySettings, apply, plan, run, summary_message
 from playground.summarize.offline import OFFLINE_LABEL, OfflineSummarizer
 from playground.summarize.online import OpenAISummarizer
 from playground.workbench.presets import list_presets
@@ -340,6 +340,27 @@ def test_cli_endpoint_failure_exits_2_with_one_line_and_drops_nothing(run_file, 
     assert done.stderr.count("\n") == 1 and "refused the API key (401)" in done.stderr
     assert "sk-leak-me" not in done.stderr + done.stdout + out.read_text()
     assert not any(MARKER in (m.get("content") or "") for m in json.loads(out.read_text())["messages"])
+
+
+@pytest.mark.parametrize("name", sorted(REQUESTS))
+@given(data=st.data(), keep=st.integers(0, 4), made=st.sampled_from([None, "user", "assistant"]))
+def test_a_summary_proved_with_the_head_alone_is_the_summary_proved_in_the_whole_request(name, data, keep, made):
+    """A carried summary (``apply(carried=True)``) writes and reads back only the head and the
+    summary; the request must be the one proving it whole gives, also when the item after the span
+    is one a policy made (no origin, ``made``'s role), which a writer may put in the summary's message."""
+    conversation = formats.read(data.draw(REQUESTS[name]))
+    found = span(conversation.items, keep)
+    if found is None:
+        return
+    items = conversation.items
+    if made is not None:
+        items = (*items[:found[1]], Message(role=made, content="Made here."), *items[found[1]:])
+    chosen = Plan(*found, items[found[0]:found[1]], "", False, 0, meter())
+    compacted = conversation.with_items(items)
+    whole = apply(compacted, chosen, "The summary.", "offline")
+    carried = apply(compacted, chosen, "The summary.", "offline", carried=True)
+    assert carried == whole
+    assert [item.origin for item in carried.items] == [item.origin for item in whole.items]
 
 
 def test_cli_openai_needs_a_model(run_file):

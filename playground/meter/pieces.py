@@ -52,6 +52,21 @@ def pieces(text: str, least: int = PIECE, start: int = 0) -> Iterator[str]:
     yield text[start:]
 
 
+def lines(text: str) -> list[str]:
+    """``text`` cut after every newline the next character cannot join (see the module docstring):
+    its lines, whose counts add up to the text's. For a short text written again at every call,
+    most of its lines the last one's (a summary of a sliding span): each line is encoded once."""
+    found, start, size = [], 0, len(text)
+    newline = text.find("\n")
+    while newline != -1 and newline + 1 < size:
+        if text[newline + 1] in _SAFE_AFTER_NEWLINE:
+            found.append(text[start:newline + 1])
+            start = newline + 1
+        newline = text.find("\n", newline + 1)
+    found.append(text[start:])
+    return found
+
+
 class Cutter:
     """``pieces`` that remembers the last long text it cut. A summary written again at every call
     is mostly the last one: a header that counts what it replaces, the same lines, a few more at

@@ -38,7 +38,7 @@ from . import claude, images, responses
 from .accounting import CHATML, CLAUDE, COOKBOOK, HARMONY, RESPONSES, accounting_for
 from .encodings import DEFAULT_ENCODING, EncodingChoice, choose_encoding, get_encoding
 from .names import bare
-from .pieces import PIECE, SPLITTABLE, Cutter
+from .pieces import PIECE, SPLITTABLE, Cutter, lines
 from .tooldefs import render_functions
 
 if TYPE_CHECKING:
@@ -109,6 +109,19 @@ class Meter:
             else:
                 count = len(self.encoding.encode_ordinary(text))
             self._cache[text] = count
+        return count
+
+    def raw_by_line(self, text: str) -> int:
+        """``raw(text)``, counted line by line and remembered as ``raw``'s count: for a text this
+        program writes again at every call of a replay with most of its lines the last one's (a
+        summary of a span that moves on by a step), so only its new lines are encoded."""
+        count = self._cache.get(text)
+        if count is None:
+            if not self._splittable or len(text) >= 2 * PIECE:
+                return self.raw(text)
+            if len(self._cache) >= CACHE_ENTRIES:
+                self._cache.clear()
+            count = self._cache[text] = sum(map(self._piece, lines(text)))
         return count
 
     def _piece(self, piece: str) -> int:

@@ -343,12 +343,20 @@ def summary_message(text: str, count: int, label: str) -> Message:
     return Message(role="user", content=f"{header}\n\n{text.strip()}")
 
 
-def apply(compacted: Conversation, chosen: Plan, text: str, label: str) -> Conversation:
+def apply(compacted: Conversation, chosen: Plan, text: str, label: str, *, carried: bool = False) -> Conversation:
     """The request with the span replaced, in place, by one summary message, checked valid; every
-    other item stays the very object it was (``formats.checked``)."""
-    items = (*compacted.items[:chosen.start], summary_message(text, chosen.end - chosen.start, label),
-             *compacted.items[chosen.end:])
-    return formats.checked(compacted.with_items(items))
+    other item stays the very object it was (``formats.checked``). ``carried``: what follows the
+    span is the last request's own, each item as it was sent, so the head and the summary are
+    proved alone and the summary is read back as where it stands — when the item after it has an
+    origin: every writer keeps an item made here (no origin) out of such an item's wire message.
+    A replay summarizing at every call otherwise wrote and read back its kept steps each time."""
+    head = (*compacted.items[:chosen.start], summary_message(text, chosen.end - chosen.start, label))
+    rest = compacted.items[chosen.end:]
+    if carried and (not rest or rest[0].origin is not None):
+        proved = formats.checked(compacted.with_items(head))
+        if len(proved.items) == len(head):
+            return proved.with_items((*proved.items, *rest))
+    return formats.checked(compacted.with_items((*head, *rest)))
 
 
 @dataclass(frozen=True)
@@ -405,7 +413,9 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
     except LLMError as exc:
         return SummaryResult(compacted, SummaryReport("failed", tokens_after=before, error=str(exc), **common),
                              chosen, counted)
-    result = apply(compacted, chosen, text, label)
+    result = apply(compacted, chosen, text, label, carried=carry is not None)
+    if carry is not None:  # the summary is mostly the last call's: its lines are counted, most of them known
+        meter.raw_by_line(content_text(result.items[chosen.start].content))
     # with a carry, only the summary and its two neighbours are counted: every other item's count and the fixed
     # parts are the compacted request's — not for Claude (thinking before the summary, a user message, leaves the
     # bill), nor where a neighbour is thinking or reasoning (a window does not see the user messages after it)
