@@ -529,6 +529,34 @@ def test_a_summary_at_every_call_carried_is_each_request_summarized_whole(name):
     assert (runs[0].tokens_lost, runs[0].tokens_retrievable) == (runs[1].tokens_lost, runs[1].tokens_retrievable)
 
 
+@pytest.mark.parametrize("name", ["rules", "hybrid", "summarize"])
+def test_a_summary_at_every_call_compares_only_a_bounded_tail_of_the_last_request(name, monkeypatch):
+    """The carry's cut and counts compare a request with the last one only after the items its
+    policy says are the last one's very objects (``Carry.follows``: the rules' frontier, hybrid's
+    first output masked, summarize's request grown from the last): comparing the rest too was a
+    pass in C over the whole request at every call, which grew with the run."""
+    from playground.meter import carried
+    from playground.summarize import cut
+
+    compared: list[int] = []
+    for module in (carried, cut):
+        def spy(old, new, at_least=0, shared=module.shared):
+            compared.append(min(len(old), len(new)) - min(at_least, len(old), len(new)))
+            return shared(old, new, at_least)
+        monkeypatch.setattr(module, "shared", spy)
+    factory = POLICIES[name]
+    options = {key: value for key, value in {"limit": 1_500, "threshold": 1_000, "keep_steps": 2}.items()
+               if key in {f.name for f in dataclasses.fields(factory)}}
+    most = []
+    for calls in (40, 80):
+        compared.clear()
+        run = replay(formats.read(_read_file_run(calls)), factory(**options), Meter("gpt-4o"), PRICES.get("gpt-4o"),
+                     mode="per-call")
+        assert all(call.fired and "summariz" in call.fired for call in run.calls[-10:])
+        most.append(max(compared[-calls:]))
+    assert most[0] == most[1] < 40  # the same tail at twice the run's length
+
+
 def test_a_reused_call_id_pairs_in_a_pass_from_the_frontier_as_in_the_whole_pass():
     """Three calls share one id and their results come later, then a fourth call reuses it. The
     first result answers the third call (the latest before it), not the fourth: a pass from the

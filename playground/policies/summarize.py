@@ -50,6 +50,9 @@ class SummarizePolicy:
         total = self.totals.total(conversation, meter)
         if total < self.limit:
             return unchanged(conversation)
+        grew = conversation.grew
+        if self.carry is not None and grew is not None:  # (the carry then compares only what was appended)
+            self.carry.follows(grew[0], len(grew[0]), conversation.items)
         done = summarize_over(conversation, conversation, self.limit, self.keep_steps, meter, self.summarizer,
                               None if self.carry is None else (self.carry, total))
         if done is None:
