@@ -557,6 +557,32 @@ def test_a_summary_at_every_call_compares_only_a_bounded_tail_of_the_last_reques
     assert most[0] == most[1] < 40  # the same tail at twice the run's length
 
 
+@pytest.mark.parametrize("mode", ["per-call", "stored"])
+@pytest.mark.parametrize("policy", [NonePolicy(), RulesPolicy(threshold=10**9)],
+                         ids=["none", "rules-below-its-threshold"])
+def test_the_replays_own_reading_compares_only_a_bounded_tail_of_the_last_request(policy, mode, monkeypatch):
+    """The replay's sent side and its hidden-use tracker compare each request with the last one only
+    after what they know both hold: per call, the items both results kept of the run (``kept``) and
+    the run as it was up to the last call's start. Comparing from the first item was a pass in C
+    over the whole request at every call, which made a replay that changes nothing grow faster than
+    its run."""
+    from playground import conversation as module
+    from playground.run import hidden
+
+    compared: list[int] = []
+    for owner in (module, hidden):
+        def spy(old, new, at_least=0, shared=owner.shared):
+            compared.append(min(len(old), len(new)) - min(at_least, len(old), len(new)))
+            return shared(old, new, at_least)
+        monkeypatch.setattr(owner, "shared", spy)
+    most = []
+    for calls in (40, 80):
+        compared.clear()
+        replay(formats.read(_read_file_run(calls)), policy, Meter("gpt-4o"), PRICES.get("gpt-4o"), mode=mode)
+        most.append(max(compared[-calls:]))
+    assert most[0] == most[1] < 40  # the same tail at twice the run's length
+
+
 def test_a_reused_call_id_pairs_in_a_pass_from_the_frontier_as_in_the_whole_pass():
     """Three calls share one id and their results come later, then a fourth call reuses it. The
     first result answers the third call (the latest before it), not the fourth: a pass from the

@@ -125,6 +125,8 @@ class Tracker:
         self._lines: dict[str, frozenset[str]] = {}
         self._made: dict[Origin, Item] = {}  # items the policy made, by the origin they kept
         self._text: dict[int, tuple[Item, str]] = {}  # id(item) -> (item, its text) of the last request read whole
+        # the last call's request, and how many of its leading items are the run's own (0: not all of them)
+        self._last: tuple[tuple[Item, ...], int] = ((), 0)
 
     def _parts(self, item: Item) -> list[tuple[object, frozenset[str]]]:
         """What ``item`` shows, in parts that two requests' items can share: an input item whole
@@ -199,6 +201,17 @@ class Tracker:
                 made[item.origin] = item
         self._request = request
 
+    def _as_it_ran(self, request: tuple[Item, ...], start: int) -> bool:
+        """Whether ``request`` is the run's first ``start`` items as they were. When the last call's
+        was, only what follows the part the two share is compared (the replay asked the same of its
+        sent side: ``LastShared`` answers at once), not the whole run at every call of a policy that
+        has not fired yet."""
+        last, ran = self._last
+        known = min(ran, self._shared(last, request, 0)) if ran else 0
+        ran = start if len(request) == start and shared(request, self._items, known) == start else 0
+        self._last = (request, ran)
+        return bool(ran)
+
     def _visible_text(self, request: tuple[Item, ...]) -> str:
         """The request's text, for a line that may stand inside a longer one (a quote in a message)."""
         known, texts = self._text, {}
@@ -223,7 +236,7 @@ class Tracker:
     def call(self, number: int, start: int, end: int, request: tuple[Item, ...]) -> tuple[HiddenUse, ...]:
         """The hidden-then-used spans of the call whose reply is items ``start:end`` and whose
         request (as the policy made it) is ``request``."""
-        if len(request) == start and shared(request, self._items) == start:
+        if self._as_it_ran(request, start):
             return ()  # the run as it was: every earlier item is shown, so nothing was hidden (followed later)
         self._follow(request)
         where, shown = self._index.where, self._shown

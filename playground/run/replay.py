@@ -313,7 +313,7 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     has_system = bool(content_text(conversation.instructions))
     sent = conversation
     calls: list[Call] = []
-    lost = retrievable = 0
+    lost = retrievable = kept = 0  # (kept: per call, how many leading items the last result sent as given)
     previous = 0
     tracker = Tracker(conversation, SpanIndex.of(conversation) if spans is None else spans,
                       getattr(policy, "references", False), last_shared)
@@ -331,8 +331,10 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
         agent = next(as_ran) if as_ran else None  # what the agent sent, and the summary it wrote for it
         if agent:
             sides[0].update(agent.conversation.items, head, ("head", has_system))
-        sides[1].update(sent.items, head, ("head", has_system),
-                        min(result.kept, len(sides[1].items)) if mode == "stored" else 0)
+        # stored, the request is the last one sent with items appended; per call it is the last request with
+        # items appended, so this one and the last one sent both keep the run's items up to the smaller ``kept``
+        known, kept = (result.kept if mode == "stored" else min(result.kept, kept)), result.kept
+        sides[1].update(sent.items, head, ("head", has_system), min(known, len(sides[1].items)))
         uses = [cache_.use(side.chain, side.offsets) for cache_, side in zip(caches, sides, strict=True)]
         prompts = [side.offsets[-1] + fixed.tail for side in sides]
         end = turn_end(items, start)
