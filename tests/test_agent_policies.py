@@ -814,22 +814,64 @@ def test_gemini_compression_over_its_threshold_with_nothing_to_split_reads_nothi
 
 
 class _ClineReadingEveryHistory(ClineTruncationPolicy):
-    """Cline's truncation reading every request whole, as it did before its messages were carried."""
+    """Cline's truncation reading every request whole, as it did before its messages were carried,
+    and building every request it sends whole: written out, read back and counted."""
 
     def _read(self, conversation, first):
         return type(self.messages)().read(conversation, first)
 
+    def _extended(self, conversation, first, end, messages):
+        return None
 
-@settings(max_examples=60, deadline=None)
-@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["stored", "per-call"]),
-       st.sampled_from([0, 500, 1_000, 2_000, 5_000]))
-def test_cline_truncation_reads_only_what_each_request_added(body, mode, context_window):
+    def _total(self, sent, meter):
+        return meter.count(sent).total
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(LONG_RUNS, LONG_RUNS, *REQUESTS.values()), st.sampled_from(["stored", "per-call"]),
+       st.sampled_from([0, 0.2, 0.35, 0.5, 0.7, 2]))
+def test_cline_truncation_reads_only_what_each_request_added(body, mode, share):
     """Cline's messages and its calls' ids are carried from call to call and read only in what a
-    request added (``_Messages``): every call sends what reading the whole request would have sent,
-    whether it widens the range deleted, keeps it or deletes nothing."""
+    request added (``_Messages``), and while the range stays the request sent is the last one with
+    what was added (``_Sent``): every call sends what reading and building the whole request would
+    have sent, whether it widens the range deleted, keeps it or deletes nothing."""
     conversation = formats.read(body)
+    # the window whose limit (80 % of it, below 200,000) is this share of the run: the range widens now and then
+    context_window = int(METER.count(conversation).total * share / 0.8)
     runs = [replay(conversation, policy(context_window=context_window), METER, GPT4O, mode=mode, cache="none")
             for policy in (ClineTruncationPolicy, _ClineReadingEveryHistory)]
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+@pytest.mark.parametrize("share", [0.25, 0.4, 0.6])
+def test_cline_truncation_builds_whole_a_request_that_answers_or_reuses_an_earlier_call(share):
+    """What the carried request (``_Sent``) must not append as it came: a result answering a call
+    made turns before (the call may be in the range deleted, which takes its result too) and a
+    call reusing an earlier call's id (pairing by id then decides for the earlier ones too: the
+    first reply's call, kept, lost with its result until a later call of its id is answered). A run
+    of a hundred calls that holds both, again and again, sends per call what building each request
+    whole sends."""
+    messages: list[dict[str, Any]] = [  # Cline's first reply stays; its call's result goes with the range
+        {"role": "user", "content": "Read the modules."},
+        {"role": "assistant", "content": "Reading them.", "tool_calls": [
+            {"id": "call_again", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_again", "content": words(150)}]
+    for n in range(100):
+        ids = [f"call_{n}", *([f"late_{n}"] if n % 10 == 2 else [])]  # answered 30 calls later
+        if n in (45, 46, 60, 75, 88):  # (at 60 never answered)
+            ids = ["call_again"]
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": "read_file", "arguments": f'{{"path": "m{n}.py"}}'}}
+            for i in ids]})
+        messages += [{"role": "tool", "tool_call_id": i, "content": words(150, f"w{n}")} for i in ids
+                     if not i.startswith("late") and n != 60]
+        if n % 10 == 2 and n >= 30:
+            messages.append({"role": "tool", "tool_call_id": f"late_{n - 30}", "content": words(150, "late")})
+    conversation = formats.read({"model": "gpt-4o", "messages": messages})
+    context_window = int(METER.count(conversation).total * share / 0.8)
+    runs = [replay(conversation, policy(context_window=context_window), METER, GPT4O, mode="per-call", cache="none")
+            for policy in (ClineTruncationPolicy, _ClineReadingEveryHistory)]
+    assert sum(1 for call in runs[0].calls if call.fired) > 30
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
 
 

@@ -60,18 +60,28 @@ class _Messages:
         self.runs: list[tuple[int, int]] = []
         self.called: set[str] = set()  # the ids of its tool calls
         self.answered: set[str] = set()  # and of its tool results
+        # whether this request extended the last one by items whose ids are new: each call's id unseen,
+        # each result answering a call among them (so pairing leaves what came before as it was)
+        self.fresh = False
+        self.before: tuple[Item, ...] = ()  # the request read before this one, which ``fresh`` speaks of
 
     def read(self, conversation: Conversation, first: int) -> _Messages:
         items = conversation.items
-        if first != self._first or not extends(items, self._items, conversation.grew):
+        self.before = self._items
+        self.fresh = first == self._first and extends(items, self._items, conversation.grew)
+        if not self.fresh:
             self._items, self._first, self.runs, self.called, self.answered = (), first, [], set(), set()
         start = max(len(self._items), first)
         _grouped(items, start, self.runs)
+        called, answered, new = self.called, self.answered, set()
         for item in items[len(self._items):]:
             if isinstance(item, ToolCall):
-                self.called.add(item.call_id)
+                self.fresh = self.fresh and item.call_id not in called and item.call_id not in answered
+                called.add(item.call_id)
+                new.add(item.call_id)
             elif isinstance(item, ToolResult):
-                self.answered.add(item.call_id)
+                self.fresh = self.fresh and item.call_id in new and item.call_id not in answered
+                answered.add(item.call_id)
         self._items = items
         return self
 
@@ -127,12 +137,46 @@ class _Deleted:
         self.items, self.end = conversation.items, end
 
 
+class _Sent:
+    """The last request sent with a range deleted, and what it was built from. While the range
+    stays, the next request (per call: the history with one more turn) sends it with that turn
+    appended, when the turn is the assistant's after a turn that was not (no wire message joins
+    the two), every item of it is the run's own (it has its origin) and its ids are new: what
+    building the request whole and writing it out and reading it back sends — which cost the
+    length of everything kept at every call. Owned by one policy."""
+
+    def __init__(self) -> None:
+        self.given: tuple[Item, ...] = ()
+        self.kept: tuple[int, int | None] = (0, None)  # (first, end) it was built with
+        self.sent: Conversation | None = None
+
+    def extended(self, conversation: Conversation, first: int, end: int | None, messages: _Messages
+                 ) -> Conversation | None:
+        """The request sent for ``conversation`` when it only appends to the last one sent (None: build it)."""
+        sent, items = self.sent, conversation.items
+        if (sent is None or end is None or self.kept != (first, end) or not messages.fresh
+                or messages.before is not self.given):
+            return None
+        new = items[len(self.given):]
+        if not new:
+            return sent
+        if (role_of(new[0]) != "assistant" or not sent.items or role_of(sent.items[-1]) == "assistant"
+                or any(item.origin is None or is_instruction(item) for item in new)):
+            return None
+        return sent.grown(sent.items, new)
+
+    def remember(self, conversation: Conversation, first: int, end: int | None, sent: Conversation) -> None:
+        self.given, self.kept, self.sent = conversation.items, (first, end), sent
+
+
 @dataclass(frozen=True)
 class ClineTruncationPolicy:
     context_window: int = 200_000
     deleted: _Deleted = field(default_factory=_Deleted, compare=False, repr=False)
     messages: _Messages = field(default_factory=_Messages, compare=False, repr=False)
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
+    last: _Sent = field(default_factory=_Sent, compare=False, repr=False)
+    sent_totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     name: ClassVar[str] = "cline-truncation"
 
     def __post_init__(self) -> None:
@@ -152,16 +196,17 @@ class ClineTruncationPolicy:
         before = self.totals.total(conversation, meter)
         # built once while the range stays: each build writes the request out and reads it back
         sent = self._sent(conversation, first, messages, end)
-        total = before if end is None else meter.count(sent).total
+        total = before if end is None else self._total(sent, meter)
         limit = max_allowed(self.context_window)
         if total >= limit:
             widened = next_range(len(runs), end, "quarter" if total / 2 > limit else "half")
             if widened >= 2 and (end is None or widened > end):
                 end, sent = widened, self._sent(conversation, first, messages, widened)
         self.deleted.remember(conversation, end)
+        self.last.remember(conversation, first, end, sent)
         if end is None:
             return unchanged(conversation)
-        after = meter.count(sent).total
+        after = self._total(sent, meter)
         if after >= before:
             return unchanged(conversation)
         return PolicyResult(sent, "truncation", tokens_lost=before - after, report={"deleted": [2, end]})
@@ -171,12 +216,24 @@ class ClineTruncationPolicy:
         test can read every request whole and hold the carried reading to it)."""
         return self.messages.read(conversation, first)
 
+    def _extended(self, conversation: Conversation, first: int, end: int, messages: _Messages) -> Conversation | None:
+        """The last request sent with what this one appended (``_Sent``; one place, so a test can
+        build every request whole and hold the carried one to it)."""
+        return self.last.extended(conversation, first, end, messages)
+
+    def _total(self, sent: Conversation, meter: Meter) -> int:
+        """The tokens of a request sent: counted where it grew since the last (``RunningTotal``)."""
+        return self.sent_totals.total(sent, meter)
+
     def _sent(self, conversation: Conversation, first: int, messages: _Messages,
               end: int | None) -> Conversation:
         """What Cline sends with messages 2 to ``end`` deleted: the first two (the reply noticed),
         then what follows ``end``; a call and its result only together."""
         if end is None:
             return conversation
+        carried = self._extended(conversation, first, end, messages)
+        if carried is not None:
+            return carried
         items, runs = conversation.items, messages.runs
         kept = [*range(first), *range(runs[0][0], runs[1][1]),
                 *(p for start, stop in runs[end + 1:] for p in range(start, stop))]
