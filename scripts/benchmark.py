@@ -205,10 +205,11 @@ def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False,
 
 def regime(sizes: tuple[int, ...], strategies: tuple[str, ...], thinking: bool = False) -> None:
     """Per call, the CPU time of each call of a replay (``--regime``): the first (which counts and
-    indexes the whole run), those that summarize and the others, and how many took over ``SLOW_CALL``
-    and how long in all, at each size. A ratio per doubling mixes the two kinds of call in shares that
-    change with the run; these say whether each kind costs the same at every length. CPU time, not
-    wall time: this shared machine's other work does not count. ``thinking``: the run of
+    indexes the whole run), then by kind — those that write a summary, those that change the request
+    otherwise (compact, mask, truncate) and those that send it unchanged — and how many took over
+    ``SLOW_CALL`` and how long in all, at each size. A ratio per doubling mixes the kinds in shares
+    that change with the run; these say whether each kind costs the same at every length. CPU time,
+    not wall time: this shared machine's other work does not count. ``thinking``: the run of
     ``thinking_run``, counted for its Claude model."""
     model, run_of = (THINKING_MODEL, thinking_run) if thinking else ("gpt-4o", read_file_run)
     price = read_prices().get(model)
@@ -219,19 +220,21 @@ def regime(sizes: tuple[int, ...], strategies: tuple[str, ...], thinking: bool =
         replay(formats.read(run_of(sizes[0])), make(name, settings), Engine().meter(model), price,
                mode="per-call")  # warm up
         for size in sizes:
-            conversation, stamps = formats.read(run_of(size)), [time.process_time()]
+            conversation = formats.read(run_of(size))
+            gc.collect()
+            stamps = [time.process_time()]
             run = replay(conversation, make(name, settings), Engine().meter(model), price, mode="per-call",
                          progress=lambda done, total, stamps=stamps: stamps.append(time.process_time()))
             took = [later - earlier for earlier, later in itertools.pairwise(stamps)]
-            kinds = [bool(call.fired and "summarization" in call.fired) for call in run.calls]
-            summarizing = [t for t, kind in zip(took[1:], kinds[1:], strict=True) if kind]
-            plain = [t for t, kind in zip(took[1:], kinds[1:], strict=True) if not kind]
+            kinds: dict[str, list[float]] = {"summarizing": [], "firing": [], "unchanged": []}
+            for call, spent in zip(run.calls[1:], took[1:], strict=True):
+                kind = "summarizing" if call.summarization_output_tokens else "firing" if call.fired else "unchanged"
+                kinds[kind].append(spent)
             slow = [t for t in took[1:] if t > SLOW_CALL]  # (calls that read a part of the run, or collect garbage)
+            shown = "; ".join(f"{len(spent):>5,} {kind} {1e3 * statistics.mean(spent or [0]):5.2f} ms"
+                              for kind, spent in kinds.items())
             print(f"  {name:<23} {size:>5,} calls: {stamps[-1] - stamps[0]:6.2f} s; first call {took[0]:5.2f} s; "
-                  f"{len(summarizing):>5,} summarizing ({len(summarizing) / len(took):4.0%}) "
-                  f"{1e3 * statistics.mean(summarizing or [0]):5.2f} ms each; {len(plain):>5,} others "
-                  f"{1e3 * statistics.mean(plain or [0]):5.2f} ms each; {len(slow):>3} over "
-                  f"{1e3 * SLOW_CALL:.0f} ms, {sum(slow):5.2f} s", flush=True)
+                  f"{shown}; {len(slow):>3} over {1e3 * SLOW_CALL:.0f} ms, {sum(slow):5.2f} s", flush=True)
 
 
 def _cpu(run) -> float:
