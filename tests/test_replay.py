@@ -558,22 +558,24 @@ def test_a_summary_at_every_call_compares_only_a_bounded_tail_of_the_last_reques
 
 
 @pytest.mark.parametrize("mode", ["per-call", "stored"])
-@pytest.mark.parametrize("policy", [NonePolicy(), RulesPolicy(threshold=10**9)],
-                         ids=["none", "rules-below-its-threshold"])
+@pytest.mark.parametrize("policy", [NonePolicy(), RulesPolicy(threshold=10**9), MaskingPolicy(window=3)],
+                         ids=["none", "rules-below-its-threshold", "masking"])
 def test_the_replays_own_reading_compares_only_a_bounded_tail_of_the_last_request(policy, mode, monkeypatch):
     """The replay's sent side and its hidden-use tracker compare each request with the last one only
-    after what they know both hold: per call, the items both results kept of the run (``kept``) and
+    after what they know both hold: per call, the items both results kept of the run (``kept``), what
+    the policy sent again of its last request (``follows``: masking, an older output masked since) and
     the run as it was up to the last call's start. Comparing from the first item was a pass in C
     over the whole request at every call, which made a replay that changes nothing grow faster than
     its run."""
     from playground import conversation as module
     from playground.run import hidden
 
-    compared: list[int] = []
+    compared: list[int] = []  # the items each comparison passed over as the same (a first difference costs little)
     for owner in (module, hidden):
         def spy(old, new, at_least=0, shared=owner.shared):
-            compared.append(min(len(old), len(new)) - min(at_least, len(old), len(new)))
-            return shared(old, new, at_least)
+            same = shared(old, new, at_least)
+            compared.append(same - min(at_least, len(old), len(new)))
+            return same
         monkeypatch.setattr(owner, "shared", spy)
     most = []
     for calls in (40, 80):
@@ -682,7 +684,8 @@ def test_masking_a_request_that_extends_the_last_sends_what_masking_it_whole_sen
     (``MaskingPolicy.last``); every call must come out as masking each request whole."""
     conversation = formats.read(body)
     whole = MaskingPolicy(window=window, over_items=over_items)
-    object.__setattr__(whole, "last", SimpleNamespace(extend=lambda *args: None, whole=whole.last.whole, kept=0))
+    object.__setattr__(whole, "last", SimpleNamespace(extend=lambda *args: None, whole=whole.last.whole, kept=0,
+                                                    same=0))
     runs = [replay(conversation, policy, Meter("gpt-4o"), GPT4O, mode=mode)
             for policy in (MaskingPolicy(window=window, over_items=over_items), whole)]
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final

@@ -157,4 +157,5 @@ class MaskingPolicy:
                                                                                               meter)
         if not count:
             return unchanged(conversation)
-        return PolicyResult(masked, "masking", tokens_lost=removed, report={"masked": count}, kept=self.last.kept)
+        return PolicyResult(masked, "masking", tokens_lost=removed, report={"masked": count}, kept=self.last.kept,
+                            follows=self.last.same)

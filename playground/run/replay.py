@@ -269,6 +269,22 @@ def applied(conversation: Conversation, policy: Policy, meter: Meter, mode: str 
         yield start, result
 
 
+def _sent_again(mode: str, result: PolicyResult, kept: int, last: tuple[Item, ...]) -> int:
+    """How many leading items of ``result``'s request are known to be those of the request sent
+    before (``last``; ``kept``: the ``kept`` of the result that sent it), so the two are compared
+    only after them. Stored, the request given is the last one sent with items appended: ``kept``
+    says it. Per call it is the last request given with items appended, so both results keep the
+    run's items up to the smaller ``kept`` — or the policy says how much of what it sent last it
+    sent again (``follows``: masking's older outputs, masked since), held to its last item's identity."""
+    items = result.conversation.items
+    if mode == "stored":
+        return min(result.kept, len(last))
+    known, follows = min(result.kept, kept, len(last)), result.follows
+    if known < follows <= min(len(last), len(items)) and items[follows - 1] is last[follows - 1]:
+        return follows
+    return known
+
+
 def baseline_of(conversation: Conversation, baseline: str = "auto") -> str:
     """What the ``without`` side of a replay sends: ``auto`` is the run as it ran wherever the log
     shows (or its bills imply, ``inferred``) the agent managing its own context — the full history
@@ -331,10 +347,8 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
         agent = next(as_ran) if as_ran else None  # what the agent sent, and the summary it wrote for it
         if agent:
             sides[0].update(agent.conversation.items, head, ("head", has_system))
-        # stored, the request is the last one sent with items appended; per call it is the last request with
-        # items appended, so this one and the last one sent both keep the run's items up to the smaller ``kept``
-        known, kept = (result.kept if mode == "stored" else min(result.kept, kept)), result.kept
-        sides[1].update(sent.items, head, ("head", has_system), min(known, len(sides[1].items)))
+        known, kept = _sent_again(mode, result, kept, sides[1].items), result.kept
+        sides[1].update(sent.items, head, ("head", has_system), known)
         uses = [cache_.use(side.chain, side.offsets) for cache_, side in zip(caches, sides, strict=True)]
         prompts = [side.offsets[-1] + fixed.tail for side in sides]
         end = turn_end(items, start)
