@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import unittest.mock
 from itertools import pairwise
 from typing import Any
 
@@ -872,6 +873,29 @@ def test_cline_truncation_builds_whole_a_request_that_answers_or_reuses_an_earli
     runs = [replay(conversation, policy(context_window=context_window), METER, GPT4O, mode="per-call", cache="none")
             for policy in (ClineTruncationPolicy, _ClineReadingEveryHistory)]
     assert sum(1 for call in runs[0].calls if call.fired) > 30
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+# the policies whose request is a head they made (a summary, an acknowledgement) and the request's own items after it
+_HEAD_PROVED = ("anthropic-compaction", "openai-compaction", "claude-code-compact", "codex-compact",
+                "langchain-summarization", "openhands-condenser", "adk-token-compaction", "roo-code-condense",
+                "anthropic-compaction-on-demand", "letta-sliding-window", "gemini-chat-compression")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(_HEAD_PROVED), st.sampled_from(["stored", "per-call"]))
+def test_a_head_proved_alone_sends_what_proving_the_whole_request_sends(body, name, mode):
+    """``formats.checked_head`` writes out and reads back only the head a policy made, the request's
+    own items after it as they stand: every call of a replay sends what proving each whole request
+    (written out and read back) sends, in every wire format, per call and stored."""
+    conversation = formats.read(body)
+
+    def whole(conversation, head, rest):
+        return formats.checked(conversation.with_items((*head, *rest)))
+
+    runs = [replay(conversation, THEIR_FIRING[name](), METER, GPT4O, mode=mode, cache="none")]
+    with unittest.mock.patch.object(formats, "checked_head", whole):
+        runs.append(replay(conversation, THEIR_FIRING[name](), METER, GPT4O, mode=mode, cache="none"))
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
 
 

@@ -457,6 +457,21 @@ def checked(conversation: Conversation) -> Conversation:
     return replace(again, items=items)
 
 
+def checked_head(conversation: Conversation, head: tuple[Item, ...], rest: tuple[Item, ...]) -> Conversation:
+    """``checked`` of ``head`` then ``rest``, where ``rest`` is a request's own items as they stand
+    (each with its origin, no call parted from its result) after what a policy made in ``head``:
+    ``head`` is proved alone and ``rest`` follows it as it was. Every writer keeps an item made here
+    (no origin) out of the wire message of an item that has one, so each of ``head``'s items is read
+    back as it is where it stands in the whole request; proving the whole wrote out and read back
+    ``rest`` — most of the request, at every call of a per-call replay. A ``rest`` that begins with a
+    made item, or a head read back as more or fewer items, is proved whole."""
+    if not rest or rest[0].origin is not None:
+        proved = checked(conversation.with_items(head))
+        if len(proved.items) == len(head):
+            return proved.with_items((*proved.items, *rest))
+    return checked(conversation.with_items((*head, *rest)))
+
+
 def dumps(conversation: Conversation, format: str | None = None) -> str:
     return json.dumps(write(conversation, format), ensure_ascii=False, indent=2)
 

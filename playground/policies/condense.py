@@ -314,7 +314,7 @@ class CondensePolicy:
         grew = None if index is None else index.spanned(start, read, len(read) == end - start)
         text = self.summarizer.summarize(Plan(start, end, read, "", earlier, 0, meter, grew=grew))
         summary = summary_message(text, len(span) - len(kept), f"{self.label}: offline summary, no LLM")
-        result = formats.checked(conversation.with_items((*items[:start], *kept, summary, *items[end:])))
+        result = formats.checked_head(conversation, (*items[:start], *kept, summary), items[end:])
         counted = meter.count(result)
         if counted.total >= total:
             return unchanged(conversation)  # a summary that saves nothing is pure loss

@@ -421,8 +421,7 @@ class GeminiCompressionPolicy:
         if grown is not None:
             # what follows the acknowledgement is the last request's own, proved valid with it: the head, the
             # summary and the acknowledgement are proved alone (each item is read back as where it stands)
-            head = formats.checked(conversation.with_items(acknowledged))
-            result = head.with_items((*head.items, *rest))
+            result = formats.checked_head(conversation, acknowledged, rest)
         else:
             result = formats.checked(conversation.with_items((*acknowledged, *rest)))
         counted = meter.count(result)

@@ -145,19 +145,19 @@ class LettaSlidingWindowPolicy:
                           len(starts) + 1, counted.between(0, first),
                           (1 - self.sliding_window_percentage) * self.context_window, self.sliding_window_percentage)
         calls: list[SummaryCall] = []
-        rest = items[first:]
+        made, rest = (), items[first:]  # what follows the system message: the summary, then the run's own
         if cut is not None and starts[cut - 1] > first:
             end = starts[cut - 1]
             summary = self._summary(items[first:end], index.holds_summary(first, end), index.span_counts, meter, calls)
-            rest = (summary, *items[end:])
+            made, rest = (summary,), items[end:]
             kept = conversation.with_items((*items[:first], *items[end:]))
             if meter.count(kept).total >= self.threshold():  # still over: the kept messages summarized again
-                rest = self._all(items[end:], index.other_counts, meter, calls)
+                made, rest = self._all(items[end:], index.other_counts, meter, calls)
         elif cut is None:
-            rest = self._all(rest, index.other_counts, meter, calls)
+            made, rest = self._all(rest, index.other_counts, meter, calls)
         if not calls:
             return unchanged(conversation)
-        result = formats.checked(conversation.with_items((*items[:first], *rest)))
+        result = formats.checked_head(conversation, (*items[:first], *made), rest)
         counted = meter.count(result).total
         if counted >= total:
             return unchanged(conversation)
@@ -166,16 +166,17 @@ class LettaSlidingWindowPolicy:
         return PolicyResult(result, "summarization", tokens_lost=total - counted, summarization=billed)
 
     def _all(self, messages: tuple[Item, ...], counts: CarriedCounts, meter: Meter, calls: list[SummaryCall]
-             ) -> tuple[Item, ...]:
+             ) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
         """``summarize_all`` on ``messages`` (those after the system message): one summary of all
-        of them up to what the model has not answered yet, kept with no call parted from its result."""
+        of them up to what the model has not answered yet, kept with no call parted from its result —
+        what comes before and with the summary, and the messages after it."""
         found = condense_span(messages, 0, 0)
         if found is None:
-            return messages
+            return (), messages
         start, end = found
         span = messages[start:end]
-        return (*messages[:start], self._summary(span, any(map(is_summary, span)), counts, meter, calls),
-                *messages[end:])
+        return (*messages[:start], self._summary(span, any(map(is_summary, span)), counts, meter, calls)), \
+            messages[end:]
 
     def _summary(self, span: tuple[Item, ...], earlier: bool, counts: CarriedCounts, meter: Meter,
                  calls: list[SummaryCall]) -> Item:

@@ -352,10 +352,8 @@ def apply(compacted: Conversation, chosen: Plan, text: str, label: str, *, carri
     A replay summarizing at every call otherwise wrote and read back its kept steps each time."""
     head = (*compacted.items[:chosen.start], summary_message(text, chosen.end - chosen.start, label))
     rest = compacted.items[chosen.end:]
-    if carried and (not rest or rest[0].origin is not None):
-        proved = formats.checked(compacted.with_items(head))
-        if len(proved.items) == len(head):
-            return proved.with_items((*proved.items, *rest))
+    if carried:
+        return formats.checked_head(compacted, head, rest)
     return formats.checked(compacted.with_items((*head, *rest)))
 
 
