@@ -558,12 +558,14 @@ def test_a_summary_at_every_call_compares_only_a_bounded_tail_of_the_last_reques
 
 
 @pytest.mark.parametrize("mode", ["per-call", "stored"])
-@pytest.mark.parametrize("policy", [NonePolicy(), RulesPolicy(threshold=10**9), MaskingPolicy(window=3)],
-                         ids=["none", "rules-below-its-threshold", "masking"])
+@pytest.mark.parametrize("policy", [NonePolicy(), RulesPolicy(threshold=10**9), MaskingPolicy(window=3),
+                                    POLICIES["clear-tool-uses"](trigger=0, keep=3)],
+                         ids=["none", "rules-below-its-threshold", "masking", "clear-tool-uses"])
 def test_the_replays_own_reading_compares_only_a_bounded_tail_of_the_last_request(policy, mode, monkeypatch):
     """The replay's sent side and its hidden-use tracker compare each request with the last one only
     after what they know both hold: per call, the items both results kept of the run (``kept``), what
-    the policy sent again of its last request (``follows``: masking, an older output masked since) and
+    the policy sent again of its last request (``follows``: masking and clearing, an older output
+    masked or cleared since) and
     the run as it was up to the last call's start. Comparing from the first item was a pass in C
     over the whole request at every call, which made a replay that changes nothing grow faster than
     its run."""

@@ -45,6 +45,8 @@ class _Cleared:
         self.waiting = 0  # of its clearable results, those holding their content in ``given``
         self.emptied = 0  # of those, how many clearing emptied
         self.kept = 0  # how many leading items of ``given`` ``edited`` has as they came, at least
+        self.returned: tuple[Item, ...] = ()  # what the policy sent last
+        self.follows = 0  # how many leading items of ``edited`` are those of ``returned``, the very objects
         self.latest: dict[str, int] = {}  # call id -> position of its latest call
         self.answers: dict[int, int] = {}  # call position -> its result's, as ``conversation.pairs`` pairs them
         self.calls: dict[int, int] = {}  # the same, result -> call
@@ -89,6 +91,8 @@ class _Cleared:
                 cleared += policy.clear_one(edited, call, meter)
                 first = min(first, call)
         self.kept = first if as_given else 0
+        # what was sent last, carried: as it was up to the first item cleared now
+        self.follows = min(first, known) if known and prefix is self.returned else 0
         self.given, self.edited, self.older = items, tuple(edited), older
         self.cleared, self.waiting, self.emptied = cleared, waiting, emptied
 
@@ -136,6 +140,11 @@ class ClearToolUsesPolicy:
                 "exclude_tools": list(self.exclude_tools), "clear_tool_inputs": self.clear_tool_inputs}
 
     def apply(self, conversation: Conversation, meter: Meter) -> PolicyResult:
+        done = self._cleared(conversation, meter)
+        self.last.returned = done.conversation.items
+        return done
+
+    def _cleared(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         total = self.totals.total(conversation, meter)
         if self.trigger_tool_uses is None and total <= self.trigger:
             return unchanged(conversation)
@@ -147,7 +156,7 @@ class ClearToolUsesPolicy:
             return unchanged(conversation)
         result = conversation.with_items(last.edited)
         self.totals.remember(result, total - last.cleared, meter)
-        return PolicyResult(result, "clearing", tokens_lost=last.cleared, kept=last.kept)
+        return PolicyResult(result, "clearing", tokens_lost=last.cleared, kept=last.kept, follows=last.follows)
 
     def clearable(self, item: Item) -> bool:
         return isinstance(item, ToolResult) and (self.only_tools is None or item.name in self.only_tools)
