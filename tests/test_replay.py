@@ -19,6 +19,7 @@ from playground.errors import InputError
 from playground.meter.tokens import Meter
 from playground.policies import LOGGED, OURS, POLICIES, MaskingPolicy, NonePolicy, RulesPolicy, make
 from playground.policies.condense import CondensePolicy
+from playground.policies.prune import PrunePolicy
 from playground.run.compare import compare
 from playground.run.prices import load_prices, read_prices
 from playground.run.promptcache import CacheUse, PromptCache, call_cost
@@ -559,13 +560,14 @@ def test_a_summary_at_every_call_compares_only_a_bounded_tail_of_the_last_reques
 
 @pytest.mark.parametrize("mode", ["per-call", "stored"])
 @pytest.mark.parametrize("policy", [NonePolicy(), RulesPolicy(threshold=10**9), MaskingPolicy(window=3),
-                                    POLICIES["clear-tool-uses"](trigger=0, keep=3)],
-                         ids=["none", "rules-below-its-threshold", "masking", "clear-tool-uses"])
+                                    POLICIES["clear-tool-uses"](trigger=0, keep=3),
+                                    PrunePolicy(protect_tokens=300, minimum=0)],
+                         ids=["none", "rules-below-its-threshold", "masking", "clear-tool-uses", "prune"])
 def test_the_replays_own_reading_compares_only_a_bounded_tail_of_the_last_request(policy, mode, monkeypatch):
     """The replay's sent side and its hidden-use tracker compare each request with the last one only
     after what they know both hold: per call, the items both results kept of the run (``kept``), what
-    the policy sent again of its last request (``follows``: masking and clearing, an older output
-    masked or cleared since) and
+    the policy sent again of its last request (``follows``: masking, clearing and pruning, an older
+    output masked, cleared or pruned since) and
     the run as it was up to the last call's start. Comparing from the first item was a pass in C
     over the whole request at every call, which made a replay that changes nothing grow faster than
     its run."""

@@ -50,6 +50,7 @@ class _Outputs:
     Owned by one policy."""
 
     def __init__(self) -> None:
+        self.returned: tuple[Item, ...] = ()  # what the policy sent last
         self._reset()
 
     def _reset(self) -> None:
@@ -113,22 +114,26 @@ class _Outputs:
         self.items = edited
 
     def edited(self, items: tuple[Item, ...], grew: Any, chosen: int, policy: PrunePolicy,
-               meter: Meter) -> tuple[list[Item], int]:
-        """The request with its first ``chosen`` outputs pruned, and the tokens that saves. Per
-        call the request is the last one grown, and its chosen outputs the last ones and more:
-        the last edit is extended, not made again."""
+               meter: Meter) -> tuple[list[Item], int, int]:
+        """The request with its first ``chosen`` outputs pruned, the tokens that saves, and how
+        many of its leading items are those of the request sent last, the very objects (0: not
+        known). Per call the request is the last one grown, and its chosen outputs the last ones
+        and more: the last edit is extended, not made again."""
         positions, last = self.positions, self.edit
         if (last is not None and last[2] <= chosen and positions[last[2] - 1] == last[4]
                 and positions[0] == last[3] and extends(items, last[0], grew)):
             edited, done, saved = [*last[1], *items[len(last[0]):]], last[2], last[5]
+            # (what was sent last, when it was that edit, up to the first output pruned now)
+            follows = min(positions[done] if done < chosen else len(last[1]), len(last[1])) \
+                if last[1] is self.returned else 0
         else:
-            edited, done, saved = list(items), 0, 0
+            edited, done, saved, follows = list(items), 0, 0, 0
         for number in range(done, chosen):
             position = positions[number]
             _, twin, gain = policy._measured(items[position], meter)  # type: ignore[arg-type]
             if gain > 0:
                 edited[position], saved = twin, saved + gain
-        return edited, saved
+        return edited, saved, follows
 
 
 @dataclass(frozen=True)
@@ -192,6 +197,11 @@ class PrunePolicy:
         """Newest first, the outputs past ``protect_tokens`` are chosen: those whose newer
         outputs (themselves included) come to more, a prefix of the outputs in order, found by
         bisecting their running sums."""
+        done = self._prune(conversation, meter)
+        self.outputs.returned = done.conversation.items
+        return done
+
+    def _prune(self, conversation: Conversation, meter: Meter) -> PolicyResult:
         items, outputs = conversation.items, self.outputs
         outputs.read(conversation, self._protected_from(conversation), self, meter)
         positions, sums = outputs.positions, outputs.sums
@@ -200,7 +210,7 @@ class PrunePolicy:
         enough = prunable >= self.minimum if self.minimum_inclusive else prunable > self.minimum
         if not chosen or not enough:
             return unchanged(conversation)
-        edited, saved = outputs.edited(items, conversation.grew, chosen, self, meter)
+        edited, saved, follows = outputs.edited(items, conversation.grew, chosen, self, meter)
         if not saved:
             return unchanged(conversation)
         result = conversation.with_items(edited)
@@ -208,4 +218,4 @@ class PrunePolicy:
         outputs.edit = (items, result.items, chosen, positions[0], positions[chosen - 1], saved)
         lost, back = (0, saved) if self.retrievable else (saved, 0)
         return PolicyResult(result, "pruning", tokens_lost=lost, tokens_retrievable=back,
-                            report={"pruned": chosen}, kept=positions[0])
+                            report={"pruned": chosen}, kept=positions[0], follows=follows)
