@@ -33,8 +33,8 @@ class PolicyResult:
     # replay then compares two calls' requests only after them
     kept: int = field(default=0, compare=False)  # a hint: two results sending the same request are equal
     # how many leading items of the request sent are the very objects of the one this policy sent last, at
-    # least (0: not known): per call, where ``kept`` says little (an older output masked since), replay
-    # compares two calls' requests only after them
+    # least (0: not known): per call, where ``kept`` says little (an older output masked, cleared or pruned
+    # since), replay compares two calls' requests only after them
     follows: int = field(default=0, compare=False)
 
 

@@ -197,6 +197,7 @@ class ClineTruncationPolicy:
         # built once while the range stays: each build writes the request out and reads it back
         sent = self._sent(conversation, first, messages, end)
         total = before if end is None else self._total(sent, meter)
+        counted = sent  # (the request ``total`` counted: widening the range builds another)
         limit = max_allowed(self.context_window)
         if total >= limit:
             widened = next_range(len(runs), end, "quarter" if total / 2 > limit else "half")
@@ -206,7 +207,7 @@ class ClineTruncationPolicy:
         self.last.remember(conversation, first, end, sent)
         if end is None:
             return unchanged(conversation)
-        after = self._total(sent, meter)
+        after = total if sent is counted else self._total(sent, meter)
         if after >= before:
             return unchanged(conversation)
         return PolicyResult(sent, "truncation", tokens_lost=before - after, report={"deleted": [2, end]})

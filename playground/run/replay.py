@@ -275,7 +275,8 @@ def _sent_again(mode: str, result: PolicyResult, kept: int, last: tuple[Item, ..
     only after them. Stored, the request given is the last one sent with items appended: ``kept``
     says it. Per call it is the last request given with items appended, so both results keep the
     run's items up to the smaller ``kept`` — or the policy says how much of what it sent last it
-    sent again (``follows``: masking's older outputs, masked since), held to its last item's identity."""
+    sent again (``follows``: masking, clearing and pruning, an older output edited since), held to
+    its last item's identity."""
     items = result.conversation.items
     if mode == "stored":
         return min(result.kept, len(last))
