@@ -103,17 +103,22 @@ class _Last:
         if not stored and not (self.given and extends(items, self.given, conversation.grew)):
             return None
         known = len(self.sent if stored else self.given)
-        results = self.results + [p for p in range(known, len(items)) if isinstance(items[p], ToolResult)]
+        # the positions and the request are built once each (a copy of the request, not three): at every call of a
+        # run of thousands, each copy costs what the run's length does
+        results = self.results
+        results.extend(p for p in range(known, len(items)) if isinstance(items[p], ToolResult))
         older = _older(results, len(items), policy.window, policy.over_items)
-        edited = list(items if stored else self.sent + items[known:])
-        removed, masked = _mask_into(edited, items, results[self.older:older], meter, policy.memo, policy.placeholder)
+        positions = results[self.older:older]
+        edited = (list(items) if stored else [*self.sent, *items[known:]]) if positions else None
+        removed, masked = (0, 0) if edited is None else _mask_into(edited, items, positions, meter, policy.memo,
+                                                                   policy.placeholder)
         if not stored:  # per-call: the request as given, so every older output counts, as a whole pass does
             removed, masked = removed + self.removed, masked + self.masked
         # stored: what was sent is as it came up to the first output that crossed the window now
         self.kept = (results[self.older] if self.older < older else len(items)) if stored else 0
         same = results[self.older] if self.older < older else known  # up to the first output masked now
-        self.results, self.older = results, older
-        sent = tuple(edited)
+        self.older = older
+        sent = tuple(edited) if edited is not None else items if stored else self.sent + items[known:]
         result = (conversation.with_items(sent) if masked else conversation), removed, masked
         self._keep(items, result, same)
         return result

@@ -256,6 +256,13 @@ def applied(conversation: Conversation, policy: Policy, meter: Meter, mode: str 
             until: int | None = None) -> Iterator[tuple[int, PolicyResult]]:
     """Each call's start in the items and the policy's result for its request, as an agent applies
     it in ``mode``: the one loop replay and the live probe share, so both see the same requests."""
+    return ((start, result) for start, _, result in _applied(conversation, policy, meter, mode, until))
+
+
+def _applied(conversation: Conversation, policy: Policy, meter: Meter, mode: str, until: int | None
+             ) -> Iterator[tuple[int, Conversation, PolicyResult]]:
+    """``applied``, with the request each call gave the policy: per call that is the run's items
+    before the call, so the replay's full side takes it rather than copying the run at every call."""
     items = conversation.items
     given: tuple[Item, ...] = ()  # per call: the run's items so far
     history: tuple[Item, ...] = ()  # stored: what was sent last
@@ -266,7 +273,7 @@ def applied(conversation: Conversation, policy: Policy, meter: Meter, mode: str 
         request = conversation.grown(given if mode == "per-call" else history, new)  # (which says it only grew)
         result = policy.apply(request, meter)
         given, history = request.items, result.conversation.items
-        yield start, result
+        yield start, request, result
 
 
 def _sent_again(mode: str, result: PolicyResult, kept: int, last: tuple[Item, ...]) -> int:
@@ -337,14 +344,15 @@ def replay(conversation: Conversation, policy: Policy, meter: Meter, price: Pric
     total = len(call_starts(items)[:until]) if progress is not None else 0
     fates = FateTracker(conversation, Ledger.of(conversation) if ledger is None else ledger,
                         getattr(policy, "references", False), last_shared)
-    for start, result in applied(conversation, policy, meter, mode, until):
+    for start, request, result in _applied(conversation, policy, meter, mode, until):
         has_system = has_system or any(is_instruction(item) for item in items[previous:start])
         previous = start
         sent = result.conversation
         head = fixed.head(has_system)
         # the run's own items only grow; stored, what was sent last is the history the policy was given
         full = sides[2] if as_ran else sides[0]
-        full.update(items[:start], head, ("head", has_system), len(full.items))
+        # (per call, the request given is the run's items so far: that very tuple, not a copy of the run)
+        full.update(request.items if mode == "per-call" else items[:start], head, ("head", has_system), len(full.items))
         agent = next(as_ran) if as_ran else None  # what the agent sent, and the summary it wrote for it
         if agent:
             sides[0].update(agent.conversation.items, head, ("head", has_system))
