@@ -54,8 +54,16 @@ class Turns:
                     first = min(first, held[after])
         return first
 
+    def holds(self) -> bool:
+        """Whether the request last followed holds thinking or reasoning anywhere."""
+        return any(self._held)
+
     def billed(self, item: Item, position: int) -> bool:
-        """Whether ``item``, at ``position`` of the request last followed, is in its kind's current turn."""
+        """Whether ``item``, at ``position`` of the request last followed, is in its kind's current turn.
+        A request with no thinking or reasoning (most runs) says no at once: a replay asks of every
+        item it counts or chains again at every call."""
+        if not self.holds():
+            return False
         return any(holds(item) and position > (ends[-1] if ends else -1)
                    for (holds, _), ends in zip(KINDS, self._ends, strict=True))
 
