@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from playground import formats
 from playground.compaction import Settings
-from playground.conversation import Message, Part, ToolCall, ToolResult, content_text, pairs, role_of
+from playground.conversation import Conversation, Message, Part, ToolCall, ToolResult, content_text, pairs, role_of
 from playground.engine import optimize
 from playground.errors import InputError
 from playground.llm import keys
@@ -781,6 +781,35 @@ def test_counts_carried_from_the_last_request_are_each_request_counted_whole(req
         assert carry.counts(items, counter) == counts
         ranges = [(start, max(start, len(items) - start // 2)) for start in range(len(items) + 1)]
         assert [carry.between(start, end) for start, end in ranges] == [sum(counts[start:end]) for start, end in ranges]
+
+
+_MADE = ((), (summary_message("What happened.", 2, "offline"),),
+         (Message(role="user", content="Kept."), summary_message("What happened.", 2, "offline")))
+
+
+@given(_growing(least=1), st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]), st.data())
+@example([_REASONED], "gpt-4o", None)
+def test_a_request_with_items_replaced_is_counted_from_its_carried_counts_as_counted_whole(requests, model, data):
+    """A policy that summarizes at every call (Letta, the condensers, summarize) counts its result from
+    the request's carried counts: the items put in, the total and what follows them are those of the
+    result counted whole — or, for Claude or a request with thinking or reasoning, it is told to count
+    it whole (None)."""
+    counter, carry = tokens.Meter(model), CarriedCounts()
+    for items in requests:
+        carry.counts(items, counter)
+        request = Conversation(items=items, format="chat")
+        before = counter.count(request)
+        start = data.draw(st.integers(0, len(items))) if data else 1
+        end = data.draw(st.integers(start, len(items))) if data else len(items)
+        made = data.draw(st.sampled_from(_MADE)) if data else _MADE[1]
+        found = carry.replaced(before.total, start, end, made, counter)
+        if counter.claude or any(map(tokens.turn_billed, items)):
+            assert found is None
+            continue
+        counted = counter.count(request.with_items((*items[:start], *made, *items[end:])))
+        assert found is not None and found.total == counted.total
+        assert found.made == tuple(counted.items[start:start + len(made)])
+        assert found.after == sum(counted.items[start + len(made):])
 
 
 @given(_growing(least=1), st.integers(0, 3))

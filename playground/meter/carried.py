@@ -9,9 +9,10 @@ block), so only what changed or was appended, with its neighbours, is counted ag
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass
 from itertools import accumulate, compress, count
 
-from ..conversation import Item, shared
+from ..conversation import Conversation, Item, shared
 from .tokens import Layout, Meter
 from .turns import Turns
 
@@ -58,6 +59,14 @@ class CarriedCounts:
         self.items, self._meter = items, meter
         return self._counts
 
+    def follow(self, conversation: Conversation, meter: Meter) -> list[int]:
+        """``counts`` of a request's items, compared with the last request's only after them when the
+        request says it is that one with items appended (``Conversation.grew``): per call, every
+        request is, and comparing them in C was still a pass over the run at every call."""
+        grew, items = conversation.grew, conversation.items
+        same = len(self.items) if grew is not None and grew[0] is self.items and grew[1] is items else 0
+        return self.counts(items, meter, same)
+
     def between(self, start: int, end: int) -> int:
         """``sum(counts[start:end])`` of the last request counted, from running sums: a summary's
         span is most of a long request, and summing it at every call was a pass over the request."""
@@ -66,3 +75,33 @@ class CarriedCounts:
             known = len(sums) - 1
             sums.extend(accumulate(self._counts[known:end], initial=sums.pop()))
         return sums[end] - sums[start]
+
+    def replaced(self, before: int, start: int, end: int, made: tuple[Item, ...], meter: Meter) -> Replaced | None:
+        """What the last request counted (``before`` tokens in all) comes to with ``made`` in place of
+        its items ``start:end``: an item's count depends only on its neighbours, so ``made`` and the
+        items either side of it are counted, in one window that holds their neighbours too, and the
+        rest is as it was. None where that does not hold: for Claude, or a request holding thinking or
+        reasoning (a summary, a user message, takes what comes before it off the bill), count it whole.
+        A policy that summarizes at every call of a long run counted its whole result at each."""
+        if meter.claude or meter is not self._meter or self._turns.holds():
+            return None
+        items = self.items
+        low = max(0, start - 2)
+        window = meter.items((*items[low:start], *made, *items[end:end + 2]))
+        at = start - low
+        before_made = window[at - 1] if start else 0  # the item before ``made`` and the one after, counted again
+        after_made = window[at + len(made)] if end < len(items) else 0
+        rest = self.between(end + 1, len(items)) if end < len(items) else 0
+        total = before - self.between(max(0, start - 1), len(items)) + before_made + sum(window[at:at + len(made)]) \
+            + after_made + rest
+        return Replaced(tuple(window[at:at + len(made)]), total, after_made + rest)
+
+
+@dataclass(frozen=True)
+class Replaced:
+    """A request with items replaced (``CarriedCounts.replaced``): the counts of the items put in,
+    the request's total, and the tokens of the items after them."""
+
+    made: tuple[int, ...]
+    total: int
+    after: int

@@ -37,6 +37,7 @@ from ..conversation import (
     turn_starts,
 )
 from ..errors import InputError
+from ..meter.carried import CarriedCounts
 from ..meter.tokens import Meter
 from ..summarize.call import estimate
 from ..summarize.cut import is_summary
@@ -138,6 +139,7 @@ class CondenseIndex(AppendedIndex):
 
     def __init__(self) -> None:
         self._reset()
+        self.counts = CarriedCounts()  # the request's items, for its total once a summary is in
 
     def _reset(self) -> None:
         self.items = ()
@@ -315,12 +317,23 @@ class CondensePolicy:
         text = self.summarizer.summarize(Plan(start, end, read, "", earlier, 0, meter, grew=grew))
         summary = summary_message(text, len(span) - len(kept), f"{self.label}: offline summary, no LLM")
         result = formats.checked_head(conversation, (*items[:start], *kept, summary), items[end:])
-        counted = meter.count(result)
-        if counted.total >= total:
+        # the result's counts: from the request's carried counts where they hold (per call, every call condenses,
+        # and its summary is mostly the last one's lines)
+        carried = None
+        if index is not None:
+            index.counts.follow(conversation, meter)
+            meter.raw_by_line(content_text(summary.content))
+            carried = index.counts.replaced(total, start, end, (*kept, summary), meter)
+        if carried is not None:
+            after, summary_tokens, tail = carried.total, carried.made[-1], carried.after
+        else:
+            counted = meter.count(result)
+            after, summary_tokens = counted.total, counted.items[start + len(kept)]
+            tail = sum(counted.items[start + len(kept) + 1:])
+        if after >= total:
             return unchanged(conversation)  # a summary that saves nothing is pure loss
-        summary_tokens = counted.items[start + len(kept)]
-        self.totals.remember(result, counted.total, meter)
-        read_tokens = (total - sum(counted.items[start + len(kept) + 1:]) if self.reads_request
-                       else total - counted.total + summary_tokens)  # the request less its kept tail, or the span
+        self.totals.remember(result, after, meter)
+        read_tokens = (total - tail if self.reads_request
+                       else total - after + summary_tokens)  # the request less its kept tail, or the span
         call = estimate(read_tokens, summary_tokens, meter, self.input_cap)
-        return PolicyResult(result, "summarization", tokens_lost=total - counted.total, summarization=call)
+        return PolicyResult(result, "summarization", tokens_lost=total - after, summarization=call)

@@ -451,7 +451,7 @@ class GeminiCompressionPolicy:
         of ``total``: the request as it was when compression would inflate it, as in the source."""
         if after >= total:
             return self._unchanged(conversation)
-        self.counts.counts(conversation.items, meter)
+        self.counts.follow(conversation, meter)
         span_tokens = self.counts.between(first, first + split)
         return PolicyResult(result, "summarization", tokens_lost=max(0, total - after - retrievable),
                             tokens_retrievable=retrievable,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .. import formats
-from ..conversation import Conversation, Item, ToolCall, ToolResult, is_instruction, role_of
+from ..conversation import Conversation, Item, ToolCall, ToolResult, content_text, is_instruction, role_of
 from ..errors import InputError
 from ..meter.carried import CarriedCounts
 from ..meter.tokens import Meter
@@ -140,25 +140,30 @@ class LettaSlidingWindowPolicy:
         index = (self.index or LettaMessages()).read(conversation)
         items, first, starts = conversation.items, index.first, index.starts
         counted = index.counts
-        counted.counts(items, meter)
+        counted.follow(conversation, meter)
         cut = sliding_cut(index.valid, lambda message: counted.between(starts[message - 1], len(items)),
                           len(starts) + 1, counted.between(0, first),
                           (1 - self.sliding_window_percentage) * self.context_window, self.sliding_window_percentage)
         calls: list[SummaryCall] = []
         made, rest = (), items[first:]  # what follows the system message: the summary, then the run's own
+        carried = None  # the result's total, when it is the request with one summary in place of items first:end
         if cut is not None and starts[cut - 1] > first:
             end = starts[cut - 1]
             summary = self._summary(items[first:end], index.holds_summary(first, end), index.span_counts, meter, calls)
             made, rest = (summary,), items[end:]
-            kept = conversation.with_items((*items[:first], *items[end:]))
-            if meter.count(kept).total >= self.threshold():  # still over: the kept messages summarized again
-                made, rest = self._all(items[end:], index.other_counts, meter, calls)
+            # the kept messages' total and then the result's, from the request's carried counts where they hold
+            kept = counted.replaced(total, first, end, (), meter)
+            if (meter.count(conversation.with_items((*items[:first], *rest))).total if kept is None
+                    else kept.total) >= self.threshold():  # still over: the kept messages summarized again
+                made, rest = self._all(rest, index.other_counts, meter, calls)
+            else:
+                carried = counted.replaced(total, first, end, made, meter)
         elif cut is None:
             made, rest = self._all(rest, index.other_counts, meter, calls)
         if not calls:
             return unchanged(conversation)
         result = formats.checked_head(conversation, (*items[:first], *made), rest)
-        counted = meter.count(result).total
+        counted = meter.count(result).total if carried is None else carried.total
         if counted >= total:
             return unchanged(conversation)
         self.totals.remember(result, counted, meter)
@@ -186,6 +191,7 @@ class LettaSlidingWindowPolicy:
         if len(text) > self.clip_chars:
             text = text[:self.clip_chars] + TRUNCATED
         message = summary_message(text, len(span), "Letta sliding-window summary: offline summary, no LLM")
+        meter.raw_by_line(content_text(message.content))  # (per call, most of its lines are the last summary's)
         counts.counts(span, meter)
         calls.append(estimate(counts.between(0, len(span)), meter.items((message,))[0], meter))
         return message

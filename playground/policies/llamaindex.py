@@ -51,7 +51,7 @@ class _Messages:
         if first != self.first or not extends(items, self.items, conversation.grew):
             self._begin(first)
         known = max(0, len(self.items) - first)
-        self.counted.counts(items, meter)
+        self.counted.follow(conversation, meter)
         self._split(items, known, max(0, len(items) - first))
         self.items = items
         return self

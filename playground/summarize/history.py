@@ -29,7 +29,7 @@ from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, co
 from ..errors import InputError
 from ..llm.failure import LLMError
 from ..meter.carried import CarriedCounts
-from ..meter.tokens import Meter, TokenCount, turn_billed
+from ..meter.tokens import Meter, TokenCount
 from .cut import MARKER, CutIndex, is_summary, span
 
 LOSS = ("A summary is lossy: the items it replaced are gone from the request, and calling a tool again cannot "
@@ -304,6 +304,12 @@ class Carry:
         """The last counted request's items ``start:end``, summed (``CarriedCounts.between``)."""
         return self._counted.between(start, end)
 
+    def replaced(self, before: int, start: int, end: int, summary: Item, meter: Meter) -> tuple[int, int] | None:
+        """The summary's tokens and the request's total once the last counted request's items
+        ``start:end`` are ``summary`` (``CarriedCounts.replaced``; None: count the request whole)."""
+        found = self._counted.replaced(before, start, end, (summary,), meter)
+        return None if found is None else (found.made[0], found.total)
+
     def previous_summary(self, original: Conversation, start: int, originals: tuple[Item, ...]
                          ) -> tuple[bool, tuple[tuple[Item, ...], tuple[Item, ...]] | None]:
         """Whether the span's original items (``originals``, from ``start`` of ``original``) hold an
@@ -415,12 +421,12 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
     if carry is not None:  # the summary is mostly the last call's: its lines are counted, most of them known
         meter.raw_by_line(content_text(result.items[chosen.start].content))
     # with a carry, only the summary and its two neighbours are counted: every other item's count and the fixed
-    # parts are the compacted request's — not for Claude (thinking before the summary, a user message, leaves the
-    # bill), nor where a neighbour is thinking or reasoning (a window does not see the user messages after it)
-    after = (meter.count(result) if carry is None or meter.claude
-             or any(map(turn_billed, result.items[max(0, chosen.start - 1):chosen.start + 2])) else None)
+    # parts are the compacted request's (``CarriedCounts.replaced``: not for Claude, nor with thinking or reasoning)
+    replaced = (None if carry is None
+                else carry[0].replaced(before, chosen.start, chosen.end, result.items[chosen.start], meter))
+    after = meter.count(result) if replaced is None else None
     summary_tokens, total = ((after.items[chosen.start], after.total) if after is not None
-                             else _replaced(carry[0], before, result.items, chosen.start, chosen.end, meter))  # type: ignore[index]
+                             else replaced)  # type: ignore[misc]
     if summary_tokens >= span_tokens or total >= before:
         # Like compaction's "replacement not smaller" guard: a summary that saves nothing is pure loss.
         detail = (f"the summary ({summary_tokens:,} tokens) is not smaller than the {chosen.end - chosen.start} "
@@ -430,17 +436,3 @@ def run(original: Conversation, compacted: Conversation, settings: SummarySettin
                                                       detail=detail, **common), chosen, counted)
     return SummaryResult(result, SummaryReport("summarized", tokens_after=total, summary_position=chosen.start,
                                                summary_tokens=summary_tokens, **common), chosen, after)
-
-
-def _replaced(carry: Carry, before: int, items: tuple[Item, ...], start: int, end: int, meter: Meter
-              ) -> tuple[int, int]:
-    """The summary's tokens and the request's total once items ``start:end`` of a request of
-    ``before`` tokens (``carry``: its items' counts) are one summary at ``start`` of ``items``: an
-    item's count depends only on its neighbours (``CarriedCounts``), so the summary and the items
-    either side of it are counted, in one window that holds their neighbours too, and the rest is
-    as it was."""
-    low = max(0, start - 2)
-    window = meter.items(items[low:start + 3])
-    counted = window[max(0, start - 1) - low:start + 2 - low]
-    gone = carry.between(max(0, start - 1), min(end + 1, len(items) + end - start - 1))
-    return window[start - low], before - gone + sum(counted)
