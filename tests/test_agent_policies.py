@@ -879,7 +879,7 @@ def test_cline_truncation_builds_whole_a_request_that_answers_or_reuses_an_earli
 # the policies whose request is a head they made (a summary, an acknowledgement) and the request's own items after it
 _HEAD_PROVED = ("anthropic-compaction", "openai-compaction", "claude-code-compact", "codex-compact",
                 "langchain-summarization", "openhands-condenser", "adk-token-compaction", "roo-code-condense",
-                "anthropic-compaction-on-demand", "letta-sliding-window", "gemini-chat-compression")
+                "anthropic-compaction-on-demand", "letta-sliding-window", "gemini-chat-compression", "opencode-summary")
 
 
 @settings(max_examples=80, deadline=None)
@@ -895,6 +895,26 @@ def test_a_head_proved_alone_sends_what_proving_the_whole_request_sends(body, na
 
     runs = [replay(conversation, THEIR_FIRING[name](), METER, GPT4O, mode=mode, cache="none")]
     with unittest.mock.patch.object(formats, "checked_head", whole):
+        runs.append(replay(conversation, THEIR_FIRING[name](), METER, GPT4O, mode=mode, cache="none"))
+    assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
+
+
+# the policies that count their result from the request's carried counts (``CarriedCounts.replaced``)
+_REPLACED = ("anthropic-compaction", "openai-compaction", "claude-code-compact", "codex-compact",
+             "langchain-summarization", "openhands-condenser", "adk-token-compaction", "roo-code-condense",
+             "anthropic-compaction-on-demand", "letta-sliding-window", "opencode-summary")
+
+
+@pytest.mark.parametrize("name", _REPLACED)
+@settings(max_examples=30, deadline=None)
+@given(st.one_of(LONG_RUNS, *REQUESTS.values()), st.sampled_from(["stored", "per-call"]))
+def test_a_result_counted_from_carried_counts_sends_and_bills_what_counting_it_whole_does(name, body, mode):
+    """A summarizing policy counts its result from the request's carried counts, the summary and its
+    neighbours counted again: every call of a replay is what counting each result whole gives (the
+    tokens, the summary's cost, what was lost), in every wire format, per call and stored."""
+    conversation = formats.read(body)
+    runs = [replay(conversation, THEIR_FIRING[name](), METER, GPT4O, mode=mode, cache="none")]
+    with unittest.mock.patch.object(CarriedCounts, "replaced", lambda *_: None):
         runs.append(replay(conversation, THEIR_FIRING[name](), METER, GPT4O, mode=mode, cache="none"))
     assert runs[0].calls == runs[1].calls and runs[0].final == runs[1].final
 

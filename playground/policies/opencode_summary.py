@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .. import formats
-from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, is_instruction, role_of
+from ..conversation import Conversation, Item, Message, ToolCall, ToolResult, content_text, is_instruction, role_of
+from ..meter.carried import CarriedCounts
 from ..meter.tokens import Meter
 from ..summarize.call import estimate
 from ..summarize.cut import is_summary
@@ -115,6 +116,9 @@ class OpencodeSummaryPolicy:
     preserve_recent_tokens: int | None = None  # compaction.preserve_recent_tokens; None: from the usable window
     totals: RunningTotal = field(default_factory=RunningTotal, compare=False, repr=False)
     summarizer: OfflineSummarizer = field(default_factory=OfflineSummarizer, compare=False, repr=False)
+    # the request's items, carried from the last one: per call, every call summarizes, and its result is counted
+    # from them
+    counts: CarriedCounts = field(default_factory=CarriedCounts, compare=False, repr=False)
     name: ClassVar[str] = "opencode-summary"
 
     def __post_init__(self) -> None:
@@ -147,11 +151,17 @@ class OpencodeSummaryPolicy:
             return unchanged(conversation)
         text = self.summarizer.summarize(Plan(first, keep, span, "", base > first, 0, meter))
         summary = summary_message(text, len(span), "opencode compaction: offline summary, no LLM")
-        result = formats.checked(conversation.with_items((*items[:first], summary, *items[keep:])))
-        counted = meter.count(result)
-        if counted.total >= total:
+        result = formats.checked_head(conversation, (*items[:first], summary), items[keep:])
+        self.counts.follow(conversation, meter)
+        meter.raw_by_line(content_text(summary.content))  # (per call, most of its lines are the last summary's)
+        carried = self.counts.replaced(total, first, keep, (summary,), meter)
+        if carried is not None:
+            after, summary_tokens = carried.total, carried.made[0]
+        else:
+            counted = meter.count(result)
+            after, summary_tokens = counted.total, counted.items[first]
+        if after >= total:
             return unchanged(conversation)  # a summary that saves nothing is pure loss
-        self.totals.remember(result, counted.total, meter)
-        summary_tokens = counted.items[first]
-        call = estimate(total - counted.total + summary_tokens, summary_tokens, meter)
-        return PolicyResult(result, "summarization", tokens_lost=total - counted.total, summarization=call)
+        self.totals.remember(result, after, meter)
+        call = estimate(total - after + summary_tokens, summary_tokens, meter)
+        return PolicyResult(result, "summarization", tokens_lost=total - after, summarization=call)
