@@ -146,7 +146,7 @@ class LettaSlidingWindowPolicy:
                           (1 - self.sliding_window_percentage) * self.context_window, self.sliding_window_percentage)
         calls: list[SummaryCall] = []
         made, rest = (), items[first:]  # what follows the system message: the summary, then the run's own
-        carried = None  # the result's total, when it is the request with one summary in place of items first:end
+        carried = None  # the result's counts, when it is the request with one summary in place of items first:end
         if cut is not None and starts[cut - 1] > first:
             end = starts[cut - 1]
             summary = self._summary(items[first:end], index.holds_summary(first, end), index.span_counts, meter, calls)
@@ -163,12 +163,12 @@ class LettaSlidingWindowPolicy:
         if not calls:
             return unchanged(conversation)
         result = formats.checked_head(conversation, (*items[:first], *made), rest)
-        counted = meter.count(result).total if carried is None else carried.total
-        if counted >= total:
+        after = meter.count(result).total if carried is None else carried.total
+        if after >= total:
             return unchanged(conversation)
-        self.totals.remember(result, counted, meter)
+        self.totals.remember(result, after, meter)
         billed = SummaryCall(sum(call.input_tokens for call in calls), sum(call.output_tokens for call in calls))
-        return PolicyResult(result, "summarization", tokens_lost=total - counted, summarization=billed)
+        return PolicyResult(result, "summarization", tokens_lost=total - after, summarization=billed)
 
     def _all(self, messages: tuple[Item, ...], counts: CarriedCounts, meter: Meter, calls: list[SummaryCall]
              ) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
