@@ -129,3 +129,4 @@ def test_export_files_are_made_when_their_button_is_pressed(page, tmp_path):
         saved = tmp_path / download.value.suggested_filename
         download.value.save_as(saved)
         assert check(saved.read_bytes()), label
+        idle(page)  # the click's rerun ends after the file is made: the next button is clicked on a settled page
