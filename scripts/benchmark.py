@@ -153,6 +153,7 @@ LINEAR_OPTIONS = {"threshold": 20_000, "trigger": 20_000}
 # every call over the threshold (and the summarization limit) from the first: a long system prompt
 STEADY_RULES = 1_700
 SIZES = (500, 1000, 2000)
+TARGET = 2.2  # the most a doubling of the run may multiply its replay time by (issue 33)
 SLOW_CALL = 0.005  # s: --regime counts the calls over this (one that costs a part of the run's length)
 
 
@@ -179,7 +180,7 @@ def linearity(repeat: int, sizes: tuple[int, ...] = SIZES, steady: bool = False,
             else f"Anthropic, thinking before every call, a user turn every {THINKING_TURN} calls" if thinking
             else "each strategy's defaults" if summarize else "--no-summarize")
     print(f"\nreplay on {'/'.join(f'{s:,}' for s in sizes)} read_file calls (threshold 20,000, {what}), "
-          f"{repeat} round(s), CPU time, best shown; ratio per doubling, median of the rounds' (target ≤ 2.2×):",
+          f"{repeat} round(s), CPU time, best shown; ratio per doubling, median of the rounds' (target ≤ {TARGET}×):",
           flush=True)
     # warm up first (the vocabulary loaded, the rules' patterns compiled): the first case's smallest run is no slower
     compare(runs[sizes[0]], [make(key, settings) for key in POLICIES], Engine().meter(model), price)
@@ -219,6 +220,7 @@ def regime(sizes: tuple[int, ...], strategies: tuple[str, ...], thinking: bool =
     for name in strategies or ("rules", "hybrid"):
         replay(formats.read(run_of(sizes[0])), make(name, settings), Engine().meter(model), price,
                mode="per-call")  # warm up
+        measured: list[tuple[float, dict[str, list[float]]]] = []
         for size in sizes:
             conversation = formats.read(run_of(size))
             gc.collect()
@@ -235,6 +237,26 @@ def regime(sizes: tuple[int, ...], strategies: tuple[str, ...], thinking: bool =
                               for kind, spent in kinds.items())
             print(f"  {name:<23} {size:>5,} calls: {stamps[-1] - stamps[0]:6.2f} s; first call {took[0]:5.2f} s; "
                   f"{shown}; {len(slow):>3} over {1e3 * SLOW_CALL:.0f} ms, {sum(slow):5.2f} s", flush=True)
+            measured.append((took[0], kinds))
+        for (size, one), (double, two) in itertools.pairwise(zip(sizes, measured, strict=True)):
+            if (ceiling := summarizing_ceiling(one, two)) is not None:
+                said = (f"at most {1e3 * ceiling:5.2f} ms a summarizing call" if ceiling >= 0
+                        else "over at any cost of a summarizing call")
+                print(f"  {name:<23} {size:>5,} → {double:,}: {said} for ≤ {TARGET}×, the rest as measured", flush=True)
+
+
+def summarizing_ceiling(one: tuple[float, dict[str, list[float]]], two: tuple[float, dict[str, list[float]]]
+                        ) -> float | None:
+    """What a summarizing call may cost, in s, for a replay of the second size to take at most ``TARGET``
+    times the first, every other call (and the first, which reads the whole run) as measured; None when
+    the run's summarizing share does not grow. A doubling whose later calls summarize and whose first
+    stretch, under the limit, does not is over 2× by what that stretch did not spend: this says how
+    cheap summarizing would have to be for the ratio to hide it (below 0: the rest alone is over)."""
+    (first, kinds), (first_two, kinds_two) = one, two
+    rest, rest_two = (start + sum(map(sum, (spent for kind, spent in found.items() if kind != "summarizing")))
+                      for start, found in ((first, kinds), (first_two, kinds_two)))
+    share = len(kinds_two["summarizing"]) - TARGET * len(kinds["summarizing"])
+    return (TARGET * rest - rest_two) / share if share > 0 else None
 
 
 def _cpu(run) -> float:
