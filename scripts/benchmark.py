@@ -249,14 +249,15 @@ def summarizing_ceiling(one: tuple[float, dict[str, list[float]]], two: tuple[fl
                         ) -> float | None:
     """What a summarizing call may cost, in s, for a replay of the second size to take at most ``TARGET``
     times the first, every other call (and the first, which reads the whole run) as measured; None when
-    the run's summarizing share does not grow. A doubling whose later calls summarize and whose first
-    stretch, under the limit, does not is over 2× by what that stretch did not spend: this says how
-    cheap summarizing would have to be for the ratio to hide it (below 0: the rest alone is over)."""
-    (first, kinds), (first_two, kinds_two) = one, two
-    rest, rest_two = (start + sum(map(sum, (spent for kind, spent in found.items() if kind != "summarizing")))
-                      for start, found in ((first, kinds), (first_two, kinds_two)))
-    share = len(kinds_two["summarizing"]) - TARGET * len(kinds["summarizing"])
-    return (TARGET * rest - rest_two) / share if share > 0 else None
+    the summarizing calls do not grow more than ``TARGET``-fold (then any cost of theirs only helps). A
+    doubling whose later calls summarize and whose first stretch, under the limit, does not is over 2× by
+    what that stretch did not spend: this says how cheap summarizing would have to be for the ratio to
+    hide it (below 0: the rest alone is over)."""
+    def rest(first: float, kinds: dict[str, list[float]]) -> float:
+        return first + sum(sum(spent) for kind, spent in kinds.items() if kind != "summarizing")
+
+    share = len(two[1]["summarizing"]) - TARGET * len(one[1]["summarizing"])
+    return (TARGET * rest(*one) - rest(*two)) / share if share > 0 else None
 
 
 def _cpu(run) -> float:
